@@ -1,0 +1,79 @@
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+  type CreateTableCommandInput,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import { allTables, type TableDefinition, type TableId, type TableNames } from './table-definitions.js';
+
+/** The CreateTable input for a definition: on-demand, projection ALL, as the CDK stack provisions. */
+export function createTableInput(def: TableDefinition, tableName: string): CreateTableCommandInput {
+  const attributes = new Map<string, 'S' | 'N'>();
+  const note = (k: { name: string; type: 'S' | 'N' } | undefined) => k && attributes.set(k.name, k.type);
+  note(def.partitionKey);
+  note(def.sortKey);
+  for (const gsi of def.globalSecondaryIndexes) {
+    note(gsi.partitionKey);
+    note(gsi.sortKey);
+  }
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType })),
+    KeySchema: [
+      { AttributeName: def.partitionKey.name, KeyType: 'HASH' },
+      ...(def.sortKey ? [{ AttributeName: def.sortKey.name, KeyType: 'RANGE' as const }] : []),
+    ],
+    ...(def.globalSecondaryIndexes.length > 0
+      ? {
+          GlobalSecondaryIndexes: def.globalSecondaryIndexes.map((gsi) => ({
+            IndexName: gsi.indexName,
+            KeySchema: [
+              { AttributeName: gsi.partitionKey.name, KeyType: 'HASH' as const },
+              ...(gsi.sortKey ? [{ AttributeName: gsi.sortKey.name, KeyType: 'RANGE' as const }] : []),
+            ],
+            Projection: { ProjectionType: 'ALL' as const },
+          })),
+        }
+      : {}),
+  };
+}
+
+/** Creates every table (idempotent: an existing table is left as it is) and enables TTL where defined. */
+export async function createAllTables(client: DynamoDBClient, names: TableNames): Promise<void> {
+  await Promise.all(
+    (Object.entries(allTables) as [TableId, TableDefinition][]).map(async ([id, def]) => {
+      const tableName = names[id];
+      try {
+        await client.send(new CreateTableCommand(createTableInput(def, tableName)));
+      } catch (error) {
+        if (!(error instanceof ResourceInUseException)) throw error;
+      }
+      await waitForActive(client, tableName);
+      if (def.timeToLiveAttribute) {
+        try {
+          await client.send(
+            new UpdateTimeToLiveCommand({
+              TableName: tableName,
+              TimeToLiveSpecification: { AttributeName: def.timeToLiveAttribute, Enabled: true },
+            }),
+          );
+        } catch (error) {
+          // Re-enabling TTL on a table that already has it is rejected; that is the state we want.
+          if (!(error instanceof Error && /already enabled/i.test(error.message))) throw error;
+        }
+      }
+    }),
+  );
+}
+
+async function waitForActive(client: DynamoDBClient, tableName: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (Table?.TableStatus === 'ACTIVE') return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`table ${tableName} did not become ACTIVE`);
+}

@@ -1,0 +1,132 @@
+/**
+ * The one source of truth for every table's key schema, GSIs and TTL attribute.
+ * The CDK stack (lib/), the local runtime (scripts/) and the integration tests all build
+ * their tables from these objects, so a key can never differ between them.
+ * This module imports nothing from the AWS SDK or CDK on purpose.
+ */
+
+export type AttributeType = 'S' | 'N';
+
+export interface KeyAttribute {
+  readonly name: string;
+  readonly type: AttributeType;
+}
+
+export interface GlobalSecondaryIndexDefinition {
+  readonly indexName: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+}
+
+export interface TableDefinition {
+  /** Stable name used in resource names: `{stage}-{baseName}`. */
+  readonly baseName: string;
+  /** Environment variable that carries the deployed table name to the functions. */
+  readonly envVar: string;
+  readonly partitionKey: KeyAttribute;
+  readonly sortKey?: KeyAttribute;
+  readonly globalSecondaryIndexes: readonly GlobalSecondaryIndexDefinition[];
+  /** Epoch-seconds attribute the table's TTL deletes on. */
+  readonly timeToLiveAttribute?: string;
+}
+
+export const BILLING_ACTIVITY_INDEXES = {
+  bySubscriptionId: 'subscription_id-index',
+  byStatus: 'status-index',
+} as const;
+
+export const PAYMENTS_INDEXES = {
+  byLoanStatus: 'GSI1',
+  byStatus: 'GSI2',
+  byConfirmationId: 'GSI3',
+} as const;
+
+export const billingActivityTable: TableDefinition = {
+  baseName: 'billing-activity',
+  envVar: 'BILLING_ACTIVITY_TABLE',
+  partitionKey: { name: 'user_id', type: 'S' },
+  sortKey: { name: 'billing_date', type: 'S' },
+  globalSecondaryIndexes: [
+    { indexName: BILLING_ACTIVITY_INDEXES.bySubscriptionId, partitionKey: { name: 'subscription_id', type: 'S' } },
+    {
+      indexName: BILLING_ACTIVITY_INDEXES.byStatus,
+      partitionKey: { name: 'status_shard', type: 'S' },
+      sortKey: { name: 'billing_date', type: 'S' },
+    },
+  ],
+};
+
+export const billingActivityHistoryTable: TableDefinition = {
+  baseName: 'billing-activity-history',
+  envVar: 'BILLING_ACTIVITY_HISTORY_TABLE',
+  partitionKey: { name: 'user_id', type: 'S' },
+  sortKey: { name: 'last_run_date', type: 'S' },
+  globalSecondaryIndexes: [
+    {
+      indexName: BILLING_ACTIVITY_INDEXES.bySubscriptionId,
+      partitionKey: { name: 'subscription_id', type: 'S' },
+      sortKey: { name: 'last_run_date', type: 'S' },
+    },
+  ],
+};
+
+export const locksTable: TableDefinition = {
+  baseName: 'locks',
+  envVar: 'LOCKS_TABLE',
+  partitionKey: { name: 'PartitionKey', type: 'S' },
+  globalSecondaryIndexes: [],
+  timeToLiveAttribute: 'expires_at',
+};
+
+export const paymentsTable: TableDefinition = {
+  baseName: 'payments',
+  envVar: 'PAYMENTS_TABLE',
+  partitionKey: { name: 'PK', type: 'S' },
+  sortKey: { name: 'SK', type: 'S' },
+  globalSecondaryIndexes: [
+    {
+      indexName: PAYMENTS_INDEXES.byLoanStatus,
+      partitionKey: { name: 'GSI1PK', type: 'S' },
+      sortKey: { name: 'GSI1SK', type: 'S' },
+    },
+    {
+      indexName: PAYMENTS_INDEXES.byStatus,
+      partitionKey: { name: 'GSI2PK', type: 'S' },
+      sortKey: { name: 'GSI2SK', type: 'S' },
+    },
+    {
+      indexName: PAYMENTS_INDEXES.byConfirmationId,
+      partitionKey: { name: 'GSI3PK', type: 'S' },
+      sortKey: { name: 'GSI3SK', type: 'S' },
+    },
+  ],
+};
+
+export const stripeEventsTable: TableDefinition = {
+  baseName: 'stripe-events',
+  envVar: 'STRIPE_EVENTS_TABLE',
+  partitionKey: { name: 'pk', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
+  globalSecondaryIndexes: [],
+  timeToLiveAttribute: 'expires_at',
+};
+
+export const allTables = {
+  billingActivity: billingActivityTable,
+  billingActivityHistory: billingActivityHistoryTable,
+  locks: locksTable,
+  payments: paymentsTable,
+  stripeEvents: stripeEventsTable,
+} as const;
+
+export type TableId = keyof typeof allTables;
+export type TableNames = Record<TableId, string>;
+
+/** Table names for a stage or a test run: `{prefix}-{baseName}`. */
+export function tableNamesFor(prefix: string): TableNames {
+  const names = {} as Record<TableId, string>;
+  for (const [id, def] of Object.entries(allTables) as [TableId, TableDefinition][]) {
+    names[id] = `${prefix}-${def.baseName}`;
+  }
+  return names;
+}

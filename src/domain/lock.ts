@@ -1,0 +1,96 @@
+import { LockedError, LockLostError } from './errors.js';
+import type { Clock, LockLease, LockStore } from './ports.js';
+
+/** DESIGN 2.6: 60 s lease, 1 s heartbeat, fail-if-locked. */
+export const LOCK_LEASE_MS = 60_000;
+export const LOCK_HEARTBEAT_MS = 1_000;
+
+export function userLockKey(userId: string): string {
+  return `subscription-billing:user_id:${userId}`;
+}
+
+export interface LockOptions {
+  readonly leaseMs?: number;
+  readonly heartbeatMs?: number;
+  readonly newVersion: () => string;
+}
+
+export interface HeldLock {
+  readonly key: string;
+  /** Aborted when a heartbeat finds the lease lost: the holder must stop before writing. */
+  readonly signal: AbortSignal;
+  release(): Promise<void>;
+}
+
+/**
+ * Acquires the user's billing lock or throws LockedError at once (fail-if-locked).
+ * A heartbeat renews the lease every second; if it is lost, `signal` aborts. The lock alone never
+ * guarantees exclusivity (a paused process can outlive its lease): the record's `version` is the fence.
+ */
+export async function acquireUserLock(
+  store: LockStore,
+  clock: Clock,
+  userId: string,
+  owner: string,
+  options: LockOptions,
+): Promise<HeldLock> {
+  const key = userLockKey(userId);
+  const leaseMs = options.leaseMs ?? LOCK_LEASE_MS;
+  const heartbeatMs = options.heartbeatMs ?? LOCK_HEARTBEAT_MS;
+  const leaseAt = (version: string): LockLease => ({
+    key,
+    owner_name: owner,
+    record_version_number: version,
+    lease_duration_ms: leaseMs,
+    lease_expires_at: clock.now().getTime() + leaseMs,
+  });
+  let current = leaseAt(options.newVersion());
+  if (!(await store.tryAcquire(current, clock.now().getTime()))) {
+    throw new LockedError(`billing lock for user ${userId} is held`);
+  }
+  const controller = new AbortController();
+  let renewing: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    renewing = renewing.then(async () => {
+      if (controller.signal.aborted) return;
+      const next = leaseAt(options.newVersion());
+      try {
+        if (await store.renew(key, current.record_version_number, next)) current = next;
+        else controller.abort(new LockLostError(`billing lock for user ${userId} was lost`));
+      } catch (error) {
+        controller.abort(new LockLostError(`heartbeat failed for user ${userId}`, { cause: error }));
+      }
+    });
+  }, heartbeatMs);
+  timer.unref?.();
+  let released = false;
+  return {
+    key,
+    signal: controller.signal,
+    async release() {
+      if (released) return;
+      released = true;
+      clearInterval(timer);
+      await renewing;
+      if (!controller.signal.aborted) controller.abort(new LockLostError('released'));
+      await store.release(key, current.record_version_number);
+    },
+  };
+}
+
+/** Runs `work` under the user's lock and always releases it. */
+export async function withUserLock<T>(
+  store: LockStore,
+  clock: Clock,
+  userId: string,
+  owner: string,
+  options: LockOptions,
+  work: (lock: HeldLock) => Promise<T>,
+): Promise<T> {
+  const lock = await acquireUserLock(store, clock, userId, owner, options);
+  try {
+    return await work(lock);
+  } finally {
+    await lock.release();
+  }
+}

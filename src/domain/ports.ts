@@ -1,0 +1,175 @@
+import type { BillingFailureFields } from './ladder.js';
+import type {
+  BillingKey,
+  BillingRecord,
+  BillingStatus,
+  HistoryRow,
+  LoanPayment,
+  LoanPaymentStatus,
+  PaymentMethod,
+  StripeEventClaim,
+} from './records.js';
+
+/** Time comes from here, never from `new Date()` in the domain (the local runtime simulates it). */
+export interface Clock {
+  now(): Date;
+}
+
+export interface Page<T> {
+  readonly items: T[];
+  /** Opaque continuation token, or null on the last page. */
+  readonly next: string | null;
+}
+
+export interface PageRequest {
+  readonly limit?: number;
+  readonly cursor?: string | null;
+}
+
+/* ---------------- locks (DESIGN 2.6) ---------------- */
+
+export interface LockLease {
+  readonly key: string;
+  readonly owner_name: string;
+  readonly record_version_number: string;
+  readonly lease_duration_ms: number;
+  /** epoch ms */
+  readonly lease_expires_at: number;
+}
+
+export interface LockStore {
+  /** One conditional put: `attribute_not_exists(PartitionKey) OR lease_expires_at < :now`. False when held. */
+  tryAcquire(lease: LockLease, nowMs: number): Promise<boolean>;
+  /** Conditional on the previous record_version_number. False when the lease was lost. */
+  renew(key: string, previousVersion: string, next: LockLease): Promise<boolean>;
+  /** Conditional on record_version_number; releasing a lock someone else now holds is a no-op. */
+  release(key: string, recordVersionNumber: string): Promise<void>;
+}
+
+/* ---------------- billing-activity + history (DESIGN 2.1, 2.5) ---------------- */
+
+export type BillingWrite =
+  /** Put with `attribute_not_exists`: a new period. */
+  | { readonly kind: 'create'; readonly record: BillingRecord }
+  /** Full put conditioned on `version = expectedVersion`; `record.version` is expectedVersion + 1. */
+  | { readonly kind: 'update'; readonly record: BillingRecord; readonly expectedVersion: number }
+  /** Delete conditioned on `version = expectedVersion` (due-date change). */
+  | { readonly kind: 'delete'; readonly key: BillingKey; readonly expectedVersion: number };
+
+/** Everything one change writes, committed as one TransactWriteItems. */
+export interface BillingTransaction {
+  readonly writes: readonly BillingWrite[];
+  /** Audit rows, each put with `attribute_not_exists`: never overwritten. */
+  readonly history: readonly HistoryRow[];
+  /** The next period: created with its history row unless a record already exists at that key. */
+  readonly createIfAbsent?: { readonly record: BillingRecord; readonly history: HistoryRow };
+}
+
+export interface BillingStore {
+  /** Strongly consistent read of one period. */
+  get(key: BillingKey): Promise<BillingRecord | undefined>;
+  findBySubscriptionId(subscriptionId: string): Promise<BillingRecord | undefined>;
+  /** Newest billing_date first. */
+  listByUser(userId: string, page?: PageRequest): Promise<Page<BillingRecord>>;
+  /** Records in `status` with billing_date <= dueAtOrBefore, across every status shard. */
+  listByStatus(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>>;
+  /** Audit rows of one subscription, newest first. */
+  history(subscriptionId: string, page?: PageRequest): Promise<Page<HistoryRow>>;
+  /**
+   * One TransactWriteItems. Throws ConcurrentModificationError when a version condition fails,
+   * AlreadyExistsError when a `create` exists, TransientError on throttling/transaction conflicts.
+   * Answers whether `createIfAbsent` was created.
+   */
+  commit(tx: BillingTransaction): Promise<{ created: boolean }>;
+  /**
+   * RecordBillingFailure (DESIGN 5): the update proves the due key and the failure count the
+   * attempt read (and its version), writes the five attributes and the audit row in one
+   * transaction. False when the record has moved on: the failure does not land.
+   */
+  recordBillingFailure(read: BillingRecord, after: BillingRecord & BillingFailureFields, history: HistoryRow): Promise<boolean>;
+}
+
+/* ---------------- processors ---------------- */
+
+export type PaymentReference =
+  | { readonly kind: 'subscription'; readonly user_id: string; readonly billing_date: string; readonly subscription_id: string }
+  | { readonly kind: 'loan_payment'; readonly user_id: string; readonly loan_id: string; readonly payment_id: string };
+
+export interface PaymentRequest {
+  readonly idempotency_key: string;
+  readonly user_id: string;
+  readonly amount_cents: number;
+  readonly rail: PaymentMethod;
+  readonly account_last_four?: string | undefined;
+  readonly reference: PaymentReference;
+}
+
+export type PaymentResult =
+  /** Pinless or card: the money is collected. */
+  | { readonly outcome: 'approved'; readonly confirmation_id: string }
+  /** ACH: the debit was accepted; the ach-handler settles or returns it later. */
+  | { readonly outcome: 'submitted'; readonly confirmation_id: string }
+  /** A decline: the customer's bank said no. `message` is a curated, customer-safe sentence. */
+  | { readonly outcome: 'declined'; readonly confirmation_id?: string; readonly decline_code: string; readonly message: string };
+
+/**
+ * Submits a payment. The same idempotency key always returns the same result and never charges
+ * twice. Throws ProcessorError for errors that are not declines and TransientError for outages
+ * worth retrying.
+ */
+export interface PaymentProcessor {
+  submit(request: PaymentRequest, signal?: AbortSignal): Promise<PaymentResult>;
+}
+
+/* ---------------- decision inputs ---------------- */
+
+export type AccountStatus = 'active' | 'inactive' | 'banned' | 'closed';
+
+/** What the gate knows about a user at decision time. Absent fields were not observed. */
+export interface AccountSnapshot {
+  readonly status: AccountStatus;
+  readonly institution_id?: string;
+  readonly available_balance_cents?: number;
+  readonly current_balance_cents?: number;
+  readonly debit_card_valid?: boolean;
+  readonly blocklisted?: boolean;
+  readonly institution_unreliable?: boolean;
+  /** Scheduled path only: the risk model overrides a failed balance check. */
+  readonly ml_override?: boolean;
+}
+
+export interface AccountDirectory {
+  getAccount(userId: string, signal?: AbortSignal): Promise<AccountSnapshot>;
+}
+
+/* ---------------- loan payments (DESIGN 2.7) ---------------- */
+
+export interface PaymentsStore {
+  get(userId: string, loanId: string, paymentId: string): Promise<LoanPayment | undefined>;
+  listByLoan(userId: string, loanId: string, page?: PageRequest): Promise<Page<LoanPayment>>;
+  listByLoanAndStatus(userId: string, loanId: string, status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>>;
+  /** Across all users and every GSI2 shard. */
+  listByStatus(status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>>;
+  findByConfirmationId(userId: string, confirmationId: string): Promise<LoanPayment | undefined>;
+  /** Put with attribute_not_exists; AlreadyExistsError when the payment id is taken. */
+  create(payment: LoanPayment): Promise<void>;
+  /** Full put conditioned on version = expectedVersion; ConcurrentModificationError otherwise. */
+  update(payment: LoanPayment, expectedVersion: number): Promise<void>;
+}
+
+/* ---------------- stripe-events (DESIGN 2.8) ---------------- */
+
+export type ClaimResult =
+  | { readonly kind: 'claimed'; readonly claim_token: string }
+  | { readonly kind: 'processed' }
+  | { readonly kind: 'in_progress' };
+
+export interface StripeEventStore {
+  /** Claims an event for processing under a lease; an expired lease can be taken over. */
+  claim(eventId: string, nowMs: number, leaseMs: number): Promise<ClaimResult>;
+  /** Marks processed, conditional on our claim token. False when the claim was lost. */
+  markProcessed(eventId: string, claimToken: string, eventType: string, nowMs: number): Promise<boolean>;
+  /** Releases only our own claim (conditional on claim_token). */
+  release(eventId: string, claimToken: string): Promise<void>;
+  get(eventId: string): Promise<StripeEventClaim | undefined>;
+}

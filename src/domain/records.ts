@@ -1,0 +1,233 @@
+import * as z from 'zod';
+import { centsSchema } from './money.js';
+
+/** DESIGN 2.2. PASTDUE is never stored; it is computed on read (see `displayStatus`). */
+export const BILLING_STATUSES = [
+  'PENDING',
+  'ACHSENT',
+  'COMPLETED',
+  'FAILED',
+  'WAIVED',
+  'CANCELLED',
+  'PAUSED',
+  'SKIPPED',
+  'INACTIVE',
+  'REFUNDED',
+] as const;
+export const billingStatusSchema = z.enum(BILLING_STATUSES);
+export type BillingStatus = z.infer<typeof billingStatusSchema>;
+export type DisplayStatus = BillingStatus | 'PASTDUE';
+
+/** DESIGN 2.3 */
+export const PROCESSES = [
+  'SCHEDULED',
+  'RETRY',
+  'PAUSE',
+  'BALANCE_WEBHOOK',
+  'BATCH',
+  'REACTIVATION',
+  'MANUAL',
+  'OPERATOR_RETRY',
+  'UNKNOWN',
+] as const;
+export const processSchema = z.enum(PROCESSES);
+export type Process = z.infer<typeof processSchema>;
+
+/** DESIGN 2.4 */
+export const UPDATED_EVENTS = [
+  'PAUSE_SKIPPED',
+  'PAUSE_ENDING',
+  'RESUMED',
+  'REACTIVATED',
+  'CANCEL_REQUESTED',
+  'CANCEL_COMPLETED',
+  'PAUSED',
+  'UNPAUSED',
+  'ACCOUNT_CLOSED',
+  'ACH_SETTLED',
+  'ACH_RETURNED',
+  'ACH_CHARGEBACK',
+  'REFUNDED',
+  'USER_NOT_ACTIVE',
+  'USER_BANNED',
+  'DUE_DATE_CHANGED',
+  'WAIVED',
+  'BILLING_RETRY_REQUESTED',
+] as const;
+export const updatedEventSchema = z.enum(UPDATED_EVENTS);
+export type UpdatedEvent = z.infer<typeof updatedEventSchema>;
+
+export const termSchema = z.enum(['MONTHLY', 'ANNUAL']);
+export type Term = z.infer<typeof termSchema>;
+
+export const paymentMethodSchema = z.enum(['ach', 'pinless', 'card']);
+export type PaymentMethod = z.infer<typeof paymentMethodSchema>;
+
+export const fridayBillingSchema = z.number().int().min(1).max(5);
+
+const instant = z.string().min(1);
+
+/** The five attributes of a saved billing failure (DESIGN 5). Stale values stay until overwritten. */
+export const billingFailureFieldsSchema = z.object({
+  billing_failed_for: z.string().optional(),
+  billing_failure_count: z.number().int().nonnegative().optional(),
+  billing_failed_at: instant.optional(),
+  billing_next_attempt_at: instant.optional(),
+  billing_last_error: z.string().optional(),
+});
+
+/**
+ * One billing period of one user (DESIGN 2.1), as the domain sees it: money in integer cents.
+ * Attribute names are the table's; the adapter converts `amount_cents` to the stored `amount`.
+ */
+export const billingRecordSchema = z
+  .object({
+    user_id: z.string().min(1),
+    billing_date: instant,
+    subscription_id: z.string().min(1),
+    amount_cents: centsSchema,
+    billing_status: billingStatusSchema,
+    transaction_id: z.string().optional(),
+    payment_error: z.string().optional(),
+    first_attempt_date: instant.optional(),
+    completed_date: instant.optional(),
+    last_run_date: instant,
+    created_date: instant,
+    process: processSchema,
+    updated_event: updatedEventSchema.optional(),
+    term: termSchema,
+    account_last_four: z.string().optional(),
+    tier: z.string().min(1),
+    payment_method: paymentMethodSchema,
+    friday_billing: fridayBillingSchema.optional(),
+    /** Day of month the membership started billing on; keeps Jan 31 → Feb 28 → Mar 31. */
+    billing_anchor_day: z.number().int().min(1).max(31).optional(),
+    paused_months: z.number().int().nonnegative().optional(),
+    payment_attempts: z.number().int().nonnegative(),
+    last_attempt_date: instant.optional(),
+    version: z.number().int().nonnegative(),
+    /** Last membership event applied to this record; a replay of it is a no-op (DESIGN 7). */
+    membership_event_id: z.string().optional(),
+    /** ACH re-presentments after R01/R09 returns, and when the original entry was made (DESIGN 4). */
+    ach_represented: z.number().int().nonnegative().optional(),
+    ach_original_entry_date: instant.optional(),
+    /** Set by an account-error return (R02, R03, R04, ...): no further ACH debits for this record. */
+    ach_blocked: z.boolean().optional(),
+    /** Set by an unauthorized return (R05, R07, R10, R11, R29): never retried automatically. */
+    ach_unauthorized: z.boolean().optional(),
+  })
+  .extend(billingFailureFieldsSchema.shape);
+export type BillingRecord = z.infer<typeof billingRecordSchema>;
+
+/** Decision context captured on the history row of a payment submission (DESIGN 2.5). */
+export const decisionContextSchema = z.object({
+  data_payment_method: paymentMethodSchema.optional(),
+  data_institution_id: z.string().optional(),
+  data_available_balance_cents: z.number().int().optional(),
+  data_current_balance_cents: z.number().int().optional(),
+  data_calc_available_balance_cents: z.number().int().optional(),
+  data_balance_source: z.enum(['available', 'current', 'calc_available']).optional(),
+  data_threshold_cents: z.number().int().optional(),
+  data_debit_card_valid: z.boolean().optional(),
+  data_blocklisted: z.boolean().optional(),
+  data_ml_override: z.boolean().optional(),
+  data_institution_unreliable: z.boolean().optional(),
+});
+export type DecisionContext = z.infer<typeof decisionContextSchema>;
+
+/** Who did what and why, on rows written by an operator or user action (DESIGN 8). */
+export const auditFieldsSchema = z.object({
+  actor: z.string().optional(),
+  reason: z.string().optional(),
+});
+
+/** An append-only audit row: the record as written, plus decision context and audit fields. */
+export const historyRowSchema = billingRecordSchema.extend(decisionContextSchema.shape).extend(auditFieldsSchema.shape);
+export type HistoryRow = z.infer<typeof historyRowSchema>;
+
+export interface BillingKey {
+  readonly user_id: string;
+  readonly billing_date: string;
+}
+
+export function keyOf(record: BillingKey): BillingKey {
+  return { user_id: record.user_id, billing_date: record.billing_date };
+}
+
+/** Statuses a collection attempt may present a payment for. */
+export const COLLECTIBLE_STATUSES: ReadonlySet<BillingStatus> = new Set(['PENDING', 'FAILED']);
+export const TERMINAL_STATUSES: ReadonlySet<BillingStatus> = new Set([
+  'COMPLETED',
+  'WAIVED',
+  'CANCELLED',
+  'SKIPPED',
+  'REFUNDED',
+]);
+
+const PAST_DUE_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** PASTDUE on read for PENDING/FAILED records more than 30 days past billing_date (DESIGN 2.2). */
+export function displayStatus(record: Pick<BillingRecord, 'billing_status' | 'billing_date'>, now: Date): DisplayStatus {
+  if (COLLECTIBLE_STATUSES.has(record.billing_status) && now.getTime() - Date.parse(record.billing_date) > PAST_DUE_MS) {
+    return 'PASTDUE';
+  }
+  return record.billing_status;
+}
+
+/* ---------------- loan payments (DESIGN 2.7, seed 004) ---------------- */
+
+export const LOAN_PAYMENT_STATUSES = [
+  'PENDING',
+  'ACHSENT',
+  'COMPLETED',
+  'RETRY',
+  'SKIPPED',
+  'FAILED',
+  'CHARGED_BACK',
+  'RETURNED',
+] as const;
+export const loanPaymentStatusSchema = z.enum(LOAN_PAYMENT_STATUSES);
+export type LoanPaymentStatus = z.infer<typeof loanPaymentStatusSchema>;
+export const loanPaymentProcessSchema = z.enum(['MANUAL', 'AUTO', 'RETRY']);
+export type LoanPaymentProcess = z.infer<typeof loanPaymentProcessSchema>;
+
+export const loanPaymentApplicationSchema = z.object({
+  payment_id: z.string(),
+  installment_id: z.string(),
+  amount: centsSchema,
+  payment_date: instant,
+});
+
+export const loanPaymentSchema = z.object({
+  loc_user_id: z.string().min(1),
+  loc_loan_id: z.string().min(1),
+  loc_payment_id: z.string().min(1),
+  loc_amount: centsSchema,
+  loc_status: loanPaymentStatusSchema,
+  loc_payment_method: z.enum(['ach', 'pinless']),
+  loc_process: loanPaymentProcessSchema,
+  loc_confirmation_id: z.string().optional(),
+  loc_account_last_four: z.string().optional(),
+  loc_intended_installment_id: z.string().optional(),
+  loc_payment_attempts: z.number().int().nonnegative(),
+  loc_applications: z.array(loanPaymentApplicationSchema).optional(),
+  loc_update_reason: z.string().optional(),
+  loc_created_date: instant,
+  loc_last_updated: instant,
+  /** Optimistic-concurrency counter, as on billing records. */
+  version: z.number().int().nonnegative(),
+});
+export type LoanPayment = z.infer<typeof loanPaymentSchema>;
+
+/* ---------------- stripe-events (DESIGN 2.8) ---------------- */
+
+export const stripeEventClaimSchema = z.object({
+  event_id: z.string().min(1),
+  status: z.enum(['processing', 'processed']),
+  event_type: z.string().optional(),
+  updated_at: z.number().int(),
+  expires_at: z.number().int(),
+  lease_expires_at: z.number().int().optional(),
+  claim_token: z.string().optional(),
+});
+export type StripeEventClaim = z.infer<typeof stripeEventClaimSchema>;

@@ -1,0 +1,97 @@
+import { IllegalTransitionError } from './errors.js';
+import type { BillingStatus, LoanPaymentStatus } from './records.js';
+
+type Rule<S extends string> = { readonly from: readonly S[]; readonly to: S | 'same' };
+
+/** A transition table: from-status × event → to-status. Anything not listed is an IllegalTransitionError. */
+export class TransitionTable<S extends string, E extends string> {
+  constructor(
+    readonly machine: string,
+    private readonly rules: Readonly<Record<E, Rule<S>>>,
+  ) {}
+
+  /** The status after `event`, or an IllegalTransitionError. */
+  apply(from: S, event: E): S {
+    const rule = this.rules[event];
+    if (!rule || !rule.from.includes(from)) throw new IllegalTransitionError(this.machine, from, event);
+    return rule.to === 'same' ? from : rule.to;
+  }
+
+  allows(from: S, event: E): boolean {
+    const rule = this.rules[event];
+    return !!rule && rule.from.includes(from);
+  }
+
+  events(): E[] {
+    return Object.keys(this.rules) as E[];
+  }
+}
+
+/** Events on a billing period (DESIGN 2.2). */
+export type BillingEvent =
+  | 'COLLECTED' // pinless/card payment approved
+  | 'ACH_SUBMITTED' // ACH debit accepted by the processor
+  | 'DECLINED' // payment declined, or the balance gate closed on a scheduled/retry path
+  | 'ACH_SETTLED'
+  | 'ACH_RETURNED' // the debit came back; the period is owed again
+  | 'CHARGED_BACK' // an unauthorized return or dispute after the money was taken
+  | 'REFUNDED'
+  | 'WAIVED'
+  | 'CANCEL_REQUESTED'
+  | 'CANCEL_COMPLETED'
+  | 'ACCOUNT_CLOSED'
+  | 'PAUSED'
+  | 'UNPAUSED'
+  | 'PAUSE_SKIPPED'
+  | 'USER_NOT_ACTIVE'
+  | 'REACTIVATED'
+  | 'DUE_DATE_CHANGED'
+  | 'BILLING_RETRY_REQUESTED'
+  | 'BILLING_FAILURE_RECORDED';
+
+const OPEN: readonly BillingStatus[] = ['PENDING', 'FAILED'];
+const NOT_STARTED: readonly BillingStatus[] = ['PENDING', 'FAILED', 'PAUSED'];
+
+export const billingTransitions = new TransitionTable<BillingStatus, BillingEvent>('billing_status', {
+  COLLECTED: { from: OPEN, to: 'COMPLETED' },
+  ACH_SUBMITTED: { from: OPEN, to: 'ACHSENT' },
+  DECLINED: { from: OPEN, to: 'FAILED' },
+  ACH_SETTLED: { from: ['ACHSENT'], to: 'COMPLETED' },
+  ACH_RETURNED: { from: ['ACHSENT'], to: 'FAILED' },
+  CHARGED_BACK: { from: ['ACHSENT', 'COMPLETED'], to: 'FAILED' },
+  REFUNDED: { from: ['COMPLETED'], to: 'REFUNDED' },
+  WAIVED: { from: NOT_STARTED, to: 'WAIVED' },
+  CANCEL_REQUESTED: { from: ['PENDING', 'PAUSED'], to: 'same' },
+  CANCEL_COMPLETED: { from: NOT_STARTED, to: 'CANCELLED' },
+  ACCOUNT_CLOSED: { from: NOT_STARTED, to: 'CANCELLED' },
+  PAUSED: { from: ['PENDING'], to: 'PAUSED' },
+  UNPAUSED: { from: ['PAUSED'], to: 'PENDING' },
+  PAUSE_SKIPPED: { from: ['PAUSED'], to: 'SKIPPED' },
+  USER_NOT_ACTIVE: { from: NOT_STARTED, to: 'INACTIVE' },
+  REACTIVATED: { from: ['INACTIVE'], to: 'PENDING' },
+  DUE_DATE_CHANGED: { from: ['PENDING'], to: 'same' },
+  BILLING_RETRY_REQUESTED: { from: OPEN, to: 'same' },
+  BILLING_FAILURE_RECORDED: { from: OPEN, to: 'same' },
+});
+
+/** Events on a loan payment (seed 004's diagram, plus the returns and chargebacks DESIGN 2.7 lists). */
+export type LoanPaymentEvent =
+  | 'ACH_SUBMITTED'
+  | 'COLLECTED' // pinless settles at once
+  | 'SKIPPED'
+  | 'ACH_SETTLED'
+  | 'RETRY_SCHEDULED' // a decline or returnable failure with retries left
+  | 'ACH_RETURNED' // returned and not retryable
+  | 'RETRIES_EXHAUSTED'
+  | 'CHARGED_BACK';
+
+export const loanPaymentTransitions = new TransitionTable<LoanPaymentStatus, LoanPaymentEvent>('loc_status', {
+  ACH_SUBMITTED: { from: ['PENDING', 'RETRY'], to: 'ACHSENT' },
+  COLLECTED: { from: ['PENDING', 'RETRY'], to: 'COMPLETED' },
+  SKIPPED: { from: ['PENDING', 'RETRY'], to: 'SKIPPED' },
+  ACH_SETTLED: { from: ['ACHSENT'], to: 'COMPLETED' },
+  RETRY_SCHEDULED: { from: ['PENDING', 'ACHSENT'], to: 'RETRY' },
+  ACH_RETURNED: { from: ['ACHSENT'], to: 'RETURNED' },
+  RETRIES_EXHAUSTED: { from: ['RETRY', 'PENDING'], to: 'FAILED' },
+  CHARGED_BACK: { from: ['ACHSENT', 'COMPLETED'], to: 'CHARGED_BACK' },
+});

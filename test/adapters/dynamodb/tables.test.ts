@@ -1,0 +1,29 @@
+import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { allTables } from '../../../src/adapters/dynamodb/table-definitions.js';
+import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
+
+describe('table definitions on DynamoDB Local', () => {
+  let db: TestDynamo;
+  beforeAll(async () => {
+    db = await createTestDynamo('tables');
+  });
+
+  it('creates every table with the defined keys and GSIs', async () => {
+    for (const [id, def] of Object.entries(allTables)) {
+      const { Table } = await db.client.send(new DescribeTableCommand({ TableName: db.tables[id as keyof typeof allTables] }));
+      expect(Table?.KeySchema?.map((k) => k.AttributeName)).toEqual([def.partitionKey.name, ...(def.sortKey ? [def.sortKey.name] : [])]);
+      expect((Table?.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName).sort()).toEqual(
+        def.globalSecondaryIndexes.map((g) => g.indexName).sort(),
+      );
+    }
+  });
+
+  it('enables TTL on the locks and stripe-events tables', async () => {
+    for (const id of ['locks', 'stripeEvents'] as const) {
+      const out = await db.client.send(new DescribeTimeToLiveCommand({ TableName: db.tables[id] }));
+      expect(out.TimeToLiveDescription?.AttributeName).toBe('expires_at');
+      expect(out.TimeToLiveDescription?.TimeToLiveStatus).toBe('ENABLED');
+    }
+  });
+});

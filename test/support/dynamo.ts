@@ -1,0 +1,24 @@
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { createDocumentClient, createDynamoClient } from '../../src/adapters/dynamodb/client.js';
+import { createAllTables } from '../../src/adapters/dynamodb/create-tables.js';
+import { tableNamesFor, type TableNames } from '../../src/adapters/dynamodb/table-definitions.js';
+
+export interface TestDynamo {
+  readonly endpoint: string;
+  readonly client: DynamoDBClient;
+  readonly doc: DynamoDBDocumentClient;
+  readonly tables: TableNames;
+}
+
+/** Fresh, isolated tables (unique prefix) on the run's shared DynamoDB Local. Call once per test file. */
+export async function createTestDynamo(label = 't'): Promise<TestDynamo> {
+  const endpoint = inject('dynamoEndpoint');
+  const client = createDynamoClient({ region: 'local', endpoint });
+  const doc = createDocumentClient(client);
+  const tables = tableNamesFor(`${label}-${randomUUID().slice(0, 8)}`);
+  await createAllTables(client, tables);
+  return { endpoint, client, doc, tables };
+}
