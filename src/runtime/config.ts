@@ -1,0 +1,60 @@
+import * as z from 'zod';
+import { allTables, type TableId, type TableNames } from '../adapters/dynamodb/table-definitions.js';
+
+/** Raised at cold start when the environment is incomplete: never a silent fallback. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const nonEmpty = z.string().trim().min(1);
+const positiveInt = z.coerce.number().int().positive();
+
+const baseSchema = z.object({
+  STAGE: nonEmpty.default('local'),
+  /** DESIGN 2: one region value; the seed's aliases are accepted. */
+  DYNAMO_REGION: nonEmpty,
+  /** DynamoDB Local / emulator endpoints; absent in AWS. */
+  DYNAMO_ENDPOINT: nonEmpty.optional(),
+  SQS_ENDPOINT: nonEmpty.optional(),
+  KINESIS_ENDPOINT: nonEmpty.optional(),
+  STATUS_SHARD_COUNT: positiveInt.default(16),
+  PAYMENT_SHARD_COUNT: positiveInt.default(8),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type BaseConfig = z.infer<typeof baseSchema>;
+
+function withRegionAliases(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const region = env.DYNAMO_REGION || env.DYNAMO_DB_REGION || env.DYNAMO_LOCK_REGION;
+  return region ? { ...env, DYNAMO_REGION: region } : env;
+}
+
+function parseOrThrow<T extends z.ZodType>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${problems}`);
+  }
+  return parsed.data;
+}
+
+export function loadBaseConfig(env: NodeJS.ProcessEnv = process.env): BaseConfig {
+  return parseOrThrow(baseSchema, withRegionAliases(env));
+}
+
+/** Table names for the tables a function uses; a missing or empty name is a startup error. */
+export function loadTableNames<const T extends readonly TableId[]>(env: NodeJS.ProcessEnv, ids: T): Pick<TableNames, T[number]> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const id of ids) shape[allTables[id].envVar] = nonEmpty;
+  const parsed = parseOrThrow(z.object(shape), env) as Record<string, string>;
+  const names = {} as Record<TableId, string>;
+  for (const id of ids) names[id] = parsed[allTables[id].envVar]!;
+  return names;
+}
+
+/** Any other required variables (queue URLs, stream name), by name. */
+export function loadRequired<const K extends readonly string[]>(env: NodeJS.ProcessEnv, keys: K): Record<K[number], string> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const key of keys) shape[key] = nonEmpty;
+  return parseOrThrow(z.object(shape), env) as Record<K[number], string>;
+}

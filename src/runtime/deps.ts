@@ -1,0 +1,63 @@
+import type { IdGenerator } from '../domain/billing-record.js';
+import type {
+  AccountDirectory,
+  BillingStore,
+  Clock,
+  LockStore,
+  PaymentProcessor,
+  PaymentsStore,
+  StripeEventStore,
+} from '../domain/ports.js';
+import type { Logger } from './logger.js';
+
+/** A message for an SQS queue. */
+export interface QueueMessage {
+  readonly id: string;
+  readonly body: string;
+}
+
+/** Sends messages, 10 per call, retrying unprocessed entries; throws if some could not be sent. */
+export interface QueuePort {
+  sendBatch(messages: readonly QueueMessage[]): Promise<void>;
+}
+
+/** CloudWatch embedded-metric gauges. */
+export interface MetricsPort {
+  failingSubscriptions(counts: { retrying: number; parked: number }): void;
+}
+
+export interface WebhookSecrets {
+  readonly stripeWebhook: string;
+  readonly achWebhook: string;
+  readonly balanceWebhook: string;
+}
+
+export interface Settings {
+  readonly stage: string;
+  /** Balance-webhook gate: minimum observed balance before a collection is tried. */
+  readonly balanceThresholdCents: number;
+  readonly lockLeaseMs?: number;
+  readonly lockHeartbeatMs?: number;
+}
+
+/**
+ * Everything a handler may use, built once per cold start (production) or once per local runtime.
+ * Handlers are created from it by `create*Handler(deps)`; the exported Lambda `handler` builds it
+ * from the environment.
+ */
+export interface AppDeps {
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly logger: Logger;
+  readonly billing: BillingStore;
+  readonly locks: LockStore;
+  readonly payments: PaymentsStore;
+  readonly stripeEvents: StripeEventStore;
+  readonly processor: PaymentProcessor;
+  readonly accounts: AccountDirectory;
+  readonly collectionsQueue: QueuePort;
+  readonly balanceEventsQueue: QueuePort;
+  readonly metrics: MetricsPort;
+  readonly secrets: WebhookSecrets;
+  readonly settings: Settings;
+}

@@ -1,0 +1,41 @@
+import pino, { type Logger, type LoggerOptions } from 'pino';
+
+/** Paths that must never reach a log line: secrets, tokens, account and card numbers, raw bodies. */
+export const REDACT_PATHS = [
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'headers["stripe-signature"]',
+  'headers["x-ach-signature"]',
+  'headers["x-balance-signature"]',
+  'token',
+  '*.token',
+  'secret',
+  '*.secret',
+  'account_number',
+  '*.account_number',
+  'routing_number',
+  '*.routing_number',
+  'card_number',
+  '*.card_number',
+  'body',
+  '*.body',
+  'rawBody',
+];
+
+export function createLogger(options: { level?: string; pretty?: boolean; base?: Record<string, unknown> } = {}): Logger {
+  const config: LoggerOptions = {
+    level: options.level ?? 'info',
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    base: options.base ?? {},
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  };
+  if (options.pretty) {
+    return pino({ ...config, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } });
+  }
+  return pino(config);
+}
+
+export type { Logger };
