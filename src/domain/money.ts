@@ -12,6 +12,8 @@ const DOLLARS = /^(\d{1,13})(?:\.(\d{1,2}))?$/;
 
 /** "19.99" → 1999, exactly (string arithmetic, never floating point). Negative amounts are refused. */
 export function dollarsToCents(dollars: string): Cents {
+  // Values arrive from storage and requests: a non-string is a money error, not a TypeError.
+  if (typeof dollars !== 'string') throw new InvalidMoneyError(`not a dollar string: ${String(dollars)}`);
   const match = DOLLARS.exec(dollars.trim());
   if (!match) throw new InvalidMoneyError(`not a dollar amount with at most two decimals: ${JSON.stringify(dollars)}`);
   const whole = match[1] ?? '0';
