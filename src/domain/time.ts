@@ -16,6 +16,10 @@ export class InvalidInstantError extends Error {
 /** Formats a Date (ms precision) plus optional extra nanoseconds within that millisecond. */
 export function formatInstant(date: Date, extraNanos = 0): Instant {
   if (Number.isNaN(date.getTime())) throw new InvalidInstantError('invalid date');
+  // Outside years 0000-9999 toISOString switches to "+010000-..." and string order stops being time order.
+  const year = date.getUTCFullYear();
+  if (year < 0 || year > 9999) throw new InvalidInstantError(`year out of range: ${year}`);
+  if (!Number.isFinite(extraNanos)) throw new InvalidInstantError(`invalid nanoseconds: ${extraNanos}`);
   const iso = date.toISOString(); // 2026-12-01T00:00:00.000Z
   const ms = iso.slice(20, 23);
   const nanos = String(Math.max(0, Math.min(999_999, Math.trunc(extraNanos)))).padStart(6, '0');
@@ -37,11 +41,12 @@ export function parseInstant(value: string): { date: Date; subMillisNanos: numbe
   const padded = frac.padEnd(9, '0');
   const millis = Number(padded.slice(0, 3));
   const subMillisNanos = Number(padded.slice(3));
-  let epoch = Date.UTC(year, month - 1, day, Number(h), Number(mi), Number(s), millis);
+  let epoch = utcEpoch(year, month - 1, day, Number(h), Number(mi), Number(s), millis);
   if (zone && zone !== 'Z') {
     const sign = zone.startsWith('-') ? -1 : 1;
-    const [zh, zm] = zone.slice(1).split(':').map(Number);
-    epoch -= sign * ((zh ?? 0) * 60 + (zm ?? 0)) * 60_000;
+    const [zh = 0, zm = 0] = zone.slice(1).split(':').map(Number);
+    if (zh > 23 || zm > 59) throw new InvalidInstantError(`impossible offset: ${value}`);
+    epoch -= sign * (zh * 60 + zm) * 60_000;
   }
   return { date: new Date(epoch), subMillisNanos };
 }
@@ -61,14 +66,25 @@ export function epochMillis(instant: Instant): number {
 }
 
 export function daysInMonth(year: number, monthIndex: number): number {
-  return new Date(Date.UTC(year, monthIndex + 1, 0)).getUTCDate();
+  return new Date(utcEpoch(year, monthIndex + 1, 0)).getUTCDate();
+}
+
+/** Date.UTC without its two-digit-year rule (Date.UTC(50, 0) is 1950, not year 50). */
+function utcEpoch(year: number, monthIndex: number, day: number, h = 0, mi = 0, s = 0, ms = 0): number {
+  const date = new Date(0);
+  date.setUTCFullYear(year, monthIndex, day);
+  date.setUTCHours(h, mi, s, ms);
+  return date.getTime();
 }
 
 /** Strictly after `previous` by at least one nanosecond, and not before `now`. */
 export function nextStamp(now: Date, previous: Instant | undefined, nanosHint = 0): Instant {
   const candidate = formatInstant(now, nanosHint);
-  if (previous === undefined || candidate > previous) return candidate;
-  return addNanos(previous, 1);
+  if (previous === undefined) return candidate;
+  // String order is time order only between normalised stamps ("+05:00" or 3 digits would compare wrongly).
+  const last = normalizeInstant(previous);
+  if (candidate > last) return candidate;
+  return addNanos(last, 1);
 }
 
 export function addNanos(instant: Instant, nanos: number): Instant {
