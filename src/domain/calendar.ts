@@ -22,6 +22,8 @@ export function nextBillingDate(
     return new Date(Date.UTC(targetYear, targetMonth, day) + timeOfDay);
   }
   const anchor = options.anchorDay ?? billingDate.getUTCDate();
+  // Day 0 or 32 would silently roll into the neighbouring month.
+  if (!Number.isInteger(anchor) || anchor < 1 || anchor > 31) throw new RangeError(`anchorDay must be 1-31, got ${anchor}`);
   const day = Math.min(anchor, daysInMonth(targetYear, targetMonth));
   return new Date(Date.UTC(targetYear, targetMonth, day) + timeOfDay);
 }
