@@ -12,14 +12,19 @@ export class TransitionTable<S extends string, E extends string> {
 
   /** The status after `event`, or an IllegalTransitionError. */
   apply(from: S, event: E): S {
-    const rule = this.rules[event];
+    const rule = this.ruleFor(event);
     if (!rule || !rule.from.includes(from)) throw new IllegalTransitionError(this.machine, from, event);
     return rule.to === 'same' ? from : rule.to;
   }
 
   allows(from: S, event: E): boolean {
-    const rule = this.rules[event];
+    const rule = this.ruleFor(event);
     return !!rule && rule.from.includes(from);
+  }
+
+  // Own keys only: an unvalidated event such as "constructor" must not reach Object.prototype.
+  private ruleFor(event: E): Rule<S> | undefined {
+    return Object.hasOwn(this.rules, event) ? this.rules[event] : undefined;
   }
 
   events(): E[] {
@@ -90,7 +95,7 @@ export const loanPaymentTransitions = new TransitionTable<LoanPaymentStatus, Loa
   COLLECTED: { from: ['PENDING', 'RETRY'], to: 'COMPLETED' },
   SKIPPED: { from: ['PENDING', 'RETRY'], to: 'SKIPPED' },
   ACH_SETTLED: { from: ['ACHSENT'], to: 'COMPLETED' },
-  RETRY_SCHEDULED: { from: ['PENDING', 'ACHSENT'], to: 'RETRY' },
+  RETRY_SCHEDULED: { from: ['PENDING', 'ACHSENT', 'RETRY'], to: 'RETRY' },
   ACH_RETURNED: { from: ['ACHSENT'], to: 'RETURNED' },
   RETRIES_EXHAUSTED: { from: ['RETRY', 'PENDING'], to: 'FAILED' },
   CHARGED_BACK: { from: ['ACHSENT', 'COMPLETED'], to: 'CHARGED_BACK' },
