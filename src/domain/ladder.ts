@@ -1,4 +1,4 @@
-import { InterruptedError, TransientError } from './errors.js';
+import { InterruptedError, LockLostError, TransientError } from './errors.js';
 import type { BillingRecord } from './records.js';
 
 /**
@@ -109,14 +109,11 @@ export type FailureClass = 'interrupted' | 'transient' | 'counted';
  * deadline or abort. Transient: lost connection, throttling, transaction conflicts, unavailable.
  */
 export function classifyFailure(error: unknown, signal?: AbortSignal): FailureClass {
-  if (signal?.aborted || error instanceof InterruptedError) return 'interrupted';
+  // A lost lease is the run's own context ending (ADR-119), whoever threw it.
+  if (signal?.aborted || error instanceof InterruptedError || error instanceof LockLostError) return 'interrupted';
   if (error instanceof TransientError) return 'transient';
-  if (isAbortError(error)) return 'interrupted';
+  // Anything else counts, including an AbortError/TimeoutError from an inner deadline while the run is alive.
   return 'counted';
-}
-
-function isAbortError(error: unknown): boolean {
-  return error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError');
 }
 
 /** Curated sentences that may be saved as written; everything else is replaced (DESIGN 5). */
