@@ -1,0 +1,66 @@
+import type { Node } from 'constructs';
+
+/** Deploy-time settings read from CDK context (`--context key=value` or cdk.json). */
+export interface BillingAppConfig {
+  /** Prefix of every resource name; `dev` is the only stage whose data may be destroyed. */
+  readonly stage: string;
+  readonly collectionsRateMinutes: number;
+  readonly jwtIssuer: string;
+  readonly jwtAudience: readonly string[];
+  /** Optional e-mail address subscribed to the alarm topic. */
+  readonly alarmEmail?: string;
+}
+
+export const DEFAULT_STAGE = 'dev';
+export const DEFAULT_COLLECTIONS_RATE_MINUTES = 15;
+export const PLACEHOLDER_JWT_ISSUER = 'https://auth.example.com/';
+export const PLACEHOLDER_JWT_AUDIENCE = 'billing-api';
+
+const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,11}$/;
+
+export class InvalidContextError extends Error {
+  constructor(key: string, value: unknown, expected: string) {
+    super(`CDK context "${key}" is ${JSON.stringify(value)}; expected ${expected}`);
+    this.name = 'InvalidContextError';
+  }
+}
+
+export function readBillingAppConfig(node: Node): BillingAppConfig {
+  const stage = String(node.tryGetContext('stage') ?? DEFAULT_STAGE);
+  if (!STAGE_PATTERN.test(stage)) {
+    throw new InvalidContextError('stage', stage, 'lowercase letters, digits and dashes, at most 12 characters');
+  }
+  const alarmEmail = node.tryGetContext('alarmEmail') as string | undefined;
+  return {
+    stage,
+    collectionsRateMinutes: parseRateMinutes(node.tryGetContext('collectionsRate')),
+    jwtIssuer: String(node.tryGetContext('jwtIssuer') ?? PLACEHOLDER_JWT_ISSUER),
+    jwtAudience: String(node.tryGetContext('jwtAudience') ?? PLACEHOLDER_JWT_AUDIENCE)
+      .split(',')
+      .map((audience) => audience.trim())
+      .filter((audience) => audience.length > 0),
+    ...(alarmEmail ? { alarmEmail } : {}),
+  };
+}
+
+/** Accepts `15`, `"15"`, `"15 minutes"`, `"1 hour"`, `"2 hours"`. */
+export function parseRateMinutes(value: unknown): number {
+  if (value === undefined || value === null || value === '') return DEFAULT_COLLECTIONS_RATE_MINUTES;
+  const match = /^\s*(\d+)\s*(minutes?|hours?)?\s*$/.exec(String(value));
+  const amount = match ? Number(match[1]) : Number.NaN;
+  const minutes = match?.[2]?.startsWith('hour') ? amount * 60 : amount;
+  if (!Number.isInteger(minutes) || minutes < 1 || minutes > 24 * 60) {
+    throw new InvalidContextError('collectionsRate', value, 'a whole number of minutes (1-1440) or "N minutes" / "N hours"');
+  }
+  return minutes;
+}
+
+/** `true` for stages whose data must survive a stack deletion. */
+export function retainsData(stage: string): boolean {
+  return stage !== DEFAULT_STAGE;
+}
+
+/** Every physical name carries the stage: `{stage}-{name}`. */
+export function resourceName(stage: string, name: string): string {
+  return `${stage}-${name}`;
+}

@@ -1,0 +1,141 @@
+import { Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as kinesis from 'aws-cdk-lib/aws-kinesis';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as snsSubscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { allTables, type TableId, tableNamesFor } from '../src/adapters/dynamodb/table-definitions.js';
+import { resourceName, retainsData } from './config.js';
+import { createQueueDepthAlarm } from './constructs/alarms.js';
+import { createBillingTable } from './constructs/billing-table.js';
+import { createSecureQueue, WorkQueue } from './constructs/work-queue.js';
+import { visibilityTimeoutFor } from './handlers.js';
+
+export interface BillingStatefulStackProps extends StackProps {
+  readonly stage: string;
+  readonly alarmEmail?: string;
+}
+
+/** Secrets the functions read at cold start; the stack creates them, operators set their values. */
+export const BILLING_SECRETS = {
+  stripeApiKey: { envVar: 'STRIPE_API_KEY_SECRET_ARN', name: 'stripe-api-key', holds: 'the Stripe secret API key' },
+  stripeWebhook: {
+    envVar: 'STRIPE_WEBHOOK_SECRET_ARN',
+    name: 'stripe-webhook-secret',
+    holds: 'the Stripe webhook endpoint signing secret (whsec_...)',
+  },
+  achWebhook: { envVar: 'ACH_WEBHOOK_SECRET_ARN', name: 'ach-webhook-secret', holds: 'the ACH webhook HMAC secret' },
+  balanceWebhook: {
+    envVar: 'BALANCE_WEBHOOK_SECRET_ARN',
+    name: 'balance-webhook-secret',
+    holds: 'the balance webhook HMAC secret',
+  },
+} as const;
+
+export type SecretId = keyof typeof BILLING_SECRETS;
+
+export function secretNameFor(stage: string, id: SecretId): string {
+  return `billing/${stage}/${BILLING_SECRETS[id].name}`;
+}
+
+/** Everything that holds data: tables, stream, queues, secrets, and the alarms on parked work. */
+export class BillingStatefulStack extends Stack {
+  readonly tables: Record<TableId, dynamodb.Table>;
+  readonly membershipsStream: kinesis.Stream;
+  readonly collections: WorkQueue;
+  readonly balanceEvents: WorkQueue;
+  /** Kinesis on-failure destination for memberships records the consumer gave up on. */
+  readonly membershipsFailures: sqs.Queue;
+  readonly secrets: Record<SecretId, secretsmanager.Secret>;
+  readonly alarmTopic: sns.Topic;
+
+  constructor(scope: Construct, id: string, props: BillingStatefulStackProps) {
+    super(scope, id, props);
+    const { stage } = props;
+    const retain = retainsData(stage);
+    const removalPolicy = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    this.alarmTopic = new sns.Topic(this, 'AlarmTopic', {
+      topicName: resourceName(stage, 'billing-alarms'),
+      enforceSSL: true,
+    });
+    if (props.alarmEmail) {
+      this.alarmTopic.addSubscription(new snsSubscriptions.EmailSubscription(props.alarmEmail));
+    }
+
+    const tableNames = tableNamesFor(stage);
+    const tables = {} as Record<TableId, dynamodb.Table>;
+    for (const tableId of Object.keys(allTables) as TableId[]) {
+      tables[tableId] = createBillingTable(this, `${pascalCase(tableId)}Table`, {
+        definition: allTables[tableId],
+        tableName: tableNames[tableId],
+        retain,
+      });
+    }
+    this.tables = tables;
+
+    this.membershipsStream = new kinesis.Stream(this, 'MembershipsStream', {
+      streamName: resourceName(stage, 'memberships'),
+      streamMode: kinesis.StreamMode.ON_DEMAND,
+      // The AWS managed key (aws/kinesis), as cdk-nag KDS3 asks.
+      encryption: kinesis.StreamEncryption.MANAGED,
+      // Long enough to replay a week of membership changes after a consumer outage.
+      retentionPeriod: Duration.days(7),
+      removalPolicy,
+    });
+
+    this.collections = new WorkQueue(this, 'CollectionsQueue', {
+      queueName: resourceName(stage, 'collections'),
+      visibilityTimeout: visibilityTimeoutFor('batch-worker'),
+      retain,
+      alarmTopic: this.alarmTopic,
+    });
+    this.balanceEvents = new WorkQueue(this, 'BalanceEventsQueue', {
+      queueName: resourceName(stage, 'balance-events'),
+      visibilityTimeout: visibilityTimeoutFor('webhook-balance-worker'),
+      retain,
+      alarmTopic: this.alarmTopic,
+    });
+
+    const failuresName = resourceName(stage, 'memberships-failures');
+    this.membershipsFailures = createSecureQueue(this, 'MembershipsFailuresQueue', {
+      queueName: failuresName,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    Validations.of(this.membershipsFailures).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'This queue is itself the dead-letter destination of the memberships Kinesis event source mapping (it receives batch metadata, not redrivable work); nothing consumes it, so a DLQ behind it would never be used. Its depth is alarmed instead.',
+    });
+    createQueueDepthAlarm(this, 'MembershipsFailuresAlarm', {
+      alarmTopic: this.alarmTopic,
+      queue: this.membershipsFailures,
+      alarmName: `${failuresName}-not-empty`,
+      description:
+        'The memberships consumer gave up on a Kinesis batch (retries or record age exhausted); the message holds the shard and sequence numbers to replay.',
+    });
+
+    const secrets = {} as Record<SecretId, secretsmanager.Secret>;
+    for (const secretId of Object.keys(BILLING_SECRETS) as SecretId[]) {
+      const secret = new secretsmanager.Secret(this, `${pascalCase(secretId)}Secret`, {
+        secretName: secretNameFor(stage, secretId),
+        description: `${BILLING_SECRETS[secretId].holds} (${stage}); generated placeholder until an operator sets it`,
+        removalPolicy,
+      });
+      Validations.of(secret).acknowledge({
+        id: 'AwsSolutions-SMG4',
+        reason:
+          'The value is issued by a third party (Stripe or the ACH / balance provider) and is rotated in that provider together with a manual put-secret-value; a rotation Lambda cannot mint a new value.',
+      });
+      secrets[secretId] = secret;
+    }
+    this.secrets = secrets;
+  }
+}
+
+function pascalCase(id: string): string {
+  return id.charAt(0).toUpperCase() + id.slice(1);
+}
