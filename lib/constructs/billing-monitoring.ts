@@ -1,0 +1,127 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { HandlerName } from '../handlers.js';
+import { type AlarmTarget, notify } from './alarms.js';
+
+/** The gauge the collections-job emits as EMF (DESIGN 5). */
+export const FAILING_SUBSCRIPTIONS_METRIC = {
+  namespace: 'Billing',
+  metricName: 'billing_failing_subscriptions',
+} as const;
+
+export interface BillingMonitoringProps extends AlarmTarget {
+  readonly stage: string;
+  readonly functions: Record<HandlerName, lambda.IFunction>;
+  readonly membershipsConsumer: lambda.IFunction;
+  readonly collectionsRateMinutes: number;
+  readonly queues: Readonly<Record<string, sqs.IQueue>>;
+}
+
+/** Error alarms per function, Kinesis iterator age, parked subscriptions, and the billing dashboard. */
+export class BillingMonitoring extends Construct {
+  readonly functionErrorAlarms: Partial<Record<HandlerName, cloudwatch.Alarm>> = {};
+  readonly iteratorAgeAlarm: cloudwatch.Alarm;
+  readonly parkedAlarm: cloudwatch.Alarm;
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: BillingMonitoringProps) {
+    super(scope, id);
+    const { stage } = props;
+
+    for (const [name, fn] of Object.entries(props.functions) as [HandlerName, lambda.IFunction][]) {
+      this.functionErrorAlarms[name] = notify(
+        new cloudwatch.Alarm(this, `${name}-errors`, {
+          alarmName: `${stage}-billing-${name}-errors`,
+          alarmDescription: `${stage}-billing-${name} raised an unhandled error (partial batch failures are not counted here).`,
+          metric: fn.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+        props,
+      );
+    }
+
+    this.iteratorAgeAlarm = notify(
+      new cloudwatch.Alarm(this, 'MembershipsIteratorAge', {
+        alarmName: `${stage}-memberships-iterator-age`,
+        alarmDescription: 'The memberships consumer is falling behind its Kinesis stream (oldest record > 10 minutes).',
+        metric: props.membershipsConsumer.metric('IteratorAge', {
+          period: Duration.minutes(5),
+          statistic: cloudwatch.Stats.MAXIMUM,
+        }),
+        threshold: Duration.minutes(10).toMilliseconds(),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 2,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+      props,
+    );
+
+    const gaugePeriod = Duration.minutes(Math.max(props.collectionsRateMinutes, 1));
+    // Dimensions are exactly the EMF dimension set the collections-job emits, [["state"]]: a
+    // CloudWatch metric is identified by its full dimension set, so adding Stage here would match
+    // no data. Deploy each stage to its own account (or region) to keep their gauges apart.
+    const failingGauge = (state: 'retrying' | 'parked') =>
+      new cloudwatch.Metric({
+        ...FAILING_SUBSCRIPTIONS_METRIC,
+        dimensionsMap: { state },
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period: gaugePeriod,
+        label: state,
+      });
+
+    this.parkedAlarm = notify(
+      new cloudwatch.Alarm(this, 'ParkedSubscriptions', {
+        alarmName: `${stage}-billing-parked-subscriptions`,
+        alarmDescription:
+          'At least one subscription is parked on the billing-failure ladder and needs an operator (POST /v1/subscriptions/{id}/retry-billing).',
+        metric: failingGauge('parked'),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+      props,
+    );
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: `${stage}-billing`,
+      defaultInterval: Duration.days(1),
+    });
+    this.dashboard.addWidgets(
+      new cloudwatch.SingleValueWidget({
+        title: 'Failing subscriptions now',
+        metrics: [failingGauge('retrying'), failingGauge('parked')],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Failing subscriptions (retrying, parked)',
+        left: [failingGauge('retrying'), failingGauge('parked')],
+        leftAnnotations: [{ value: 0, label: 'parked alarm above', color: cloudwatch.Color.RED }],
+        width: 16,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Function errors',
+        left: Object.entries(props.functions).map(([name, fn]) =>
+          fn.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM, label: name }),
+        ),
+        width: 12,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Dead-letter and failure queues (visible messages)',
+        left: Object.entries(props.queues).map(([label, queue]) =>
+          queue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM, label }),
+        ),
+        right: [props.membershipsConsumer.metric('IteratorAge', { statistic: cloudwatch.Stats.MAXIMUM, label: 'memberships iterator age (ms)' })],
+        width: 12,
+      }),
+    );
+  }
+}

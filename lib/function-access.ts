@@ -1,0 +1,84 @@
+import { BILLING_ACTIVITY_INDEXES, PAYMENTS_INDEXES, type TableId } from '../src/adapters/dynamodb/table-definitions.js';
+import type { TableAccess } from './access.js';
+import type { HandlerName } from './handlers.js';
+import type { SecretId } from './stateful-stack.js';
+
+export type QueueId = 'collections' | 'balanceEvents';
+
+/** What one function may touch; anything absent here it cannot reach. */
+export interface FunctionAccess {
+  readonly tables: Partial<Record<TableId, TableAccess>>;
+  readonly sendsTo?: readonly QueueId[];
+  readonly secrets?: readonly SecretId[];
+}
+
+/**
+ * Least privilege, per function (DESIGN 1, 2.6). Queue consumption and the Kinesis read are
+ * granted by their event sources; only the webhook handlers and the API are reachable over HTTP.
+ */
+export const FUNCTION_ACCESS: Record<HandlerName, FunctionAccess> = {
+  'collections-job': {
+    tables: { billingActivity: { level: 'read', indexes: [BILLING_ACTIVITY_INDEXES.byStatus] } },
+    sendsTo: ['collections'],
+  },
+  'batch-worker': {
+    tables: {
+      billingActivity: { level: 'readWrite' },
+      billingActivityHistory: { level: 'append' },
+      locks: { level: 'readWrite' },
+    },
+    secrets: ['stripeApiKey'],
+  },
+  'webhook-balance-worker': {
+    tables: {
+      billingActivity: { level: 'readWrite' },
+      billingActivityHistory: { level: 'append' },
+      locks: { level: 'readWrite' },
+    },
+    secrets: ['stripeApiKey'],
+  },
+  // Settles by reference and confirmation id; never takes the lock (DESIGN 2.6).
+  'ach-handler': {
+    tables: {
+      billingActivity: { level: 'readWrite' },
+      billingActivityHistory: { level: 'append' },
+      payments: { level: 'readWrite', indexes: [PAYMENTS_INDEXES.byConfirmationId] },
+    },
+    secrets: ['achWebhook'],
+  },
+  // Reactivation collects synchronously, hence the processor key.
+  'memberships-consumer': {
+    tables: {
+      billingActivity: { level: 'readWrite' },
+      billingActivityHistory: { level: 'append' },
+      locks: { level: 'readWrite' },
+    },
+    secrets: ['stripeApiKey'],
+  },
+  // Charge and dispute events may only carry the subscription id in their metadata.
+  'stripe-webhook': {
+    tables: {
+      stripeEvents: { level: 'readWrite' },
+      billingActivity: { level: 'readWrite', indexes: [BILLING_ACTIVITY_INDEXES.bySubscriptionId] },
+      billingActivityHistory: { level: 'append' },
+      locks: { level: 'readWrite' },
+    },
+    secrets: ['stripeWebhook'],
+  },
+  'api': {
+    tables: {
+      billingActivity: {
+        level: 'readWrite',
+        indexes: [BILLING_ACTIVITY_INDEXES.bySubscriptionId, BILLING_ACTIVITY_INDEXES.byStatus],
+      },
+      billingActivityHistory: { level: 'readAppend', indexes: [BILLING_ACTIVITY_INDEXES.bySubscriptionId] },
+      locks: { level: 'readWrite' },
+      payments: {
+        level: 'readWrite',
+        indexes: [PAYMENTS_INDEXES.byLoanStatus, PAYMENTS_INDEXES.byStatus, PAYMENTS_INDEXES.byConfirmationId],
+      },
+    },
+    sendsTo: ['balanceEvents'],
+    secrets: ['stripeApiKey', 'balanceWebhook'],
+  },
+};
