@@ -60,6 +60,7 @@ export async function acquireUserLock(
       } catch (error) {
         controller.abort(new LockLostError(`heartbeat failed for user ${userId}`, { cause: error }));
       }
+      if (controller.signal.aborted) clearInterval(timer);
     });
   }, heartbeatMs);
   timer.unref?.();
@@ -88,9 +89,14 @@ export async function withUserLock<T>(
   work: (lock: HeldLock) => Promise<T>,
 ): Promise<T> {
   const lock = await acquireUserLock(store, clock, userId, owner, options);
+  let result: T;
   try {
-    return await work(lock);
-  } finally {
-    await lock.release();
+    result = await work(lock);
+  } catch (error) {
+    // The work's own error decides the outcome; a failed release must not replace it (the lease lapses anyway).
+    await lock.release().catch(() => undefined);
+    throw error;
   }
+  await lock.release();
+  return result;
 }
