@@ -1,0 +1,79 @@
+import { DeleteItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { LockLease, LockStore } from '../../domain/ports.js';
+import { marshallItem } from './attribute-codec.js';
+import { isConditionalCheckFailed, toDomainError } from './errors.js';
+
+/** TTL slack past the lease: TTL only cleans up, a lease is judged by `lease_expires_at`. */
+export const LOCK_TTL_SLACK_SECONDS = 3600;
+
+/**
+ * The user billing lock (DESIGN 2.6) on the locks table: one conditional PutItem to acquire,
+ * conditional on `record_version_number` to heartbeat and release. A condition that fails is an
+ * answer (false / no-op), not an exception.
+ */
+export class DynamoLockStore implements LockStore {
+  constructor(
+    private readonly client: DynamoDBClient,
+    private readonly tableName: string,
+  ) {}
+
+  async tryAcquire(lease: LockLease, nowMs: number): Promise<boolean> {
+    return this.conditionalPut(
+      'locks.tryAcquire',
+      lease,
+      'attribute_not_exists(PartitionKey) OR lease_expires_at < :now',
+      { ':now': { N: String(nowMs) } },
+    );
+  }
+
+  async renew(key: string, previousVersion: string, next: LockLease): Promise<boolean> {
+    if (next.key !== key) throw new RangeError(`renew: lease key ${next.key} does not match ${key}`);
+    return this.conditionalPut('locks.renew', next, 'record_version_number = :previous', { ':previous': { S: previousVersion } });
+  }
+
+  async release(key: string, recordVersionNumber: string): Promise<void> {
+    try {
+      await this.client.send(
+        new DeleteItemCommand({
+          TableName: this.tableName,
+          Key: { PartitionKey: { S: key } },
+          ConditionExpression: 'record_version_number = :rvn',
+          ExpressionAttributeValues: { ':rvn': { S: recordVersionNumber } },
+        }),
+      );
+    } catch (error) {
+      // Someone else holds it now (our lease expired and was taken over), or it is gone: nothing to release.
+      if (isConditionalCheckFailed(error)) return;
+      throw toDomainError(error, { operation: 'locks.release' });
+    }
+  }
+
+  private async conditionalPut(
+    operation: string,
+    lease: LockLease,
+    condition: string,
+    values: Record<string, { N: string } | { S: string }>,
+  ): Promise<boolean> {
+    try {
+      await this.client.send(
+        new PutItemCommand({
+          TableName: this.tableName,
+          Item: marshallItem({
+            PartitionKey: lease.key,
+            owner_name: lease.owner_name,
+            record_version_number: lease.record_version_number,
+            lease_duration_ms: lease.lease_duration_ms,
+            lease_expires_at: lease.lease_expires_at,
+            expires_at: Math.ceil(lease.lease_expires_at / 1000) + LOCK_TTL_SLACK_SECONDS,
+          }),
+          ConditionExpression: condition,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw toDomainError(error, { operation });
+    }
+  }
+}

@@ -1,0 +1,160 @@
+import * as z from 'zod';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { PageRequest } from '../../domain/ports.js';
+import type { Item } from './attribute-codec.js';
+import { InvalidPageRequestError } from './errors.js';
+
+/**
+ * Opaque cursors (base64url of JSON) and pagination over sharded GSIs.
+ * Every key attribute of these tables is a string, so a resume key is stored as `{ name: value }`.
+ */
+
+export const DEFAULT_PAGE_LIMIT = 50;
+export const MAX_PAGE_LIMIT = 1000;
+
+export type StartKey = Record<string, string>;
+
+export function pageLimit(page: PageRequest | undefined): number {
+  const limit = page?.limit ?? DEFAULT_PAGE_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+    throw new InvalidPageRequestError(`page limit must be an integer between 1 and ${MAX_PAGE_LIMIT}`);
+  }
+  return limit;
+}
+
+export function encodeCursor(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+}
+
+export function decodeCursor<T>(cursor: string, schema: z.ZodType<T>): T {
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidPageRequestError('malformed page cursor');
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new InvalidPageRequestError('malformed page cursor');
+  return parsed.data;
+}
+
+const startKeySchema = z.record(z.string(), z.string());
+
+export function toStartKey(key: Item): StartKey {
+  const out: StartKey = {};
+  for (const [name, value] of Object.entries(key)) {
+    if (value.S === undefined) throw new TypeError(`key attribute ${name} is not a string`);
+    out[name] = value.S;
+  }
+  return out;
+}
+
+export function fromStartKey(key: StartKey): Record<string, AttributeValue> {
+  const out: Record<string, AttributeValue> = {};
+  for (const [name, value] of Object.entries(key)) out[name] = { S: value };
+  return out;
+}
+
+/**
+ * Decodes a single-query cursor and checks it belongs to this query: exactly `keyNames`, and the
+ * `fixed` attributes (the partition the caller asked for) unchanged, so a cursor cannot be replayed
+ * against another user's partition.
+ */
+export function decodeStartKey(
+  cursor: string | null | undefined,
+  keyNames: readonly string[],
+  fixed: Readonly<Record<string, string>>,
+): Record<string, AttributeValue> | undefined {
+  if (cursor === undefined || cursor === null) return undefined;
+  const key = decodeCursor(cursor, startKeySchema);
+  const names = Object.keys(key).sort();
+  if (names.length !== keyNames.length || [...keyNames].sort().some((n, i) => names[i] !== n)) {
+    throw new InvalidPageRequestError('page cursor does not belong to this listing');
+  }
+  for (const [name, value] of Object.entries(fixed)) {
+    if (key[name] !== value) throw new InvalidPageRequestError('page cursor does not belong to this listing');
+  }
+  return fromStartKey(key);
+}
+
+export function encodeStartKey(lastEvaluatedKey: Record<string, AttributeValue> | undefined): string | null {
+  return lastEvaluatedKey ? encodeCursor(toStartKey(lastEvaluatedKey)) : null;
+}
+
+/* ---------------- sharded GSI listings ---------------- */
+
+/** Per shard: null = not started, 'done' = exhausted, or the key to resume after. */
+export type ShardPosition = null | 'done' | StartKey;
+
+const shardedCursorSchema = z.object({
+  q: z.string(),
+  p: z.array(z.union([z.null(), z.literal('done'), startKeySchema])),
+});
+
+export interface ShardQueryResult {
+  readonly items: Item[];
+  readonly lastEvaluatedKey?: Record<string, AttributeValue> | undefined;
+}
+
+export interface ShardedListing {
+  readonly shardCount: number;
+  /** Identifies the query (status, bounds, shard count); a cursor from another query is refused. */
+  readonly fingerprint: string;
+  readonly limit: number;
+  readonly cursor?: string | null | undefined;
+  /** One shard, in its index order, from `startKey` (exclusive), at most `limit` items. */
+  query(shard: number, startKey: Record<string, AttributeValue> | undefined, limit: number): Promise<ShardQueryResult>;
+  /** The index sort key; the merge takes the smallest head first. */
+  sortValue(item: Item): string;
+  /** The ExclusiveStartKey that resumes this shard right after `item` (index key + table key). */
+  resumeKeyOf(item: Item): StartKey;
+}
+
+/**
+ * Queries every shard in parallel and merges them in index sort-key order (ascending; ties broken
+ * by shard number). Each shard's taken items are a prefix of what it returned, so resuming each
+ * shard after its last taken item never skips or repeats an item.
+ */
+export async function listAcrossShards(listing: ShardedListing): Promise<{ items: Item[]; next: string | null }> {
+  let positions: ShardPosition[] = Array.from({ length: listing.shardCount }, () => null);
+  if (listing.cursor !== undefined && listing.cursor !== null) {
+    const decoded = decodeCursor(listing.cursor, shardedCursorSchema);
+    if (decoded.q !== listing.fingerprint || decoded.p.length !== listing.shardCount) {
+      throw new InvalidPageRequestError('page cursor does not belong to this listing');
+    }
+    positions = decoded.p;
+  }
+  const results = await Promise.all(
+    positions.map(async (position, shard) => {
+      if (position === 'done') return { items: [] as Item[], exhausted: true };
+      const out = await listing.query(shard, position ? fromStartKey(position) : undefined, listing.limit);
+      return { items: out.items, exhausted: !out.lastEvaluatedKey };
+    }),
+  );
+  const heads = results.map(() => 0);
+  const taken: Item[] = [];
+  while (taken.length < listing.limit) {
+    let best = -1;
+    let bestValue = '';
+    for (let shard = 0; shard < results.length; shard++) {
+      const item = results[shard]!.items[heads[shard]!];
+      if (!item) continue;
+      const value = listing.sortValue(item);
+      if (best < 0 || value < bestValue) {
+        best = shard;
+        bestValue = value;
+      }
+    }
+    if (best < 0) break;
+    taken.push(results[best]!.items[heads[best]!]!);
+    heads[best]! += 1;
+  }
+  const nextPositions: ShardPosition[] = results.map((result, shard) => {
+    const count = heads[shard]!;
+    if (count === result.items.length && result.exhausted) return 'done';
+    if (count > 0) return listing.resumeKeyOf(result.items[count - 1]!);
+    return positions[shard] ?? null;
+  });
+  const next = nextPositions.every((p) => p === 'done') ? null : encodeCursor({ q: listing.fingerprint, p: nextPositions });
+  return { items: taken, next };
+}
