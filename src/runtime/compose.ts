@@ -1,0 +1,44 @@
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { IdGenerator } from '../domain/billing-record.js';
+import type { BillingStore, Clock, LockStore, PaymentsStore, StripeEventStore } from '../domain/ports.js';
+import { DynamoBillingStore } from '../adapters/dynamodb/billing-store.js';
+import { DynamoLockStore } from '../adapters/dynamodb/lock-store.js';
+import { DynamoPaymentsStore } from '../adapters/dynamodb/payments-store.js';
+import { DynamoStripeEventStore } from '../adapters/dynamodb/stripe-event-store.js';
+import type { TableNames } from '../adapters/dynamodb/table-definitions.js';
+
+export interface DynamoStores {
+  readonly billing: BillingStore;
+  readonly locks: LockStore;
+  readonly payments: PaymentsStore;
+  readonly stripeEvents: StripeEventStore;
+}
+
+/** The four DynamoDB-backed stores on one client: production, the local runtime and tests share this. */
+export function dynamoStores(options: {
+  client: DynamoDBClient;
+  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents'>;
+  statusShardCount?: number;
+  paymentShardCount?: number;
+}): DynamoStores {
+  const { client, tables } = options;
+  return {
+    billing: new DynamoBillingStore({
+      client,
+      tableName: tables.billingActivity,
+      historyTableName: tables.billingActivityHistory,
+      ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}),
+    }),
+    locks: new DynamoLockStore(client, tables.locks),
+    payments: new DynamoPaymentsStore({
+      client,
+      tableName: tables.payments,
+      ...(options.paymentShardCount !== undefined ? { paymentShardCount: options.paymentShardCount } : {}),
+    }),
+    stripeEvents: new DynamoStripeEventStore({ client, tableName: tables.stripeEvents }),
+  };
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+export const uuidIds: IdGenerator = { newId: () => randomUUID() };

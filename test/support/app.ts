@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import { PaymentSimulator } from '../../src/adapters/processor/simulator.js';
+import type { AccountDirectory, PaymentProcessor } from '../../src/domain/ports.js';
+import { dynamoStores, uuidIds } from '../../src/runtime/compose.js';
+import type { AppDeps, MetricsPort, QueueMessage, QueuePort, Settings, WebhookSecrets } from '../../src/runtime/deps.js';
+import { createLogger } from '../../src/runtime/logger.js';
+import { createTestDynamo, type TestDynamo } from './dynamo.js';
+import { ManualClock } from './fakes.js';
+
+/** Keeps what was sent, so a test can read the queue like the consumer would. */
+export class RecordingQueue implements QueuePort {
+  readonly sent: QueueMessage[] = [];
+  /** Make the next n sendBatch calls throw, to exercise failure paths. */
+  failNext = 0;
+
+  async sendBatch(messages: readonly QueueMessage[]): Promise<void> {
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('queue unavailable');
+    }
+    this.sent.push(...messages);
+  }
+
+  bodies<T = unknown>(): T[] {
+    return this.sent.map((m) => JSON.parse(m.body) as T);
+  }
+
+  clear(): void {
+    this.sent.length = 0;
+  }
+}
+
+export class RecordingMetrics implements MetricsPort {
+  readonly gauges: { retrying: number; parked: number }[] = [];
+  failingSubscriptions(counts: { retrying: number; parked: number }): void {
+    this.gauges.push(counts);
+  }
+}
+
+export const TEST_SECRETS: WebhookSecrets = {
+  stripeWebhook: 'whsec_test_secret',
+  achWebhook: 'ach_test_secret',
+  balanceWebhook: 'balance_test_secret',
+};
+
+export interface TestApp {
+  readonly deps: AppDeps;
+  readonly db: TestDynamo;
+  readonly clock: ManualClock;
+  readonly simulator: PaymentSimulator;
+  readonly collectionsQueue: RecordingQueue;
+  readonly balanceEventsQueue: RecordingQueue;
+  readonly metrics: RecordingMetrics;
+}
+
+export interface TestAppOptions {
+  readonly label?: string;
+  readonly now?: string;
+  readonly statusShardCount?: number;
+  readonly settings?: Partial<Settings>;
+  /** Replace the simulator as processor or account directory (e.g. to inject faults). */
+  readonly processor?: PaymentProcessor;
+  readonly accounts?: AccountDirectory;
+}
+
+/**
+ * The whole AppDeps on fresh, isolated DynamoDB Local tables with the real adapters; the clock is
+ * manual, the processor and account directory are the payment simulator, queues and metrics record.
+ */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const db = await createTestDynamo(options.label ?? 'app');
+  const clock = new ManualClock(options.now ?? '2026-12-01T12:00:00.000Z');
+  const simulator = new PaymentSimulator(clock);
+  const collectionsQueue = new RecordingQueue();
+  const balanceEventsQueue = new RecordingQueue();
+  const metrics = new RecordingMetrics();
+  const stores = dynamoStores({
+    client: db.client,
+    tables: db.tables,
+    ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}),
+  });
+  const deps: AppDeps = {
+    ...stores,
+    clock,
+    ids: uuidIds,
+    logger: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent', base: { test: randomUUID().slice(0, 8) } }),
+    processor: options.processor ?? simulator,
+    accounts: options.accounts ?? simulator,
+    collectionsQueue,
+    balanceEventsQueue,
+    metrics,
+    secrets: TEST_SECRETS,
+    settings: { stage: 'test', balanceThresholdCents: 5000, ...options.settings },
+  };
+  return { deps, db, clock, simulator, collectionsQueue, balanceEventsQueue, metrics };
+}
