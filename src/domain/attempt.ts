@@ -115,11 +115,16 @@ export async function runCollectionAttempt(deps: AttemptDeps, request: AttemptRe
       throw error;
     }
   }
+  let outcome: AttemptOutcome;
   try {
-    return await attemptUnderLock(deps, request, lock);
-  } finally {
-    if (!request.heldLock) await lock.release();
+    outcome = await attemptUnderLock(deps, request, lock);
+  } catch (error) {
+    if (!request.heldLock) await lock.release().catch(() => undefined);
+    throw error;
   }
+  // A failed release is not the attempt's failure: the lease expires on its own in 60 s.
+  if (!request.heldLock) await lock.release().catch((error) => deps.onError?.(error, { user_id: request.key.user_id, class: 'transient', recorded: false }));
+  return outcome;
 }
 
 async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock: HeldLock): Promise<AttemptOutcome> {
@@ -177,7 +182,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
     return await commitAttempt(deps, read, after, decision.context, request, now, { kind, record: after });
   } catch (error) {
-    return handleFailure(deps, read, error, request, now);
+    return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal));
   }
 }
 
@@ -312,9 +317,10 @@ async function handleFailure(
   error: unknown,
   request: AttemptRequest,
   now: Date,
+  signal: AbortSignal | undefined,
 ): Promise<AttemptOutcome> {
   // A record changed under us (stale lock holder, concurrent writer): the next attempt re-sends the same key.
-  const failureClass = error instanceof ConcurrentModificationError ? 'transient' : classifyFailure(error, request.signal);
+  const failureClass = error instanceof ConcurrentModificationError ? 'transient' : classifyFailure(error, signal);
   if (failureClass !== 'counted') {
     deps.onError?.(error, { subscription_id: read.subscription_id, user_id: read.user_id, class: failureClass, recorded: false });
     return { kind: 'failed_uncounted', class: failureClass, record: read };
