@@ -108,6 +108,8 @@ export const billingRecordSchema = z
     version: z.number().int().nonnegative(),
     /** Last membership event applied to this record; a replay of it is a no-op (DESIGN 7). */
     membership_event_id: z.string().optional(),
+    /** `occurred_at` of that event: an older membership event for this user is not applied again (replays, redeliveries). */
+    membership_event_at: instant.optional(),
     /** Idempotency-Key of the last person-initiated payment request (manual pay); a repeat is answered, not re-run. */
     last_request_key: z.string().optional(),
     /** ACH re-presentments after R01/R09 returns, and when the original entry was made (DESIGN 4). */
