@@ -82,6 +82,14 @@ export interface BillingStore {
    */
   commit(tx: BillingTransaction): Promise<{ created: boolean }>;
   /**
+   * Creates many new records (each conditional on its absence) with their history rows, matched
+   * to their record by user_id + billing_date. Written in TransactWriteItems of at most 100 items;
+   * a record and its history rows always share one, so each chunk is atomic, the call as a whole
+   * is not (chunks commit in order; a failed chunk throws and the later ones are not written).
+   * Every record needs at least one history row. AlreadyExistsError when a record exists.
+   */
+  addAll(records: readonly BillingRecord[], history: readonly HistoryRow[]): Promise<void>;
+  /**
    * RecordBillingFailure (DESIGN 5): the update proves the due key and the failure count the
    * attempt read (and its version), writes the five attributes and the audit row in one
    * transaction. False when the record has moved on: the failure does not land.

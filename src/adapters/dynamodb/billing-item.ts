@@ -1,0 +1,87 @@
+import * as z from 'zod';
+import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { centsToDollars, dollarsToCents } from '../../domain/money.js';
+import {
+  billingRecordSchema,
+  historyRowSchema,
+  type BillingKey,
+  type BillingRecord,
+  type BillingStatus,
+  type HistoryRow,
+} from '../../domain/records.js';
+import { integerNumbers, marshallItem, unmarshallItem, type Item, type NumberDecoder } from './attribute-codec.js';
+import { CorruptItemError } from './errors.js';
+import { shardOf } from './sharding.js';
+
+/**
+ * BillingRecord / HistoryRow ↔ billing-activity and billing-activity-history items (DESIGN 2.1, 2.5).
+ * The domain's `amount_cents` is stored as `amount`, an N with two decimals, converted by string
+ * arithmetic both ways. The primary item also carries `status_shard`; it never carries the
+ * history-only `data_*`, `actor` and `reason` attributes.
+ */
+
+export const DEFAULT_STATUS_SHARD_COUNT = 16;
+
+/** `{billing_status}#{n}`, n = FNV-1a(user_id) mod shardCount: the status-index partition key. */
+export function statusShard(status: BillingStatus, userId: string, shardCount: number): string {
+  return `${status}#${shardOf(userId, shardCount)}`;
+}
+
+export function primaryKey(key: BillingKey): Item {
+  return { user_id: { S: key.user_id }, billing_date: { S: key.billing_date } };
+}
+
+export function describeKey(table: string, key: BillingKey): string {
+  return `${table} item (user_id=${key.user_id}, billing_date=${key.billing_date})`;
+}
+
+function withStoredAmount<T extends { amount_cents: number }>(value: T): Omit<T, 'amount_cents'> & { amount: NumberValue } {
+  const { amount_cents, ...rest } = value;
+  return { ...rest, amount: NumberValue.from(centsToDollars(amount_cents)) };
+}
+
+/** The primary item: only BillingRecord attributes (the schema strips anything else), plus status_shard. */
+export function primaryItem(record: BillingRecord, shardCount: number): Item {
+  const parsed = billingRecordSchema.parse(record);
+  return marshallItem({
+    ...withStoredAmount(parsed),
+    status_shard: statusShard(parsed.billing_status, parsed.user_id, shardCount),
+  });
+}
+
+export function historyItem(row: HistoryRow): Item {
+  return marshallItem(withStoredAmount(historyRowSchema.parse(row)));
+}
+
+/** `amount` exactly from its decimal text; everything else must be a safe integer. */
+const billingNumbers: NumberDecoder = (text, attribute) => {
+  if (attribute !== 'amount') return integerNumbers(text, attribute);
+  try {
+    return dollarsToCents(text);
+  } catch {
+    return text; // not a two-decimal amount: left as text so validation names it
+  }
+};
+
+function decode<T>(schema: z.ZodType<T>, item: Item, label: string): T {
+  const raw = unmarshallItem(item, billingNumbers);
+  const { amount, status_shard: _shard, ...rest } = raw;
+  const parsed = schema.safeParse({ ...rest, amount_cents: amount });
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');
+    throw new CorruptItemError(`${label} is corrupt: ${issues}`);
+  }
+  return parsed.data;
+}
+
+function keyLabel(table: string, item: Item, sortKey: string): string {
+  return `${table} item (user_id=${item.user_id?.S ?? '?'}, ${sortKey}=${item[sortKey]?.S ?? '?'})`;
+}
+
+export function recordFromItem(item: Item, table: string): BillingRecord {
+  return decode(billingRecordSchema, item, keyLabel(table, item, 'billing_date'));
+}
+
+export function historyFromItem(item: Item, table: string): HistoryRow {
+  return decode(historyRowSchema, item, keyLabel(table, item, 'last_run_date'));
+}

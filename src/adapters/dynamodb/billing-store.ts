@@ -1,0 +1,417 @@
+import {
+  GetItemCommand,
+  QueryCommand,
+  TransactWriteItemsCommand,
+  type DynamoDBClient,
+  type TransactWriteItem,
+} from '@aws-sdk/client-dynamodb';
+import { isFailureLive, dueKey, type BillingFailureFields } from '../../domain/ladder.js';
+import type { BillingStore, BillingTransaction, Page, PageRequest } from '../../domain/ports.js';
+import { keyOf, type BillingKey, type BillingRecord, type BillingStatus, type HistoryRow } from '../../domain/records.js';
+import { marshallItem } from './attribute-codec.js';
+import {
+  DEFAULT_STATUS_SHARD_COUNT,
+  describeKey,
+  historyFromItem,
+  historyItem,
+  primaryItem,
+  primaryKey,
+  recordFromItem,
+} from './billing-item.js';
+import {
+  InvalidTransactionError,
+  cancellationCodes,
+  toDomainError,
+  type TransactionItemDescription,
+} from './errors.js';
+import { decodeStartKey, encodeStartKey, listAcrossShards, pageLimit } from './pagination.js';
+import { assertShardCount } from './sharding.js';
+import { BILLING_ACTIVITY_INDEXES } from './table-definitions.js';
+
+/** DynamoDB's limit on items in one TransactWriteItems. */
+export const MAX_TRANSACTION_ITEMS = 100;
+
+export interface DynamoBillingStoreOptions {
+  readonly client: DynamoDBClient;
+  /** billing-activity */
+  readonly tableName: string;
+  /** billing-activity-history */
+  readonly historyTableName: string;
+  /** Shards of status-index (DESIGN 2.1). Changing it strands records under the old shard numbers. */
+  readonly statusShardCount?: number;
+}
+
+interface PlannedWrite {
+  readonly item: TransactWriteItem;
+  readonly description: TransactionItemDescription;
+  /** table + key: DynamoDB refuses two operations on one item in a transaction. */
+  readonly identity: string;
+}
+
+/**
+ * billing-activity + billing-activity-history (DESIGN 2.1, 2.5, 5). Every change to a record and
+ * its audit rows go in one TransactWriteItems; every write of a record is conditional (on its
+ * absence or on `version`); audit rows are never overwritten.
+ */
+export class DynamoBillingStore implements BillingStore {
+  private readonly client: DynamoDBClient;
+  private readonly table: string;
+  private readonly historyTable: string;
+  private readonly shardCount: number;
+
+  constructor(options: DynamoBillingStoreOptions) {
+    this.client = options.client;
+    this.table = options.tableName;
+    this.historyTable = options.historyTableName;
+    this.shardCount = assertShardCount(options.statusShardCount ?? DEFAULT_STATUS_SHARD_COUNT, 'statusShardCount');
+  }
+
+  /* ---------------- reads ---------------- */
+
+  async get(key: BillingKey): Promise<BillingRecord | undefined> {
+    const out = await this.send('billing.get', () =>
+      this.client.send(new GetItemCommand({ TableName: this.table, Key: primaryKey(key), ConsistentRead: true })),
+    );
+    return out.Item ? recordFromItem(out.Item, this.table) : undefined;
+  }
+
+  /** The GSI is eventually consistent: it only finds the key; the record comes from a consistent get. */
+  async findBySubscriptionId(subscriptionId: string): Promise<BillingRecord | undefined> {
+    const out = await this.send('billing.findBySubscriptionId', () =>
+      this.client.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: BILLING_ACTIVITY_INDEXES.bySubscriptionId,
+          KeyConditionExpression: 'subscription_id = :s',
+          ExpressionAttributeValues: { ':s': { S: subscriptionId } },
+          ProjectionExpression: 'user_id, billing_date',
+        }),
+      ),
+    );
+    // A due-date change keeps the subscription id on a new key; the index may still show the old one.
+    const candidates = await Promise.all(
+      (out.Items ?? []).map((item) => this.get({ user_id: item.user_id?.S ?? '', billing_date: item.billing_date?.S ?? '' })),
+    );
+    const current = candidates.filter((r): r is BillingRecord => r !== undefined && r.subscription_id === subscriptionId);
+    return current.sort((a, b) => (a.last_run_date < b.last_run_date ? 1 : -1))[0];
+  }
+
+  async listByUser(userId: string, page?: PageRequest): Promise<Page<BillingRecord>> {
+    const out = await this.send('billing.listByUser', () =>
+      this.client.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'user_id = :u',
+          ExpressionAttributeValues: { ':u': { S: userId } },
+          ScanIndexForward: false,
+          ConsistentRead: true,
+          Limit: pageLimit(page),
+          ExclusiveStartKey: decodeStartKey(page?.cursor, ['user_id', 'billing_date'], { user_id: userId }),
+        }),
+      ),
+    );
+    return {
+      items: (out.Items ?? []).map((item) => recordFromItem(item, this.table)),
+      next: encodeStartKey(out.LastEvaluatedKey),
+    };
+  }
+
+  /**
+   * Every status shard queried in parallel with `billing_date <= dueAtOrBefore`, merged oldest
+   * billing_date first (records with the same billing_date in no particular order). Served from
+   * the GSI, so eventually consistent: callers re-read a record before acting on it.
+   */
+  async listByStatus(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>> {
+    const limit = pageLimit(page);
+    const { items, next } = await listAcrossShards({
+      shardCount: this.shardCount,
+      fingerprint: `billing|${status}|${dueAtOrBefore}|${this.shardCount}`,
+      limit,
+      cursor: page?.cursor,
+      query: async (shard, startKey, shardLimit) => {
+        const out = await this.send('billing.listByStatus', () =>
+          this.client.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: BILLING_ACTIVITY_INDEXES.byStatus,
+              KeyConditionExpression: 'status_shard = :ss AND billing_date <= :due',
+              ExpressionAttributeValues: { ':ss': { S: `${status}#${shard}` }, ':due': { S: dueAtOrBefore } },
+              Limit: shardLimit,
+              ExclusiveStartKey: startKey,
+            }),
+          ),
+        );
+        return { items: out.Items ?? [], lastEvaluatedKey: out.LastEvaluatedKey };
+      },
+      sortValue: (item) => item.billing_date?.S ?? '',
+      resumeKeyOf: (item) => ({
+        status_shard: item.status_shard?.S ?? '',
+        billing_date: item.billing_date?.S ?? '',
+        user_id: item.user_id?.S ?? '',
+      }),
+    });
+    return { items: items.map((item) => recordFromItem(item, this.table)), next };
+  }
+
+  /** Audit rows of one subscription from the history table's subscription_id-index, newest first. */
+  async history(subscriptionId: string, page?: PageRequest): Promise<Page<HistoryRow>> {
+    const out = await this.send('billing.history', () =>
+      this.client.send(
+        new QueryCommand({
+          TableName: this.historyTable,
+          IndexName: BILLING_ACTIVITY_INDEXES.bySubscriptionId,
+          KeyConditionExpression: 'subscription_id = :s',
+          ExpressionAttributeValues: { ':s': { S: subscriptionId } },
+          ScanIndexForward: false,
+          Limit: pageLimit(page),
+          ExclusiveStartKey: decodeStartKey(page?.cursor, ['subscription_id', 'last_run_date', 'user_id'], {
+            subscription_id: subscriptionId,
+          }),
+        }),
+      ),
+    );
+    return {
+      items: (out.Items ?? []).map((item) => historyFromItem(item, this.historyTable)),
+      next: encodeStartKey(out.LastEvaluatedKey),
+    };
+  }
+
+  /* ---------------- writes ---------------- */
+
+  async commit(tx: BillingTransaction): Promise<{ created: boolean }> {
+    const planned: PlannedWrite[] = [];
+    for (const write of tx.writes) {
+      if (write.kind === 'create') planned.push(this.planCreate(write.record));
+      else if (write.kind === 'update') planned.push(this.planUpdate(write.record, write.expectedVersion));
+      else planned.push(this.planDelete(write.key, write.expectedVersion));
+    }
+    for (const row of tx.history) planned.push(this.planHistory(row));
+    const optionalAt = planned.length;
+    if (tx.createIfAbsent) {
+      planned.push(this.planCreate(tx.createIfAbsent.record), this.planHistory(tx.createIfAbsent.history));
+    }
+    if (planned.length === 0) throw new InvalidTransactionError('commit: empty transaction');
+    try {
+      await this.transact('billing.commit', planned);
+      return { created: tx.createIfAbsent !== undefined };
+    } catch (error) {
+      if (tx.createIfAbsent && onlyFailed(cancellationCodes(error), optionalAt)) {
+        // The next period already exists: commit the rest alone, once.
+        if (optionalAt > 0) await this.commit({ writes: tx.writes, history: tx.history });
+        return { created: false };
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * New records with their history rows, in transactions of at most 100 items. A record and its
+   * history rows (matched on user_id + billing_date) always share a transaction, so each chunk is
+   * atomic; the call as a whole is not (chunks commit in order; a failure stops at its chunk).
+   */
+  async addAll(records: readonly BillingRecord[], history: readonly HistoryRow[]): Promise<void> {
+    const groups = new Map<string, PlannedWrite[]>();
+    for (const record of records) {
+      const id = keyId(record);
+      if (groups.has(id)) throw new InvalidTransactionError(`addAll: ${describeKey(this.table, record)} appears twice`);
+      groups.set(id, [this.planCreate(record)]);
+    }
+    for (const row of history) {
+      const group = groups.get(keyId(row));
+      if (!group) throw new InvalidTransactionError(`addAll: history row ${row.last_run_date} has no record in this call`);
+      group.push(this.planHistory(row));
+    }
+    const chunks: PlannedWrite[][] = [];
+    let chunk: PlannedWrite[] = [];
+    for (const [id, group] of groups) {
+      if (group.length < 2) throw new InvalidTransactionError(`addAll: record ${id} has no history row`);
+      if (group.length > MAX_TRANSACTION_ITEMS) throw new InvalidTransactionError(`addAll: record ${id} has too many history rows`);
+      if (chunk.length + group.length > MAX_TRANSACTION_ITEMS) {
+        chunks.push(chunk);
+        chunk = [];
+      }
+      chunk.push(...group);
+    }
+    if (chunk.length > 0) chunks.push(chunk);
+    for (const items of chunks) await this.transact('billing.addAll', items);
+  }
+
+  /**
+   * RecordBillingFailure (DESIGN 5): an Update that sets only the failure attributes, last_run_date
+   * and version, proving what the attempt read (version, collectible status, due key and, when a
+   * failure was live, its count), with the audit row in the same transaction.
+   */
+  async recordBillingFailure(read: BillingRecord, after: BillingRecord & BillingFailureFields, history: HistoryRow): Promise<boolean> {
+    if (after.user_id !== read.user_id || after.billing_date !== read.billing_date) {
+      throw new InvalidTransactionError('recordBillingFailure: `after` is another record');
+    }
+    if (after.version !== read.version + 1) {
+      throw new InvalidTransactionError(`recordBillingFailure: version must advance from ${read.version} to ${read.version + 1}`);
+    }
+    const key = dueKey(read);
+    if (after.billing_failed_for !== key) {
+      throw new InvalidTransactionError(`recordBillingFailure: the failure must be keyed to the work read (${key})`);
+    }
+    const live = isFailureLive(read);
+    const sets = [
+      'billing_failed_for = :key',
+      'billing_failure_count = :newCount',
+      'billing_failed_at = :failedAt',
+      'billing_last_error = :lastError',
+      'last_run_date = :lastRun',
+      'version = :next',
+    ];
+    const values: Record<string, unknown> = {
+      ':key': key,
+      ':newCount': after.billing_failure_count,
+      ':failedAt': after.billing_failed_at,
+      ':lastError': after.billing_last_error,
+      ':lastRun': after.last_run_date,
+      ':next': after.version,
+      ':readVersion': read.version,
+      ':pending': 'PENDING',
+      ':failed': 'FAILED',
+      ':pa': read.payment_attempts,
+      ':bd': read.billing_date,
+    };
+    if (after.billing_next_attempt_at !== undefined) {
+      sets.push('billing_next_attempt_at = :nextAttempt');
+      values[':nextAttempt'] = after.billing_next_attempt_at;
+    }
+    const proofs = [
+      'version = :readVersion',
+      'billing_status IN (:pending, :failed)',
+      'payment_attempts = :pa',
+      'billing_date = :bd',
+    ];
+    if (live) {
+      proofs.push('billing_failed_for = :key', 'billing_failure_count = :count');
+      values[':count'] = read.billing_failure_count ?? 0;
+    } else {
+      proofs.push('(attribute_not_exists(billing_failed_for) OR billing_failed_for <> :key)');
+    }
+    const update: PlannedWrite = {
+      item: {
+        Update: {
+          TableName: this.table,
+          Key: primaryKey(read),
+          UpdateExpression:
+            `SET ${sets.join(', ')}` + (after.billing_next_attempt_at === undefined ? ' REMOVE billing_next_attempt_at' : ''),
+          ConditionExpression: proofs.join(' AND '),
+          ExpressionAttributeValues: marshallItem(values),
+        },
+      },
+      description: { onConditionFailed: 'concurrent', label: describeKey(this.table, read) },
+      identity: `${this.table}|${keyId(read)}`,
+    };
+    try {
+      await this.transact('billing.recordBillingFailure', [update, this.planHistory(history)]);
+      return true;
+    } catch (error) {
+      if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return false;
+      throw error;
+    }
+  }
+
+  /* ---------------- plumbing ---------------- */
+
+  private planCreate(record: BillingRecord): PlannedWrite {
+    return {
+      item: {
+        Put: {
+          TableName: this.table,
+          Item: primaryItem(record, this.shardCount),
+          ConditionExpression: 'attribute_not_exists(user_id)',
+        },
+      },
+      description: { onConditionFailed: 'exists', label: describeKey(this.table, record) },
+      identity: `${this.table}|${keyId(record)}`,
+    };
+  }
+
+  private planUpdate(record: BillingRecord, expectedVersion: number): PlannedWrite {
+    if (record.version !== expectedVersion + 1) {
+      throw new InvalidTransactionError(`update of ${describeKey(this.table, record)}: version must be ${expectedVersion + 1}`);
+    }
+    return {
+      item: {
+        Put: {
+          TableName: this.table,
+          Item: primaryItem(record, this.shardCount),
+          ConditionExpression: 'version = :expected',
+          ExpressionAttributeValues: { ':expected': { N: String(expectedVersion) } },
+        },
+      },
+      description: { onConditionFailed: 'concurrent', label: describeKey(this.table, record) },
+      identity: `${this.table}|${keyId(record)}`,
+    };
+  }
+
+  private planDelete(key: BillingKey, expectedVersion: number): PlannedWrite {
+    return {
+      item: {
+        Delete: {
+          TableName: this.table,
+          Key: primaryKey(key),
+          ConditionExpression: 'version = :expected',
+          ExpressionAttributeValues: { ':expected': { N: String(expectedVersion) } },
+        },
+      },
+      description: { onConditionFailed: 'concurrent', label: describeKey(this.table, key) },
+      identity: `${this.table}|${keyId(key)}`,
+    };
+  }
+
+  /** A collision means a concurrent writer stamped the same last_run_date: the record moved on. */
+  private planHistory(row: HistoryRow): PlannedWrite {
+    return {
+      item: {
+        Put: {
+          TableName: this.historyTable,
+          Item: historyItem(row),
+          ConditionExpression: 'attribute_not_exists(user_id)',
+        },
+      },
+      description: {
+        onConditionFailed: 'concurrent',
+        label: `${this.historyTable} row (user_id=${row.user_id}, last_run_date=${row.last_run_date})`,
+      },
+      identity: `${this.historyTable}|${row.user_id}|${row.last_run_date}`,
+    };
+  }
+
+  private async transact(operation: string, planned: readonly PlannedWrite[]): Promise<void> {
+    if (planned.length > MAX_TRANSACTION_ITEMS) {
+      throw new InvalidTransactionError(`${operation}: ${planned.length} items exceed the ${MAX_TRANSACTION_ITEMS}-item transaction limit`);
+    }
+    const seen = new Set<string>();
+    for (const p of planned) {
+      if (seen.has(p.identity)) throw new InvalidTransactionError(`${operation}: one item written twice (${p.description.label})`);
+      seen.add(p.identity);
+    }
+    try {
+      await this.client.send(new TransactWriteItemsCommand({ TransactItems: planned.map((p) => p.item) }));
+    } catch (error) {
+      throw toDomainError(error, { operation, transactionItems: planned.map((p) => p.description) });
+    }
+  }
+
+  private async send<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      throw toDomainError(error, { operation });
+    }
+  }
+}
+
+function keyId(key: BillingKey): string {
+  const k = keyOf(key);
+  return `${k.user_id}|${k.billing_date}`;
+}
+
+/** True when the only failed condition is the one at `index` (the createIfAbsent record). */
+function onlyFailed(codes: (string | undefined)[] | undefined, index: number): boolean {
+  if (!codes || codes[index] !== 'ConditionalCheckFailed') return false;
+  return codes.every((code, i) => i === index || code === undefined || code === 'None');
+}

@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import type { BillingRecord, HistoryRow } from '../../src/domain/records.js';
+import { formatInstant } from '../../src/domain/time.js';
+
+/** Instants for fixtures: `instantAt(0)` is 2026-11-01T00:00:00Z, `instantAt(n)` n ms later. */
+export function instantAt(offsetMs: number): string {
+  return formatInstant(new Date(Date.UTC(2026, 10, 1) + offsetMs));
+}
+
+const DAY = 24 * 60 * 60 * 1000;
+export const dayAt = (day: number) => instantAt(day * DAY);
+
+let clockMs = 0;
+/** A fresh, strictly increasing last_run_date for every write a test makes. */
+export function freshStamp(): string {
+  clockMs += 1;
+  return instantAt(DAY * 40 + clockMs);
+}
+
+/** A valid PENDING record for a fresh user, overridable field by field. */
+export function makeRecord(overrides: Partial<BillingRecord> = {}): BillingRecord {
+  return {
+    user_id: `user-${randomUUID()}`,
+    billing_date: dayAt(0),
+    subscription_id: randomUUID(),
+    amount_cents: 1999,
+    billing_status: 'PENDING',
+    last_run_date: freshStamp(),
+    created_date: instantAt(0),
+    process: 'SCHEDULED',
+    term: 'MONTHLY',
+    tier: 'plus:v3',
+    payment_method: 'ach',
+    account_last_four: '6789',
+    payment_attempts: 0,
+    version: 1,
+    ...overrides,
+  };
+}
+
+/** The record as its history row, optionally with decision context and audit fields. */
+export function historyOf(record: BillingRecord, extra: Partial<HistoryRow> = {}): HistoryRow {
+  return { ...record, ...extra };
+}
+
+/** The same record after one more write: version + 1 and a fresh last_run_date. */
+export function nextVersion(record: BillingRecord, changes: Partial<BillingRecord> = {}): BillingRecord {
+  return { ...record, ...changes, version: record.version + 1, last_run_date: freshStamp() };
+}
