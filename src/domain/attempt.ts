@@ -70,7 +70,8 @@ export type NotDueReason =
   | 'not_yet_due'
   | 'waiting'
   | 'parked'
-  | 'ach_blocked';
+  | 'ach_blocked'
+  | 'disputed';
 
 export type AttemptOutcome =
   | { readonly kind: 'collected'; readonly record: BillingRecord }
@@ -202,6 +203,7 @@ function dueGate(record: BillingRecord, now: Date, process: Process): NotDueReas
   }
   if (!personInitiated && isHeldByLadder(record, now)) return failureState(record) === 'parked' ? 'parked' : 'waiting';
   if (!personInitiated && record.payment_method === 'ach' && (record.ach_blocked || record.ach_unauthorized)) return 'ach_blocked';
+  if (!personInitiated && record.card_disputed) return 'disputed';
   return undefined;
 }
 

@@ -119,6 +119,8 @@ export const billingRecordSchema = z
     ach_blocked: z.boolean().optional(),
     /** Set by an unauthorized return (R05, R07, R10, R11, R29): never retried automatically. */
     ach_unauthorized: z.boolean().optional(),
+    /** Set by a card dispute (charge.dispute.created): never charged again automatically. */
+    card_disputed: z.boolean().optional(),
   })
   .extend(billingFailureFieldsSchema.shape);
 export type BillingRecord = z.infer<typeof billingRecordSchema>;
