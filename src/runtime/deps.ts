@@ -1,4 +1,5 @@
 import type { IdGenerator } from '../domain/billing-record.js';
+import type { CardPaymentDirectory } from '../domain/card-outcomes.js';
 import type {
   AccountDirectory,
   BillingStore,
@@ -60,4 +61,6 @@ export interface AppDeps {
   readonly metrics: MetricsPort;
   readonly secrets: WebhookSecrets;
   readonly settings: Settings;
+  /** Finds a PaymentIntent's billing record for Stripe events that do not carry its metadata (disputes). Optional: without it such events are logged and skipped. */
+  readonly cardPayments?: CardPaymentDirectory;
 }
