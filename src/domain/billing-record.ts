@@ -1,7 +1,7 @@
 import { nextBillingDate } from './calendar.js';
 import type { BillingFailureFields } from './ladder.js';
 import type { BillingRecord, DecisionContext, HistoryRow, Process, UpdatedEvent } from './records.js';
-import { formatInstant, nextStamp, toDate } from './time.js';
+import { formatInstant, toDate } from './time.js';
 import { billingTransitions, type BillingEvent } from './transitions.js';
 
 /** Source of fresh identifiers (subscription ids, lock versions, claim tokens). */
@@ -9,16 +9,24 @@ export interface IdGenerator {
   newId(): string;
 }
 
-let stampCounter = 0;
+// Starts anywhere so that two processes rarely share a sequence; a shared stamp is refused, never overwritten.
+let stampCounter = Math.floor(Math.random() * 1_000_000);
 
 /**
- * A fresh `last_run_date` for a write of `previous`: not before now, strictly after the record's last
- * stamp. The sub-millisecond digits carry a per-process counter so that two records of one user
- * written in the same millisecond still get distinct history keys.
+ * A fresh `last_run_date` for a write of a record last stamped `previous`: not before now, in a
+ * later millisecond than `previous`, with the sub-millisecond digits from a per-process counter.
+ * Every stamp this process hands out is distinct, so two records of one user written at the same
+ * (simulated) instant still get distinct history keys; across processes a clash is refused by the
+ * history row's `attribute_not_exists` and retried, never an overwritten audit row.
  */
 export function freshStamp(now: Date, previous?: string): string {
   stampCounter = (stampCounter + 1) % 1_000_000;
-  return nextStamp(now, previous, stampCounter);
+  let ms = now.getTime();
+  if (previous !== undefined) {
+    const previousMs = toDate(previous).getTime();
+    if (previousMs >= ms) ms = previousMs + 1;
+  }
+  return formatInstant(new Date(ms), stampCounter);
 }
 
 export interface ChangeOptions {

@@ -1,10 +1,9 @@
 import { runCollectionAttempt, saveFailure, type AttemptDeps, type AttemptOutcome } from './attempt.js';
-import { applyBillingEvent, historyRowOf, nextPeriodRecord } from './billing-record.js';
+import { applyBillingEvent, freshStamp, historyRowOf, nextPeriodRecord } from './billing-record.js';
 import { NotFoundError, PreconditionFailedError, UnbilledPeriodError } from './errors.js';
 import { billingFailureView, type BillingFailureView } from './ladder.js';
 import { acquireUserLock, type HeldLock } from './lock.js';
 import type { BillingRecord } from './records.js';
-import { addNanos } from './time.js';
 
 export const NO_PROGRESS_ERROR = 'The attempt completed but the subscription is still due.';
 
@@ -207,7 +206,7 @@ export async function changeBillingDate(
     });
     moved.version = 0;
     const deletedRow = historyRowOf({ ...read, last_run_date: moved.last_run_date, updated_event: 'DUE_DATE_CHANGED', version: read.version + 1 }, { actor: request.actor, reason: request.reason });
-    const createdRow = historyRowOf({ ...moved, last_run_date: addNanos(moved.last_run_date, 1) }, { actor: request.actor, reason: request.reason });
+    const createdRow = historyRowOf({ ...moved, last_run_date: freshStamp(now, moved.last_run_date) }, { actor: request.actor, reason: request.reason });
     moved.last_run_date = createdRow.last_run_date;
     await deps.billing.commit({
       writes: [

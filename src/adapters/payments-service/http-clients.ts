@@ -1,0 +1,103 @@
+import * as z from 'zod';
+import { ProcessorError, TransientError } from '../../domain/errors.js';
+import type {
+  AccountDirectory,
+  AccountSnapshot,
+  PaymentProcessor,
+  PaymentRequest,
+  PaymentResult,
+} from '../../domain/ports.js';
+
+/**
+ * The in-house payments service (ACH and pinless rails) and accounts service, over HTTPS JSON.
+ * Their contract is ours: POST /payments with an Idempotency-Key header answers
+ * `{"outcome":"approved"|"submitted"|"declined", ...}`; GET /accounts/{userId} answers a snapshot.
+ */
+
+const paymentAnswerSchema = z.discriminatedUnion('outcome', [
+  z.object({ outcome: z.literal('approved'), confirmation_id: z.string().min(1) }),
+  z.object({ outcome: z.literal('submitted'), confirmation_id: z.string().min(1) }),
+  z.object({
+    outcome: z.literal('declined'),
+    confirmation_id: z.string().optional(),
+    decline_code: z.string().min(1),
+    message: z.string().min(1),
+  }),
+]);
+
+const accountAnswerSchema = z.object({
+  status: z.enum(['active', 'inactive', 'banned', 'closed']),
+  institution_id: z.string().optional(),
+  available_balance_cents: z.number().int().optional(),
+  current_balance_cents: z.number().int().optional(),
+  debit_card_valid: z.boolean().optional(),
+  blocklisted: z.boolean().optional(),
+  institution_unreliable: z.boolean().optional(),
+  ml_override: z.boolean().optional(),
+});
+
+type Fetch = typeof fetch;
+
+async function call(fetchImpl: Fetch, url: string, init: RequestInit): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetchImpl(url, init);
+  } catch (error) {
+    if (init.signal?.aborted) throw error;
+    throw new TransientError('payments service unreachable', { cause: error });
+  }
+  if (response.status === 429 || response.status >= 500) {
+    throw new TransientError(`payments service answered ${response.status}`);
+  }
+  if (!response.ok) throw new ProcessorError('processor_rejected', 'The payment processor rejected the request.');
+  try {
+    return await response.json();
+  } catch (error) {
+    throw new ProcessorError('processor_bad_answer', 'The payment processor is unavailable.', { cause: error });
+  }
+}
+
+export class HttpPaymentsService implements PaymentProcessor {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly fetchImpl: Fetch = fetch,
+  ) {}
+
+  async submit(request: PaymentRequest, signal?: AbortSignal): Promise<PaymentResult> {
+    const body = await call(this.fetchImpl, new URL('/payments', this.baseUrl).toString(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotency_key },
+      body: JSON.stringify(request),
+      ...(signal ? { signal } : {}),
+    });
+    const parsed = paymentAnswerSchema.safeParse(body);
+    if (!parsed.success) throw new ProcessorError('processor_bad_answer', 'The payment processor is unavailable.');
+    return parsed.data as PaymentResult;
+  }
+}
+
+export class HttpAccountDirectory implements AccountDirectory {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly fetchImpl: Fetch = fetch,
+  ) {}
+
+  async getAccount(userId: string, signal?: AbortSignal): Promise<AccountSnapshot> {
+    const body = await call(this.fetchImpl, new URL(`/accounts/${encodeURIComponent(userId)}`, this.baseUrl).toString(), {
+      method: 'GET',
+      ...(signal ? { signal } : {}),
+    });
+    const parsed = accountAnswerSchema.safeParse(body);
+    if (!parsed.success) throw new ProcessorError('accounts_bad_answer', 'The payment processor is unavailable.');
+    return parsed.data as AccountSnapshot;
+  }
+}
+
+/** Routes a payment to the processor of its rail: cards to Stripe, ACH and pinless to the payments service. */
+export class RailRouter implements PaymentProcessor {
+  constructor(private readonly rails: Record<PaymentRequest['rail'], PaymentProcessor>) {}
+
+  submit(request: PaymentRequest, signal?: AbortSignal): Promise<PaymentResult> {
+    return this.rails[request.rail].submit(request, signal);
+  }
+}
