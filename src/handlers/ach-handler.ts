@@ -1,0 +1,49 @@
+import { achEventSchema, applyAchEvent } from '../domain/ach-outcomes.js';
+import type { AppDeps } from '../runtime/deps.js';
+import { errorBody, errorResponse, header, json, parseJsonBody, rawBody, type HttpEvent, type HttpResult } from './shared/http.js';
+import { lambdaEntry } from './shared/lambda.js';
+import { verifySignedPayload } from './shared/signature.js';
+
+/**
+ * `POST /webhooks/ach` (DESIGN 4): settlement, return, refund and chargeback outcomes, HMAC-signed.
+ * The signature is checked before the body is parsed. No lock: the record's version is the fence.
+ * Answers 200 for everything the sender must not repeat (applied, replays, unknown records: the
+ * provider retries any non-2xx forever, so an unknown reference is logged, not refused), 400 for a
+ * bad signature or body, 409 when the record kept changing under us (the sender retries).
+ */
+export function createAchHandler(deps: AppDeps): (event: HttpEvent) => Promise<HttpResult> {
+  return async (event) => {
+    const log = deps.logger.child({ handler: 'ach-handler', request_id: event.requestContext?.requestId });
+    try {
+      const body = rawBody(event);
+      const verdict = verifySignedPayload(header(event, 'x-ach-signature'), body, deps.secrets.achWebhook, deps.clock.now().getTime());
+      if (!verdict.ok) {
+        log.warn({ reason: verdict.reason }, 'ach webhook signature rejected');
+        return json(400, errorBody('invalid_signature', 'the X-ACH-Signature header is missing, malformed, stale or does not match'));
+      }
+      const achEvent = parseJsonBody(event, achEventSchema);
+      const ref = achEvent.reference;
+      const eventLog = log.child({
+        event_id: achEvent.event_id,
+        type: achEvent.type,
+        user_id: ref.user_id,
+        reference_kind: ref.kind,
+        ...(ref.kind === 'subscription' ? { billing_date: ref.billing_date } : { loan_id: ref.loan_id, payment_id: ref.payment_id }),
+        ...(achEvent.return_code ? { return_code: achEvent.return_code } : {}),
+      });
+      const result = await applyAchEvent(deps, achEvent);
+      if (result.kind === 'ignored') {
+        const level = result.reason === 'already_applied' ? 'info' : 'warn';
+        eventLog[level]({ reason: result.reason, status: result.status }, 'ach outcome ignored');
+        return json(200, { status: 'ignored', reason: result.reason });
+      }
+      if (result.amount_mismatch) eventLog.warn({ amount_cents: achEvent.amount_cents }, 'ach outcome amount differs from the record');
+      eventLog.info({ effect: result.effect, status: result.status }, 'ach outcome applied');
+      return json(200, { status: 'applied', effect: result.effect, record_status: result.status });
+    } catch (error) {
+      return errorResponse(error, log);
+    }
+  };
+}
+
+export const handler = lambdaEntry('ach-handler', createAchHandler);
