@@ -1,0 +1,161 @@
+import Stripe from 'stripe';
+import { InterruptedError, ProcessorError, TransientError } from '../../domain/errors.js';
+import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult } from '../../domain/ports.js';
+import { cardDeclineMessage } from './decline-messages.js';
+
+/**
+ * Card payments through Stripe PaymentIntents (DESIGN 6): created and confirmed off-session in one
+ * call, with the attempt's idempotency key as Stripe's `Idempotency-Key`, so a repeated attempt
+ * number gets Stripe's stored answer back instead of a second charge (Stripe keeps keys 24 h).
+ * Metadata carries the record's key so that webhook events find it.
+ */
+
+/** The Stripe customer and saved card to charge for a user. */
+export interface StripeCustomer {
+  readonly customer: string;
+  readonly payment_method: string;
+}
+
+/**
+ * We store no Stripe ids on billing records, so the processor asks this port who to charge.
+ * `StripeCustomerSearchResolver` finds the customer by `metadata.user_id` (set when Checkout
+ * created it) and charges its `invoice_settings.default_payment_method`.
+ */
+export interface StripeCustomerResolver {
+  customerFor(userId: string): Promise<StripeCustomer | undefined>;
+}
+
+export interface StripeCardProcessorOptions {
+  readonly stripe: Stripe;
+  readonly customers: StripeCustomerResolver;
+  /** ISO currency, lower case; amounts are in its minor unit. */
+  readonly currency?: string;
+}
+
+const REJECTED = 'The payment processor rejected the request.';
+const UNAVAILABLE = 'The payment processor is unavailable.';
+
+export class StripeCardProcessor implements PaymentProcessor {
+  private readonly stripe: Stripe;
+  private readonly customers: StripeCustomerResolver;
+  private readonly currency: string;
+
+  constructor(options: StripeCardProcessorOptions) {
+    this.stripe = options.stripe;
+    this.customers = options.customers;
+    this.currency = options.currency ?? 'usd';
+  }
+
+  async submit(request: PaymentRequest, signal?: AbortSignal): Promise<PaymentResult> {
+    if (request.rail !== 'card') throw new ProcessorError('unsupported_rail', REJECTED);
+    // The SDK takes no AbortSignal: the deadline is honoured before each call, and by its timeout.
+    throwIfAborted(signal);
+    let customer: StripeCustomer | undefined;
+    try {
+      customer = await this.customers.customerFor(request.user_id);
+    } catch (error) {
+      throw mapStripeError(error);
+    }
+    if (!customer) return { outcome: 'declined', decline_code: 'no_payment_method', message: cardDeclineMessage('no_payment_method') };
+    throwIfAborted(signal);
+    try {
+      const intent = await this.stripe.paymentIntents.create(
+        {
+          amount: request.amount_cents,
+          currency: this.currency,
+          customer: customer.customer,
+          payment_method: customer.payment_method,
+          off_session: true,
+          confirm: true,
+          metadata: metadataOf(request.reference),
+        },
+        { idempotencyKey: request.idempotency_key },
+      );
+      return resultOf(intent);
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeCardError) {
+        const decline_code = error.decline_code ?? error.code ?? 'card_declined';
+        return {
+          outcome: 'declined',
+          decline_code,
+          message: cardDeclineMessage(error.decline_code, error.code),
+          ...(error.payment_intent?.id ? { confirmation_id: error.payment_intent.id } : {}),
+        };
+      }
+      throw mapStripeError(error);
+    }
+  }
+}
+
+/** The metadata every PaymentIntent carries (DESIGN 6): the webhook finds the record by it. */
+export function metadataOf(reference: PaymentReference): Record<string, string> {
+  return reference.kind === 'subscription'
+    ? { user_id: reference.user_id, billing_date: reference.billing_date, subscription_id: reference.subscription_id }
+    : { user_id: reference.user_id, loan_id: reference.loan_id, payment_id: reference.payment_id };
+}
+
+function resultOf(intent: Stripe.PaymentIntent): PaymentResult {
+  switch (intent.status) {
+    case 'succeeded':
+      return { outcome: 'approved', confirmation_id: intent.id };
+    case 'requires_payment_method': {
+      const failure = intent.last_payment_error;
+      return {
+        outcome: 'declined',
+        confirmation_id: intent.id,
+        decline_code: failure?.decline_code ?? failure?.code ?? 'card_declined',
+        message: cardDeclineMessage(failure?.decline_code, failure?.code),
+      };
+    }
+    case 'requires_action':
+      // Off-session: the customer must come back and authenticate (3-D Secure).
+      return { outcome: 'declined', confirmation_id: intent.id, decline_code: 'authentication_required', message: cardDeclineMessage('authentication_required') };
+    case 'processing':
+      // Settles on its own; payment_intent.succeeded/payment_failed writes it. Not counted as a failure.
+      throw new TransientError(`payment intent ${intent.id} is still processing`);
+    default:
+      throw new ProcessorError('unexpected_intent_status', REJECTED, { cause: new Error(`payment intent ${intent.id} is ${intent.status}`) });
+  }
+}
+
+/** Stripe errors by type, never by message: outages and throttling are transient, the rest counted. */
+export function mapStripeError(error: unknown): Error {
+  if (error instanceof TransientError || error instanceof ProcessorError || error instanceof InterruptedError) return error;
+  if (error instanceof Stripe.errors.StripeError) {
+    if (
+      error instanceof Stripe.errors.StripeConnectionError ||
+      error instanceof Stripe.errors.StripeRateLimitError ||
+      error instanceof Stripe.errors.StripeAPIError ||
+      (error.statusCode !== undefined && error.statusCode >= 500) ||
+      // Another request with the same idempotency key is still in flight, or Stripe's lock timed out.
+      error.code === 'idempotency_key_in_use' ||
+      error.code === 'lock_timeout'
+    ) {
+      return new TransientError(UNAVAILABLE, { cause: error });
+    }
+    if (error instanceof Stripe.errors.StripeIdempotencyError) return new ProcessorError('idempotency_conflict', REJECTED, { cause: error });
+    if (error instanceof Stripe.errors.StripeAuthenticationError || error instanceof Stripe.errors.StripePermissionError) {
+      return new ProcessorError('processor_auth', REJECTED, { cause: error });
+    }
+    return new ProcessorError('processor_rejected', REJECTED, { cause: error });
+  }
+  return new ProcessorError('processor_error', UNAVAILABLE, { cause: error });
+}
+
+function throwIfAborted(signal?: AbortSignal): void {
+  if (signal?.aborted) throw new InterruptedError('the payment was not submitted: the invocation was interrupted', { cause: signal.reason });
+}
+
+/** Finds the customer whose `metadata.user_id` is the user, and its default card. */
+export class StripeCustomerSearchResolver implements StripeCustomerResolver {
+  constructor(private readonly stripe: Stripe) {}
+
+  async customerFor(userId: string): Promise<StripeCustomer | undefined> {
+    const found = await this.stripe.customers.search({ query: `metadata['user_id']:'${userId.replace(/['\\]/g, '\\$&')}'`, limit: 2 });
+    if (found.data.length > 1) throw new ProcessorError('ambiguous_customer', REJECTED, { cause: new Error(`${found.data.length}+ Stripe customers for user ${userId}`) });
+    const customer = found.data[0];
+    const method = customer?.invoice_settings?.default_payment_method;
+    if (!customer || !method) return undefined;
+    return { customer: customer.id, payment_method: typeof method === 'string' ? method : method.id };
+  }
+}

@@ -1,0 +1,206 @@
+import Stripe from 'stripe';
+import type * as z from 'zod';
+import { cardDeclineMessage } from '../adapters/stripe/decline-messages.js';
+import {
+  cardReferenceSchema,
+  chargeSchema,
+  checkoutSessionSchema,
+  disputeSchema,
+  paymentIntentSchema,
+  stripeEventEnvelopeSchema,
+  type StripeEventEnvelope,
+} from '../adapters/stripe/events.js';
+import {
+  applyCardOutcome,
+  applyCheckoutCompleted,
+  decideChargeRefunded,
+  decideDisputeCreated,
+  decidePaymentFailed,
+  decidePaymentSucceeded,
+  type CardPaymentReference,
+  type CardResult,
+} from '../domain/card-outcomes.js';
+import { processStripeEventOnce } from '../domain/stripe-events.js';
+import type { AppDeps } from '../runtime/deps.js';
+import type { Logger } from '../runtime/logger.js';
+import { errorBody, errorResponse, header, json, parseWith, rawBody, type HttpEvent, type HttpResult } from './shared/http.js';
+import { lambdaEntry } from './shared/lambda.js';
+
+/** DESIGN 6: five minutes either side of the delivery time. */
+export const STRIPE_SIGNATURE_TOLERANCE_S = 300;
+
+/**
+ * `POST /webhooks/stripe` (DESIGN 6, 2.8). Verify the signature over the raw body (400), claim
+ * the event (a live claim elsewhere → 409 `event_in_progress`, processed → 200 duplicate), apply
+ * it, mark it processed. A data object that fails validation will fail on every redelivery too,
+ * so it is logged, recorded as processed and answered 200; only a genuine processing failure
+ * (store unavailable, conflicts that outlast a retry) releases the claim and answers non-2xx so
+ * that Stripe redelivers.
+ */
+export function createStripeWebhookHandler(deps: AppDeps): (event: HttpEvent) => Promise<HttpResult> {
+  return async (event) => {
+    const log = deps.logger.child({ handler: 'stripe-webhook', request_id: event.requestContext?.requestId });
+    try {
+      const body = rawBody(event);
+      const verified = verifyStripeSignature(body, header(event, 'stripe-signature'), deps.secrets.stripeWebhook, deps.clock.now().getTime());
+      if (!verified.ok) {
+        log.warn({ reason: verified.reason }, 'stripe webhook signature rejected');
+        return json(400, errorBody('invalid_signature', 'the Stripe-Signature header is missing, stale or does not match'));
+      }
+      const envelope = parseWith(stripeEventEnvelopeSchema, verified.event, 'invalid_event');
+      const eventLog = log.child({ event_id: envelope.id, event_type: envelope.type });
+      const delivery = await processStripeEventOnce(deps, envelope, () => applyStripeEvent(deps, envelope, eventLog), {
+        onReleaseError: (error) => eventLog.error({ err: error }, 'stripe event claim could not be released'),
+      });
+      switch (delivery.kind) {
+        case 'duplicate':
+          eventLog.info('stripe event already processed');
+          return json(200, { status: 'duplicate' });
+        case 'in_progress':
+          return json(409, errorBody('event_in_progress', 'another delivery of this event is being processed; retry later'));
+        case 'applied': {
+          const { outcome, reason } = delivery.result;
+          if (!delivery.marked) eventLog.warn('stripe event claim was taken over before it was marked processed');
+          return json(200, { status: 'processed', outcome, ...(reason ? { reason } : {}) });
+        }
+      }
+    } catch (error) {
+      return errorResponse(error, log);
+    }
+  };
+}
+
+export const handler = lambdaEntry('stripe-webhook', createStripeWebhookHandler);
+
+/* ---------------- signature ---------------- */
+
+type Verified = { readonly ok: true; readonly event: unknown } | { readonly ok: false; readonly reason: string };
+
+/**
+ * The SDK checks the signature and the event's age against `receivedAt` (our clock, so the local
+ * runtime's simulated time works); it does not refuse timestamps from the future, so we do.
+ */
+function verifyStripeSignature(body: string, signature: string | undefined, secret: string, nowMs: number): Verified {
+  if (!signature) return { ok: false, reason: 'missing' };
+  const t = /(?:^|,)\s*t=(\d{1,12})(?:,|$)/.exec(signature)?.[1];
+  if (t !== undefined && Number(t) - nowMs / 1000 > STRIPE_SIGNATURE_TOLERANCE_S) return { ok: false, reason: 'future_timestamp' };
+  try {
+    return { ok: true, event: Stripe.webhooks.constructEvent(body, signature, secret, STRIPE_SIGNATURE_TOLERANCE_S, undefined, nowMs) };
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeSignatureVerificationError) return { ok: false, reason: 'mismatch_or_stale' };
+    // Signed by Stripe but not JSON: nothing to process.
+    if (error instanceof SyntaxError) return { ok: true, event: undefined };
+    throw error;
+  }
+}
+
+/* ---------------- applying one event ---------------- */
+
+interface Applied {
+  readonly outcome: 'applied' | 'ignored' | 'unhandled';
+  readonly reason?: string;
+}
+
+const HANDLED = new Set([
+  'checkout.session.completed',
+  'payment_intent.succeeded',
+  'payment_intent.payment_failed',
+  'charge.refunded',
+  'charge.dispute.created',
+]);
+
+async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: Logger): Promise<Applied> {
+  if (!HANDLED.has(event.type)) return { outcome: 'unhandled' };
+  const object = event.data.object;
+  const invalid = (issues: z.core.$ZodIssue[]): Applied => {
+    log.warn({ issues: issues.map((i) => ({ path: i.path.join('.'), message: i.message })) }, 'stripe event data is invalid; recorded without effect');
+    return { outcome: 'ignored', reason: 'invalid_data' };
+  };
+  let result: CardResult;
+  switch (event.type) {
+    case 'checkout.session.completed': {
+      const parsed = checkoutSessionSchema.safeParse(object);
+      if (!parsed.success) return invalid(parsed.error.issues);
+      const { metadata } = parsed.data;
+      result = await applyCheckoutCompleted(deps, {
+        user_id: metadata.user_id,
+        amount_cents: parsed.data.amount_total,
+        tier: metadata.tier,
+        term: metadata.term,
+        first_billing_date: metadata.first_billing_date,
+        friday_billing: metadata.friday_billing,
+      });
+      break;
+    }
+    case 'payment_intent.succeeded':
+    case 'payment_intent.payment_failed': {
+      const parsed = paymentIntentSchema.safeParse(object);
+      if (!parsed.success) return invalid(parsed.error.issues);
+      const intent = parsed.data;
+      const input = { payment_intent_id: intent.id, reference: intent.metadata, amount_cents: intent.amount };
+      result =
+        event.type === 'payment_intent.succeeded'
+          ? await applyCardOutcome(deps, decidePaymentSucceeded, input)
+          : await applyCardOutcome(deps, decidePaymentFailed, {
+              ...input,
+              message: cardDeclineMessage(intent.last_payment_error?.decline_code, intent.last_payment_error?.code),
+            });
+      break;
+    }
+    case 'charge.refunded': {
+      const parsed = chargeSchema.safeParse(object);
+      if (!parsed.success) return invalid(parsed.error.issues);
+      const charge = parsed.data;
+      const reference = await referenceOf(deps, charge.metadata, charge.payment_intent);
+      if (!reference || !charge.payment_intent) return unlocated(log, charge.payment_intent);
+      result = await applyCardOutcome(deps, decideChargeRefunded, {
+        payment_intent_id: charge.payment_intent,
+        reference,
+        amount_cents: charge.amount,
+        fully_refunded: charge.refunded,
+      });
+      break;
+    }
+    case 'charge.dispute.created': {
+      const parsed = disputeSchema.safeParse(object);
+      if (!parsed.success) return invalid(parsed.error.issues);
+      const dispute = parsed.data;
+      const reference = await referenceOf(deps, dispute.metadata, dispute.payment_intent);
+      if (!reference || !dispute.payment_intent) return unlocated(log, dispute.payment_intent);
+      result = await applyCardOutcome(deps, decideDisputeCreated, { payment_intent_id: dispute.payment_intent, reference, amount_cents: dispute.amount });
+      break;
+    }
+    default:
+      return { outcome: 'unhandled' };
+  }
+  return reported(log, result);
+}
+
+/** The record's key from the object's own metadata, else from its PaymentIntent (disputes carry no metadata). */
+async function referenceOf(
+  deps: AppDeps,
+  metadata: Record<string, string> | null | undefined,
+  paymentIntentId: string | null | undefined,
+): Promise<CardPaymentReference | undefined> {
+  const own = cardReferenceSchema.safeParse(metadata ?? {});
+  if (own.success) return own.data;
+  if (!paymentIntentId || !deps.cardPayments) return undefined;
+  return deps.cardPayments.findReference(paymentIntentId);
+}
+
+function unlocated(log: Logger, paymentIntentId: string | null | undefined): Applied {
+  log.error({ payment_intent: paymentIntentId ?? null }, 'stripe event names no billing record we can find; recorded without effect');
+  return { outcome: 'ignored', reason: 'record_not_located' };
+}
+
+function reported(log: Logger, result: CardResult): Applied {
+  if (result.kind === 'applied') {
+    log.info({ user_id: result.record.user_id, subscription_id: result.record.subscription_id, billing_status: result.record.billing_status }, 'stripe event applied');
+    return { outcome: 'applied' };
+  }
+  const context = result.record ? { user_id: result.record.user_id, subscription_id: result.record.subscription_id, billing_status: result.record.billing_status } : {};
+  // A second PaymentIntent succeeding for a completed period is a double charge: a person must refund it.
+  const level = result.reason === 'transaction_mismatch' ? 'error' : result.reason === 'already_applied' ? 'info' : 'warn';
+  log[level]({ ...context, reason: result.reason }, 'stripe event ignored');
+  return { outcome: 'ignored', reason: result.reason };
+}
