@@ -1,0 +1,56 @@
+import type { Context, ScheduledEvent } from 'aws-lambda';
+import { messageIdOf, planCollections, type CollectionMessage, type CollectionsSummary } from '../domain/collections.js';
+import type { AppDeps } from '../runtime/deps.js';
+import { lambdaEntry } from './shared/lambda.js';
+
+export type { CollectionsSummary } from '../domain/collections.js';
+
+/** SendMessageBatch takes at most ten entries. */
+const SQS_BATCH = 10;
+/** Stop reading new pages this long before the Lambda deadline: one page plus its sends must fit. */
+export const DEADLINE_SAFETY_MS = 30_000;
+
+export interface CollectionsJobOptions {
+  /** Records per status-index page. */
+  readonly pageSize?: number;
+  /** Absolute deadline (epoch ms of the real clock) for tests and the local runtime; otherwise the Lambda context's. */
+  readonly deadlineMs?: number;
+  readonly safetyMs?: number;
+}
+
+/**
+ * EventBridge schedule → find due work on the status index, skip what the failure ladder holds,
+ * enqueue one collections message per due record and emit the failing-subscriptions gauge.
+ */
+export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJobOptions = {}) {
+  return async (event: ScheduledEvent, context?: Context): Promise<CollectionsSummary> => {
+    const logger = deps.logger.child({ fn: 'collections-job', request_id: context?.awsRequestId, event_id: event.id });
+    const safety = options.safetyMs ?? DEADLINE_SAFETY_MS;
+    const remainingMs = (): number => {
+      if (options.deadlineMs !== undefined) return options.deadlineMs - Date.now();
+      if (context) return context.getRemainingTimeInMillis();
+      return Number.POSITIVE_INFINITY;
+    };
+
+    const { summary, failing } = await planCollections(deps, {
+      ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
+      shouldContinue: () => remainingMs() > safety,
+      send: async (messages: readonly CollectionMessage[]) => {
+        for (let i = 0; i < messages.length; i += SQS_BATCH) {
+          await deps.collectionsQueue.sendBatch(
+            messages.slice(i, i + SQS_BATCH).map((m) => ({ id: messageIdOf(m), body: JSON.stringify(m) })),
+          );
+        }
+      },
+    });
+
+    // A truncated run saw only part of the index: the gauge is then a lower bound.
+    deps.metrics.failingSubscriptions(failing);
+    const log = { ...summary, failing_retrying: failing.retrying, failing_parked: failing.parked };
+    if (summary.truncated) logger.warn(log, 'collections run stopped before its deadline; the next run continues');
+    else logger.info(log, 'collections run enqueued due work');
+    return summary;
+  };
+}
+
+export const handler = lambdaEntry('collections-job', createCollectionsJobHandler);

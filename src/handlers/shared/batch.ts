@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import type { Context, SQSBatchItemFailure, SQSRecord } from 'aws-lambda';
+import * as z from 'zod';
+import type { AttemptDeps, AttemptOutcome } from '../../domain/attempt.js';
+import type { AppDeps } from '../../runtime/deps.js';
+import type { Logger } from '../../runtime/logger.js';
+
+/** Independent users processed at once by one batch invocation. */
+export const USER_CONCURRENCY = 8;
+
+/** The lock owner of this invocation: the request id, or a fresh id outside Lambda. */
+export function invocationOwner(context?: Context): string {
+  return context?.awsRequestId ?? `local-${randomUUID()}`;
+}
+
+/**
+ * Runs `work` for every item: items of one group (user) strictly in order, different groups
+ * concurrently, at most `limit` groups at a time. Answers the results in input order.
+ */
+export async function runGroupedSequentially<T, R>(
+  items: readonly T[],
+  groupOf: (item: T) => string,
+  work: (item: T, index: number) => Promise<R>,
+  limit = USER_CONCURRENCY,
+): Promise<R[]> {
+  const groups = new Map<string, number[]>();
+  items.forEach((item, index) => {
+    const key = groupOf(item);
+    const list = groups.get(key);
+    if (list) list.push(index);
+    else groups.set(key, [index]);
+  });
+  const results = new Array<R>(items.length);
+  const queue = [...groups.values()];
+  const workers = Array.from({ length: Math.max(1, Math.min(limit, queue.length)) }, async () => {
+    for (let group = queue.shift(); group; group = queue.shift()) {
+      for (const index of group) results[index] = await work(items[index]!, index);
+    }
+  });
+  await Promise.all(workers);
+  return results;
+}
+
+export type ParsedSqsRecord<T> =
+  | { readonly ok: true; readonly record: SQSRecord; readonly body: T }
+  | { readonly ok: false; readonly record: SQSRecord; readonly issues: string[] };
+
+/** Parses a message body as JSON and validates it; a bad body is reported, never thrown. */
+export function parseSqsBody<S extends z.ZodType>(record: SQSRecord, schema: S): ParsedSqsRecord<z.infer<S>> {
+  let data: unknown;
+  try {
+    data = JSON.parse(record.body);
+  } catch {
+    return { ok: false, record, issues: ['body is not valid JSON'] };
+  }
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) {
+    return { ok: false, record, issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`) };
+  }
+  return { ok: true, record, body: parsed.data };
+}
+
+/**
+ * Whether the message must be delivered again: a held lock or an uncounted failure (transient,
+ * interrupted, record moved) leaves the work due and unsaved. Everything else either did the
+ * work, decided it is not due, or saved a counted failure that the ladder schedules.
+ */
+export function shouldRetryOutcome(outcome: AttemptOutcome): boolean {
+  return outcome.kind === 'skipped_locked' || outcome.kind === 'failed_uncounted';
+}
+
+export function batchItemFailure(messageId: string): SQSBatchItemFailure {
+  return { itemIdentifier: messageId };
+}
+
+/** The log fields of an attempt outcome: ids and the decision, never account data. */
+export function outcomeFields(outcome: AttemptOutcome): Record<string, unknown> {
+  const fields: Record<string, unknown> = { outcome: outcome.kind };
+  if (outcome.kind === 'not_due') fields.reason = outcome.reason;
+  if (outcome.kind === 'failed_uncounted') fields.failure_class = outcome.class;
+  if (outcome.kind === 'failed_counted') {
+    fields.failure_state = outcome.failure.state;
+    fields.failure_count = outcome.failure.count;
+  }
+  if ('record' in outcome && outcome.record) fields.billing_status = outcome.record.billing_status;
+  return fields;
+}
+
+/** The collection attempt's dependencies from the app's, with full errors going to the log. */
+export function attemptDepsOf(deps: AppDeps, logger: Logger): AttemptDeps {
+  return {
+    clock: deps.clock,
+    locks: deps.locks,
+    billing: deps.billing,
+    processor: deps.processor,
+    accounts: deps.accounts,
+    ids: deps.ids,
+    onError: (error, info) => logger.error({ err: error, ...info }, 'collection attempt failed'),
+    ...(deps.settings.lockLeaseMs !== undefined ? { lockLeaseMs: deps.settings.lockLeaseMs } : {}),
+    ...(deps.settings.lockHeartbeatMs !== undefined ? { lockHeartbeatMs: deps.settings.lockHeartbeatMs } : {}),
+  };
+}
