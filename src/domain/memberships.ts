@@ -1,0 +1,354 @@
+import * as z from 'zod';
+import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from './attempt.js';
+import { applyBillingEvent, firstBillingRecord, historyRowOf, nextPeriodRecord } from './billing-record.js';
+import { AlreadyExistsError } from './errors.js';
+import { withUserLock, type HeldLock } from './lock.js';
+import { dollarStringSchema, dollarsToCents } from './money.js';
+import type { BillingWrite } from './ports.js';
+import {
+  fridayBillingSchema,
+  paymentMethodSchema,
+  termSchema,
+  type BillingRecord,
+  type HistoryRow,
+  type Process,
+  type UpdatedEvent,
+} from './records.js';
+import { instantSchema } from './time.js';
+import type { BillingEvent } from './transitions.js';
+
+/**
+ * Membership changes from the memberships stream (DESIGN 7), over ports.
+ *
+ * - Replays are no-ops: every write stamps `membership_event_id` and `membership_event_at`; an
+ *   event whose id is on one of the user's recent records, or that is older than the newest
+ *   applied one, is not applied again.
+ * - PAUSE and CANCEL never erase a due, unbilled period (seed 001's `unbilled_period`): the due
+ *   periods are attempted first, and the change lands on the first period that is not yet due
+ *   (created now when it does not exist yet, so a later attempt's next-period create finds it).
+ * - CANCEL of a not-yet-due PENDING period sets the CANCEL_REQUESTED marker; the collections run
+ *   completes it at its billing date (CANCEL_COMPLETED), so nothing is charged for it. A PAUSED
+ *   period owes nothing and is cancelled at once.
+ */
+
+const planSchema = z.object({
+  amount: dollarStringSchema
+    .transform((dollars) => dollarsToCents(dollars))
+    .refine((cents) => cents > 0, 'the plan amount must be positive'),
+  term: termSchema,
+  tier: z.string().min(1),
+  payment_method: paymentMethodSchema,
+  account_last_four: z.string().regex(/^\d{4}$/, 'four digits').optional(),
+  first_billing_date: instantSchema,
+  friday_billing: fridayBillingSchema.optional(),
+});
+
+const base = {
+  event_id: z.string().min(1).max(256),
+  user_id: z.string().min(1).max(256),
+  occurred_at: instantSchema,
+};
+
+export const membershipEventSchema = z.discriminatedUnion('type', [
+  z.object({ ...base, type: z.literal('NEW'), plan: planSchema }),
+  z.object({ ...base, type: z.literal('PAUSE'), months: z.number().int().min(1).max(12) }),
+  z.object({ ...base, type: z.literal('UNPAUSE') }),
+  z.object({ ...base, type: z.literal('CANCEL') }),
+  z.object({ ...base, type: z.literal('CLOSEACCOUNT') }),
+  z.object({ ...base, type: z.literal('REACTIVATE') }),
+  z.object({ ...base, type: z.literal('BAN') }),
+]);
+export type MembershipEvent = z.infer<typeof membershipEventSchema>;
+export type MembershipEventType = MembershipEvent['type'];
+
+export type MembershipOutcome =
+  | { readonly kind: 'applied'; readonly written: readonly BillingRecord[]; readonly attempts: readonly AttemptOutcome[] }
+  | { readonly kind: 'duplicate' }
+  | { readonly kind: 'stale'; readonly newer_applied_at: string }
+  | { readonly kind: 'ignored'; readonly reason: IgnoredReason; readonly attempts: readonly AttemptOutcome[] };
+
+export type IgnoredReason =
+  | 'already_member'
+  | 'period_exists'
+  | 'no_open_period'
+  | 'already_paused'
+  | 'cancel_requested'
+  | 'not_paused'
+  | 'not_inactive';
+
+export interface MembershipRequest {
+  readonly event: MembershipEvent;
+  /** Invocation id: the lock's owner_name. */
+  readonly owner: string;
+  readonly signal?: AbortSignal;
+}
+
+/** Records of the user read per event, newest first: covers every period a replay can still touch. */
+const RECENT_RECORDS = 24;
+/** Due periods attempted by one PAUSE, CANCEL or REACTIVATE before the change lands. */
+const MAX_CATCH_UP = 12;
+
+const OPEN_STATUSES: ReadonlySet<BillingRecord['billing_status']> = new Set(['PENDING', 'FAILED', 'PAUSED', 'ACHSENT', 'INACTIVE']);
+
+function isDue(record: BillingRecord, now: Date): boolean {
+  return (record.billing_status === 'PENDING' || record.billing_status === 'FAILED') && Date.parse(record.billing_date) <= now.getTime();
+}
+
+/**
+ * Applies one membership event. Throws LockedError when the user's lock is held and
+ * ConcurrentModificationError / TransientError when a write must be retried: the caller reports
+ * the record as failed and the stream delivers it again.
+ */
+export async function applyMembershipEvent(deps: AttemptDeps, request: MembershipRequest): Promise<MembershipOutcome> {
+  const { event } = request;
+  // DESIGN 2.6: closing an account takes no lock; the version fence on each write is enough.
+  if (event.type === 'CLOSEACCOUNT') return closeAccount(deps, event);
+  return withUserLock(
+    deps.locks,
+    deps.clock,
+    event.user_id,
+    request.owner,
+    {
+      newVersion: () => deps.ids.newId(),
+      ...(deps.lockLeaseMs !== undefined ? { leaseMs: deps.lockLeaseMs } : {}),
+      ...(deps.lockHeartbeatMs !== undefined ? { heartbeatMs: deps.lockHeartbeatMs } : {}),
+    },
+    (lock) => underLock(deps, { ...request, event }, lock),
+  );
+}
+
+async function underLock(deps: AttemptDeps, request: MembershipRequest, lock: HeldLock): Promise<MembershipOutcome> {
+  const { event } = request;
+  const records = await recentRecords(deps, event.user_id);
+  const replay = replayOf(records, event);
+  if (replay) return replay;
+  const ctx: Ctx = { deps, request, lock, event };
+  switch (event.type) {
+    case 'NEW':
+      return newMember(ctx, records, event);
+    case 'PAUSE':
+      return pause(ctx, event.months);
+    case 'UNPAUSE':
+      return unpause(ctx, records);
+    case 'CANCEL':
+      return cancel(ctx);
+    case 'REACTIVATE':
+      return reactivate(ctx, records);
+    case 'BAN':
+      return ban(ctx, records);
+    case 'CLOSEACCOUNT':
+      return closeAccount(deps, event);
+  }
+}
+
+/** What a stamped write needs: the ports and the event being applied. */
+interface Stamping {
+  readonly deps: AttemptDeps;
+  readonly event: MembershipEvent;
+}
+
+interface Ctx extends Stamping {
+  readonly request: MembershipRequest;
+  readonly lock: HeldLock;
+}
+
+async function recentRecords(deps: AttemptDeps, userId: string): Promise<BillingRecord[]> {
+  return (await deps.billing.listByUser(userId, { limit: RECENT_RECORDS })).items;
+}
+
+/** Duplicate (this event already stamped a record) or stale (a newer event was already applied). */
+function replayOf(records: readonly BillingRecord[], event: MembershipEvent): MembershipOutcome | undefined {
+  if (records.some((r) => r.membership_event_id === event.event_id)) return { kind: 'duplicate' };
+  const newest = records.reduce<string | undefined>(
+    (max, r) => (r.membership_event_at !== undefined && (max === undefined || r.membership_event_at > max) ? r.membership_event_at : max),
+    undefined,
+  );
+  if (newest !== undefined && event.occurred_at < newest) return { kind: 'stale', newer_applied_at: newest };
+  return undefined;
+}
+
+function stampOf(event: MembershipEvent): Pick<BillingRecord, 'membership_event_id' | 'membership_event_at'> {
+  return { membership_event_id: event.event_id, membership_event_at: event.occurred_at };
+}
+
+/** The after-image of a membership change on one record, stamped with the event. */
+function changed(ctx: Stamping, record: BillingRecord, billingEvent: BillingEvent, updatedEvent: UpdatedEvent, set: Partial<BillingRecord> = {}): BillingRecord {
+  return applyBillingEvent(record, billingEvent, ctx.deps.clock.now(), { updatedEvent, set: { ...set, ...stampOf(ctx.event) } });
+}
+
+/** Commits updates (version-fenced) and creates in one transaction, each with its audit row. */
+async function commitAll(deps: AttemptDeps, updates: readonly { read: BillingRecord; after: BillingRecord }[], creates: readonly BillingRecord[] = []): Promise<BillingRecord[]> {
+  const writes: BillingWrite[] = [
+    ...updates.map((u): BillingWrite => ({ kind: 'update', record: u.after, expectedVersion: u.read.version })),
+    ...creates.map((record): BillingWrite => ({ kind: 'create', record })),
+  ];
+  const history: HistoryRow[] = [...updates.map((u) => historyRowOf(u.after)), ...creates.map((r) => historyRowOf(r))];
+  await deps.billing.commit({ writes, history });
+  return [...updates.map((u) => u.after), ...creates];
+}
+
+/** The next period after `record`, created now with the membership change already on it. */
+function successorOf(ctx: Stamping, record: BillingRecord, overrides: Partial<BillingRecord>): BillingRecord {
+  return nextPeriodRecord(record, ctx.deps.clock.now(), ctx.deps.ids, record.last_run_date, { ...overrides, ...stampOf(ctx.event) });
+}
+
+/**
+ * Attempts every due period of the user, oldest first, through the one collection attempt under
+ * the lock already held. A period the attempt cannot finish stays due and owed: the collections
+ * run keeps trying it on its ladder.
+ */
+async function collectDue(ctx: Ctx, processFor: (record: BillingRecord) => Process): Promise<AttemptOutcome[]> {
+  const outcomes: AttemptOutcome[] = [];
+  const tried = new Set<string>();
+  for (let i = 0; i < MAX_CATCH_UP; i += 1) {
+    const now = ctx.deps.clock.now();
+    const due = (await recentRecords(ctx.deps, ctx.event.user_id))
+      .filter((r) => isDue(r, now) && !tried.has(r.subscription_id))
+      .sort((a, b) => (a.billing_date < b.billing_date ? -1 : 1))[0];
+    if (!due) break;
+    tried.add(due.subscription_id);
+    outcomes.push(
+      await runCollectionAttempt(ctx.deps, {
+        key: due,
+        process: processFor(due),
+        owner: ctx.request.owner,
+        heldLock: ctx.lock,
+        ...(ctx.request.signal ? { signal: ctx.request.signal } : {}),
+      }),
+    );
+  }
+  return outcomes;
+}
+
+const scheduledProcess = (r: BillingRecord): Process => (r.billing_status === 'FAILED' ? 'RETRY' : 'SCHEDULED');
+
+async function newMember(ctx: Ctx, records: readonly BillingRecord[], event: Extract<MembershipEvent, { type: 'NEW' }>): Promise<MembershipOutcome> {
+  // One billing stream per user: a second NEW while a membership is open would bill twice.
+  if (records.some((r) => OPEN_STATUSES.has(r.billing_status))) return { kind: 'ignored', reason: 'already_member', attempts: [] };
+  const record: BillingRecord = {
+    ...firstBillingRecord(
+      {
+        user_id: event.user_id,
+        amount_cents: event.plan.amount,
+        term: event.plan.term,
+        tier: event.plan.tier,
+        payment_method: event.plan.payment_method,
+        account_last_four: event.plan.account_last_four,
+        first_billing_date: event.plan.first_billing_date,
+        friday_billing: event.plan.friday_billing,
+        membership_event_id: event.event_id,
+      },
+      ctx.deps.clock.now(),
+      ctx.deps.ids,
+    ),
+    ...stampOf(event),
+  };
+  try {
+    return { kind: 'applied', written: await commitAll(ctx.deps, [], [record]), attempts: [] };
+  } catch (error) {
+    if (!(error instanceof AlreadyExistsError)) throw error;
+    const existing = await ctx.deps.billing.get(record);
+    if (existing?.membership_event_id === event.event_id) return { kind: 'duplicate' };
+    return { kind: 'ignored', reason: 'period_exists', attempts: [] };
+  }
+}
+
+async function pause(ctx: Ctx, months: number): Promise<MembershipOutcome> {
+  const attempts = await collectDue(ctx, scheduledProcess);
+  const newest = (await recentRecords(ctx.deps, ctx.event.user_id))[0];
+  const now = ctx.deps.clock.now();
+  if (!newest) return { kind: 'ignored', reason: 'no_open_period', attempts };
+  if (newest.updated_event === 'CANCEL_REQUESTED') return { kind: 'ignored', reason: 'cancel_requested', attempts };
+  if (newest.billing_status === 'PAUSED') return { kind: 'ignored', reason: 'already_paused', attempts };
+  if (newest.billing_status === 'PENDING' && !isDue(newest, now)) {
+    const after = changed(ctx, newest, 'PAUSED', 'PAUSED', { paused_months: months });
+    return { kind: 'applied', written: await commitAll(ctx.deps, [{ read: newest, after }]), attempts };
+  }
+  if (hasOpenPeriodWithoutSuccessor(newest)) {
+    const next = successorOf(ctx, newest, { billing_status: 'PAUSED', paused_months: months, updated_event: 'PAUSED' });
+    return { kind: 'applied', written: await commitAll(ctx.deps, [], [next]), attempts };
+  }
+  return { kind: 'ignored', reason: 'no_open_period', attempts };
+}
+
+/**
+ * The newest record is still owed or just collected and no next period exists yet (a due period
+ * the attempt could not finish): the change goes on that next period, created now.
+ */
+function hasOpenPeriodWithoutSuccessor(newest: BillingRecord): boolean {
+  return ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED'].includes(newest.billing_status);
+}
+
+async function cancel(ctx: Ctx): Promise<MembershipOutcome> {
+  const attempts = await collectDue(ctx, scheduledProcess);
+  const newest = (await recentRecords(ctx.deps, ctx.event.user_id))[0];
+  const now = ctx.deps.clock.now();
+  if (!newest) return { kind: 'ignored', reason: 'no_open_period', attempts };
+  if (newest.billing_status === 'PAUSED') {
+    // A paused period owes nothing: cancel it now (the pause run would otherwise skip past a marker).
+    const after = changed(ctx, newest, 'CANCEL_COMPLETED', 'CANCEL_COMPLETED', { paused_months: undefined });
+    return { kind: 'applied', written: await commitAll(ctx.deps, [{ read: newest, after }]), attempts };
+  }
+  if (newest.billing_status === 'PENDING' && !isDue(newest, now)) {
+    if (newest.updated_event === 'CANCEL_REQUESTED') return { kind: 'ignored', reason: 'cancel_requested', attempts };
+    const after = changed(ctx, newest, 'CANCEL_REQUESTED', 'CANCEL_REQUESTED');
+    return { kind: 'applied', written: await commitAll(ctx.deps, [{ read: newest, after }]), attempts };
+  }
+  if (hasOpenPeriodWithoutSuccessor(newest)) {
+    const next = successorOf(ctx, newest, { updated_event: 'CANCEL_REQUESTED' });
+    return { kind: 'applied', written: await commitAll(ctx.deps, [], [next]), attempts };
+  }
+  return { kind: 'ignored', reason: 'no_open_period', attempts };
+}
+
+async function unpause(ctx: Ctx, records: readonly BillingRecord[]): Promise<MembershipOutcome> {
+  const paused = records.filter((r) => r.billing_status === 'PAUSED');
+  if (paused.length === 0) return { kind: 'ignored', reason: 'not_paused', attempts: [] };
+  const updates = paused.map((read) => ({ read, after: changed(ctx, read, 'UNPAUSED', 'UNPAUSED', { paused_months: undefined }) }));
+  return { kind: 'applied', written: await commitAll(ctx.deps, updates), attempts: [] };
+}
+
+async function reactivate(ctx: Ctx, records: readonly BillingRecord[]): Promise<MembershipOutcome> {
+  // The newest run of INACTIVE records is what the deactivation stopped; older ones were dealt with before.
+  const inactive: BillingRecord[] = [];
+  for (const r of records) {
+    if (r.billing_status !== 'INACTIVE') break;
+    inactive.push(r);
+  }
+  if (inactive.length === 0) return { kind: 'ignored', reason: 'not_inactive', attempts: [] };
+  const updates = inactive.map((read) => ({ read, after: changed(ctx, read, 'REACTIVATED', 'REACTIVATED') }));
+  const written = await commitAll(ctx.deps, updates);
+  const attempts = await collectDue(ctx, () => 'REACTIVATION');
+  return { kind: 'applied', written, attempts };
+}
+
+async function ban(ctx: Ctx, records: readonly BillingRecord[]): Promise<MembershipOutcome> {
+  const open = records.filter((r) => r.billing_status === 'PENDING' || r.billing_status === 'FAILED' || r.billing_status === 'PAUSED');
+  if (open.length === 0) return { kind: 'ignored', reason: 'no_open_period', attempts: [] };
+  const updates = open.map((read) => ({ read, after: changed(ctx, read, 'USER_NOT_ACTIVE', 'USER_BANNED') }));
+  return { kind: 'applied', written: await commitAll(ctx.deps, updates), attempts: [] };
+}
+
+/**
+ * CLOSEACCOUNT (no lock, DESIGN 2.6): periods that are not yet due and paused periods are
+ * cancelled, each write fenced on the version it read. A due period stays owed; if it has no next
+ * period yet, that one is created with the cancel marker so a later collection does not renew.
+ */
+async function closeAccount(deps: AttemptDeps, event: Extract<MembershipEvent, { type: 'CLOSEACCOUNT' }>): Promise<MembershipOutcome> {
+  const records = await recentRecords(deps, event.user_id);
+  const replay = replayOf(records, event);
+  if (replay) return replay;
+  const now = deps.clock.now();
+  const ctx: Stamping = { deps, event };
+  const targets = records.filter(
+    (r) => r.billing_status === 'PAUSED' || (r.billing_status === 'PENDING' && Date.parse(r.billing_date) > now.getTime()),
+  );
+  const updates = targets.map((read) => ({
+    read,
+    after: changed(ctx, read, 'ACCOUNT_CLOSED', 'ACCOUNT_CLOSED', read.billing_status === 'PAUSED' ? { paused_months: undefined } : {}),
+  }));
+  const newest = records[0];
+  const creates = newest && isDue(newest, now) ? [successorOf(ctx, newest, { updated_event: 'CANCEL_REQUESTED' })] : [];
+  if (updates.length === 0 && creates.length === 0) return { kind: 'ignored', reason: 'no_open_period', attempts: [] };
+  return { kind: 'applied', written: await commitAll(deps, updates, creates), attempts: [] };
+}

@@ -1,0 +1,85 @@
+import type { Context, KinesisStreamBatchResponse, KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda';
+import { LockedError } from '../domain/errors.js';
+import { applyMembershipEvent, membershipEventSchema, type MembershipEvent, type MembershipOutcome } from '../domain/memberships.js';
+import type { AppDeps } from '../runtime/deps.js';
+import { attemptDepsOf, invocationOwner, outcomeFields, runGroupedSequentially } from './shared/batch.js';
+import { lambdaEntry } from './shared/lambda.js';
+
+type Decoded =
+  | { readonly ok: true; readonly record: KinesisStreamRecord; readonly event: MembershipEvent }
+  | { readonly ok: false; readonly record: KinesisStreamRecord; readonly issues: string[] };
+
+export function decodeMembershipRecord(record: KinesisStreamRecord): Decoded {
+  let data: unknown;
+  try {
+    data = JSON.parse(Buffer.from(record.kinesis.data, 'base64').toString('utf8'));
+  } catch {
+    return { ok: false, record, issues: ['data is not base64 JSON'] };
+  }
+  const parsed = membershipEventSchema.safeParse(data);
+  if (!parsed.success) return { ok: false, record, issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(event)'}: ${i.message}`) };
+  return { ok: true, record, event: parsed.data };
+}
+
+function outcomeLog(outcome: MembershipOutcome): Record<string, unknown> {
+  const fields: Record<string, unknown> = { outcome: outcome.kind };
+  if (outcome.kind === 'ignored') fields.reason = outcome.reason;
+  if (outcome.kind === 'applied') fields.written = outcome.written.map((r) => ({ subscription_id: r.subscription_id, billing_status: r.billing_status }));
+  if (outcome.kind === 'applied' || outcome.kind === 'ignored') fields.attempts = outcome.attempts.map(outcomeFields);
+  return fields;
+}
+
+/**
+ * Memberships stream → membership changes (DESIGN 7). Records of one user are applied in stream
+ * order; the first that fails is reported and so is every later record of that user in the batch,
+ * so nothing is applied ahead of it. Lambda restarts the shard at the lowest failed sequence
+ * number; records that were applied are then replays, which the domain answers as no-ops.
+ *
+ * A record that cannot be decoded is reported too (so it ends in the on-failure destination once
+ * the event source's retries or record age run out, never blocking the shard for good), but it is
+ * no ordering barrier: it can never be applied, so the user's later changes go ahead.
+ */
+export function createMembershipsConsumerHandler(deps: AppDeps) {
+  return async (event: KinesisStreamEvent, context?: Context): Promise<KinesisStreamBatchResponse> => {
+    const owner = invocationOwner(context);
+    const logger = deps.logger.child({ fn: 'memberships-consumer', request_id: owner });
+    const attemptDeps = attemptDepsOf(deps, logger);
+    const decoded = event.Records.map(decodeMembershipRecord);
+    const blockedUsers = new Set<string>();
+
+    const failed = await runGroupedSequentially(
+      decoded,
+      // The partition key is the user id; an undecodable record still groups with its user.
+      (item) => (item.ok ? item.event.user_id : item.record.kinesis.partitionKey),
+      async (item): Promise<boolean> => {
+        const sequence = item.record.kinesis.sequenceNumber;
+        if (!item.ok) {
+          logger.error({ sequence_number: sequence, partition_key: item.record.kinesis.partitionKey, issues: item.issues }, 'invalid membership record');
+          return true;
+        }
+        const { user_id, event_id, type } = item.event;
+        const fields = { sequence_number: sequence, user_id, event_id, type };
+        if (blockedUsers.has(user_id)) {
+          logger.warn({ ...fields, retry: true }, 'membership event held back behind an earlier failure of this user');
+          return true;
+        }
+        try {
+          const outcome = await applyMembershipEvent(attemptDeps, { event: item.event, owner });
+          logger.info({ ...fields, ...outcomeLog(outcome) }, 'membership event');
+          return false;
+        } catch (error) {
+          blockedUsers.add(user_id);
+          if (error instanceof LockedError) logger.info({ ...fields, outcome: 'skipped_locked', retry: true }, 'membership event');
+          else logger.error({ ...fields, err: error, retry: true }, 'membership event failed');
+          return true;
+        }
+      },
+    );
+
+    return {
+      batchItemFailures: event.Records.filter((_, i) => failed[i]).map((r) => ({ itemIdentifier: r.kinesis.sequenceNumber })),
+    };
+  };
+}
+
+export const handler = lambdaEntry('memberships-consumer', createMembershipsConsumerHandler);
