@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import {
+  DeleteItemCommand,
+  GetItemCommand,
+  PutItemCommand,
+  UpdateItemCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import type { ClaimResult, StripeEventStore } from '../../domain/ports.js';
+import { stripeEventClaimSchema, type StripeEventClaim } from '../../domain/records.js';
+import { marshallItem, unmarshallItem, type Item } from './attribute-codec.js';
+import { CorruptItemError, isConditionalCheckFailed, toDomainError } from './errors.js';
+
+/** Rows delete themselves (table TTL) this long after their last write. */
+export const STRIPE_EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
+
+export interface DynamoStripeEventStoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** Claim tokens; a fresh UUID per claim by default. */
+  readonly newToken?: () => string;
+}
+
+function eventKey(eventId: string): Item {
+  return { pk: { S: `stripe#${eventId}` }, sk: { S: 'event' } };
+}
+
+const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/**
+ * The Stripe event claim (seed 003, fixed per DESIGN 2.8): a live `processing` claim repels
+ * duplicates, an expired one can be taken over, and only the claim's own token can mark it
+ * processed or release it.
+ */
+export class DynamoStripeEventStore implements StripeEventStore {
+  private readonly client: DynamoDBClient;
+  private readonly table: string;
+  private readonly newToken: () => string;
+
+  constructor(options: DynamoStripeEventStoreOptions) {
+    this.client = options.client;
+    this.table = options.tableName;
+    this.newToken = options.newToken ?? randomUUID;
+  }
+
+  async claim(eventId: string, nowMs: number, leaseMs: number): Promise<ClaimResult> {
+    // Two rounds: a row released between our failed put and our read is claimable again.
+    for (let round = 0; round < 2; round++) {
+      const token = this.newToken();
+      try {
+        await this.client.send(
+          new PutItemCommand({
+            TableName: this.table,
+            Item: marshallItem({
+              pk: `stripe#${eventId}`,
+              sk: 'event',
+              event_id: eventId,
+              status: 'processing',
+              updated_at: seconds(nowMs),
+              expires_at: seconds(nowMs) + STRIPE_EVENT_RETENTION_SECONDS,
+              lease_expires_at: nowMs + leaseMs,
+              claim_token: token,
+            }),
+            // A processing row without a lease is the seed's legacy shape: treat it as expired.
+            ConditionExpression:
+              'attribute_not_exists(pk) OR (#status = :processing AND (lease_expires_at < :now OR attribute_not_exists(lease_expires_at)))',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':processing': { S: 'processing' }, ':now': { N: String(nowMs) } },
+          }),
+        );
+        return { kind: 'claimed', claim_token: token };
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw toDomainError(error, { operation: 'stripeEvents.claim' });
+      }
+      const current = await this.get(eventId);
+      if (current?.status === 'processed') return { kind: 'processed' };
+      if (current) return { kind: 'in_progress' };
+    }
+    return { kind: 'in_progress' };
+  }
+
+  async markProcessed(eventId: string, claimToken: string, eventType: string, nowMs: number): Promise<boolean> {
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: eventKey(eventId),
+          UpdateExpression: 'SET #status = :processed, event_type = :type, updated_at = :updated, expires_at = :expires REMOVE lease_expires_at',
+          ConditionExpression: 'claim_token = :token AND #status = :processing',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: marshallItem({
+            ':processed': 'processed',
+            ':processing': 'processing',
+            ':type': eventType,
+            ':updated': seconds(nowMs),
+            ':expires': seconds(nowMs) + STRIPE_EVENT_RETENTION_SECONDS,
+            ':token': claimToken,
+          }),
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return false;
+      throw toDomainError(error, { operation: 'stripeEvents.markProcessed' });
+    }
+  }
+
+  async release(eventId: string, claimToken: string): Promise<void> {
+    try {
+      await this.client.send(
+        new DeleteItemCommand({
+          TableName: this.table,
+          Key: eventKey(eventId),
+          ConditionExpression: 'claim_token = :token AND #status = :processing',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':token': { S: claimToken }, ':processing': { S: 'processing' } },
+        }),
+      );
+    } catch (error) {
+      // Taken over, processed or gone: not ours to delete.
+      if (isConditionalCheckFailed(error)) return;
+      throw toDomainError(error, { operation: 'stripeEvents.release' });
+    }
+  }
+
+  async get(eventId: string): Promise<StripeEventClaim | undefined> {
+    let item: Item | undefined;
+    try {
+      item = (await this.client.send(new GetItemCommand({ TableName: this.table, Key: eventKey(eventId), ConsistentRead: true }))).Item;
+    } catch (error) {
+      throw toDomainError(error, { operation: 'stripeEvents.get' });
+    }
+    if (!item) return undefined;
+    const parsed = stripeEventClaimSchema.safeParse(unmarshallItem(item));
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');
+      throw new CorruptItemError(`${this.table} item (pk=stripe#${eventId}) is corrupt: ${issues}`);
+    }
+    return parsed.data;
+  }
+}

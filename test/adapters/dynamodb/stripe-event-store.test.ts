@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DynamoStripeEventStore, STRIPE_EVENT_RETENTION_SECONDS } from '../../../src/adapters/dynamodb/stripe-event-store.js';
+import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
+
+// Real time: DynamoDB Local honours TTL (expires_at), so rows must not be born expired.
+const NOW = Date.now();
+const LEASE = 30_000;
+
+describe('DynamoStripeEventStore on DynamoDB Local', () => {
+  let db: TestDynamo;
+  let store: DynamoStripeEventStore;
+  beforeAll(async () => {
+    db = await createTestDynamo('stripe');
+    store = new DynamoStripeEventStore({ client: db.client, tableName: db.tables.stripeEvents });
+  });
+
+  const eventId = () => `evt_${randomUUID().replaceAll('-', '')}`;
+
+  async function raw(id: string) {
+    return (
+      await db.client.send(
+        new GetItemCommand({ TableName: db.tables.stripeEvents, Key: { pk: { S: `stripe#${id}` }, sk: { S: 'event' } }, ConsistentRead: true }),
+      )
+    ).Item;
+  }
+
+  it('writes the DESIGN 2.8 row on claim', async () => {
+    const id = eventId();
+    const result = await store.claim(id, NOW, LEASE);
+    expect(result.kind).toBe('claimed');
+    const item = await raw(id);
+    expect(item).toMatchObject({
+      pk: { S: `stripe#${id}` },
+      sk: { S: 'event' },
+      event_id: { S: id },
+      status: { S: 'processing' },
+      updated_at: { N: String(Math.floor(NOW / 1000)) },
+      expires_at: { N: String(Math.floor(NOW / 1000) + STRIPE_EVENT_RETENTION_SECONDS) },
+      lease_expires_at: { N: String(NOW + LEASE) },
+      claim_token: { S: result.kind === 'claimed' ? result.claim_token : '' },
+    });
+    expect(item?.event_type).toBeUndefined();
+  });
+
+  it('lets exactly one of 50 concurrent duplicate deliveries claim; the rest are in progress', async () => {
+    const id = eventId();
+    const results = await Promise.all(Array.from({ length: 50 }, () => store.claim(id, NOW, LEASE)));
+    expect(results.filter((r) => r.kind === 'claimed')).toHaveLength(1);
+    expect(results.filter((r) => r.kind === 'in_progress')).toHaveLength(49);
+  });
+
+  it('lets a delivery take over an expired claim, and fences the old claimant off', async () => {
+    const id = eventId();
+    const first = await store.claim(id, NOW, LEASE);
+    expect(await store.claim(id, NOW + LEASE, LEASE)).toEqual({ kind: 'in_progress' });
+    const second = await store.claim(id, NOW + LEASE + 1, LEASE);
+    expect(second.kind).toBe('claimed');
+    if (first.kind !== 'claimed' || second.kind !== 'claimed') throw new Error('unreachable');
+    expect(await store.markProcessed(id, first.claim_token, 'charge.refunded', NOW + LEASE + 2)).toBe(false);
+    await store.release(id, first.claim_token);
+    expect((await store.get(id))?.claim_token).toBe(second.claim_token);
+    expect(await store.markProcessed(id, second.claim_token, 'charge.refunded', NOW + LEASE + 3)).toBe(true);
+  });
+
+  it('marks processed with our token; a processed event blocks every later claim, even after the lease', async () => {
+    const id = eventId();
+    const claim = await store.claim(id, NOW, LEASE);
+    if (claim.kind !== 'claimed') throw new Error('not claimed');
+    expect(await store.markProcessed(id, claim.claim_token, 'payment_intent.succeeded', NOW + 1_000)).toBe(true);
+    const stored = await store.get(id);
+    expect(stored).toMatchObject({ status: 'processed', event_type: 'payment_intent.succeeded', updated_at: Math.floor((NOW + 1_000) / 1000) });
+    expect(stored?.lease_expires_at).toBeUndefined();
+    expect(await store.claim(id, NOW + 10 * LEASE, LEASE)).toEqual({ kind: 'processed' });
+    // A processed row is never released, not even by its own token.
+    await store.release(id, claim.claim_token);
+    expect((await store.get(id))?.status).toBe('processed');
+    expect(await store.markProcessed(id, claim.claim_token, 'x', NOW + 2_000)).toBe(false);
+  });
+
+  it('releases only its own claim, so a re-delivery can claim again', async () => {
+    const id = eventId();
+    const claim = await store.claim(id, NOW, LEASE);
+    if (claim.kind !== 'claimed') throw new Error('not claimed');
+    await store.release(id, 'someone-else');
+    expect((await store.get(id))?.status).toBe('processing');
+    await store.release(id, claim.claim_token);
+    expect(await store.get(id)).toBeUndefined();
+    expect((await store.claim(id, NOW + 1, LEASE)).kind).toBe('claimed');
+  });
+
+  it('takes over a legacy processing row without a lease (seed 003 shape)', async () => {
+    const id = eventId();
+    await db.client.send(
+      new PutItemCommand({
+        TableName: db.tables.stripeEvents,
+        Item: {
+          pk: { S: `stripe#${id}` },
+          sk: { S: 'event' },
+          event_id: { S: id },
+          status: { S: 'processing' },
+          updated_at: { N: String(Math.floor(NOW / 1000)) },
+          expires_at: { N: String(Math.floor(NOW / 1000) + 3600) },
+        },
+      }),
+    );
+    expect((await store.claim(id, NOW, LEASE)).kind).toBe('claimed');
+  });
+
+  it('answers undefined for an unknown event', async () => {
+    expect(await store.get(eventId())).toBeUndefined();
+  });
+});
