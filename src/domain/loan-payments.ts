@@ -1,0 +1,169 @@
+import { AlreadyExistsError, DomainError, NotFoundError } from './errors.js';
+import type { Clock, Page, PageRequest, PaymentProcessor, PaymentResult, PaymentsStore } from './ports.js';
+import type { LoanPayment, LoanPaymentStatus } from './records.js';
+import { formatInstant } from './time.js';
+import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js';
+
+/**
+ * Loan payments made by the user (DESIGN 2.7, seed 004): create PENDING, submit through the
+ * processor, then ACHSENT (ach), COMPLETED (pinless, applied to the intended installment) or RETRY
+ * (declined). The payment id is derived by the caller from the request's Idempotency-Key, so a
+ * repeat finds the payment it made instead of making another.
+ */
+
+export interface LoanPaymentDeps {
+  readonly payments: PaymentsStore;
+  readonly processor: PaymentProcessor;
+  readonly clock: Clock;
+}
+
+export interface LoanPaymentRequest {
+  readonly user_id: string;
+  readonly loan_id: string;
+  /** Deterministic per (user, loan, Idempotency-Key). */
+  readonly payment_id: string;
+  readonly amount_cents: number;
+  readonly payment_method: LoanPayment['loc_payment_method'];
+  readonly account_last_four?: string | undefined;
+  readonly intended_installment_id?: string | undefined;
+  readonly signal?: AbortSignal;
+}
+
+export interface LoanPaymentResult {
+  readonly payment: LoanPayment;
+  /** False when the Idempotency-Key had already made this payment. */
+  readonly created: boolean;
+}
+
+/** The same Idempotency-Key was sent with a different payment (amount, method, account or installment). */
+export class IdempotencyKeyReusedError extends DomainError {
+  override readonly name = 'IdempotencyKeyReusedError';
+  readonly code = 'idempotency_key_reused';
+}
+
+export const LOAN_PAYMENT_REASONS = {
+  created: 'Payment requested by the user.',
+  submitted: 'ACH debit submitted; awaiting settlement.',
+  collected: 'Payment collected.',
+} as const;
+
+export async function makeLoanPayment(deps: LoanPaymentDeps, request: LoanPaymentRequest): Promise<LoanPaymentResult> {
+  const existing = await deps.payments.get(request.user_id, request.loan_id, request.payment_id);
+  if (existing) return repeat(deps, existing, request);
+
+  const now = formatInstant(deps.clock.now());
+  const pending: LoanPayment = {
+    loc_user_id: request.user_id,
+    loc_loan_id: request.loan_id,
+    loc_payment_id: request.payment_id,
+    loc_amount: request.amount_cents,
+    loc_status: 'PENDING',
+    loc_payment_method: request.payment_method,
+    loc_process: 'MANUAL',
+    loc_payment_attempts: 0,
+    loc_update_reason: LOAN_PAYMENT_REASONS.created,
+    loc_created_date: now,
+    loc_last_updated: now,
+    version: 0,
+    ...(request.account_last_four !== undefined ? { loc_account_last_four: request.account_last_four } : {}),
+    ...(request.intended_installment_id !== undefined ? { loc_intended_installment_id: request.intended_installment_id } : {}),
+  };
+  try {
+    await deps.payments.create(pending);
+  } catch (error) {
+    // A concurrent request with the same key won the create: answer as its repeat.
+    if (!(error instanceof AlreadyExistsError)) throw error;
+    const raced = await deps.payments.get(request.user_id, request.loan_id, request.payment_id);
+    if (!raced) throw error;
+    return repeat(deps, raced, request);
+  }
+  return { payment: await submit(deps, pending, request.signal), created: true };
+}
+
+/** A repeat of the same request: the payment as it is, resuming a submission a crash cut short. */
+async function repeat(deps: LoanPaymentDeps, existing: LoanPayment, request: LoanPaymentRequest): Promise<LoanPaymentResult> {
+  if (!sameRequest(existing, request)) {
+    throw new IdempotencyKeyReusedError(`Idempotency-Key already used for payment ${existing.loc_payment_id} with different details`);
+  }
+  if (existing.loc_status === 'PENDING' && existing.loc_process === 'MANUAL') {
+    // The processor key is the same as the interrupted attempt's, so this never charges twice.
+    return { payment: await submit(deps, existing, request.signal), created: false };
+  }
+  return { payment: existing, created: false };
+}
+
+function sameRequest(existing: LoanPayment, request: LoanPaymentRequest): boolean {
+  return (
+    existing.loc_amount === request.amount_cents &&
+    existing.loc_payment_method === request.payment_method &&
+    existing.loc_account_last_four === request.account_last_four &&
+    existing.loc_intended_installment_id === request.intended_installment_id
+  );
+}
+
+/** Submits with key `{payment_id}:{attempts + 1}` and writes the outcome, conditional on the version read. */
+async function submit(deps: LoanPaymentDeps, read: LoanPayment, signal?: AbortSignal): Promise<LoanPayment> {
+  const result = await deps.processor.submit(
+    {
+      idempotency_key: `${read.loc_payment_id}:${read.loc_payment_attempts + 1}`,
+      user_id: read.loc_user_id,
+      amount_cents: read.loc_amount,
+      rail: read.loc_payment_method,
+      account_last_four: read.loc_account_last_four,
+      reference: { kind: 'loan_payment', user_id: read.loc_user_id, loan_id: read.loc_loan_id, payment_id: read.loc_payment_id },
+    },
+    signal,
+  );
+  const after = afterSubmission(read, result, deps.clock.now());
+  await deps.payments.update(after, read.version);
+  return after;
+}
+
+function afterSubmission(read: LoanPayment, result: PaymentResult, now: Date): LoanPayment {
+  const at = formatInstant(now);
+  const event: LoanPaymentEvent =
+    result.outcome === 'approved' ? 'COLLECTED' : result.outcome === 'submitted' ? 'ACH_SUBMITTED' : 'RETRY_SCHEDULED';
+  const after: LoanPayment = {
+    ...read,
+    loc_status: loanPaymentTransitions.apply(read.loc_status, event),
+    loc_payment_attempts: read.loc_payment_attempts + 1,
+    loc_last_updated: at,
+    version: read.version + 1,
+  };
+  if (result.confirmation_id !== undefined) after.loc_confirmation_id = result.confirmation_id;
+  switch (result.outcome) {
+    case 'approved':
+      after.loc_update_reason = LOAN_PAYMENT_REASONS.collected;
+      if (read.loc_intended_installment_id !== undefined) {
+        after.loc_applications = [
+          { payment_id: read.loc_payment_id, installment_id: read.loc_intended_installment_id, amount: read.loc_amount, payment_date: at },
+        ];
+      }
+      break;
+    case 'submitted':
+      after.loc_update_reason = LOAN_PAYMENT_REASONS.submitted;
+      break;
+    case 'declined':
+      after.loc_update_reason = result.message;
+      break;
+  }
+  return after;
+}
+
+export async function getLoanPayment(deps: Pick<LoanPaymentDeps, 'payments'>, userId: string, loanId: string, paymentId: string): Promise<LoanPayment> {
+  const payment = await deps.payments.get(userId, loanId, paymentId);
+  if (!payment) throw new NotFoundError(`payment ${paymentId} of loan ${loanId} not found`);
+  return payment;
+}
+
+export async function listLoanPayments(
+  deps: Pick<LoanPaymentDeps, 'payments'>,
+  userId: string,
+  loanId: string,
+  options: PageRequest & { readonly status?: LoanPaymentStatus | undefined },
+): Promise<Page<LoanPayment>> {
+  const page: PageRequest = { ...(options.limit !== undefined ? { limit: options.limit } : {}), cursor: options.cursor ?? null };
+  return options.status === undefined
+    ? deps.payments.listByLoan(userId, loanId, page)
+    : deps.payments.listByLoanAndStatus(userId, loanId, options.status, page);
+}
