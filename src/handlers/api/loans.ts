@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto';
+import * as z from 'zod';
+import { getLoanPayment, listLoanPayments, makeLoanPayment } from '../../domain/loan-payments.js';
+import { positiveCentsSchema } from '../../domain/money.js';
+import { loanPaymentStatusSchema } from '../../domain/records.js';
+import { json, parseJsonBody, type HttpResult } from '../shared/http.js';
+import { serializeLoanPayment, serializePage } from '../shared/serialize.js';
+import { cursorSchema, idSchema, idempotencyKey, limitSchema, pathParams, queryParams } from './request.js';
+import type { RouteContext } from './router.js';
+
+/** Loan payments (DESIGN 2.7, seed 004): list, get, and a user's payment keyed by Idempotency-Key. */
+
+const loanParams = z.object({ userId: idSchema, loanId: idSchema });
+const paymentParams = loanParams.extend({ paymentId: idSchema });
+const listQuery = z.strictObject({ limit: limitSchema, next: cursorSchema.optional(), status: loanPaymentStatusSchema.optional() });
+const newPaymentBody = z.strictObject({
+  amount_cents: positiveCentsSchema,
+  payment_method: z.enum(['ach', 'pinless']),
+  account_last_four: z.string().regex(/^\d{4}$/, 'four digits').optional(),
+  intended_installment_id: idSchema.optional(),
+});
+
+/** The payment id a request's Idempotency-Key stands for: the same user, loan and key always give the same id. */
+export function loanPaymentId(userId: string, loanId: string, key: string): string {
+  const digest = createHash('sha256').update(`${userId}\n${loanId}\n${key}`, 'utf8').digest('hex');
+  return `pay_${digest.slice(0, 32)}`;
+}
+
+export async function listPayments(ctx: RouteContext): Promise<HttpResult> {
+  const { userId, loanId } = pathParams(ctx.params, loanParams);
+  ctx.annotate({ user_id: userId });
+  const query = queryParams(ctx.event, listQuery);
+  const page = await listLoanPayments(ctx.deps, userId, loanId, { limit: query.limit, cursor: query.next ?? null, status: query.status });
+  return json(200, serializePage(page, serializeLoanPayment));
+}
+
+export async function getPayment(ctx: RouteContext): Promise<HttpResult> {
+  const { userId, loanId, paymentId } = pathParams(ctx.params, paymentParams);
+  ctx.annotate({ user_id: userId });
+  return json(200, serializeLoanPayment(await getLoanPayment(ctx.deps, userId, loanId, paymentId)));
+}
+
+export async function createPayment(ctx: RouteContext): Promise<HttpResult> {
+  const { userId, loanId } = pathParams(ctx.params, loanParams);
+  ctx.annotate({ user_id: userId });
+  const key = idempotencyKey(ctx.event);
+  const body = parseJsonBody(ctx.event, newPaymentBody);
+  const { payment, created } = await makeLoanPayment(ctx.deps, {
+    user_id: userId,
+    loan_id: loanId,
+    payment_id: loanPaymentId(userId, loanId, key),
+    amount_cents: body.amount_cents,
+    payment_method: body.payment_method,
+    account_last_four: body.account_last_four,
+    intended_installment_id: body.intended_installment_id,
+  });
+  return json(created ? 201 : 200, serializeLoanPayment(payment));
+}

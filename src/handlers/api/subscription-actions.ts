@@ -1,0 +1,147 @@
+import * as z from 'zod';
+import type { AttemptDeps, AttemptOutcome } from '../../domain/attempt.js';
+import { LockedError } from '../../domain/errors.js';
+import { billingFailureView } from '../../domain/ladder.js';
+import { changeBillingDate, manualPay, retryBilling, waive } from '../../domain/operator.js';
+import type { BillingRecord } from '../../domain/records.js';
+import { instantSchema } from '../../domain/time.js';
+import { json, parseJsonBody, type HttpResult } from '../shared/http.js';
+import { serializeSubscription } from '../shared/serialize.js';
+import { idSchema, idempotencyKey, pathParams, reasonSchema } from './request.js';
+import type { RouteContext } from './router.js';
+
+/** Manual pay, operator retry-billing, waive and due-date change (DESIGN 5 and 8), all audited. */
+
+const subscriptionParams = z.object({ subscriptionId: idSchema });
+const optionalReasonBody = z.strictObject({ reason: reasonSchema.optional() }).optional();
+const waiveBody = z.strictObject({ reason: reasonSchema });
+const billingDateBody = z.strictObject({ billing_date: instantSchema, reason: reasonSchema.optional() });
+
+function attemptDeps(ctx: RouteContext): AttemptDeps {
+  const { deps } = ctx;
+  return {
+    clock: deps.clock,
+    locks: deps.locks,
+    billing: deps.billing,
+    processor: deps.processor,
+    accounts: deps.accounts,
+    ids: deps.ids,
+    onError: (error, context) => ctx.log.warn({ err: error, ...context }, 'billing attempt failed'),
+    ...(deps.settings.lockLeaseMs !== undefined ? { lockLeaseMs: deps.settings.lockLeaseMs } : {}),
+    ...(deps.settings.lockHeartbeatMs !== undefined ? { lockHeartbeatMs: deps.settings.lockHeartbeatMs } : {}),
+  };
+}
+
+function subscriptionId(ctx: RouteContext): string {
+  const { subscriptionId: id } = pathParams(ctx.params, subscriptionParams);
+  ctx.annotate({ subscription_id: id });
+  return id;
+}
+
+/**
+ * What a manual pay did, as the API names it:
+ * - `collected`: a pinless or card payment was approved;
+ * - `submitted`: an ACH debit was accepted, settlement follows (status ACHSENT);
+ * - `declined`: the bank said no (status FAILED, `payment_error` says why);
+ * - `failed`: a system failure, not a decline; `billing_failure` is present when it was saved;
+ * - `not_due`: nothing to collect now (`not_due_reason`: status, not_yet_due, ach_blocked, ...);
+ * - `cancelled`: a requested cancel took effect instead of a collection;
+ * - `inactive`: the account is not active, the period became INACTIVE;
+ * - `paused`: a paused period whose window had passed was skipped.
+ */
+export type PayOutcome = 'collected' | 'submitted' | 'declined' | 'failed' | 'not_due' | 'cancelled' | 'inactive' | 'paused';
+
+function payOutcome(outcome: AttemptOutcome): { outcome: PayOutcome; not_due_reason?: string } {
+  switch (outcome.kind) {
+    case 'collected':
+    case 'submitted':
+    case 'declined':
+    case 'cancelled':
+    case 'inactive':
+      return { outcome: outcome.kind };
+    case 'pause_advanced':
+      return { outcome: 'paused' };
+    case 'failed_counted':
+    case 'failed_uncounted':
+      return { outcome: 'failed' };
+    case 'not_due':
+      return { outcome: 'not_due', not_due_reason: outcome.reason };
+    case 'gate_closed':
+      return { outcome: 'not_due', not_due_reason: 'gate_closed' };
+    case 'skipped_locked':
+      // Someone else is billing this user right now: nothing happened, try again shortly.
+      throw new LockedError('the subscription is being billed right now');
+  }
+}
+
+/** A replay answers what the first request did, as the record now shows it. */
+function replayOutcome(record: BillingRecord): PayOutcome {
+  switch (record.billing_status) {
+    case 'COMPLETED':
+    case 'REFUNDED':
+      return 'collected';
+    case 'ACHSENT':
+      return 'submitted';
+    case 'FAILED':
+      return 'declined';
+    default:
+      return billingFailureView(record) ? 'failed' : 'not_due';
+  }
+}
+
+export async function pay(ctx: RouteContext): Promise<HttpResult> {
+  const id = subscriptionId(ctx);
+  const key = idempotencyKey(ctx.event);
+  const body = parseJsonBody(ctx.event, optionalReasonBody);
+  const result = await manualPay(attemptDeps(ctx), {
+    subscriptionId: id,
+    owner: ctx.owner,
+    actor: ctx.actor,
+    reason: body?.reason,
+    idempotencyKey: key,
+  });
+  ctx.annotate({ user_id: result.subscription.user_id });
+  const described = result.replayed ? { outcome: replayOutcome(result.subscription) } : payOutcome(result.outcome);
+  const failure = billingFailureView(result.subscription);
+  return json(200, {
+    ...described,
+    replayed: result.replayed,
+    ...(described.outcome === 'failed' && failure ? { billing_failure: failure } : {}),
+    subscription: serializeSubscription(result.subscription, ctx.deps.clock.now()),
+  });
+}
+
+export async function retryBillingRoute(ctx: RouteContext): Promise<HttpResult> {
+  const id = subscriptionId(ctx);
+  const body = parseJsonBody(ctx.event, optionalReasonBody);
+  const result = await retryBilling(attemptDeps(ctx), { subscriptionId: id, owner: ctx.owner, actor: ctx.actor, reason: body?.reason });
+  ctx.annotate({ user_id: result.subscription.user_id });
+  return json(200, {
+    outcome: result.outcome,
+    ...(result.billing_failure ? { billing_failure: result.billing_failure } : {}),
+    still_due: result.still_due,
+    subscription: serializeSubscription(result.subscription, ctx.deps.clock.now()),
+  });
+}
+
+export async function waiveRoute(ctx: RouteContext): Promise<HttpResult> {
+  const id = subscriptionId(ctx);
+  const body = parseJsonBody(ctx.event, waiveBody);
+  const after = await waive(attemptDeps(ctx), { subscriptionId: id, owner: ctx.owner, actor: ctx.actor, reason: body.reason });
+  ctx.annotate({ user_id: after.user_id });
+  return json(200, { subscription: serializeSubscription(after, ctx.deps.clock.now()) });
+}
+
+export async function changeBillingDateRoute(ctx: RouteContext): Promise<HttpResult> {
+  const id = subscriptionId(ctx);
+  const body = parseJsonBody(ctx.event, billingDateBody);
+  const moved = await changeBillingDate(attemptDeps(ctx), {
+    subscriptionId: id,
+    owner: ctx.owner,
+    actor: ctx.actor,
+    reason: body.reason,
+    billingDate: body.billing_date,
+  });
+  ctx.annotate({ user_id: moved.user_id });
+  return json(200, { subscription: serializeSubscription(moved, ctx.deps.clock.now()) });
+}
