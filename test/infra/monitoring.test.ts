@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { HANDLER_NAMES } from '../../lib/handlers.js';
+import { resourcesOfType, synthBilling } from './support.js';
+
+const prod = synthBilling({ stage: 'prod' });
+type Alarm = { AlarmName: string; MetricName: string; Namespace: string; Dimensions?: { Name: string; Value: unknown }[]; Threshold: number; ComparisonOperator: string; AlarmActions?: unknown[]; Statistic: string };
+const alarms = [
+  ...Object.values(resourcesOfType(prod.statefulTemplate, 'AWS::CloudWatch::Alarm')),
+  ...Object.values(resourcesOfType(prod.statelessTemplate, 'AWS::CloudWatch::Alarm')),
+].map((a) => a.Properties as unknown as Alarm);
+const alarmNamed = (name: string) => {
+  const alarm = alarms.find((a) => a.AlarmName === name);
+  if (!alarm) throw new Error(`no alarm ${name}`);
+  return alarm;
+};
+
+describe('alarms', () => {
+  it('all notify the stage alarm topic', () => {
+    for (const alarm of alarms) expect(JSON.stringify(alarm.AlarmActions)).toMatch(/AlarmTopic/);
+  });
+
+  it.each(['prod-collections-dlq', 'prod-balance-events-dlq', 'prod-memberships-failures'])('fires on any message in %s', (queue) => {
+    const alarm = alarmNamed(`${queue}-not-empty`);
+    expect(alarm).toMatchObject({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    expect(JSON.stringify(alarm.Dimensions)).toContain('QueueName');
+  });
+
+  it.each(HANDLER_NAMES)('fires on errors of %s', (name) => {
+    const alarm = alarmNamed(`prod-billing-${name}-errors`);
+    expect(alarm).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Errors', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(alarm.Dimensions).toEqual([{ Name: 'FunctionName', Value: { Ref: expect.stringMatching(/Function/) } }]);
+  });
+
+  it('fires when the memberships consumer falls behind its stream', () => {
+    expect(alarmNamed('prod-memberships-iterator-age')).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'IteratorAge', Statistic: 'Maximum' });
+  });
+
+  it('fires on any parked subscription, on exactly the dimensions the collections-job emits', () => {
+    expect(alarmNamed('prod-billing-parked-subscriptions')).toMatchObject({
+      Namespace: 'Billing',
+      MetricName: 'billing_failing_subscriptions',
+      Dimensions: [{ Name: 'state', Value: 'parked' }],
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      Statistic: 'Maximum',
+    });
+  });
+});
+
+describe('dashboard', () => {
+  it('shows the retrying and parked gauges', () => {
+    const dashboards = Object.values(resourcesOfType(prod.statelessTemplate, 'AWS::CloudWatch::Dashboard'));
+    expect(dashboards).toHaveLength(1);
+    expect(dashboards[0]!.Properties?.DashboardName).toBe('prod-billing');
+    const body = JSON.stringify(dashboards[0]!.Properties?.DashboardBody);
+    expect(body).toContain('billing_failing_subscriptions');
+    expect(body).toMatch(/\\"state\\",\\"retrying\\"/);
+    expect(body).toMatch(/\\"state\\",\\"parked\\"/);
+  });
+});
