@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/runtime/config.js';
+import { FUNCTION_NEEDS, productionDeps } from '../../src/runtime/production.js';
+
+const complete: NodeJS.ProcessEnv = {
+  DYNAMO_DB_REGION: 'us-east-1',
+  DYNAMO_ENDPOINT: 'http://127.0.0.1:1',
+  BILLING_ACTIVITY_TABLE: 'dev-billing-activity',
+  BILLING_ACTIVITY_HISTORY_TABLE: 'dev-billing-activity-history',
+  LOCKS_TABLE: 'dev-locks',
+  PAYMENTS_TABLE: 'dev-payments',
+  STRIPE_EVENTS_TABLE: 'dev-stripe-events',
+  COLLECTIONS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/collections',
+  BALANCE_EVENTS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/balance-events',
+  STRIPE_API_KEY: 'sk_test_x',
+  STRIPE_WEBHOOK_SECRET: 'whsec_x',
+  ACH_WEBHOOK_SECRET: 'ach_x',
+  BALANCE_WEBHOOK_SECRET: 'bal_x',
+  PAYMENTS_API_URL: 'http://127.0.0.1:1',
+  ACCOUNTS_API_URL: 'http://127.0.0.1:1',
+  LOG_LEVEL: 'silent',
+};
+
+describe('production wiring at cold start', () => {
+  it.each(Object.keys(FUNCTION_NEEDS))('builds %s from a complete environment (region alias accepted)', async (fn) => {
+    const deps = await productionDeps(fn, complete);
+    expect(deps.settings.stage).toBe('local');
+    expect(typeof deps.billing.get).toBe('function');
+  });
+
+  it('refuses a missing table name as a startup error, never a silent fallback', async () => {
+    const { LOCKS_TABLE: _omitted, ...env } = complete;
+    await expect(productionDeps('batch-worker', env)).rejects.toThrow(ConfigError);
+    await expect(productionDeps('batch-worker', { ...complete, LOCKS_TABLE: '  ' })).rejects.toThrow(/LOCKS_TABLE/);
+  });
+
+  it('refuses a missing webhook secret', async () => {
+    const { ACH_WEBHOOK_SECRET: _omitted, ...env } = complete;
+    await expect(productionDeps('ach-handler', env)).rejects.toThrow(/ACH_WEBHOOK_SECRET/);
+  });
+
+  it('refuses a missing region', async () => {
+    const { DYNAMO_DB_REGION: _omitted, ...env } = complete;
+    await expect(productionDeps('api', env)).rejects.toThrow(/DYNAMO_REGION/);
+  });
+
+  it('reports use of a dependency the function was not configured for', async () => {
+    const deps = await productionDeps('collections-job', complete);
+    expect(() => deps.processor.submit({} as never)).toThrow(/not configured for collections-job/);
+  });
+});
