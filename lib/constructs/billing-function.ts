@@ -68,6 +68,8 @@ export class BillingFunction extends Construct {
         minify: true,
         sourceMap: true,
         sourceMapMode: nodejs.SourceMapMode.EXTERNAL,
+        // Positions are enough for stack traces; embedding every source triples the upload.
+        sourcesContent: false,
         mainFields: ['module', 'main'],
         // Ship the SDK versions the lock file pins instead of whatever the runtime carries.
         bundleAwsSDK: true,

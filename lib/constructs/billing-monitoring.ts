@@ -66,13 +66,13 @@ export class BillingMonitoring extends Construct {
     // Dimensions are exactly the EMF dimension set the collections-job emits, [["state"]]: a
     // CloudWatch metric is identified by its full dimension set, so adding Stage here would match
     // no data. Deploy each stage to its own account (or region) to keep their gauges apart.
-    const failingGauge = (state: 'retrying' | 'parked') =>
+    const failingGauge = (state: 'retrying' | 'parked', label?: string) =>
       new cloudwatch.Metric({
         ...FAILING_SUBSCRIPTIONS_METRIC,
         dimensionsMap: { state },
         statistic: cloudwatch.Stats.MAXIMUM,
         period: gaugePeriod,
-        label: state,
+        ...(label ? { label } : {}),
       });
 
     this.parkedAlarm = notify(
@@ -96,12 +96,12 @@ export class BillingMonitoring extends Construct {
     this.dashboard.addWidgets(
       new cloudwatch.SingleValueWidget({
         title: 'Failing subscriptions now',
-        metrics: [failingGauge('retrying'), failingGauge('parked')],
+        metrics: [failingGauge('retrying', 'retrying'), failingGauge('parked', 'parked')],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
         title: 'Failing subscriptions (retrying, parked)',
-        left: [failingGauge('retrying'), failingGauge('parked')],
+        left: [failingGauge('retrying', 'retrying'), failingGauge('parked', 'parked')],
         leftAnnotations: [{ value: 0, label: 'parked alarm above', color: cloudwatch.Color.RED }],
         width: 16,
       }),
