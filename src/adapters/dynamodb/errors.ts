@@ -12,6 +12,7 @@ export type ConditionMeaning = 'exists' | 'concurrent';
 const TRANSIENT_NAMES = new Set([
   'TransactionConflictException',
   'TransactionInProgressException',
+  'ReplicatedWriteConflictException',
   'ThrottlingException',
   'ProvisionedThroughputExceededException',
   'RequestLimitExceeded',
