@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { isFailureLive, dueKey, type BillingFailureFields } from '../../domain/ladder.js';
 import type { BillingStore, BillingTransaction, Page, PageRequest } from '../../domain/ports.js';
+import { normalizeInstant } from '../../domain/time.js';
 import { keyOf, type BillingKey, type BillingRecord, type BillingStatus, type HistoryRow } from '../../domain/records.js';
 import { marshallItem } from './attribute-codec.js';
 import {
@@ -123,9 +124,11 @@ export class DynamoBillingStore implements BillingStore {
    */
   async listByStatus(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>> {
     const limit = pageLimit(page);
+    // Stored dates are nine-digit UTC; a bound in another RFC3339 form would compare wrongly as a string.
+    const due = normalizeInstant(dueAtOrBefore);
     const { items, next } = await listAcrossShards({
       shardCount: this.shardCount,
-      fingerprint: `billing|${status}|${dueAtOrBefore}|${this.shardCount}`,
+      fingerprint: `billing|${status}|${due}|${this.shardCount}`,
       limit,
       cursor: page?.cursor,
       query: async (shard, startKey, shardLimit) => {
@@ -135,7 +138,7 @@ export class DynamoBillingStore implements BillingStore {
               TableName: this.table,
               IndexName: BILLING_ACTIVITY_INDEXES.byStatus,
               KeyConditionExpression: 'status_shard = :ss AND billing_date <= :due',
-              ExpressionAttributeValues: { ':ss': { S: `${status}#${shard}` }, ':due': { S: dueAtOrBefore } },
+              ExpressionAttributeValues: { ':ss': { S: `${status}#${shard}` }, ':due': { S: due } },
               Limit: shardLimit,
               ExclusiveStartKey: startKey,
             }),
