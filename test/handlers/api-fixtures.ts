@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { historyRowOf } from '../../src/domain/billing-record.js';
+import { userLockKey } from '../../src/domain/lock.js';
+import type { BillingRecord } from '../../src/domain/records.js';
+import { formatInstant } from '../../src/domain/time.js';
+import { createApiHandler } from '../../src/handlers/api.js';
+import type { HttpEvent } from '../../src/handlers/shared/http.js';
+import type { TestApp } from '../support/app.js';
+import { httpEvent, responseOf, type HttpEventOptions } from '../support/http-events.js';
+
+/** Seeding and calling helpers for the api handler tests. */
+
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+export function instantAt(app: TestApp, offsetMs: number): string {
+  return formatInstant(new Date(app.clock.now().getTime() + offsetMs));
+}
+
+export function newUserId(): string {
+  return `user-${randomUUID().slice(0, 8)}`;
+}
+
+let stamp = 0;
+
+/** A billing record as the memberships consumer would have written it; due yesterday by default. */
+export function billingRecord(app: TestApp, overrides: Partial<BillingRecord> = {}): BillingRecord {
+  stamp += 1;
+  return {
+    user_id: newUserId(),
+    billing_date: instantAt(app, -DAY_MS),
+    subscription_id: randomUUID(),
+    amount_cents: 1999,
+    billing_status: 'PENDING',
+    // Distinct per record: two records of one user never share a history key.
+    last_run_date: formatInstant(new Date(app.clock.now().getTime() - 40 * DAY_MS), stamp % 1_000_000),
+    created_date: instantAt(app, -40 * DAY_MS),
+    process: 'UNKNOWN',
+    term: 'MONTHLY',
+    tier: 'plus:v3',
+    payment_method: 'pinless',
+    account_last_four: '6789',
+    payment_attempts: 0,
+    version: 0,
+    ...overrides,
+  };
+}
+
+export async function seed(app: TestApp, ...records: BillingRecord[]): Promise<BillingRecord[]> {
+  await app.deps.billing.addAll(records, records.map((r) => historyRowOf(r)));
+  return records;
+}
+
+export async function seedOne(app: TestApp, overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
+  const [record] = await seed(app, billingRecord(app, overrides));
+  return record!;
+}
+
+/** Holds the user's billing lock as another invocation would. */
+export async function holdLock(app: TestApp, userId: string): Promise<void> {
+  const now = app.clock.now().getTime();
+  await app.deps.locks.tryAcquire(
+    { key: userLockKey(userId), owner_name: 'someone-else', record_version_number: randomUUID(), lease_duration_ms: 60_000, lease_expires_at: now + 60_000 },
+    now,
+  );
+}
+
+export type Caller = (method: string, options?: HttpEventOptions) => Promise<ReturnType<typeof responseOf>>;
+
+/** Calls the api handler with an HTTP API v2 event and parses the answer. */
+export function callerFor(app: TestApp): Caller & { raw: (event: HttpEvent) => Promise<ReturnType<typeof responseOf>> } {
+  const handler = createApiHandler(app.deps);
+  const raw = async (event: HttpEvent) => responseOf(await handler(event));
+  const call = (async (method: string, options: HttpEventOptions = {}) =>
+    raw(httpEvent(method, { timeEpoch: app.clock.now().getTime(), ...options }))) as Caller & { raw: typeof raw };
+  call.raw = raw;
+  return call;
+}
