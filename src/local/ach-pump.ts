@@ -1,0 +1,99 @@
+import type { Clock } from '../domain/ports.js';
+import type { PaymentSimulator, PendingAchOutcome } from '../adapters/processor/simulator.js';
+import { signPayload } from '../handlers/shared/signature.js';
+import type { Logger } from '../runtime/logger.js';
+import type { GatewayRequest, GatewayResponse } from './gateway.js';
+
+export interface AchPumpResult {
+  settled: number;
+  returned: number;
+  /** Deliveries the ach-handler did not accept; they are put back and sent on the next pump. */
+  failed: number;
+}
+
+/** The ACH webhook body of DESIGN 4 for one simulated bank outcome. */
+export function achEventBody(outcome: PendingAchOutcome, occurredAt: Date): Record<string, unknown> {
+  const { charge } = outcome;
+  const reference =
+    charge.reference.kind === 'subscription'
+      ? { kind: 'subscription', user_id: charge.reference.user_id, billing_date: charge.reference.billing_date }
+      : { kind: 'loan_payment', user_id: charge.reference.user_id, loan_id: charge.reference.loan_id, payment_id: charge.reference.payment_id };
+  return {
+    event_id: `ach_${charge.confirmation_id}_${outcome.type}`,
+    type: outcome.type,
+    confirmation_id: charge.confirmation_id,
+    ...(outcome.return_code ? { return_code: outcome.return_code } : {}),
+    amount_cents: charge.amount_cents,
+    occurred_at: occurredAt.toISOString(),
+    reference,
+  };
+}
+
+/**
+ * The bank's side of ACH, locally: takes the simulator's outcomes that are due at the simulated
+ * now and posts each to `POST /webhooks/ach` through the gateway, signed with the shared secret
+ * and timestamped with the simulated clock (the handler checks the timestamp against that clock).
+ * One pump at a time; a delivery that is not answered 2xx is put back for the next pump.
+ */
+export class AchSettlementPump {
+  private running: Promise<AchPumpResult> | undefined;
+
+  constructor(
+    private readonly deps: {
+      readonly clock: Clock;
+      readonly simulator: PaymentSimulator;
+      readonly secret: string;
+      readonly logger: Logger;
+      readonly dispatch: (request: GatewayRequest) => Promise<GatewayResponse>;
+    },
+  ) {}
+
+  async pump(): Promise<AchPumpResult> {
+    // Chain pumps so that two triggers never deliver the same outcomes concurrently.
+    const previous = this.running ?? Promise.resolve(undefined);
+    const next = previous.catch(() => undefined).then(() => this.deliverDue());
+    this.running = next;
+    try {
+      return await next;
+    } finally {
+      if (this.running === next) this.running = undefined;
+    }
+  }
+
+  private async deliverDue(): Promise<AchPumpResult> {
+    const { clock, simulator, secret, logger, dispatch } = this.deps;
+    const result: AchPumpResult = { settled: 0, returned: 0, failed: 0 };
+    const due = simulator.takeDueAchOutcomes(clock.now().getTime());
+    for (const outcome of due) {
+      const now = clock.now();
+      const body = JSON.stringify(achEventBody(outcome, now));
+      let response: GatewayResponse | undefined;
+      try {
+        response = await dispatch({
+          method: 'POST',
+          url: '/webhooks/ach',
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'local-ach-network',
+            'x-ach-signature': signPayload(body, secret, Math.floor(now.getTime() / 1000)),
+          },
+          body,
+        });
+      } catch (error) {
+        logger.error({ err: error, confirmation_id: outcome.charge.confirmation_id }, 'ach webhook delivery raised');
+      }
+      if (response && response.status >= 200 && response.status < 300) {
+        result[outcome.type === 'settled' ? 'settled' : 'returned'] += 1;
+        logger.info(
+          { confirmation_id: outcome.charge.confirmation_id, user_id: outcome.charge.user_id, type: outcome.type, return_code: outcome.return_code },
+          'ach outcome delivered',
+        );
+      } else {
+        result.failed += 1;
+        simulator.redeliver(outcome.charge.confirmation_id);
+        logger.warn({ confirmation_id: outcome.charge.confirmation_id, status: response?.status, answer: response?.body.slice(0, 300) }, 'ach webhook not accepted; will retry on the next pump');
+      }
+    }
+    return result;
+  }
+}

@@ -1,0 +1,145 @@
+import * as z from 'zod';
+import { processorSettingsSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
+import { membershipEventSchema } from '../domain/memberships.js';
+import { formatInstant, InvalidInstantError, instantSchema, parseDurationMs, toDate } from '../domain/time.js';
+import type { Logger } from '../runtime/logger.js';
+import type { SimulatedClock } from './clock.js';
+import type { GatewayRequest, GatewayResponse } from './gateway.js';
+
+/** What the control surface drives; the runtime implements it. */
+export interface LocalControl {
+  readonly clock: SimulatedClock;
+  readonly simulator: PaymentSimulator;
+  readonly logger: Logger;
+  health(): { ready: boolean; parts: Record<string, boolean> };
+  runCollections(): Promise<unknown>;
+  /** Puts the raw event on the stream; resolves when the consumer applied it or gave up on it. */
+  putMembership(rawBody: string, userId: string): Promise<{ status: 'applied' | 'failed'; shard_id: string; sequence_number: string; attempts: number } | undefined>;
+  /** Runs the ACH pump (after a clock change). */
+  afterClockChange(): Promise<unknown>;
+}
+
+const durationSchema = z.string().transform((value, ctx) => {
+  try {
+    const ms = parseDurationMs(value);
+    if (ms <= 0) throw new InvalidInstantError('the duration must be positive');
+    return ms;
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: error instanceof InvalidInstantError ? error.message : 'not an ISO-8601 duration such as PT15M' });
+    return z.NEVER;
+  }
+});
+
+/** `{"now": RFC3339}` or `{"advance": ISO-8601 duration}`, exactly one of them. */
+export const clockBodySchema = z
+  .strictObject({ now: instantSchema.optional(), advance: durationSchema.optional() })
+  .superRefine((body, ctx) => {
+    if ((body.now === undefined) === (body.advance === undefined)) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'give exactly one of "now" (RFC3339) or "advance" (ISO-8601 duration, e.g. PT15M)' });
+    }
+  });
+
+const json = (status: number, body: unknown): GatewayResponse => ({
+  status,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
+const error = (status: number, code: string, message: string, details?: unknown): GatewayResponse =>
+  json(status, { error: { code, message, ...(details !== undefined ? { details } : {}) } });
+
+class BadRequest extends Error {
+  constructor(readonly response: GatewayResponse) {
+    super('bad request');
+  }
+}
+
+function parseBody<T extends z.ZodType>(request: GatewayRequest, schema: T): z.infer<T> {
+  let data: unknown;
+  try {
+    data = request.body === '' ? undefined : JSON.parse(request.body);
+  } catch {
+    throw new BadRequest(error(400, 'invalid_json', 'the request body is not valid JSON'));
+  }
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) {
+    throw new BadRequest(
+      error(400, 'invalid_body', 'the request is invalid', parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message, code: i.code }))),
+    );
+  }
+  return parsed.data;
+}
+
+const ROUTES: Record<string, readonly string[]> = {
+  '/health': ['GET'],
+  '/local/clock': ['GET', 'POST'],
+  '/local/collections/run': ['POST'],
+  '/local/memberships': ['POST'],
+  '/local/processor': ['GET', 'PUT'],
+  '/local/processor/charges': ['GET'],
+};
+
+/**
+ * The local-only control surface of DESIGN 9 (never deployed): health, the simulated clock, a
+ * synchronous collections run, membership events onto the stream, and the payment simulator.
+ */
+export function controlRoutes(control: LocalControl) {
+  return async (request: GatewayRequest, path: string): Promise<GatewayResponse | undefined> => {
+    const methods = ROUTES[path];
+    if (!methods) return path.startsWith('/local/') ? error(404, 'not_found', `no local route ${path}`) : undefined;
+    const method = request.method.toUpperCase();
+    if (!methods.includes(method)) return error(405, 'method_not_allowed', `${method} is not allowed on ${path}; use ${methods.join(' or ')}`);
+    const health = control.health();
+    if (path === '/health') return json(health.ready ? 200 : 503, { status: health.ready ? 'ok' : 'starting', parts: health.parts, now: formatInstant(control.clock.now()) });
+    if (!health.ready) return error(503, 'starting', 'the local runtime is still starting; poll GET /health');
+    try {
+      return await route(control, request, path, method);
+    } catch (caught) {
+      if (caught instanceof BadRequest) return caught.response;
+      control.logger.error({ err: caught, path }, 'control route failed');
+      return error(500, 'internal_error', caught instanceof Error ? caught.message : 'control route failed');
+    }
+  };
+}
+
+async function route(control: LocalControl, request: GatewayRequest, path: string, method: string): Promise<GatewayResponse> {
+  switch (path) {
+    case '/local/clock': {
+      if (method === 'GET') return json(200, { now: formatInstant(control.clock.now()) });
+      const body = parseBody(request, clockBodySchema);
+      const now = body.now !== undefined ? control.clock.set(toDate(body.now)) : control.clock.advance(body.advance!);
+      control.logger.info({ now: formatInstant(now) }, 'simulated clock changed');
+      await control.afterClockChange();
+      return json(200, { now: formatInstant(now) });
+    }
+    case '/local/collections/run':
+      return json(200, await control.runCollections());
+    case '/local/memberships': {
+      const event = parseBody(request, membershipEventSchema);
+      const settled = await control.putMembership(request.body, event.user_id);
+      if (!settled) return error(504, 'timeout', 'the memberships consumer did not settle the record in time; it is still on the stream');
+      return json(200, { ...settled, event_id: event.event_id, user_id: event.user_id, type: event.type });
+    }
+    case '/local/processor': {
+      if (method === 'GET') return json(200, control.simulator.current());
+      const settings = parseBody(request, processorSettingsSchema);
+      control.simulator.configure(settings);
+      control.logger.info({ default: settings.default, users: Object.keys(settings.users).length }, 'processor simulator configured');
+      return json(200, control.simulator.current());
+    }
+    case '/local/processor/charges':
+      return json(200, {
+        items: control.simulator.charges().map((c) => ({
+          idempotency_key: c.idempotency_key,
+          user_id: c.user_id,
+          amount_cents: c.amount_cents,
+          rail: c.rail,
+          confirmation_id: c.confirmation_id,
+          reference: c.reference,
+          outcome: c.outcome,
+        })),
+      });
+    default:
+      return error(404, 'not_found', `no local route ${path}`);
+  }
+}

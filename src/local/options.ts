@@ -1,0 +1,176 @@
+import { resolve } from 'node:path';
+import * as z from 'zod';
+import { instantSchema } from '../domain/time.js';
+
+/** Documented local defaults (README "Run it locally"); every one is overridable by its variable. */
+export const LOCAL_SECRET_DEFAULTS = {
+  LOCAL_API_TOKEN: 'local-dev-token',
+  STRIPE_WEBHOOK_SECRET: 'whsec_local_stripe_secret',
+  ACH_WEBHOOK_SECRET: 'local-ach-webhook-secret',
+  BALANCE_WEBHOOK_SECRET: 'local-balance-webhook-secret',
+} as const;
+
+/** The subject the local token's claims carry: audit rows written through the local API name it. */
+export const LOCAL_OPERATOR_SUB = 'local-operator';
+
+export interface LocalSystemOptions {
+  /** Gateway port; 0 picks a free one. */
+  readonly port: number;
+  readonly host: string;
+  /** Where DynamoDB data, the clock and the seed marker live. */
+  readonly dataDir: string;
+  /** Wipe dataDir before starting. */
+  readonly fresh: boolean;
+  /** Seed demo data on first start. */
+  readonly seed: boolean;
+  /** Simulated start time (only when no clock is persisted, or with fresh). */
+  readonly now?: string | undefined;
+  /** Wall-clock ms between scheduled collections runs; 0 turns the schedule off. */
+  readonly collectionsIntervalMs: number;
+  readonly sqsVisibilityTimeoutS: number;
+  readonly sqsMaxReceiveCount: number;
+  readonly kinesisRetryAttempts: number;
+  readonly kinesisShardCount: number;
+  readonly logLevel: string;
+  readonly pretty: boolean;
+  readonly secrets: {
+    readonly apiToken: string;
+    readonly stripeWebhook: string;
+    readonly achWebhook: string;
+    readonly balanceWebhook: string;
+  };
+  readonly balanceThresholdCents: number;
+  readonly statusShardCount: number;
+  readonly paymentShardCount: number;
+  /** DynamoDB Local port; 0 picks a free one. */
+  readonly dynamoPort: number;
+}
+
+const nonNegativeInt = z.coerce.number().int().nonnegative();
+const positiveInt = z.coerce.number().int().positive();
+const secret = (fallback: string) => z.string().trim().min(1).default(fallback);
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().trim().min(1).default('127.0.0.1'),
+  LOCAL_DATA_DIR: z.string().trim().min(1).default('.local'),
+  COLLECTIONS_INTERVAL_MS: nonNegativeInt.default(60_000),
+  SQS_VISIBILITY_TIMEOUT_S: positiveInt.default(30),
+  SQS_MAX_RECEIVE_COUNT: positiveInt.default(5),
+  KINESIS_RETRY_ATTEMPTS: nonNegativeInt.default(3),
+  KINESIS_SHARD_COUNT: positiveInt.default(2),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
+  LOCAL_API_TOKEN: secret(LOCAL_SECRET_DEFAULTS.LOCAL_API_TOKEN),
+  STRIPE_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.STRIPE_WEBHOOK_SECRET),
+  ACH_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.ACH_WEBHOOK_SECRET),
+  BALANCE_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.BALANCE_WEBHOOK_SECRET),
+  BALANCE_THRESHOLD_CENTS: nonNegativeInt.default(0),
+  STATUS_SHARD_COUNT: positiveInt.default(16),
+  PAYMENT_SHARD_COUNT: positiveInt.default(8),
+  DYNAMO_LOCAL_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+});
+
+export class LocalUsageError extends Error {
+  override readonly name = 'LocalUsageError';
+}
+
+export interface CliFlags {
+  port?: number;
+  fresh?: boolean;
+  seed?: boolean;
+  now?: string;
+  dataDir?: string;
+}
+
+/** `--port N --fresh --no-seed --now <RFC3339> --data-dir DIR` */
+export function parseCliFlags(argv: readonly string[]): CliFlags {
+  const flags: CliFlags = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined || v.startsWith('--')) throw new LocalUsageError(`${name} needs a value`);
+      return v;
+    };
+    switch (name) {
+      case '--port': {
+        const port = Number(value());
+        if (!Number.isInteger(port) || port < 0 || port > 65535) throw new LocalUsageError(`--port must be 0-65535`);
+        flags.port = port;
+        break;
+      }
+      case '--fresh':
+        flags.fresh = true;
+        break;
+      case '--no-seed':
+        flags.seed = false;
+        break;
+      case '--seed':
+        flags.seed = true;
+        break;
+      case '--now':
+        flags.now = value();
+        break;
+      case '--data-dir':
+        flags.dataDir = value();
+        break;
+      case '--help':
+      case '-h':
+        throw new LocalUsageError('usage: npm start -- [--port N] [--fresh] [--no-seed] [--now <RFC3339>] [--data-dir DIR]');
+      default:
+        throw new LocalUsageError(`unknown option ${arg} (try --help)`);
+    }
+  }
+  return flags;
+}
+
+/** Options from the environment, overridden by flags and then by explicit programmatic values. */
+export function resolveOptions(
+  env: NodeJS.ProcessEnv,
+  flags: CliFlags = {},
+  overrides: Partial<LocalSystemOptions> = {},
+): LocalSystemOptions {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new LocalUsageError(`invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  const now = overrides.now ?? flags.now;
+  if (now !== undefined) {
+    const checked = instantSchema.safeParse(now);
+    if (!checked.success) throw new LocalUsageError(`--now must be an RFC3339 timestamp, got ${JSON.stringify(now)}`);
+  }
+  return {
+    port: flags.port ?? e.PORT,
+    host: e.HOST,
+    dataDir: resolve(flags.dataDir ?? e.LOCAL_DATA_DIR),
+    fresh: flags.fresh ?? false,
+    seed: flags.seed ?? true,
+    now,
+    collectionsIntervalMs: e.COLLECTIONS_INTERVAL_MS,
+    sqsVisibilityTimeoutS: e.SQS_VISIBILITY_TIMEOUT_S,
+    sqsMaxReceiveCount: e.SQS_MAX_RECEIVE_COUNT,
+    kinesisRetryAttempts: e.KINESIS_RETRY_ATTEMPTS,
+    kinesisShardCount: e.KINESIS_SHARD_COUNT,
+    logLevel: e.LOG_LEVEL,
+    pretty: e.LOG_FORMAT ? e.LOG_FORMAT === 'pretty' : Boolean(process.stdout.isTTY),
+    secrets: {
+      apiToken: e.LOCAL_API_TOKEN,
+      stripeWebhook: e.STRIPE_WEBHOOK_SECRET,
+      achWebhook: e.ACH_WEBHOOK_SECRET,
+      balanceWebhook: e.BALANCE_WEBHOOK_SECRET,
+    },
+    balanceThresholdCents: e.BALANCE_THRESHOLD_CENTS,
+    statusShardCount: e.STATUS_SHARD_COUNT,
+    paymentShardCount: e.PAYMENT_SHARD_COUNT,
+    dynamoPort: e.DYNAMO_LOCAL_PORT,
+    ...stripUndefined(overrides),
+  };
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

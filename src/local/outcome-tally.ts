@@ -1,0 +1,83 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { BillingFailureFields } from '../domain/ladder.js';
+import type { BillingStore, BillingTransaction } from '../domain/ports.js';
+import type { BillingRecord, HistoryRow } from '../domain/records.js';
+
+/** What one collections run did, counted from the writes its attempts committed. */
+export interface OutcomeCounts {
+  collected: number;
+  submitted: number;
+  declined: number;
+  cancelled: number;
+  inactive: number;
+  pause_advanced: number;
+  /** Saved failures (DESIGN 5); `parked` counts the ones that parked the record. */
+  failed_counted: number;
+  parked: number;
+  /** Delivered and acknowledged without a write: not due, gate closed, nothing left to do. */
+  no_change: number;
+  /** Reported as batch item failures: the queue delivers them again after the visibility timeout. */
+  retry_later: number;
+}
+
+export function emptyCounts(): OutcomeCounts {
+  return { collected: 0, submitted: 0, declined: 0, cancelled: 0, inactive: 0, pause_advanced: 0, failed_counted: 0, parked: 0, no_change: 0, retry_later: 0 };
+}
+
+const BY_STATUS: Partial<Record<BillingRecord['billing_status'], keyof OutcomeCounts>> = {
+  COMPLETED: 'collected',
+  ACHSENT: 'submitted',
+  FAILED: 'declined',
+  CANCELLED: 'cancelled',
+  INACTIVE: 'inactive',
+  SKIPPED: 'pause_advanced',
+};
+
+/**
+ * A BillingStore decorator that counts, per collections run, the outcomes its attempts wrote.
+ * It reads only the port's contract (after-images and saved failures), so it does not depend on
+ * how the batch-worker logs; writes outside a run (API, webhooks) are not counted.
+ */
+export class OutcomeTally {
+  private readonly current = new AsyncLocalStorage<OutcomeCounts>();
+
+  /** Runs `fn` with its committed writes counted into `counts`. */
+  run<T>(counts: OutcomeCounts, fn: () => Promise<T>): Promise<T> {
+    return this.current.run(counts, fn);
+  }
+
+  wrap(store: BillingStore): BillingStore {
+    const tally = this.current;
+    return new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === 'commit') {
+          return async (tx: BillingTransaction) => {
+            const result = await target.commit(tx);
+            const counts = tally.getStore();
+            if (counts) {
+              for (const write of tx.writes) {
+                if (write.kind !== 'update') continue;
+                const key = BY_STATUS[write.record.billing_status];
+                if (key) counts[key] += 1;
+              }
+            }
+            return result;
+          };
+        }
+        if (property === 'recordBillingFailure') {
+          return async (read: BillingRecord, after: BillingRecord & BillingFailureFields, history: HistoryRow) => {
+            const landed = await target.recordBillingFailure(read, after, history);
+            const counts = tally.getStore();
+            if (landed && counts) {
+              counts.failed_counted += 1;
+              if (after.billing_next_attempt_at === undefined) counts.parked += 1;
+            }
+            return landed;
+          };
+        }
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+}

@@ -1,0 +1,40 @@
+import type { LocalSystem } from './system.js';
+
+/** The AWS SDK warns once per process on Node 20 about 2027 releases; locally it is noise. */
+export function quietAwsSdkNodeWarning(): void {
+  const emit = process.emitWarning.bind(process);
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === 'string' ? warning : warning.message;
+    const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
+    if (type === 'NodeVersionSupportWarning' || /NodeVersionSupportWarning|AWS SDK for JavaScript \(v3\)/.test(text)) return;
+    (emit as (...args: unknown[]) => void)(warning, ...rest);
+  }) as typeof process.emitWarning;
+}
+
+/** What `npm start` prints once healthy: where it is, the token, and things to try. */
+export function startupBanner(system: LocalSystem): string {
+  const { url, options, clock, seeded, startupMs } = system;
+  const token = options.secrets.apiToken;
+  const color = process.stdout.isTTY ? (code: number, text: string) => `\u001b[${code}m${text}\u001b[0m` : (_: number, text: string) => text;
+  const bold = (t: string) => color(1, t);
+  const dim = (t: string) => color(2, t);
+  const lines = [
+    '',
+    bold(`Billing backend running at ${url}`) + dim(`  (ready in ${(startupMs / 1000).toFixed(1)} s)`),
+    `  simulated now   ${clock.now().toISOString()}`,
+    `  API token       ${token}   ${dim('(Authorization: Bearer …, scopes billing:read billing:write billing:operate)')}`,
+    `  data            ${options.dataDir}${seeded ? dim(`  (seeded: ${seeded.users} members, ${seeded.records} records)`) : ''}`,
+    `  collections     ${options.collectionsIntervalMs > 0 ? `every ${options.collectionsIntervalMs / 1000} s of wall time` : 'on demand only (COLLECTIONS_INTERVAL_MS=0)'}`,
+    '',
+    bold('Try:'),
+    `  curl -s ${url}/health`,
+    `  curl -s -H 'authorization: Bearer ${token}' ${url}/v1/users/seed-user-0001/subscriptions`,
+    `  curl -s -H 'authorization: Bearer ${token}' '${url}/v1/subscriptions?billing=failing'`,
+    `  curl -s -X POST ${url}/local/clock -d '{"advance":"PT24H"}'`,
+    `  curl -s -X POST ${url}/local/collections/run`,
+    `  npm run collect -- --now 2027-01-01T09:00:00Z`,
+    dim('  (README "A five-minute tour" walks through a member end to end; Ctrl-C stops everything)'),
+    '',
+  ];
+  return `${lines.join('\n')}\n`;
+}
