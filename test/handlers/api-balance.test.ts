@@ -1,0 +1,90 @@
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { signPayload } from '../../src/handlers/shared/signature.js';
+import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
+import { balanceWebhookEvent } from '../support/http-events.js';
+import { callerFor, type Caller } from './api-fixtures.js';
+
+let app: TestApp;
+let call: Caller & { raw: (event: Parameters<ReturnType<typeof callerFor>['raw']>[0]) => ReturnType<Caller> };
+
+beforeAll(async () => {
+  app = await createTestApp({ label: 'api-balance' });
+  call = callerFor(app);
+});
+
+beforeEach(() => app.balanceEventsQueue.clear());
+
+const nowS = () => Math.floor(app.clock.now().getTime() / 1000);
+const event = (overrides: Record<string, unknown> = {}) => ({
+  event_id: 'evt_123',
+  user_id: 'user-1',
+  institution_id: 'ins_9',
+  available_balance_cents: 120_000,
+  current_balance_cents: 125_000,
+  occurred_at: '2026-12-01T11:59:00Z',
+  ...overrides,
+});
+
+describe('POST /webhooks/balance', () => {
+  it('verifies the signature, validates and enqueues with message id = event_id (202)', async () => {
+    const res = await call.raw(balanceWebhookEvent(event({ calc_available_balance_cents: -300 }), TEST_SECRETS.balanceWebhook, nowS()));
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ accepted: true });
+    expect(app.balanceEventsQueue.sent).toHaveLength(1);
+    expect(app.balanceEventsQueue.sent[0]!.id).toBe('evt_123');
+    expect(app.balanceEventsQueue.bodies()[0]).toEqual({ ...event({ calc_available_balance_cents: -300 }), occurred_at: '2026-12-01T11:59:00.000000000Z' });
+  });
+
+  it('accepts a $default delivery and a base64-encoded body', async () => {
+    expect((await call.raw(balanceWebhookEvent(event(), TEST_SECRETS.balanceWebhook, nowS(), { defaultRoute: true }))).status).toBe(202);
+    const raw = JSON.stringify(event({ event_id: 'evt_b64' }));
+    const encoded = balanceWebhookEvent(raw, TEST_SECRETS.balanceWebhook, nowS());
+    encoded.body = Buffer.from(raw).toString('base64');
+    encoded.isBase64Encoded = true;
+    expect((await call.raw(encoded)).status).toBe(202);
+  });
+
+  it.each([
+    ['missing', (raw: string) => undefined as unknown as string],
+    ['stale (6 minutes old)', (raw: string) => signPayload(raw, TEST_SECRETS.balanceWebhook, nowS() - 360)],
+    ['from the future', (raw: string) => signPayload(raw, TEST_SECRETS.balanceWebhook, nowS() + 360)],
+    ['forged with another secret', (raw: string) => signPayload(raw, 'not-the-secret', nowS())],
+    ['over another body', (raw: string) => signPayload(`${raw} `, TEST_SECRETS.balanceWebhook, nowS())],
+    ['garbage', () => 'sha256=deadbeef'],
+  ])('refuses a signature that is %s with 400 before reading the body', async (_what, sign) => {
+    const raw = JSON.stringify(event());
+    const delivery = balanceWebhookEvent(raw, TEST_SECRETS.balanceWebhook, nowS());
+    const signature = sign(raw);
+    if (signature === undefined) delete delivery.headers['x-balance-signature'];
+    else delivery.headers['x-balance-signature'] = signature;
+    const res = await call.raw(delivery);
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_signature');
+    expect(app.balanceEventsQueue.sent).toHaveLength(0);
+  });
+
+  it('refuses an unsigned malformed body as a signature failure, not a parse failure', async () => {
+    const delivery = balanceWebhookEvent('{not json', TEST_SECRETS.balanceWebhook, nowS(), { signature: 't=1,v1=00' });
+    const res = await call.raw(delivery);
+    expect(res.body.error.code).toBe('invalid_signature');
+  });
+
+  it.each([
+    ['malformed JSON', '{"event_id":'],
+    ['fractional cents', event({ available_balance_cents: 10.5 })],
+    ['string cents', event({ current_balance_cents: '100' })],
+    ['no event_id', event({ event_id: undefined })],
+    ['an event_id SQS cannot take', event({ event_id: 'evt 1/2' })],
+    ['an impossible occurred_at', event({ occurred_at: '2026-13-01T00:00:00Z' })],
+    ['no institution_id', event({ institution_id: undefined })],
+  ])('refuses a correctly signed body with %s (400)', async (_what, body) => {
+    const res = await call.raw(balanceWebhookEvent(body, TEST_SECRETS.balanceWebhook, nowS()));
+    expect(res.status).toBe(400);
+    expect(app.balanceEventsQueue.sent).toHaveLength(0);
+  });
+
+  it('needs no JWT but is not reachable with GET (405)', async () => {
+    const res = await call('GET', { path: '/webhooks/balance', defaultRoute: true, auth: null });
+    expect(res.status).toBe(405);
+  });
+});
