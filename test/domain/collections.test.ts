@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { collectionMessageSchema, decideCollection, planCollections, type CollectionMessage } from '../../src/domain/collections.js';
+import type { BillingStore, Page, PageRequest } from '../../src/domain/ports.js';
+import type { BillingRecord, BillingStatus } from '../../src/domain/records.js';
+import { formatInstant } from '../../src/domain/time.js';
+import { makeRecord } from '../support/billing-fixtures.js';
+import { ManualClock } from '../support/fakes.js';
+
+const NOW = new Date('2026-12-01T12:00:00.000Z');
+const HOUR = 60 * 60 * 1000;
+const at = (offsetMs: number) => formatInstant(new Date(NOW.getTime() + offsetMs));
+
+/** listByStatus over an array, paged by index, as the port describes it. */
+function storeOf(records: BillingRecord[]): Pick<BillingStore, 'listByStatus'> & { pages: number } {
+  const store = {
+    pages: 0,
+    async listByStatus(status: BillingStatus, due: string, page?: PageRequest): Promise<Page<BillingRecord>> {
+      store.pages += 1;
+      const all = records.filter((r) => r.billing_status === status && r.billing_date <= due);
+      const start = Number(page?.cursor ?? 0);
+      const end = start + (page?.limit ?? 50);
+      return { items: all.slice(start, end), next: end < all.length ? String(end) : null };
+    },
+  };
+  return store;
+}
+
+describe('decideCollection', () => {
+  it('enqueues a due PENDING record as SCHEDULED with the wire shape the batch-worker validates', () => {
+    const record = makeRecord({ billing_date: at(-1) });
+    const decision = decideCollection(record, 'SCHEDULED', NOW);
+    expect(decision.kind).toBe('enqueue');
+    if (decision.kind !== 'enqueue') return;
+    expect(collectionMessageSchema.parse(JSON.parse(JSON.stringify(decision.message)))).toEqual(decision.message);
+  });
+
+  it('skips a record not yet due, and a FAILED record inside its daily retry wait', () => {
+    expect(decideCollection(makeRecord({ billing_date: at(1) }), 'SCHEDULED', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
+    const failed = makeRecord({ billing_status: 'FAILED', billing_date: at(-48 * HOUR), payment_attempts: 1, last_attempt_date: at(-24 * HOUR + 1) });
+    expect(decideCollection(failed, 'RETRY', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
+    expect(decideCollection({ ...failed, last_attempt_date: at(-24 * HOUR) }, 'RETRY', NOW).kind).toBe('enqueue');
+  });
+
+  it('tells waiting from parked, and ignores a failure saved for work that has since moved on', () => {
+    const d = at(-HOUR);
+    const saved = { billing_failed_for: `${d}#0`, billing_failure_count: 3, billing_failed_at: at(-HOUR), billing_last_error: 'x' };
+    expect(decideCollection(makeRecord({ billing_date: d, ...saved, billing_next_attempt_at: at(1) }), 'SCHEDULED', NOW)).toEqual({ kind: 'skip', reason: 'waiting' });
+    expect(decideCollection(makeRecord({ billing_date: d, ...saved }), 'SCHEDULED', NOW)).toEqual({ kind: 'skip', reason: 'parked' });
+    expect(decideCollection(makeRecord({ billing_date: d, ...saved, billing_next_attempt_at: at(0) }), 'SCHEDULED', NOW).kind).toBe('enqueue');
+    expect(decideCollection(makeRecord({ billing_date: d, ...saved, payment_attempts: 1 }), 'SCHEDULED', NOW).kind).toBe('enqueue');
+  });
+});
+
+describe('planCollections', () => {
+  const clock = new ManualClock(NOW);
+
+  it('sends every page in full and counts live failures across all scans', async () => {
+    const d = at(-HOUR);
+    const records = [
+      ...Array.from({ length: 7 }, () => makeRecord({ billing_date: d })),
+      makeRecord({ billing_date: d, billing_failed_for: `${d}#0`, billing_failure_count: 8, billing_failed_at: d, billing_last_error: 'x' }),
+      makeRecord({ billing_status: 'PAUSED', billing_date: d, paused_months: 1 }),
+    ];
+    const sent: CollectionMessage[][] = [];
+    const plan = await planCollections({ billing: storeOf(records), clock }, { pageSize: 3, shouldContinue: () => true, send: async (m) => void sent.push([...m]) });
+    expect(plan.summary).toEqual({ enqueued: 8, skipped_waiting: 0, skipped_parked: 1, truncated: false });
+    expect(plan.failing).toEqual({ retrying: 0, parked: 1 });
+    expect(sent.map((page) => page.length)).toEqual([3, 3, 1, 1]);
+    expect(sent.flat().filter((m) => m.process === 'PAUSE')).toHaveLength(1);
+  });
+
+  it('checks the deadline before each page and never reads a page it will not send', async () => {
+    const store = storeOf(Array.from({ length: 10 }, () => makeRecord({ billing_date: at(-HOUR) })));
+    let budget = 2;
+    const plan = await planCollections({ billing: store, clock }, { pageSize: 4, shouldContinue: () => budget-- > 0, send: async () => undefined });
+    expect(plan.summary).toMatchObject({ enqueued: 8, truncated: true });
+    expect(store.pages).toBe(2);
+  });
+
+  it('sends one message per record even if the index shows it twice', async () => {
+    const record = makeRecord({ billing_date: at(-HOUR) });
+    const sent: CollectionMessage[] = [];
+    const plan = await planCollections({ billing: storeOf([record, record]), clock }, { shouldContinue: () => true, send: async (m) => void sent.push(...m) });
+    expect(plan.summary.enqueued).toBe(1);
+    expect(sent).toHaveLength(1);
+  });
+});

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { AttemptDeps } from '../../src/domain/attempt.js';
+import { LockedError } from '../../src/domain/errors.js';
+import { applyMembershipEvent, membershipEventSchema, type MembershipEvent } from '../../src/domain/memberships.js';
+import { formatInstant } from '../../src/domain/time.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { makeRecord } from '../support/billing-fixtures.js';
+import { holdUserLock, recordsOf, seedRecords } from '../support/seed.js';
+
+const NOW = '2026-12-01T12:00:00.000Z';
+const HOUR = 60 * 60 * 1000;
+const DAY = 24 * HOUR;
+const at = (offsetMs: number) => formatInstant(new Date(Date.parse(NOW) + offsetMs));
+
+function event(type: string, userId: string, extra: Record<string, unknown> = {}): MembershipEvent {
+  return membershipEventSchema.parse({ event_id: randomUUID(), type, user_id: userId, occurred_at: NOW, ...extra });
+}
+
+const plan = { amount: '19.99', term: 'MONTHLY', tier: 'plus:v3', payment_method: 'pinless', first_billing_date: '2026-12-15T00:00:00Z' };
+
+describe('membership event schema', () => {
+  const base = { event_id: 'e1', user_id: 'u1', occurred_at: '2026-12-01T12:00:00+02:00' };
+
+  it('converts the plan amount to exact cents and normalises instants', () => {
+    const parsed = membershipEventSchema.parse({ ...base, type: 'NEW', plan: { ...plan, amount: '1234567.89' } });
+    expect(parsed).toMatchObject({ occurred_at: '2026-12-01T10:00:00.000000000Z', plan: { amount: 123456789, first_billing_date: '2026-12-15T00:00:00.000000000Z' } });
+  });
+
+  it.each([
+    ['three decimals', { ...base, type: 'NEW', plan: { ...plan, amount: '19.999' } }],
+    ['a number amount', { ...base, type: 'NEW', plan: { ...plan, amount: 19.99 } }],
+    ['a zero amount', { ...base, type: 'NEW', plan: { ...plan, amount: '0.00' } }],
+    ['an unknown term', { ...base, type: 'NEW', plan: { ...plan, term: 'WEEKLY' } }],
+    ['friday_billing 6', { ...base, type: 'NEW', plan: { ...plan, friday_billing: 6 } }],
+    ['pause of 0 months', { ...base, type: 'PAUSE', months: 0 }],
+    ['pause of 13 months', { ...base, type: 'PAUSE', months: 13 }],
+    ['pause without months', { ...base, type: 'PAUSE' }],
+    ['an unknown type', { ...base, type: 'UPGRADE' }],
+    ['an impossible date', { ...base, type: 'BAN', occurred_at: '2026-02-30T00:00:00Z' }],
+    ['no user', { ...base, type: 'BAN', user_id: '' }],
+  ])('rejects %s', (_label, input) => {
+    expect(membershipEventSchema.safeParse(input).success).toBe(false);
+  });
+});
+
+describe('applyMembershipEvent', () => {
+  let app: TestApp;
+  let deps: AttemptDeps;
+  const owner = 'test-invocation';
+  beforeAll(async () => {
+    app = await createTestApp({ label: 'members-domain', now: NOW });
+    deps = app.deps;
+  });
+
+  it('ignores NEW for a user whose membership is open: one billing stream per user', async () => {
+    const record = makeRecord({ billing_date: at(5 * DAY) });
+    await seedRecords(app, record);
+    const outcome = await applyMembershipEvent(deps, { event: event('NEW', record.user_id, { plan }), owner });
+    expect(outcome).toMatchObject({ kind: 'ignored', reason: 'already_member' });
+    expect(await recordsOf(app, record.user_id)).toHaveLength(1);
+  });
+
+  it('ignores NEW whose first period already exists from an earlier membership', async () => {
+    const old = makeRecord({ billing_status: 'CANCELLED', billing_date: '2026-12-15T00:00:00.000000000Z' });
+    await seedRecords(app, old);
+    const outcome = await applyMembershipEvent(deps, { event: event('NEW', old.user_id, { plan }), owner });
+    expect(outcome).toMatchObject({ kind: 'ignored', reason: 'period_exists' });
+    expect(await app.deps.billing.get(old)).toEqual(old);
+  });
+
+  it('answers a replay of the same event as a duplicate', async () => {
+    const user = `user-${randomUUID()}`;
+    const e = event('NEW', user, { plan });
+    expect((await applyMembershipEvent(deps, { event: e, owner })).kind).toBe('applied');
+    expect(await applyMembershipEvent(deps, { event: e, owner })).toEqual({ kind: 'duplicate' });
+  });
+
+  it('throws LockedError when the user lock is held, and writes nothing', async () => {
+    const record = makeRecord({ billing_date: at(5 * DAY) });
+    await seedRecords(app, record);
+    await holdUserLock(app, record.user_id);
+    await expect(applyMembershipEvent(deps, { event: event('PAUSE', record.user_id, { months: 1 }), owner })).rejects.toBeInstanceOf(LockedError);
+    expect(await app.deps.billing.get(record)).toEqual(record);
+  });
+
+  it('does not pause over a requested cancel, nor pause twice', async () => {
+    const cancelled = makeRecord({ billing_date: at(5 * DAY), updated_event: 'CANCEL_REQUESTED' });
+    const paused = makeRecord({ billing_status: 'PAUSED', paused_months: 1, billing_date: at(5 * DAY) });
+    await seedRecords(app, cancelled, paused);
+    expect(await applyMembershipEvent(deps, { event: event('PAUSE', cancelled.user_id, { months: 2 }), owner })).toMatchObject({ kind: 'ignored', reason: 'cancel_requested' });
+    expect(await applyMembershipEvent(deps, { event: event('PAUSE', paused.user_id, { months: 2 }), owner })).toMatchObject({ kind: 'ignored', reason: 'already_paused' });
+  });
+
+  it('CANCEL while the due period keeps failing: the period stays owed and the next one is created with the cancel marker', async () => {
+    const due = makeRecord({ billing_date: at(-HOUR) });
+    await seedRecords(app, due);
+    app.simulator.configure({ users: { [due.user_id]: 'error' } });
+    const outcome = await applyMembershipEvent(deps, { event: event('CANCEL', due.user_id), owner });
+    expect(outcome.kind).toBe('applied');
+    const [next, owed] = await recordsOf(app, due.user_id);
+    expect(owed).toMatchObject({ billing_status: 'PENDING', billing_failure_count: 1 });
+    expect(next).toMatchObject({ billing_status: 'PENDING', updated_event: 'CANCEL_REQUESTED', billing_date: '2027-01-01T11:00:00.000000000Z' });
+    app.simulator.configure({});
+  });
+
+  it('PAUSE catches up every due period, oldest first, before pausing the first one not yet due', async () => {
+    const user = `user-${randomUUID()}`;
+    const first = makeRecord({ user_id: user, billing_date: at(-45 * DAY), payment_method: 'pinless', billing_anchor_day: 17 });
+    await seedRecords(app, first);
+    const outcome = await applyMembershipEvent(deps, { event: event('PAUSE', user, { months: 1 }), owner });
+    expect(outcome.kind).toBe('applied');
+    if (outcome.kind !== 'applied') return;
+    expect(outcome.attempts.map((a) => a.kind)).toEqual(['collected', 'collected']);
+    expect((await recordsOf(app, user)).map((r) => r.billing_status)).toEqual(['PAUSED', 'COMPLETED', 'COMPLETED']);
+  });
+
+  it('CLOSEACCOUNT cancels paused and not-yet-due periods and marks the successor of a due, never-attempted period', async () => {
+    const user = `user-${randomUUID()}`;
+    const due = makeRecord({ user_id: user, billing_date: at(-HOUR) });
+    await seedRecords(app, due);
+    const outcome = await applyMembershipEvent(deps, { event: event('CLOSEACCOUNT', user), owner });
+    expect(outcome.kind).toBe('applied');
+    const [next, owed] = await recordsOf(app, user);
+    expect(owed).toEqual(due);
+    expect(next).toMatchObject({ billing_status: 'PENDING', updated_event: 'CANCEL_REQUESTED' });
+
+    const paused = makeRecord({ billing_status: 'PAUSED', paused_months: 2, billing_date: at(-HOUR) });
+    await seedRecords(app, paused);
+    await applyMembershipEvent(deps, { event: event('CLOSEACCOUNT', paused.user_id), owner });
+    expect(await app.deps.billing.get(paused)).toMatchObject({ billing_status: 'CANCELLED', updated_event: 'ACCOUNT_CLOSED' });
+  });
+
+  it('REACTIVATE after a BAN of two periods brings both back and collects the due one', async () => {
+    const user = `user-${randomUUID()}`;
+    const failed = makeRecord({ user_id: user, billing_status: 'FAILED', billing_date: at(-3 * DAY), payment_attempts: 1, last_attempt_date: at(-2 * DAY), payment_method: 'pinless' });
+    const next = makeRecord({ user_id: user, billing_date: at(27 * DAY), payment_method: 'pinless' });
+    await seedRecords(app, failed, next);
+    await applyMembershipEvent(deps, { event: event('BAN', user), owner });
+    expect(await applyMembershipEvent(deps, { event: event('UNPAUSE', user), owner })).toMatchObject({ kind: 'ignored', reason: 'not_paused' });
+    const outcome = await applyMembershipEvent(deps, { event: event('REACTIVATE', user), owner });
+    expect(outcome.kind).toBe('applied');
+    expect(await app.deps.billing.get(failed)).toMatchObject({ billing_status: 'COMPLETED', process: 'REACTIVATION' });
+    expect(await app.deps.billing.get(next)).toMatchObject({ billing_status: 'PENDING', updated_event: 'REACTIVATED' });
+    expect(await applyMembershipEvent(deps, { event: event('REACTIVATE', user), owner })).toMatchObject({ kind: 'ignored', reason: 'not_inactive' });
+  });
+});
