@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
+import type { BillingRecord, PaymentMethod } from '../../src/domain/records.js';
+import { formatInstant } from '../../src/domain/time.js';
+import { runCollectionAttempt } from '../../src/domain/attempt.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { ledgerViolations, seedRecord } from '../support/ledger.js';
+import { ATTEMPT_PATHS, attemptDepsOf, runPath, type PathCall, type PathResult } from '../support/paths.js';
+
+/**
+ * Exactly-once under contention (DESIGN 3, 10): every path races every other on one record, with
+ * random delays, clock steps past the lock lease (takeovers, so the version fence is what
+ * protects) and random processor outcomes. After each schedule the normal flow resumes and the
+ * books must show one charge per attempt number, each recorded once, and no double charge.
+ */
+
+const NOW = '2026-12-01T12:00:00.000Z';
+const HOUR = 3_600_000;
+const LEASE_MS = 5_000;
+/** Scales the number of generated schedules (RELIABILITY_SCALE=4 for a longer soak). */
+const SCALE = Number(process.env.RELIABILITY_SCALE ?? '1');
+
+let app: TestApp;
+const tally = new Map<string, number>();
+let attempts = 0;
+
+function count(result: PathResult): void {
+  attempts += 1;
+  const label =
+    result.kind === 'outcome' ? result.outcome : result.kind === 'http' ? `http_${result.status}` : result.kind === 'batch' ? `batch_${result.retry ? 'retry' : 'done'}` : result.kind;
+  tally.set(label, (tally.get(label) ?? 0) + 1);
+}
+
+beforeAll(async () => {
+  // A short lease in simulated time: a clock step past it lets a second attempt take the lock
+  // while the first is still running.
+  app = await createTestApp({ label: 'exactly-once', now: NOW, settings: { lockLeaseMs: LEASE_MS } });
+});
+
+afterAll(() => {
+  if (process.env.RELIABILITY_REPORT) console.log({ attempts, outcomes: Object.fromEntries(tally) });
+});
+
+function dueRecord(rail: PaymentMethod): BillingRecord {
+  const at = formatInstant(new Date(app.clock.now().getTime() - HOUR));
+  return {
+    user_id: `user-${randomUUID()}`,
+    billing_date: at,
+    subscription_id: randomUUID(),
+    amount_cents: 1999,
+    billing_status: 'PENDING',
+    last_run_date: at,
+    created_date: at,
+    process: 'UNKNOWN',
+    term: 'MONTHLY',
+    tier: 'plus:v3',
+    payment_method: rail,
+    account_last_four: '6789',
+    payment_attempts: 0,
+    version: 0,
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const callArb: fc.Arbitrary<PathCall & { delayMs: number }> = fc.record({
+  path: fc.constantFrom(...ATTEMPT_PATHS),
+  balanceOpen: fc.boolean(),
+  requestKey: fc.constantFrom('key-a', 'key-b', 'key-c'),
+  delayMs: fc.integer({ min: 0, max: 15 }),
+});
+
+const roundArb = fc.record({
+  outcome: fc.constantFrom('approve', 'decline', 'decline', 'error'),
+  calls: fc.array(callArb, { minLength: 2, maxLength: 9 }),
+  /** A clock step while the calls run: past the lease, past the ladder's first wait, or a day. */
+  step: fc.option(fc.record({ atMs: fc.integer({ min: 0, max: 15 }), byMs: fc.constantFrom(LEASE_MS + 1, 15 * 60_000 + 1, 25 * HOUR) }), { nil: undefined }),
+});
+
+const scheduleArb = fc.record({
+  rail: fc.constantFrom<PaymentMethod>('pinless', 'ach', 'card'),
+  rounds: fc.array(roundArb, { minLength: 1, maxLength: 4 }),
+});
+
+describe('exactly-once under contention on DynamoDB Local', () => {
+  it('charges each attempt number at most once and records every accepted charge, over random schedules of every path', async () => {
+    await fc.assert(
+      fc.asyncProperty(scheduleArb, async ({ rail, rounds }) => {
+        const record = await seedRecord(app, dueRecord(rail));
+        const unexpected: unknown[] = [];
+        for (const round of rounds) {
+          app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: round.outcome } });
+          const runs = round.calls.map(async (call) => {
+            await sleep(call.delayMs);
+            const result = await runPath(app.deps, record, call);
+            count(result);
+            if (result.kind === 'error') unexpected.push(result.error);
+            if (result.kind === 'http' && result.status !== 200 && result.status !== 409) unexpected.push(`HTTP ${result.status} ${result.body}`);
+          });
+          if (round.step) runs.push(sleep(round.step.atMs).then(() => app.clock.advance(round.step!.byMs)));
+          await Promise.all(runs);
+        }
+        // The normal flow resumes: the processor approves, a day passes, a person pays.
+        app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'approve' } });
+        app.clock.advance(25 * HOUR);
+        const settle = await runPath(app.deps, record, { path: 'manual', requestKey: `settle-${randomUUID()}` });
+        count(settle);
+        expect(unexpected).toEqual([]);
+        expect(await ledgerViolations(app, record.user_id, { settled: true, lockFree: true })).toEqual([]);
+        const after = await app.deps.billing.get(record);
+        expect(['COMPLETED', 'ACHSENT']).toContain(after?.billing_status);
+      }),
+      { numRuns: Math.round(150 * SCALE), endOnFailure: true },
+    );
+    // The schedules really contended: some attempts found the lock held.
+    expect((tally.get('skipped_locked') ?? 0) + (tally.get('refused') ?? 0) + (tally.get('http_409') ?? 0)).toBeGreaterThan(0);
+  });
+
+  it('many users at once: hundreds of concurrent attempts over the batch-worker, balance and manual paths charge each period once', async () => {
+    const users = Array.from({ length: 40 }, (_, i) => dueRecord((['pinless', 'ach', 'card'] as const)[i % 3]!));
+    await Promise.all(users.map((r) => seedRecord(app, r)));
+    const calls = users.flatMap((r) =>
+      (['batch-worker', 'scheduled', 'balance', 'manual', 'api-pay', 'balance-worker'] as const).map((path) => ({ record: r, call: { path, balanceOpen: true, requestKey: 'same' } })),
+    );
+    await Promise.all(calls.map(async ({ record, call }) => count(await runPath(app.deps, record, call))));
+    for (const r of users) {
+      await runPath(app.deps, r, { path: 'manual', requestKey: `settle-${randomUUID()}` });
+      expect(await ledgerViolations(app, r.user_id, { settled: true, lockFree: true })).toEqual([]);
+      expect(app.simulator.charges().filter((c) => c.user_id === r.user_id)).toHaveLength(1);
+    }
+  });
+});
+
+/** Holds `submit` after the processor accepted, until the test lets it go: a paused process. */
+class PausedAfterAccept implements PaymentProcessor {
+  private gate: (() => void) | undefined;
+  readonly accepted: Promise<void>;
+  private signalAccepted!: () => void;
+  constructor(private readonly inner: PaymentProcessor) {
+    this.accepted = new Promise((r) => (this.signalAccepted = r));
+  }
+  async submit(request: PaymentRequest, signal?: AbortSignal): Promise<PaymentResult> {
+    const result = await this.inner.submit(request, signal);
+    this.signalAccepted();
+    await new Promise<void>((r) => (this.gate = r));
+    return result;
+  }
+  resume(): void {
+    this.gate?.();
+  }
+}
+
+describe('the version fence when the lease has expired', () => {
+  it('a paused holder whose lease was taken over cannot write: one charge, one recorded outcome', async () => {
+    const rails: PaymentMethod[] = ['pinless', 'ach', 'card'];
+    for (const rail of rails) {
+      const record = await seedRecord(app, dueRecord(rail));
+      app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'approve' } });
+      const paused = new PausedAfterAccept(app.simulator);
+      // No heartbeat during the test: only the lease and the version stand between the two.
+      const base = { ...attemptDepsOf(app.deps), lockHeartbeatMs: 600_000 };
+      const first = runCollectionAttempt({ ...base, processor: paused }, { key: record, process: 'SCHEDULED', owner: 'paused-holder' });
+      await paused.accepted;
+      app.clock.advance(LEASE_MS + 1);
+      const second = await runCollectionAttempt(base, { key: record, process: 'RETRY', owner: 'taker' });
+      expect(second.kind).toBe(rail === 'ach' ? 'submitted' : 'collected');
+      paused.resume();
+      const stale = await first;
+      expect(stale).toMatchObject({ kind: 'failed_uncounted', class: 'transient' });
+      expect(app.simulator.charges().filter((c) => c.user_id === record.user_id)).toHaveLength(1);
+      expect(await ledgerViolations(app, record.user_id, { settled: true, lockFree: true, maxCountedFailures: 0 })).toEqual([]);
+    }
+  });
+
+  it('a holder paused before submitting resends the same key after a takeover, and its write is refused', async () => {
+    const record = await seedRecord(app, dueRecord('pinless'));
+    let release!: () => void;
+    let reachedGate!: () => void;
+    const atGate = new Promise<void>((r) => (reachedGate = r));
+    const slowAccounts = {
+      getAccount: async (userId: string) => {
+        reachedGate();
+        await new Promise<void>((r) => (release = r));
+        return app.simulator.getAccount(userId);
+      },
+    };
+    const base = { ...attemptDepsOf(app.deps), lockHeartbeatMs: 600_000 };
+    const first = runCollectionAttempt({ ...base, accounts: slowAccounts }, { key: record, process: 'SCHEDULED', owner: 'slow' });
+    await atGate;
+    app.clock.advance(LEASE_MS + 1);
+    expect((await runCollectionAttempt(base, { key: record, process: 'SCHEDULED', owner: 'taker' })).kind).toBe('collected');
+    release();
+    expect((await first).kind).toBe('failed_uncounted');
+    expect(app.simulator.charges().filter((c) => c.user_id === record.user_id).map((c) => c.idempotency_key)).toEqual([`${record.subscription_id}:1`]);
+    expect(await ledgerViolations(app, record.user_id, { settled: true, lockFree: true, maxCountedFailures: 0 })).toEqual([]);
+  });
+});
