@@ -74,7 +74,8 @@ export class StripeCardProcessor implements PaymentProcessor {
       return resultOf(intent);
     } catch (error) {
       if (error instanceof Stripe.errors.StripeCardError) {
-        const decline_code = error.decline_code ?? error.code ?? 'card_declined';
+        // The SDK sets decline_code to '' when Stripe sent none.
+        const decline_code = error.decline_code || error.code || 'card_declined';
         return {
           outcome: 'declined',
           decline_code,
@@ -103,7 +104,7 @@ function resultOf(intent: Stripe.PaymentIntent): PaymentResult {
       return {
         outcome: 'declined',
         confirmation_id: intent.id,
-        decline_code: failure?.decline_code ?? failure?.code ?? 'card_declined',
+        decline_code: failure?.decline_code || failure?.code || 'card_declined',
         message: cardDeclineMessage(failure?.decline_code, failure?.code),
       };
     }
