@@ -12,8 +12,10 @@ import type {
   PaymentProcessor,
   PaymentRequest,
   PaymentResult,
+  StripeEventStore,
+  ClaimResult,
 } from '../../src/domain/ports.js';
-import type { BillingKey, BillingRecord, BillingStatus, HistoryRow } from '../../src/domain/records.js';
+import type { BillingKey, BillingRecord, BillingStatus, HistoryRow, StripeEventClaim } from '../../src/domain/records.js';
 
 /**
  * Fault injection for the reliability suites. Every port call passes named points; a plan arms a
@@ -34,7 +36,9 @@ export type FaultPoint =
   | 'billing.recordFailure.after'
   | 'accounts.after'
   | 'processor.before'
-  | 'processor.accepted';
+  | 'processor.accepted'
+  | 'stripe.claim.after'
+  | 'stripe.mark.before';
 
 /** The error a dead process's calls fail with; deliberately neither transient nor a domain error. */
 export class ProcessCrashedError extends Error {
@@ -185,8 +189,37 @@ export class FaultyProcessor implements PaymentProcessor, AccountDirectory {
   }
 }
 
-/** The three ports of one process under one fault plan. */
-export function faultyPorts<D extends { billing: BillingStore; locks: LockStore; processor: PaymentProcessor; accounts: AccountDirectory }>(
+export class FaultyStripeEventStore implements StripeEventStore {
+  constructor(
+    private readonly inner: StripeEventStore,
+    private readonly faults: FaultInjector,
+  ) {}
+
+  async claim(eventId: string, nowMs: number, leaseMs: number): Promise<ClaimResult> {
+    this.faults.alive('stripe.claim');
+    const claim = await this.inner.claim(eventId, nowMs, leaseMs);
+    this.faults.pass('stripe.claim.after');
+    return claim;
+  }
+
+  async markProcessed(eventId: string, claimToken: string, eventType: string, nowMs: number): Promise<boolean> {
+    this.faults.pass('stripe.mark.before');
+    return this.inner.markProcessed(eventId, claimToken, eventType, nowMs);
+  }
+
+  async release(eventId: string, claimToken: string): Promise<void> {
+    this.faults.alive('stripe.release');
+    return this.inner.release(eventId, claimToken);
+  }
+
+  async get(eventId: string): Promise<StripeEventClaim | undefined> {
+    this.faults.alive('stripe.get');
+    return this.inner.get(eventId);
+  }
+}
+
+/** The ports of one process under one fault plan. */
+export function faultyPorts<D extends { billing: BillingStore; locks: LockStore; processor: PaymentProcessor; accounts: AccountDirectory; stripeEvents?: StripeEventStore }>(
   deps: D,
   faults: FaultInjector,
 ): D {
@@ -197,6 +230,7 @@ export function faultyPorts<D extends { billing: BillingStore; locks: LockStore;
     locks: new FaultyLockStore(deps.locks, faults),
     processor,
     accounts: processor,
+    ...(deps.stripeEvents ? { stripeEvents: new FaultyStripeEventStore(deps.stripeEvents, faults) } : {}),
   };
 }
 
