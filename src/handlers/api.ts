@@ -16,7 +16,9 @@ export function createApiHandler(deps: AppDeps): (event: HttpEvent) => Promise<H
   return async (event) => {
     const started = Date.now();
     const requestId = stringOr(event?.requestContext?.requestId, randomUUID());
-    let log = deps.logger.child({ request_id: requestId, function: 'api' });
+    const base = deps.logger.child({ request_id: requestId, function: 'api' });
+    const known: { user_id?: string; subscription_id?: string } = {};
+    let log = base;
     let route = 'unmatched';
     let result: HttpResult;
     try {
@@ -38,7 +40,8 @@ export function createApiHandler(deps: AppDeps): (event: HttpEvent) => Promise<H
             return log;
           },
           annotate(fields) {
-            log = log.child(fields);
+            Object.assign(known, fields);
+            log = base.child(known);
           },
         };
         result = await match.route.handle(ctx);

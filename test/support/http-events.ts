@@ -41,7 +41,14 @@ export const operatorAuth: JwtAuth = { sub: 'operator-1', scopes: [...ALL_SCOPES
 export const readerAuth: JwtAuth = { sub: 'reader-1', scopes: ['billing:read'] };
 
 function fillTemplate(route: string, params: Record<string, string>): string {
-  return route.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? `{${name}}`));
+  return route.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name] ?? `{${name}}`;
+    try {
+      return encodeURIComponent(value);
+    } catch {
+      return value; // a lone surrogate cannot be percent-encoded; send it raw as a broken client would
+    }
+  });
 }
 
 export function httpEvent(method: string, options: HttpEventOptions = {}): HttpEvent {
