@@ -10,8 +10,8 @@ import type { RouteContext } from './router.js';
 const balanceCents = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
 
 export const balanceEventSchema = z.object({
-  // Becomes the SQS message id: the batch entry id alphabet and length.
-  event_id: z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, '1-80 letters, digits, _ or -'),
+  // The queue message id and the worker's dedup key: an id, not free text.
+  event_id: idSchema,
   user_id: idSchema,
   institution_id: z.string().min(1).max(128),
   available_balance_cents: balanceCents,
