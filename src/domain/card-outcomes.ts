@@ -114,6 +114,8 @@ export function decidePaymentSucceeded(record: BillingRecord, input: PaymentInte
     return { kind: 'ignore', reason: record.transaction_id === input.payment_intent_id ? 'already_applied' : 'transaction_mismatch' };
   }
   if (record.billing_status !== 'PENDING' && record.billing_status !== 'FAILED') return { kind: 'ignore', reason: 'status' };
+  // This payment's success was recorded and then disputed: a late or repeated delivery must not undo the dispute.
+  if (record.card_disputed === true && record.transaction_id === input.payment_intent_id) return { kind: 'ignore', reason: 'already_applied' };
   const at = formatInstant(now);
   const after = applyBillingEvent(record, 'COLLECTED', now, {
     set: {
