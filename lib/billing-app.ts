@@ -1,5 +1,12 @@
 import { Annotations, type App, Tags } from 'aws-cdk-lib';
-import { type BillingAppConfig, PLACEHOLDER_JWT_ISSUER, readBillingAppConfig, retainsData } from './config.js';
+import {
+  type BillingAppConfig,
+  PLACEHOLDER_ACCOUNTS_API_URL,
+  PLACEHOLDER_JWT_ISSUER,
+  PLACEHOLDER_PAYMENTS_API_URL,
+  readBillingAppConfig,
+  retainsData,
+} from './config.js';
 import type { HandlerEntryResolver } from './handlers.js';
 import { BillingStatefulStack } from './stateful-stack.js';
 import { BillingStatelessStack } from './stateless-stack.js';
@@ -33,15 +40,24 @@ export function buildBillingApp(app: App, options: BuildBillingAppOptions = {}):
     collectionsRateMinutes: config.collectionsRateMinutes,
     jwtIssuer: config.jwtIssuer,
     jwtAudience: config.jwtAudience,
+    paymentsApiUrl: config.paymentsApiUrl,
+    accountsApiUrl: config.accountsApiUrl,
     ...(options.handlerEntry ? { handlerEntry: options.handlerEntry } : {}),
   });
   Tags.of(app).add('service', 'billing');
   Tags.of(app).add('stage', config.stage);
-  if (retainsData(config.stage) && config.jwtIssuer === PLACEHOLDER_JWT_ISSUER) {
-    Annotations.of(stateless).addWarningV2(
-      'billing:placeholder-jwt-issuer',
-      `Stage ${config.stage} uses the placeholder JWT issuer; pass --context jwtIssuer=... (every /v1 call will be rejected).`,
-    );
+  const placeholders = [
+    ['jwtIssuer', config.jwtIssuer === PLACEHOLDER_JWT_ISSUER],
+    ['paymentsApiUrl', config.paymentsApiUrl === PLACEHOLDER_PAYMENTS_API_URL],
+    ['accountsApiUrl', config.accountsApiUrl === PLACEHOLDER_ACCOUNTS_API_URL],
+  ] as const;
+  for (const [key, isPlaceholder] of placeholders) {
+    if (retainsData(config.stage) && isPlaceholder) {
+      Annotations.of(stateless).addWarningV2(
+        `billing:placeholder-${key}`,
+        `Stage ${config.stage} uses the placeholder ${key}; pass --context ${key}=... before deploying.`,
+      );
+    }
   }
   return { config, stateful, stateless };
 }

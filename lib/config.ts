@@ -7,6 +7,9 @@ export interface BillingAppConfig {
   readonly collectionsRateMinutes: number;
   readonly jwtIssuer: string;
   readonly jwtAudience: readonly string[];
+  /** Base URLs of the payments (ACH / pinless rails) and accounts services the collection attempt calls. */
+  readonly paymentsApiUrl: string;
+  readonly accountsApiUrl: string;
   /** Optional e-mail address subscribed to the alarm topic. */
   readonly alarmEmail?: string;
 }
@@ -15,6 +18,8 @@ export const DEFAULT_STAGE = 'dev';
 export const DEFAULT_COLLECTIONS_RATE_MINUTES = 15;
 export const PLACEHOLDER_JWT_ISSUER = 'https://auth.example.com/';
 export const PLACEHOLDER_JWT_AUDIENCE = 'billing-api';
+export const PLACEHOLDER_PAYMENTS_API_URL = 'https://payments.example.com';
+export const PLACEHOLDER_ACCOUNTS_API_URL = 'https://accounts.example.com';
 
 const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,11}$/;
 
@@ -39,6 +44,8 @@ export function readBillingAppConfig(node: Node): BillingAppConfig {
       .split(',')
       .map((audience) => audience.trim())
       .filter((audience) => audience.length > 0),
+    paymentsApiUrl: String(node.tryGetContext('paymentsApiUrl') ?? PLACEHOLDER_PAYMENTS_API_URL),
+    accountsApiUrl: String(node.tryGetContext('accountsApiUrl') ?? PLACEHOLDER_ACCOUNTS_API_URL),
     ...(alarmEmail ? { alarmEmail } : {}),
   };
 }

@@ -37,12 +37,12 @@ export const FUNCTION_ACCESS: Record<HandlerName, FunctionAccess> = {
     },
     secrets: ['stripeApiKey'],
   },
-  // Settles by reference and confirmation id; never takes the lock (DESIGN 2.6).
+  // Settles by the reference's keys; never takes the lock (DESIGN 2.6).
   'ach-handler': {
     tables: {
       billingActivity: { level: 'readWrite' },
       billingActivityHistory: { level: 'append' },
-      payments: { level: 'readWrite', indexes: [PAYMENTS_INDEXES.byConfirmationId] },
+      payments: { level: 'readWrite' },
     },
     secrets: ['achWebhook'],
   },
@@ -55,15 +55,15 @@ export const FUNCTION_ACCESS: Record<HandlerName, FunctionAccess> = {
     },
     secrets: ['stripeApiKey'],
   },
-  // Charge and dispute events may only carry the subscription id in their metadata.
+  // The API key looks up the PaymentIntent behind charge and dispute events.
   'stripe-webhook': {
     tables: {
       stripeEvents: { level: 'readWrite' },
-      billingActivity: { level: 'readWrite', indexes: [BILLING_ACTIVITY_INDEXES.bySubscriptionId] },
+      billingActivity: { level: 'readWrite' },
       billingActivityHistory: { level: 'append' },
       locks: { level: 'readWrite' },
     },
-    secrets: ['stripeWebhook'],
+    secrets: ['stripeWebhook', 'stripeApiKey'],
   },
   'api': {
     tables: {

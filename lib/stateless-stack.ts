@@ -25,6 +25,8 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly collectionsRateMinutes: number;
   readonly jwtIssuer: string;
   readonly jwtAudience: readonly string[];
+  readonly paymentsApiUrl: string;
+  readonly accountsApiUrl: string;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
 }
@@ -67,6 +69,8 @@ export class BillingStatelessStack extends Stack {
       PAYMENT_SHARD_COUNT: String(PAYMENT_SHARD_COUNT),
       COLLECTIONS_QUEUE_URL: stateful.collections.queue.queueUrl,
       BALANCE_EVENTS_QUEUE_URL: stateful.balanceEvents.queue.queueUrl,
+      PAYMENTS_API_URL: props.paymentsApiUrl,
+      ACCOUNTS_API_URL: props.accountsApiUrl,
     };
     for (const tableId of Object.keys(allTables) as TableId[]) {
       environment[allTables[tableId].envVar] = stateful.tables[tableId].tableName;
@@ -74,6 +78,9 @@ export class BillingStatelessStack extends Stack {
     for (const secretId of Object.keys(BILLING_SECRETS) as SecretId[]) {
       environment[BILLING_SECRETS[secretId].envVar] = stateful.secrets[secretId].secretArn;
     }
+    // src/runtime/secrets.ts resolves a secret NAME from `NAME_ARN`, so the Stripe key is read as
+    // STRIPE_API_KEY_ARN; STRIPE_API_KEY_SECRET_ARN stays for the documented name.
+    environment.STRIPE_API_KEY_ARN = stateful.secrets.stripeApiKey.secretArn;
 
     const functions = {} as Record<HandlerName, BillingFunction>;
     for (const name of HANDLER_NAMES) {

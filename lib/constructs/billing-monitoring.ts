@@ -3,14 +3,12 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { FAILING_SUBSCRIPTIONS_METRIC as METRIC_NAME, METRICS_NAMESPACE } from '../../src/adapters/metrics/emf.js';
 import type { HandlerName } from '../handlers.js';
 import { type AlarmTarget, notify } from './alarms.js';
 
-/** The gauge the collections-job emits as EMF (DESIGN 5). */
-export const FAILING_SUBSCRIPTIONS_METRIC = {
-  namespace: 'Billing',
-  metricName: 'billing_failing_subscriptions',
-} as const;
+/** The gauge the collections-job emits as EMF (DESIGN 5), named where the emitter names it. */
+export const FAILING_SUBSCRIPTIONS_METRIC = { namespace: METRICS_NAMESPACE, metricName: METRIC_NAME } as const;
 
 export interface BillingMonitoringProps extends AlarmTarget {
   readonly stage: string;

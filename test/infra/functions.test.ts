@@ -6,7 +6,7 @@ import { HANDLER_NAMES } from '../../lib/handlers.js';
 import { allTables } from '../../src/adapters/dynamodb/table-definitions.js';
 import { newBillingApp, resourcesOfType, synthBilling } from './support.js';
 
-const prod = synthBilling({ stage: 'prod' });
+const prod = synthBilling({ stage: 'prod', paymentsApiUrl: 'https://payments.test', accountsApiUrl: 'https://accounts.test' });
 const functions = Object.entries(resourcesOfType(prod.statelessTemplate, 'AWS::Lambda::Function'));
 const functionNamed = (name: string) => {
   const found = functions.find(([, f]) => f.Properties?.FunctionName === name);
@@ -42,8 +42,11 @@ describe('Lambda functions', () => {
       const env = fn.props.Environment.Variables as Record<string, unknown>;
       for (const definition of Object.values(allTables)) expect(env[definition.envVar]).toBeDefined();
       expect(env).toMatchObject({ STAGE: 'prod', DYNAMO_REGION: { Ref: 'AWS::Region' }, STATUS_SHARD_COUNT: '16', PAYMENT_SHARD_COUNT: '8' });
+      expect(env).toMatchObject({ PAYMENTS_API_URL: 'https://payments.test', ACCOUNTS_API_URL: 'https://accounts.test' });
       expect(env.COLLECTIONS_QUEUE_URL).toBeDefined();
       expect(env.BALANCE_EVENTS_QUEUE_URL).toBeDefined();
+      // STRIPE_API_KEY_ARN is the name src/runtime/secrets.ts reads.
+      expect(env.STRIPE_API_KEY_ARN).toEqual(env.STRIPE_API_KEY_SECRET_ARN);
       for (const secretVar of ['STRIPE_API_KEY_SECRET_ARN', 'STRIPE_WEBHOOK_SECRET_ARN', 'ACH_WEBHOOK_SECRET_ARN', 'BALANCE_WEBHOOK_SECRET_ARN']) {
         // A reference to the secret resource, never a literal value.
         expect(JSON.stringify(env[secretVar])).toMatch(/Fn::ImportValue.*Secret/);

@@ -52,7 +52,7 @@ const EXPECTED: Record<HandlerName, Expected> = {
     tables: {
       billingActivity: { actions: READ_WRITE },
       billingActivityHistory: { actions: APPEND },
-      payments: { actions: READ_WRITE, indexes: ['GSI3'] },
+      payments: { actions: READ_WRITE },
     },
     sendsTo: [],
     secrets: ['achWebhook'],
@@ -65,12 +65,12 @@ const EXPECTED: Record<HandlerName, Expected> = {
   'stripe-webhook': {
     tables: {
       stripeEvents: { actions: READ_WRITE },
-      billingActivity: { actions: READ_WRITE, indexes: ['subscription_id-index'] },
+      billingActivity: { actions: READ_WRITE },
       billingActivityHistory: { actions: APPEND },
       locks: { actions: READ_WRITE },
     },
     sendsTo: [],
-    secrets: ['stripeWebhook'],
+    secrets: ['stripeWebhook', 'stripeApiKey'],
   },
   'api': {
     tables: {
