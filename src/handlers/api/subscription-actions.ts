@@ -1,3 +1,4 @@
+import { attemptDepsOf } from '../shared/attempt-deps.js';
 import * as z from 'zod';
 import type { AttemptDeps, AttemptOutcome } from '../../domain/attempt.js';
 import { LockedError } from '../../domain/errors.js';
@@ -18,18 +19,7 @@ const waiveBody = z.strictObject({ reason: reasonSchema });
 const billingDateBody = z.strictObject({ billing_date: instantSchema, reason: reasonSchema.optional() });
 
 function attemptDeps(ctx: RouteContext): AttemptDeps {
-  const { deps } = ctx;
-  return {
-    clock: deps.clock,
-    locks: deps.locks,
-    billing: deps.billing,
-    processor: deps.processor,
-    accounts: deps.accounts,
-    ids: deps.ids,
-    onError: (error, context) => ctx.log.warn({ err: error, ...context }, 'billing attempt failed'),
-    ...(deps.settings.lockLeaseMs !== undefined ? { lockLeaseMs: deps.settings.lockLeaseMs } : {}),
-    ...(deps.settings.lockHeartbeatMs !== undefined ? { lockHeartbeatMs: deps.settings.lockHeartbeatMs } : {}),
-  };
+  return attemptDepsOf(ctx.deps, ctx.log);
 }
 
 function subscriptionId(ctx: RouteContext): string {

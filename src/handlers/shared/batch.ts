@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchItemFailure, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
-import type { AttemptDeps, AttemptOutcome } from '../../domain/attempt.js';
+import type { AttemptOutcome } from '../../domain/attempt.js';
+export { attemptDepsOf } from './attempt-deps.js';
 import type { AppDeps } from '../../runtime/deps.js';
 import type { Logger } from '../../runtime/logger.js';
 
@@ -84,19 +85,4 @@ export function outcomeFields(outcome: AttemptOutcome): Record<string, unknown> 
   }
   if ('record' in outcome && outcome.record) fields.billing_status = outcome.record.billing_status;
   return fields;
-}
-
-/** The collection attempt's dependencies from the app's, with full errors going to the log. */
-export function attemptDepsOf(deps: AppDeps, logger: Logger): AttemptDeps {
-  return {
-    clock: deps.clock,
-    locks: deps.locks,
-    billing: deps.billing,
-    processor: deps.processor,
-    accounts: deps.accounts,
-    ids: deps.ids,
-    onError: (error, info) => logger.error({ err: error, ...info }, 'collection attempt failed'),
-    ...(deps.settings.lockLeaseMs !== undefined ? { lockLeaseMs: deps.settings.lockLeaseMs } : {}),
-    ...(deps.settings.lockHeartbeatMs !== undefined ? { lockHeartbeatMs: deps.settings.lockHeartbeatMs } : {}),
-  };
 }

@@ -1,0 +1,18 @@
+import type { AttemptDeps } from '../../domain/attempt.js';
+import type { AppDeps } from '../../runtime/deps.js';
+import type { Logger } from '../../runtime/logger.js';
+
+/** The collection attempt's dependencies from the app's, with full errors going to the log. */
+export function attemptDepsOf(deps: AppDeps, logger: Logger): AttemptDeps {
+  return {
+    clock: deps.clock,
+    locks: deps.locks,
+    billing: deps.billing,
+    processor: deps.processor,
+    accounts: deps.accounts,
+    ids: deps.ids,
+    onError: (error, info) => logger.error({ err: error, ...info }, 'collection attempt failed'),
+    ...(deps.settings.lockLeaseMs !== undefined ? { lockLeaseMs: deps.settings.lockLeaseMs } : {}),
+    ...(deps.settings.lockHeartbeatMs !== undefined ? { lockHeartbeatMs: deps.settings.lockHeartbeatMs } : {}),
+  };
+}
