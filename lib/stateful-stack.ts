@@ -20,7 +20,7 @@ export interface BillingStatefulStackProps extends StackProps {
 
 /** Secrets the functions read at cold start; the stack creates them, operators set their values. */
 export const BILLING_SECRETS = {
-  stripeApiKey: { envVar: 'STRIPE_API_KEY_SECRET_ARN', name: 'stripe-api-key', holds: 'the Stripe secret API key' },
+  stripeApiKey: { envVar: 'STRIPE_API_KEY_ARN', name: 'stripe-api-key', holds: 'the Stripe secret API key' },
   stripeWebhook: {
     envVar: 'STRIPE_WEBHOOK_SECRET_ARN',
     name: 'stripe-webhook-secret',

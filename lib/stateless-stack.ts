@@ -78,9 +78,6 @@ export class BillingStatelessStack extends Stack {
     for (const secretId of Object.keys(BILLING_SECRETS) as SecretId[]) {
       environment[BILLING_SECRETS[secretId].envVar] = stateful.secrets[secretId].secretArn;
     }
-    // src/runtime/secrets.ts resolves a secret NAME from `NAME_ARN`, so the Stripe key is read as
-    // STRIPE_API_KEY_ARN; STRIPE_API_KEY_SECRET_ARN stays for the documented name.
-    environment.STRIPE_API_KEY_ARN = stateful.secrets.stripeApiKey.secretArn;
 
     const functions = {} as Record<HandlerName, BillingFunction>;
     for (const name of HANDLER_NAMES) {
