@@ -4,6 +4,9 @@ import { signPayload } from '../handlers/shared/signature.js';
 import type { Logger } from '../runtime/logger.js';
 import type { GatewayRequest, GatewayResponse } from './gateway.js';
 
+/** Deliveries of one outcome before the pump stops retrying it (the handler keeps refusing it). */
+const MAX_DELIVERIES = 5;
+
 export interface AchPumpResult {
   settled: number;
   returned: number;
@@ -37,6 +40,7 @@ export function achEventBody(outcome: PendingAchOutcome, occurredAt: Date): Reco
  */
 export class AchSettlementPump {
   private running: Promise<AchPumpResult> | undefined;
+  private readonly failures = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -90,8 +94,16 @@ export class AchSettlementPump {
         );
       } else {
         result.failed += 1;
-        simulator.redeliver(outcome.charge.confirmation_id);
-        logger.warn({ confirmation_id: outcome.charge.confirmation_id, status: response?.status, answer: response?.body.slice(0, 300) }, 'ach webhook not accepted; will retry on the next pump');
+        const id = outcome.charge.confirmation_id;
+        const failures = (this.failures.get(id) ?? 0) + 1;
+        this.failures.set(id, failures);
+        const details = { confirmation_id: id, status: response?.status, answer: response?.body.slice(0, 300), failures };
+        if (failures < MAX_DELIVERIES) {
+          simulator.redeliver(id);
+          logger.warn(details, 'ach webhook not accepted; will retry on the next pump');
+        } else {
+          logger.error(details, 'ach webhook not accepted after repeated deliveries; giving up on this outcome');
+        }
       }
     }
     return result;

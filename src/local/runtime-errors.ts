@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 
 /** A startup problem the person at the terminal can fix: one line, no stack trace. */
 export class LocalStartupError extends Error {
@@ -20,4 +21,14 @@ export function assertJavaAvailable(): void {
 
 export function portInUseMessage(port: number, host: string): string {
   return `Port ${port} on ${host} is already in use (another npm start?). Stop that process or choose another port: PORT=${port + 1} npm start`;
+}
+
+/** A fixed DynamoDB Local port that something else holds would hang the readiness probe: check first. */
+export async function assertPortFree(port: number, what: string, variable: string): Promise<void> {
+  const free = await new Promise<boolean>((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, () => probe.close(() => resolve(true)));
+  });
+  if (!free) throw new LocalStartupError(`Port ${port} for ${what} is already in use. Free it, or unset ${variable} to let npm start pick a free port.`);
 }

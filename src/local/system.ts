@@ -29,7 +29,7 @@ import { KinesisEventSource } from './kinesis-event-source.js';
 import { lambdaContext, scheduledEvent } from './lambda-shapes.js';
 import { LOCAL_OPERATOR_SUB, resolveOptions, type LocalSystemOptions } from './options.js';
 import { emptyCounts, OutcomeTally, type OutcomeCounts } from './outcome-tally.js';
-import { assertJavaAvailable, LocalStartupError, portInUseMessage } from './runtime-errors.js';
+import { assertJavaAvailable, assertPortFree, LocalStartupError, portInUseMessage } from './runtime-errors.js';
 import { seedDemoData, type SeedResult } from './seed.js';
 import { SqsEventSource, type SqsDelivery } from './sqs-event-source.js';
 
@@ -206,6 +206,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     const port = Number(new URL(url).port);
 
     assertJavaAvailable();
+    if (options.dynamoPort) await assertPortFree(options.dynamoPort, 'DynamoDB Local', 'DYNAMO_LOCAL_PORT');
     mark('java');
     const emulators = await Promise.allSettled([
       startDynamoLocal({ ...(options.dynamoPort ? { port: options.dynamoPort } : {}), path: join(options.dataDir, 'dynamodb') }),
@@ -326,11 +327,13 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     });
 
     const collectionsMutex = new Mutex();
+    let collecting = false;
     const runCollections = (trigger: 'control' | 'schedule'): Promise<CollectionsRunSummary> =>
       collectionsMutex.run(async () => {
         const runStarted = Date.now();
         const counts = emptyCounts();
         const runWatch = new DeliveryWatch();
+        collecting = true;
         runCounts = counts;
         watch = runWatch;
         try {
@@ -348,6 +351,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
           logger.info({ trigger, enqueued: result.enqueued, outcomes: compact(counts), ach: compact(ach), ms: result.duration_ms }, 'collections run');
           return result;
         } finally {
+          collecting = false;
           runCounts = undefined;
           watch = undefined;
         }
@@ -378,6 +382,8 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     cleanups.push(() => clock.persist());
     // ACH outcomes come due as simulated time passes by itself, too.
     const pumpTimer = setInterval(() => {
+      // During a collections run its own pump delivers (and counts) the outcomes.
+      if (collecting) return;
       pump.pump().catch((error: unknown) => logger.error({ err: error }, 'ach pump failed'));
     }, 1_000);
     pumpTimer.unref();
