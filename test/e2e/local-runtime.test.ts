@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/adapters/dynamodb/local-server.js';
 import { BILLING_RETRY_WAITS_MS } from '../../src/domain/ladder.js';
+import { parseDurationMs } from '../../src/domain/time.js';
 import { LOCAL_SECRET_DEFAULTS } from '../../src/local/options.js';
 
 /**
@@ -170,17 +171,21 @@ describe('local runtime (npm start)', () => {
     expect((await call('PUT', '/local/processor', { default: 'approve', users: { 'tour-pinless': 'error' } })).status).toBe(200);
     const billingDate = await newMember('tour-pinless', 'pinless');
 
+    // The README's waits: each ladder wait plus a second.
+    const waits = ['PT15M1S', 'PT1H1S', 'PT4H1S', 'PT12H1S', 'PT24H1S', 'PT24H1S', 'PT24H1S'];
+    expect(waits.map((w) => parseDurationMs(w) - 1000)).toEqual(BILLING_RETRY_WAITS_MS);
     for (let failure = 1; failure <= 8; failure++) {
       const run = await call('POST', '/local/collections/run');
       expect(run.status).toBe(200);
       expect(run.body.outcomes.failed_counted, `run ${failure}: ${JSON.stringify(run.body)}`).toBe(1);
+      expect(run.body.outcomes.parked).toBe(failure === 8 ? 1 : 0);
       const record = await periodOf('tour-pinless', billingDate);
       expect(record.billing_status).toBe('PENDING');
       expect(record.billing_failure).toMatchObject({ count: failure, state: failure < 8 ? 'retrying' : 'parked' });
       if (failure < 8) {
         // Not yet: the ladder holds it until its wait is over.
         expect((await call('POST', '/local/collections/run')).body).toMatchObject({ enqueued: 0, skipped_waiting: 1 });
-        expect((await call('POST', '/local/clock', { advance: `PT${BILLING_RETRY_WAITS_MS[failure - 1]! / 1000 + 1}S` })).status).toBe(200);
+        expect((await call('POST', '/local/clock', { advance: waits[failure - 1] })).status).toBe(200);
       }
     }
     const parked = await call('POST', '/local/collections/run');
