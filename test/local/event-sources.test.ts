@@ -1,0 +1,141 @@
+import type { KinesisStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
+import { PutRecordCommand } from '@aws-sdk/client-kinesis';
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalKinesis, startLocalSqs, type LocalKinesis, type LocalSqs } from '../../src/local/emulators.js';
+import { KinesisEventSource } from '../../src/local/kinesis-event-source.js';
+import { SqsEventSource } from '../../src/local/sqs-event-source.js';
+import { createLogger } from '../../src/runtime/logger.js';
+
+const logger = createLogger({ level: 'silent' });
+
+async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('local SQS event source mapping', () => {
+  let sqs: LocalSqs;
+  beforeAll(async () => {
+    sqs = await startLocalSqs({ prefix: `t${Date.now()}`, visibilityTimeoutS: 1, maxReceiveCount: 2 });
+  });
+  afterAll(async () => {
+    await sqs?.stop();
+  });
+
+  it('deletes what succeeded, redelivers a reported failure after the visibility timeout, then the queue moves it to its DLQ', async () => {
+    const seen: SQSRecord[] = [];
+    const source = new SqsEventSource({
+      client: sqs.client,
+      queue: sqs.collections,
+      functionName: 'batch-worker',
+      logger,
+      waitTimeSeconds: 1,
+      handler: async (event: SQSEvent) => {
+        seen.push(...event.Records);
+        return { batchItemFailures: event.Records.filter((r) => r.body === 'poison').map((r) => ({ itemIdentifier: r.messageId })) };
+      },
+    });
+    source.start();
+    try {
+      await sqs.client.send(new SendMessageCommand({ QueueUrl: sqs.collections.url, MessageBody: 'good' }));
+      await sqs.client.send(new SendMessageCommand({ QueueUrl: sqs.collections.url, MessageBody: 'poison' }));
+      await until(() => seen.filter((r) => r.body === 'poison').length >= 2);
+      await until(async () => {
+        const dlq = await sqs.client.send(new ReceiveMessageCommand({ QueueUrl: sqs.collections.deadLetter.url, WaitTimeSeconds: 0 }));
+        return (dlq.Messages ?? []).some((m) => m.Body === 'poison');
+      });
+    } finally {
+      await source.stop();
+    }
+    expect(seen.filter((r) => r.body === 'good')).toHaveLength(1);
+    const poison = seen.filter((r) => r.body === 'poison');
+    expect(poison).toHaveLength(2);
+    expect(poison.map((r) => r.attributes.ApproximateReceiveCount)).toEqual(['1', '2']);
+    expect(poison[0]).toMatchObject({ eventSource: 'aws:sqs', eventSourceARN: sqs.collections.arn, awsRegion: 'us-east-1' });
+    expect(poison[0]!.messageId).toBe(poison[1]!.messageId);
+    expect(poison[0]!.receiptHandle).not.toBe(poison[1]!.receiptHandle);
+  });
+
+  it('returns the whole batch when the function throws', async () => {
+    let calls = 0;
+    const bodies: string[] = [];
+    const source = new SqsEventSource({
+      client: sqs.client,
+      queue: sqs.balanceEvents,
+      functionName: 'webhook-balance-worker',
+      logger,
+      waitTimeSeconds: 1,
+      handler: async (event: SQSEvent) => {
+        calls += 1;
+        bodies.push(...event.Records.map((r) => r.body));
+        if (calls === 1) throw new Error('cold start failed');
+        return { batchItemFailures: [] };
+      },
+    });
+    source.start();
+    try {
+      await sqs.client.send(new SendMessageCommand({ QueueUrl: sqs.balanceEvents.url, MessageBody: 'once' }));
+      await until(() => bodies.filter((b) => b === 'once').length === 2);
+    } finally {
+      await source.stop();
+    }
+    expect(calls).toBe(2);
+  });
+});
+
+describe('local Kinesis event source mapping', () => {
+  let kinesis: LocalKinesis;
+  let sqs: LocalSqs;
+  beforeAll(async () => {
+    [kinesis, sqs] = await Promise.all([
+      startLocalKinesis({ streamName: 'memberships-test', shardCount: 1 }),
+      startLocalSqs({ prefix: `k${Date.now()}`, visibilityTimeoutS: 5, maxReceiveCount: 5 }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([kinesis?.stop(), sqs?.stop()]);
+  });
+
+  it('resumes from the first failed record, retries it alone, then sends it to the on-failure queue and moves on', async () => {
+    const calls: { data: string[]; sequence: string[] }[] = [];
+    const source = new KinesisEventSource({
+      client: kinesis.client,
+      streamName: kinesis.streamName,
+      streamArn: kinesis.streamArn,
+      functionName: 'memberships-consumer',
+      logger,
+      retryAttempts: 2,
+      idleMs: 20,
+      onFailure: { client: sqs.client, queue: sqs.membershipsFailures },
+      handler: async (event: KinesisStreamEvent) => {
+        const data = event.Records.map((r) => Buffer.from(r.kinesis.data, 'base64').toString('utf8'));
+        calls.push({ data, sequence: event.Records.map((r) => r.kinesis.sequenceNumber) });
+        const poison = event.Records.find((r) => Buffer.from(r.kinesis.data, 'base64').toString('utf8') === 'poison');
+        return { batchItemFailures: poison ? [{ itemIdentifier: poison.kinesis.sequenceNumber }] : [] };
+      },
+    });
+    const put = async (data: string) =>
+      (await kinesis.client.send(new PutRecordCommand({ StreamName: kinesis.streamName, PartitionKey: 'user-1', Data: Buffer.from(data) }))).SequenceNumber!;
+    // Put before the poller starts, so that the first batch holds all three.
+    const [a, poison, c] = [await put('a'), await put('poison'), await put('c')];
+    await source.start();
+    try {
+      const settled = await Promise.all([source.waitFor(a), source.waitFor(poison), source.waitFor(c)]);
+      expect(settled.map((s) => s?.status)).toEqual(['applied', 'failed', 'applied']);
+      expect(settled[1]!.attempts).toBe(3);
+    } finally {
+      await source.stop();
+    }
+    expect(calls[0]!.data).toEqual(['a', 'poison', 'c']);
+    expect(calls.slice(1, 3).map((c) => c.data)).toEqual([['poison'], ['poison']]);
+    expect(calls[3]!.data).toEqual(['c']);
+    const failures = await sqs.client.send(new ReceiveMessageCommand({ QueueUrl: sqs.membershipsFailures.url, WaitTimeSeconds: 1 }));
+    const body = JSON.parse(failures.Messages![0]!.Body!);
+    expect(body.requestContext.condition).toBe('RetryAttemptsExhausted');
+    expect(body.KinesisBatchInfo).toMatchObject({ startSequenceNumber: poison, endSequenceNumber: poison, batchSize: 1, streamArn: kinesis.streamArn });
+  });
+});
