@@ -231,8 +231,11 @@ describe('crash injection on the stripe-webhook', () => {
           const handler = createStripeWebhookHandler(app.deps);
           await createStripeWebhookHandler(processDeps(new FaultInjector([spec(point, mode)])))(stripeDelivery(event));
           let answer = await handler(stripeDelivery(event));
-          if (mode === 'crash' && answer.statusCode === 409) {
-            // A dead delivery's claim holds until its lease passes; then the redelivery takes it over.
+          // A dead delivery's claim, one whose claim answer was lost, or one whose mark failed after
+          // the apply, holds until its lease passes (a redelivery meanwhile is told 409); then the
+          // redelivery takes it over.
+          const claimMayBeHeld = mode === 'crash' || point === 'stripe.claim.after' || point === 'stripe.mark.before';
+          if (claimMayBeHeld && answer.statusCode === 409) {
             app.clock.advance(61_000);
             answer = await handler(stripeDelivery(event));
           }

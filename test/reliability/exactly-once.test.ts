@@ -112,11 +112,11 @@ describe('exactly-once under contention on DynamoDB Local', () => {
         const after = await app.deps.billing.get(record);
         expect(['COMPLETED', 'ACHSENT']).toContain(after?.billing_status);
       }),
-      { numRuns: Math.round(150 * SCALE), endOnFailure: true },
+      { numRuns: Math.round(120 * SCALE), endOnFailure: true },
     );
     // The schedules really contended: some attempts found the lock held.
     expect((tally.get('skipped_locked') ?? 0) + (tally.get('refused') ?? 0) + (tally.get('http_409') ?? 0)).toBeGreaterThan(0);
-  });
+  }, 240_000);
 
   it('many users at once: hundreds of concurrent attempts over the batch-worker, balance and manual paths charge each period once', async () => {
     const users = Array.from({ length: 40 }, (_, i) => dueRecord((['pinless', 'ach', 'card'] as const)[i % 3]!));
