@@ -4,7 +4,7 @@
  */
 import { LocalUsageError, parseCliFlags, resolveOptions } from '../../src/local/options.js';
 import { LocalStartupError } from '../../src/local/runtime-errors.js';
-import { quietAwsSdkNodeWarning, startupBanner } from '../../src/local/terminal.js';
+import { quietAwsSdkNodeWarning, startupBanner, watchAncestors } from '../../src/local/terminal.js';
 
 quietAwsSdkNodeWarning();
 
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   process.stdout.write(startupBanner(system));
 
   let stoppingSince: number | undefined;
-  const shutdown = (signal: NodeJS.Signals) => {
+  const shutdown = (signal: NodeJS.Signals | 'parent exited') => {
     if (stoppingSince !== undefined) {
       // npm and tsx relay one Ctrl-C/SIGTERM more than once; only a later, deliberate second one forces the exit.
       if (Date.now() - stoppingSince < 1_000) return;
@@ -44,6 +44,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  process.on('SIGHUP', shutdown);
+  watchAncestors(() => shutdown('parent exited'));
 }
 
 main().catch((error: unknown) => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { LocalSystem } from './system.js';
 
 /** The AWS SDK warns once per process on Node 20 about 2027 releases; locally it is noise. */
@@ -37,4 +38,39 @@ export function startupBanner(system: LocalSystem): string {
     '',
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Calls `onGone` when a process this one was started under exits. `npm start` runs us through
+ * npm → sh → tsx: a SIGTERM to npm kills npm and sh but not their children, which would orphan
+ * this process tree (and DynamoDB Local's JVM). Linux only (/proc); elsewhere it watches nothing.
+ */
+export function watchAncestors(onGone: (pid: number) => void, intervalMs = 1_000): () => void {
+  const ancestors: number[] = [];
+  let pid = process.ppid;
+  for (let depth = 0; depth < 4 && pid > 1; depth++) {
+    ancestors.push(pid);
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the parenthesised command name: state, ppid, ...
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      break;
+    }
+  }
+  const timer = setInterval(() => {
+    for (const ancestor of ancestors) {
+      try {
+        process.kill(ancestor, 0);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ESRCH') {
+          clearInterval(timer);
+          onGone(ancestor);
+          return;
+        }
+      }
+    }
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
