@@ -33,7 +33,7 @@ export function createLogger(options: { level?: string; pretty?: boolean; base?:
     formatters: { level: (label) => ({ level: label }) },
   };
   if (options.pretty) {
-    return pino({ ...config, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } });
+    return pino({ ...config, transport: { target: 'pino-pretty', options: { colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } });
   }
   return pino(config);
 }

@@ -51,7 +51,11 @@ export async function startDynamoLocal(options: { port?: number; path?: string }
     exited ??= `exited with code ${code}`;
   });
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = createDynamoClient({ region: 'local', endpoint }, { maxAttempts: 1 });
+  const client = createDynamoClient(
+    { region: 'local', endpoint },
+    // A server that accepts connections but never answers must not hang the probe.
+    { maxAttempts: 1, requestHandler: { requestTimeout: 2000, connectionTimeout: 1000 } },
+  );
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (exited) throw new DynamoLocalStartError(`DynamoDB Local did not start (${exited}). ${stderr.trim().split('\n')[0] ?? ''}`);
