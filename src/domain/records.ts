@@ -180,6 +180,18 @@ export function displayStatus(record: Pick<BillingRecord, 'billing_status' | 'bi
   return record.billing_status;
 }
 
+/** What the gate knows about a user at decision time (the AccountSnapshot port type, validated). */
+export const accountSnapshotSchema = z.object({
+  status: z.enum(['active', 'inactive', 'banned', 'closed']),
+  institution_id: z.string().optional(),
+  available_balance_cents: z.number().int().optional(),
+  current_balance_cents: z.number().int().optional(),
+  debit_card_valid: z.boolean().optional(),
+  blocklisted: z.boolean().optional(),
+  institution_unreliable: z.boolean().optional(),
+  ml_override: z.boolean().optional(),
+});
+
 /* ---------------- loan payments (DESIGN 2.7, seed 004) ---------------- */
 
 export const LOAN_PAYMENT_STATUSES = [

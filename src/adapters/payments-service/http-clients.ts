@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { ProcessorError, TransientError } from '../../domain/errors.js';
+import { accountSnapshotSchema } from '../../domain/records.js';
 import type {
   AccountDirectory,
   AccountSnapshot,
@@ -25,16 +26,6 @@ const paymentAnswerSchema = z.discriminatedUnion('outcome', [
   }),
 ]);
 
-const accountAnswerSchema = z.object({
-  status: z.enum(['active', 'inactive', 'banned', 'closed']),
-  institution_id: z.string().optional(),
-  available_balance_cents: z.number().int().optional(),
-  current_balance_cents: z.number().int().optional(),
-  debit_card_valid: z.boolean().optional(),
-  blocklisted: z.boolean().optional(),
-  institution_unreliable: z.boolean().optional(),
-  ml_override: z.boolean().optional(),
-});
 
 type Fetch = typeof fetch;
 
@@ -87,7 +78,7 @@ export class HttpAccountDirectory implements AccountDirectory {
       method: 'GET',
       ...(signal ? { signal } : {}),
     });
-    const parsed = accountAnswerSchema.safeParse(body);
+    const parsed = accountSnapshotSchema.safeParse(body);
     if (!parsed.success) throw new ProcessorError('accounts_bad_answer', 'The payment processor is unavailable.');
     return parsed.data as AccountSnapshot;
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import { ProcessorError } from '../../domain/errors.js';
+import { accountSnapshotSchema } from '../../domain/records.js';
 import type {
   AccountDirectory,
   AccountSnapshot,
@@ -23,15 +24,9 @@ export const simulatedOutcomeSchema = z.union([
 ]);
 export type SimulatedOutcome = z.infer<typeof simulatedOutcomeSchema>;
 
-export const accountSnapshotSchema = z.object({
-  status: z.enum(['active', 'inactive', 'banned', 'closed']).default('active'),
-  institution_id: z.string().optional(),
-  available_balance_cents: z.number().int().optional(),
-  current_balance_cents: z.number().int().optional(),
-  debit_card_valid: z.boolean().optional(),
-  blocklisted: z.boolean().optional(),
-  institution_unreliable: z.boolean().optional(),
-  ml_override: z.boolean().optional(),
+/** An account as the simulator serves it; status defaults to active. */
+export const simulatedAccountSchema = accountSnapshotSchema.extend({
+  status: accountSnapshotSchema.shape.status.default('active'),
 });
 
 export const processorSettingsSchema = z.strictObject({
@@ -40,7 +35,7 @@ export const processorSettingsSchema = z.strictObject({
   /** Simulated milliseconds between an ACH submission and its settlement or return (default 0). */
   ach_settle_delay_ms: z.number().int().nonnegative().optional(),
   /** Account snapshots the gate sees, per user; absent users are active with no balance observed. */
-  accounts: z.record(z.string().min(1), accountSnapshotSchema).optional(),
+  accounts: z.record(z.string().min(1), simulatedAccountSchema).optional(),
 });
 export type ProcessorSettings = z.input<typeof processorSettingsSchema>;
 
