@@ -1,0 +1,94 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpAccountDirectory, HttpPaymentsService, RailRouter } from '../../../src/adapters/payments-service/http-clients.js';
+import { ProcessorError, TransientError } from '../../../src/domain/errors.js';
+import type { PaymentRequest } from '../../../src/domain/ports.js';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+describe('payments and accounts service clients against a local HTTP server', () => {
+  let server: Server;
+  let base: string;
+  const seen: Seen[] = [];
+  let answer: { status: number; body: string } = { status: 200, body: '{}' };
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(answer.body);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const request: PaymentRequest = {
+    idempotency_key: 'sub-1:1',
+    user_id: 'u1',
+    amount_cents: 1999,
+    rail: 'ach',
+    account_last_four: '6789',
+    reference: { kind: 'subscription', user_id: 'u1', billing_date: '2026-12-01T00:00:00.000000000Z', subscription_id: 'sub-1' },
+  };
+
+  it('posts the payment with its Idempotency-Key and reads a submitted answer', async () => {
+    answer = { status: 200, body: JSON.stringify({ outcome: 'submitted', confirmation_id: 'conf-1' }) };
+    const result = await new HttpPaymentsService(base).submit(request);
+    expect(result).toEqual({ outcome: 'submitted', confirmation_id: 'conf-1' });
+    const last = seen.at(-1)!;
+    expect(last.method).toBe('POST');
+    expect(last.url).toBe('/payments');
+    expect(last.headers['idempotency-key']).toBe('sub-1:1');
+    expect(JSON.parse(last.body)).toMatchObject({ amount_cents: 1999, rail: 'ach' });
+  });
+
+  it('reads a decline as a value, not an error', async () => {
+    answer = { status: 200, body: JSON.stringify({ outcome: 'declined', decline_code: 'nsf', message: 'The payment was declined by the bank.' }) };
+    expect(await new HttpPaymentsService(base).submit(request)).toMatchObject({ outcome: 'declined', decline_code: 'nsf' });
+  });
+
+  it('treats 429 and 5xx as transient, other 4xx and malformed answers as counted processor errors', async () => {
+    const service = new HttpPaymentsService(base);
+    answer = { status: 503, body: '{}' };
+    await expect(service.submit(request)).rejects.toBeInstanceOf(TransientError);
+    answer = { status: 429, body: '{}' };
+    await expect(service.submit(request)).rejects.toBeInstanceOf(TransientError);
+    answer = { status: 400, body: '{}' };
+    await expect(service.submit(request)).rejects.toBeInstanceOf(ProcessorError);
+    answer = { status: 200, body: '{"outcome":"maybe"}' };
+    await expect(service.submit(request)).rejects.toBeInstanceOf(ProcessorError);
+  });
+
+  it('treats an unreachable service as transient', async () => {
+    await expect(new HttpPaymentsService('http://127.0.0.1:1').submit(request)).rejects.toBeInstanceOf(TransientError);
+  });
+
+  it('reads an account snapshot and refuses an unknown status', async () => {
+    const directory = new HttpAccountDirectory(base);
+    answer = { status: 200, body: JSON.stringify({ status: 'active', available_balance_cents: 5000 }) };
+    expect(await directory.getAccount('u/1')).toEqual({ status: 'active', available_balance_cents: 5000 });
+    expect(seen.at(-1)!.url).toBe('/accounts/u%2F1');
+    answer = { status: 200, body: JSON.stringify({ status: 'frozen' }) };
+    await expect(directory.getAccount('u1')).rejects.toBeInstanceOf(ProcessorError);
+  });
+
+  it('routes each rail to its processor', async () => {
+    const calls: string[] = [];
+    const named = (name: string) => ({ submit: async () => (calls.push(name), { outcome: 'approved' as const, confirmation_id: name }) });
+    const router = new RailRouter({ ach: named('ach'), pinless: named('pinless'), card: named('card') });
+    await router.submit({ ...request, rail: 'card' });
+    await router.submit({ ...request, rail: 'pinless' });
+    expect(calls).toEqual(['card', 'pinless']);
+  });
+});
