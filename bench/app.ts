@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { Agent } from 'node:http';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { createDynamoClient } from '../src/adapters/dynamodb/client.js';
+import { createAllTables } from '../src/adapters/dynamodb/create-tables.js';
+import { tableNamesFor, type TableNames } from '../src/adapters/dynamodb/table-definitions.js';
+import { PaymentSimulator } from '../src/adapters/processor/simulator.js';
+import { historyRowOf } from '../src/domain/billing-record.js';
+import type { Clock } from '../src/domain/ports.js';
+import type { BillingRecord } from '../src/domain/records.js';
+import { formatInstant } from '../src/domain/time.js';
+import { dynamoStores, uuidIds } from '../src/runtime/compose.js';
+import type { AppDeps, QueueMessage, QueuePort } from '../src/runtime/deps.js';
+import { createLogger } from '../src/runtime/logger.js';
+import { meterCapacity, type CapacityMeter } from './capacity.js';
+
+/** The whole AppDeps on fresh tables of the bench's DynamoDB Local, with a metered client. */
+
+export const BENCH_NOW = '2026-12-01T12:00:00.000Z';
+const HOUR = 3_600_000;
+
+export class BenchClock implements Clock {
+  private ms: number;
+  constructor(start: string) {
+    this.ms = Date.parse(start);
+  }
+  now(): Date {
+    return new Date(this.ms);
+  }
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+/** In-memory SQS stand-in: the bench measures DynamoDB and our code, not an emulator's HTTP. */
+export class MemoryQueue implements QueuePort {
+  readonly messages: QueueMessage[] = [];
+  async sendBatch(messages: readonly QueueMessage[]): Promise<void> {
+    this.messages.push(...messages);
+  }
+  drain(): QueueMessage[] {
+    return this.messages.splice(0, this.messages.length);
+  }
+}
+
+export interface BenchApp {
+  readonly deps: AppDeps;
+  readonly client: DynamoDBClient;
+  readonly tables: TableNames;
+  readonly meter: CapacityMeter;
+  readonly clock: BenchClock;
+  readonly simulator: PaymentSimulator;
+  readonly collectionsQueue: MemoryQueue;
+  readonly balanceQueue: MemoryQueue;
+}
+
+/** A keep-alive client with enough sockets for the bench's concurrency. */
+export function benchClient(endpoint: string): DynamoDBClient {
+  return createDynamoClient(
+    { region: 'local', endpoint },
+    { requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 512 }) }) },
+  );
+}
+
+export async function createBenchApp(endpoint: string, label: string): Promise<BenchApp> {
+  const client = benchClient(endpoint);
+  const tables = tableNamesFor(`bench-${label}-${randomUUID().slice(0, 6)}`);
+  await createAllTables(client, tables);
+  const meter = meterCapacity(client, tables);
+  const clock = new BenchClock(BENCH_NOW);
+  const simulator = new PaymentSimulator(clock);
+  const collectionsQueue = new MemoryQueue();
+  const balanceQueue = new MemoryQueue();
+  const deps: AppDeps = {
+    ...dynamoStores({ client, tables }),
+    clock,
+    ids: uuidIds,
+    logger: createLogger({ level: 'silent' }),
+    processor: simulator,
+    accounts: simulator,
+    collectionsQueue,
+    balanceEventsQueue: balanceQueue,
+    metrics: { failingSubscriptions: () => undefined },
+    secrets: { stripeWebhook: 'whsec_bench', achWebhook: 'ach_bench', balanceWebhook: 'balance_bench' },
+    settings: { stage: 'bench', balanceThresholdCents: 5000 },
+  };
+  return { deps, client, tables, meter, clock, simulator, collectionsQueue, balanceQueue };
+}
+
+/** A due PENDING period of a fresh user, shaped like the memberships consumer writes them. */
+export function dueRecord(now: Date, overrides: Partial<BillingRecord> = {}): BillingRecord {
+  const at = formatInstant(new Date(now.getTime() - HOUR));
+  return {
+    user_id: `user-${randomUUID()}`,
+    billing_date: at,
+    subscription_id: randomUUID(),
+    amount_cents: 1999,
+    billing_status: 'PENDING',
+    last_run_date: at,
+    created_date: formatInstant(new Date(now.getTime() - 40 * 24 * HOUR)),
+    process: 'UNKNOWN',
+    term: 'MONTHLY',
+    tier: 'plus:v3',
+    payment_method: 'pinless',
+    account_last_four: '6789',
+    payment_attempts: 0,
+    billing_anchor_day: new Date(now.getTime() - HOUR).getUTCDate(),
+    version: 0,
+    ...overrides,
+  };
+}
+
+/** Seeds records with their history rows, 50 to a transaction, with the meter paused. */
+export async function seed(app: BenchApp, records: readonly BillingRecord[], concurrency = 8): Promise<void> {
+  app.meter.pause(true);
+  const chunks: BillingRecord[][] = [];
+  for (let i = 0; i < records.length; i += 50) chunks.push(records.slice(i, i + 50));
+  await pool(chunks, concurrency, (chunk) => app.deps.billing.addAll(chunk, chunk.map((r) => historyRowOf(r))));
+  app.meter.pause(false);
+}
+
+/** Runs `work` over `items` with at most `concurrency` in flight. */
+export async function pool<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await work(items[i]!, i);
+      }
+    }),
+  );
+}
