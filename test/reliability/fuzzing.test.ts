@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectionMessageSchema } from '../../src/domain/collections.js';
 import { membershipEventSchema } from '../../src/domain/memberships.js';
 import { formatInstant } from '../../src/domain/time.js';
@@ -32,6 +32,10 @@ let app: TestApp;
 let writes: WriteCounter;
 const statusTally = new Map<number, number>();
 const known = { subscriptionIds: [] as string[], userIds: [] as string[], billingDates: [] as string[] };
+
+afterAll(() => {
+  if (process.env.RELIABILITY_REPORT) console.log({ statuses: Object.fromEntries(statusTally) });
+});
 
 beforeAll(async () => {
   app = await createTestApp({ label: 'fuzz', now: NOW });
@@ -204,10 +208,6 @@ describe('fuzzing the edges', () => {
       }),
       { numRuns: RUNS * 2 },
     );
-  });
-
-  it.skipIf(!process.env.RELIABILITY_REPORT)('reports the statuses seen', () => {
-    console.log(Object.fromEntries(statusTally));
   });
 
   it('signed webhook bodies (Stripe, ACH, balance): no 5xx, rejections structured and without writes', async () => {
