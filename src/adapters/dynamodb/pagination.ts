@@ -111,9 +111,13 @@ export interface ShardedListing {
 }
 
 /**
- * Queries every shard in parallel and merges them in index sort-key order (ascending; ties broken
- * by shard number). Each shard's taken items are a prefix of what it returned, so resuming each
- * shard after its last taken item never skips or repeats an item.
+ * Queries every shard in parallel, each for its share of the page (limit ÷ live shards, rounded
+ * up), and merges in index sort-key order (ascending; ties broken by shard number) up to the
+ * frontier: the smallest last-fetched value among shards that have more. Nothing past the frontier
+ * can be preceded by an unread item, so the order is global across pages; the shard that set the
+ * frontier is taken whole, so every page makes progress, and at most about one page is re-read.
+ * A page may hold fewer than `limit` items while `next` is not null. Each shard's taken items are
+ * a prefix of what it returned, so resuming after the last taken item never skips or repeats one.
  */
 export async function listAcrossShards(listing: ShardedListing): Promise<{ items: Item[]; next: string | null }> {
   let positions: ShardPosition[] = Array.from({ length: listing.shardCount }, () => null);
@@ -124,13 +128,22 @@ export async function listAcrossShards(listing: ShardedListing): Promise<{ items
     }
     positions = decoded.p;
   }
+  const live = positions.filter((p) => p !== 'done').length;
+  const share = Math.max(1, Math.ceil(listing.limit / Math.max(1, live)));
   const results = await Promise.all(
     positions.map(async (position, shard) => {
       if (position === 'done') return { items: [] as Item[], exhausted: true };
-      const out = await listing.query(shard, position ? fromStartKey(position) : undefined, listing.limit);
+      const out = await listing.query(shard, position ? fromStartKey(position) : undefined, share);
       return { items: out.items, exhausted: !out.lastEvaluatedKey };
     }),
   );
+  let frontier: string | undefined;
+  for (const result of results) {
+    const last = result.items.at(-1);
+    if (result.exhausted || !last) continue;
+    const value = listing.sortValue(last);
+    if (frontier === undefined || value < frontier) frontier = value;
+  }
   const heads = results.map(() => 0);
   const taken: Item[] = [];
   while (taken.length < listing.limit) {
@@ -145,7 +158,7 @@ export async function listAcrossShards(listing: ShardedListing): Promise<{ items
         bestValue = value;
       }
     }
-    if (best < 0) break;
+    if (best < 0 || (frontier !== undefined && bestValue > frontier)) break;
     taken.push(results[best]!.items[heads[best]!]!);
     heads[best]! += 1;
   }
