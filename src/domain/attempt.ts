@@ -93,6 +93,8 @@ const DAILY_RETRY_MS = 24 * 60 * 60 * 1000;
 const PERSON_INITIATED: ReadonlySet<Process> = new Set(['MANUAL', 'OPERATOR_RETRY']);
 /** Paths whose balance gate is the account's balance against the amount. */
 const SCHEDULED_GATE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
+/** Paths that may advance an expired pause window. */
+const PAUSE_RUNS: ReadonlySet<Process> = new Set(['PAUSE', 'BATCH']);
 
 export const GATE_CLOSED_ERROR = 'Insufficient available balance.';
 
@@ -134,7 +136,10 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   const now = deps.clock.now();
   const process = request.process;
 
-  if (read.billing_status === 'PAUSED') return advancePause(deps, read, now, process);
+  if (read.billing_status === 'PAUSED') {
+    // Only the pause run (or an ad-hoc batch) advances a pause; a payment path never skips a period.
+    return PAUSE_RUNS.has(process) ? advancePause(deps, read, now, process) : { kind: 'not_due', reason: 'status', record: read };
+  }
   const notDue = dueGate(read, now, process);
   if (notDue) return { kind: 'not_due', reason: notDue, record: read };
 

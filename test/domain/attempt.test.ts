@@ -228,4 +228,13 @@ describe('the collection attempt on DynamoDB Local', () => {
       ['SKIPPED', 2],
     ]);
   });
+
+  it('never skips a paused period on a payment path: manual pay and the balance webhook leave it alone', async () => {
+    const record = await seed({ billing_status: 'PAUSED', paused_months: 1 });
+    expect(await attempt(record, { process: 'MANUAL' })).toMatchObject({ kind: 'not_due', reason: 'status' });
+    expect(
+      await attempt(record, { process: 'BALANCE_WEBHOOK', balance: { available_balance_cents: 10_000, current_balance_cents: 10_000, threshold_cents: 0 } }),
+    ).toMatchObject({ kind: 'not_due', reason: 'status' });
+    expect((await app.deps.billing.get(record))?.version).toBe(0);
+  });
 });
