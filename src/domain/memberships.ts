@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from './attempt.js';
 import { applyBillingEvent, firstBillingRecord, historyRowOf, nextPeriodRecord } from './billing-record.js';
-import { AlreadyExistsError } from './errors.js';
+import { AlreadyExistsError, UnbilledPeriodError } from './errors.js';
 import { withUserLock, type HeldLock } from './lock.js';
 import { dollarStringSchema, dollarsToCents } from './money.js';
 import type { BillingWrite } from './ports.js';
@@ -265,10 +265,34 @@ async function pause(ctx: Ctx, months: number): Promise<MembershipOutcome> {
     return { kind: 'applied', written: await commitAll(ctx.deps, [{ read: newest, after }]), attempts };
   }
   if (hasOpenPeriodWithoutSuccessor(newest)) {
-    const next = successorOf(ctx, newest, { billing_status: 'PAUSED', paused_months: months, updated_event: 'PAUSED' });
-    return { kind: 'applied', written: await commitAll(ctx.deps, [], [next]), attempts };
+    const chain = successorsUntilNotDue(ctx, newest, { billing_status: 'PAUSED', paused_months: months, updated_event: 'PAUSED' });
+    return { kind: 'applied', written: await commitAll(ctx.deps, [], chain), attempts };
   }
   return { kind: 'ignored', reason: 'no_open_period', attempts };
+}
+
+/** Periods a user can fall behind by before a pause or cancel is refused rather than chained. */
+const MAX_OWED_SUCCESSORS = 24;
+
+/**
+ * The periods after `newest` up to the first one not yet due: those already due are owed and
+ * created PENDING (a pause or cancel never erases a due period); `change` lands on the first
+ * future one. A user behind by more than MAX_OWED_SUCCESSORS periods is refused.
+ */
+function successorsUntilNotDue(ctx: Stamping, newest: BillingRecord, change: Partial<BillingRecord>): BillingRecord[] {
+  const now = ctx.deps.clock.now();
+  const chain: BillingRecord[] = [];
+  let current = newest;
+  for (let i = 0; i < MAX_OWED_SUCCESSORS; i++) {
+    const owed = successorOf(ctx, current, {});
+    if (!isDue(owed, now)) {
+      chain.push({ ...owed, ...change });
+      return chain;
+    }
+    chain.push(owed);
+    current = owed;
+  }
+  throw new UnbilledPeriodError(`user ${newest.user_id} owes more than ${MAX_OWED_SUCCESSORS} periods; bill or waive them first`);
 }
 
 /**
@@ -295,8 +319,8 @@ async function cancel(ctx: Ctx): Promise<MembershipOutcome> {
     return { kind: 'applied', written: await commitAll(ctx.deps, [{ read: newest, after }]), attempts };
   }
   if (hasOpenPeriodWithoutSuccessor(newest)) {
-    const next = successorOf(ctx, newest, { updated_event: 'CANCEL_REQUESTED' });
-    return { kind: 'applied', written: await commitAll(ctx.deps, [], [next]), attempts };
+    const chain = successorsUntilNotDue(ctx, newest, { updated_event: 'CANCEL_REQUESTED' });
+    return { kind: 'applied', written: await commitAll(ctx.deps, [], chain), attempts };
   }
   return { kind: 'ignored', reason: 'no_open_period', attempts };
 }
@@ -348,7 +372,7 @@ async function closeAccount(deps: AttemptDeps, event: Extract<MembershipEvent, {
     after: changed(ctx, read, 'ACCOUNT_CLOSED', 'ACCOUNT_CLOSED', read.billing_status === 'PAUSED' ? { paused_months: undefined } : {}),
   }));
   const newest = records[0];
-  const creates = newest && isDue(newest, now) ? [successorOf(ctx, newest, { updated_event: 'CANCEL_REQUESTED' })] : [];
+  const creates = newest && isDue(newest, now) ? successorsUntilNotDue(ctx, newest, { updated_event: 'CANCEL_REQUESTED' }) : [];
   if (updates.length === 0 && creates.length === 0) return { kind: 'ignored', reason: 'no_open_period', attempts: [] };
   return { kind: 'applied', written: await commitAll(deps, updates, creates), attempts: [] };
 }

@@ -115,6 +115,39 @@ describe('applyMembershipEvent', () => {
     expect((await recordsOf(app, user)).map((r) => r.billing_status)).toEqual(['PAUSED', 'COMPLETED', 'COMPLETED']);
   });
 
+  it('PAUSE of a user whose owed period cannot be collected never erases the periods that came due since', async () => {
+    const user = `user-${randomUUID()}`;
+    const stuck = makeRecord({ user_id: user, billing_date: at(-45 * DAY), payment_method: 'pinless', billing_anchor_day: 17 });
+    await seedRecords(app, stuck);
+    app.simulator.configure({ users: { [user]: 'error' } });
+    const outcome = await applyMembershipEvent(deps, { event: event('PAUSE', user, { months: 1 }), owner });
+    app.simulator.configure({});
+    expect(outcome.kind).toBe('applied');
+    const records = await recordsOf(app, user);
+    // Newest first: the first future period is paused; the one that came due meanwhile is owed.
+    expect(records.map((r) => [r.billing_status, Date.parse(r.billing_date) > Date.parse(NOW)])).toEqual([
+      ['PAUSED', true],
+      ['PENDING', false],
+      ['PENDING', false],
+    ]);
+    expect(records[1]?.updated_event).toBeUndefined();
+  });
+
+  it('CLOSEACCOUNT of a user far behind keeps every period that came due owed and marks only the first future one', async () => {
+    const user = `user-${randomUUID()}`;
+    const stuck = makeRecord({ user_id: user, billing_date: at(-45 * DAY), billing_anchor_day: 17 });
+    await seedRecords(app, stuck);
+    await applyMembershipEvent(deps, { event: event('CLOSEACCOUNT', user), owner });
+    const records = await recordsOf(app, user);
+    expect(records.map((r) => [r.billing_status, r.updated_event ?? null])).toEqual([
+      ['PENDING', 'CANCEL_REQUESTED'],
+      ['PENDING', null],
+      ['PENDING', null],
+    ]);
+    expect(Date.parse(records[0]!.billing_date)).toBeGreaterThan(Date.parse(NOW));
+    expect(Date.parse(records[1]!.billing_date)).toBeLessThanOrEqual(Date.parse(NOW));
+  });
+
   it('CLOSEACCOUNT cancels paused and not-yet-due periods and marks the successor of a due, never-attempted period', async () => {
     const user = `user-${randomUUID()}`;
     const due = makeRecord({ user_id: user, billing_date: at(-HOUR) });
