@@ -37,17 +37,30 @@ async function findOrThrow(deps: AttemptDeps, subscriptionId: string): Promise<B
   return found;
 }
 
+/** Locates the subscription, takes its user's lock, reads it strongly consistent, runs `work`, releases. */
+async function withLockedSubscription<T>(
+  deps: AttemptDeps,
+  request: ActorRequest,
+  work: (read: BillingRecord, lock: HeldLock) => Promise<T>,
+): Promise<T> {
+  const located = await findOrThrow(deps, request.subscriptionId);
+  const lock = await lockFor(deps, located.user_id, request.owner);
+  try {
+    const read = await deps.billing.get(located);
+    if (!read) throw new NotFoundError(`subscription ${request.subscriptionId} not found`);
+    return await work(read, lock);
+  } finally {
+    await lock.release();
+  }
+}
+
 /**
  * Operator retry (DESIGN 5): under the lock (LockedError → 409, nothing changed), clear the saved
  * failure with its audit row in one transaction, then run the attempt inline. After the clear the
  * answer is always one of three outcomes, never an error.
  */
 export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Promise<RetryBillingResult> {
-  const located = await findOrThrow(deps, request.subscriptionId);
-  const lock = await lockFor(deps, located.user_id, request.owner);
-  try {
-    const read = await deps.billing.get(located);
-    if (!read) throw new NotFoundError(`subscription ${request.subscriptionId} not found`);
+  return withLockedSubscription(deps, request, async (read, lock) => {
     const now = deps.clock.now();
     const cleared = applyBillingEvent(read, 'BILLING_RETRY_REQUESTED', now, {
       process: 'OPERATOR_RETRY',
@@ -79,10 +92,8 @@ export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Pr
     } catch {
       outcome = { kind: 'failed_uncounted', class: 'transient', record: cleared };
     }
-    return await retryResult(deps, read, cleared, outcome, request);
-  } finally {
-    await lock.release();
-  }
+    return retryResult(deps, read, cleared, outcome, request);
+  });
 }
 
 async function retryResult(
@@ -158,11 +169,7 @@ export async function manualPay(
 
 /** Waive (operator): writes a period off without payment; the reason is required and audited. */
 export async function waive(deps: AttemptDeps, request: ActorRequest & { readonly reason: string }): Promise<BillingRecord> {
-  const located = await findOrThrow(deps, request.subscriptionId);
-  const lock = await lockFor(deps, located.user_id, request.owner);
-  try {
-    const read = await deps.billing.get(located);
-    if (!read) throw new NotFoundError(`subscription ${request.subscriptionId} not found`);
+  return withLockedSubscription(deps, request, async (read) => {
     const now = deps.clock.now();
     const after = applyBillingEvent(read, 'WAIVED', now, { process: 'UNKNOWN', updatedEvent: 'WAIVED' });
     const next = read.billing_status === 'PENDING' || read.billing_status === 'PAUSED'
@@ -174,9 +181,7 @@ export async function waive(deps: AttemptDeps, request: ActorRequest & { readonl
       ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
     });
     return after;
-  } finally {
-    await lock.release();
-  }
+  });
 }
 
 /**
@@ -187,11 +192,7 @@ export async function changeBillingDate(
   deps: AttemptDeps,
   request: ActorRequest & { readonly billingDate: string },
 ): Promise<BillingRecord> {
-  const located = await findOrThrow(deps, request.subscriptionId);
-  const lock = await lockFor(deps, located.user_id, request.owner);
-  try {
-    const read = await deps.billing.get(located);
-    if (!read) throw new NotFoundError(`subscription ${request.subscriptionId} not found`);
+  return withLockedSubscription(deps, request, async (read) => {
     const now = deps.clock.now();
     if ((read.billing_status === 'PENDING' || read.billing_status === 'FAILED') && Date.parse(read.billing_date) <= now.getTime()) {
       throw new UnbilledPeriodError(`subscription ${read.subscription_id} is due and unbilled; bill or waive it first`);
@@ -216,7 +217,5 @@ export async function changeBillingDate(
       history: [deletedRow, createdRow],
     });
     return moved;
-  } finally {
-    await lock.release();
-  }
+  });
 }

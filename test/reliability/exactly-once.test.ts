@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
-import type { BillingRecord, PaymentMethod } from '../../src/domain/records.js';
-import { formatInstant } from '../../src/domain/time.js';
+import type { PaymentMethod } from '../../src/domain/records.js';
 import { runCollectionAttempt } from '../../src/domain/attempt.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { ledgerViolations, seedRecord } from '../support/ledger.js';
-import { ATTEMPT_PATHS, attemptDepsOf, runPath, type PathCall, type PathResult } from '../support/paths.js';
+import { dueRecord, ledgerViolations, seedRecord } from '../support/ledger.js';
+import { attemptDepsOf } from '../../src/handlers/shared/attempt-deps.js';
+import { ATTEMPT_PATHS, runPath, type PathCall, type PathResult } from '../support/paths.js';
 
 /**
  * Exactly-once under contention (DESIGN 3, 10): every path races every other on one record, with
@@ -43,25 +43,6 @@ afterAll(() => {
   if (process.env.RELIABILITY_REPORT) console.log({ attempts, outcomes: Object.fromEntries(tally) });
 });
 
-function dueRecord(rail: PaymentMethod): BillingRecord {
-  const at = formatInstant(new Date(app.clock.now().getTime() - HOUR));
-  return {
-    user_id: `user-${randomUUID()}`,
-    billing_date: at,
-    subscription_id: randomUUID(),
-    amount_cents: 1999,
-    billing_status: 'PENDING',
-    last_run_date: at,
-    created_date: at,
-    process: 'UNKNOWN',
-    term: 'MONTHLY',
-    tier: 'plus:v3',
-    payment_method: rail,
-    account_last_four: '6789',
-    payment_attempts: 0,
-    version: 0,
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -88,7 +69,7 @@ describe('exactly-once under contention on DynamoDB Local', () => {
   it('charges each attempt number at most once and records every accepted charge, over random schedules of every path', async () => {
     await fc.assert(
       fc.asyncProperty(scheduleArb, async ({ rail, rounds }) => {
-        const record = await seedRecord(app, dueRecord(rail));
+        const record = await seedRecord(app, dueRecord(app.clock.now(), rail));
         const unexpected: unknown[] = [];
         for (const round of rounds) {
           app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: round.outcome } });
@@ -119,7 +100,7 @@ describe('exactly-once under contention on DynamoDB Local', () => {
   }, 240_000);
 
   it('many users at once: hundreds of concurrent attempts over the batch-worker, balance and manual paths charge each period once', async () => {
-    const users = Array.from({ length: 40 }, (_, i) => dueRecord((['pinless', 'ach', 'card'] as const)[i % 3]!));
+    const users = Array.from({ length: 40 }, (_, i) => dueRecord(app.clock.now(), (['pinless', 'ach', 'card'] as const)[i % 3]!));
     await Promise.all(users.map((r) => seedRecord(app, r)));
     const calls = users.flatMap((r) =>
       (['batch-worker', 'scheduled', 'balance', 'manual', 'api-pay', 'balance-worker'] as const).map((path) => ({ record: r, call: { path, balanceOpen: true, requestKey: 'same' } })),
@@ -156,11 +137,11 @@ describe('the version fence when the lease has expired', () => {
   it('a paused holder whose lease was taken over cannot write: one charge, one recorded outcome', async () => {
     const rails: PaymentMethod[] = ['pinless', 'ach', 'card'];
     for (const rail of rails) {
-      const record = await seedRecord(app, dueRecord(rail));
+      const record = await seedRecord(app, dueRecord(app.clock.now(), rail));
       app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'approve' } });
       const paused = new PausedAfterAccept(app.simulator);
       // No heartbeat during the test: only the lease and the version stand between the two.
-      const base = { ...attemptDepsOf(app.deps), lockHeartbeatMs: 600_000 };
+      const base = { ...attemptDepsOf(app.deps, app.deps.logger), lockHeartbeatMs: 600_000 };
       const first = runCollectionAttempt({ ...base, processor: paused }, { key: record, process: 'SCHEDULED', owner: 'paused-holder' });
       await paused.accepted;
       app.clock.advance(LEASE_MS + 1);
@@ -175,7 +156,7 @@ describe('the version fence when the lease has expired', () => {
   });
 
   it('a holder paused before submitting resends the same key after a takeover, and its write is refused', async () => {
-    const record = await seedRecord(app, dueRecord('pinless'));
+    const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
     let release!: () => void;
     let reachedGate!: () => void;
     const atGate = new Promise<void>((r) => (reachedGate = r));
@@ -186,7 +167,7 @@ describe('the version fence when the lease has expired', () => {
         return app.simulator.getAccount(userId);
       },
     };
-    const base = { ...attemptDepsOf(app.deps), lockHeartbeatMs: 600_000 };
+    const base = { ...attemptDepsOf(app.deps, app.deps.logger), lockHeartbeatMs: 600_000 };
     const first = runCollectionAttempt({ ...base, accounts: slowAccounts }, { key: record, process: 'SCHEDULED', owner: 'slow' });
     await atGate;
     app.clock.advance(LEASE_MS + 1);

@@ -1,5 +1,6 @@
+import { attemptDepsOf } from '../../src/handlers/shared/attempt-deps.js';
 import { randomUUID } from 'node:crypto';
-import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from '../../src/domain/attempt.js';
+import { runCollectionAttempt, type AttemptOutcome } from '../../src/domain/attempt.js';
 import { ConcurrentModificationError, IllegalTransitionError, LockedError } from '../../src/domain/errors.js';
 import { manualPay, retryBilling } from '../../src/domain/operator.js';
 import type { BillingRecord } from '../../src/domain/records.js';
@@ -45,18 +46,6 @@ export type PathResult =
   | { readonly kind: 'refused'; readonly error: string }
   | { readonly kind: 'error'; readonly error: unknown };
 
-export function attemptDepsOf(deps: AppDeps): AttemptDeps {
-  return {
-    clock: deps.clock,
-    locks: deps.locks,
-    billing: deps.billing,
-    processor: deps.processor,
-    accounts: deps.accounts,
-    ids: deps.ids,
-    ...(deps.settings.lockLeaseMs !== undefined ? { lockLeaseMs: deps.settings.lockLeaseMs } : {}),
-    ...(deps.settings.lockHeartbeatMs !== undefined ? { lockHeartbeatMs: deps.settings.lockHeartbeatMs } : {}),
-  };
-}
 
 function balanceOf(open: boolean) {
   return open
@@ -66,7 +55,7 @@ function balanceOf(open: boolean) {
 
 /** Runs one path against `record` with `deps` (which may carry fault-injecting ports). */
 export async function runPath(deps: AppDeps, record: BillingRecord, call: PathCall): Promise<PathResult> {
-  const attemptDeps = attemptDepsOf(deps);
+  const attemptDeps = attemptDepsOf(deps, deps.logger);
   const owner = `${call.path}-${randomUUID().slice(0, 8)}`;
   try {
     switch (call.path) {

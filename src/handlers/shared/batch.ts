@@ -3,8 +3,6 @@ import type { Context, SQSBatchItemFailure, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
 import type { AttemptOutcome } from '../../domain/attempt.js';
 export { attemptDepsOf } from './attempt-deps.js';
-import type { AppDeps } from '../../runtime/deps.js';
-import type { Logger } from '../../runtime/logger.js';
 
 /** Independent users processed at once by one batch invocation. */
 export const USER_CONCURRENCY = 8;
