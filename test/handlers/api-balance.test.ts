@@ -45,7 +45,7 @@ describe('POST /webhooks/balance', () => {
   });
 
   it.each([
-    ['missing', (raw: string) => undefined as unknown as string],
+    ['missing', (_raw: string) => undefined as unknown as string],
     ['stale (6 minutes old)', (raw: string) => signPayload(raw, TEST_SECRETS.balanceWebhook, nowS() - 360)],
     ['from the future', (raw: string) => signPayload(raw, TEST_SECRETS.balanceWebhook, nowS() + 360)],
     ['forged with another secret', (raw: string) => signPayload(raw, 'not-the-secret', nowS())],
