@@ -192,13 +192,16 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   }
 }
 
-/** Why a collectible record is not to be attempted now, or undefined when it is. */
-function dueGate(record: BillingRecord, now: Date, process: Process): NotDueReason | undefined {
+/**
+ * Why a collectible record is not to be attempted now by `process`, or undefined when it is. The
+ * collections-job plans with the same rule (ADR-119's gate); the attempt checks it again after its read.
+ */
+export function dueGate(record: BillingRecord, now: Date, process: Process): NotDueReason | undefined {
   if (record.billing_status !== 'PENDING' && record.billing_status !== 'FAILED') return 'status';
   if (Date.parse(record.billing_date) > now.getTime()) return 'not_yet_due';
-  const personInitiated = PERSON_INITIATED.has(process);
+  if (PERSON_INITIATED.has(process)) return undefined;
+  if (isHeldByLadder(record, now)) return failureState(record) === 'parked' ? 'parked' : 'waiting';
   if (
-    !personInitiated &&
     process !== 'BALANCE_WEBHOOK' &&
     record.billing_status === 'FAILED' &&
     record.last_attempt_date !== undefined &&
@@ -206,9 +209,8 @@ function dueGate(record: BillingRecord, now: Date, process: Process): NotDueReas
   ) {
     return 'not_yet_due';
   }
-  if (!personInitiated && isHeldByLadder(record, now)) return failureState(record) === 'parked' ? 'parked' : 'waiting';
-  if (!personInitiated && record.payment_method === 'ach' && (record.ach_blocked || record.ach_unauthorized)) return 'ach_blocked';
-  if (!personInitiated && record.card_disputed) return 'disputed';
+  if (record.payment_method === 'ach' && (record.ach_blocked || record.ach_unauthorized)) return 'ach_blocked';
+  if (record.card_disputed) return 'disputed';
   return undefined;
 }
 

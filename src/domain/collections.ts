@@ -1,5 +1,6 @@
 import * as z from 'zod';
-import { failureState, isHeldByLadder } from './ladder.js';
+import { dueGate } from './attempt.js';
+import { failureState } from './ladder.js';
 import type { BillingStore, Clock } from './ports.js';
 import type { BillingRecord, BillingStatus } from './records.js';
 import { formatInstant, instantSchema } from './time.js';
@@ -8,8 +9,6 @@ import { formatInstant, instantSchema } from './time.js';
  * Planning of the scheduled collections run (DESIGN 1, 3, 5): which records are due, which the
  * failure ladder holds back, and the message the batch-worker receives for each due record.
  */
-
-const DAILY_RETRY_MS = 24 * 60 * 60 * 1000;
 
 /** The processes a collections message can carry (BATCH: an ad-hoc batch sent to the same queue). */
 export const collectionProcessSchema = z.enum(['SCHEDULED', 'RETRY', 'PAUSE', 'BATCH']);
@@ -43,14 +42,9 @@ export type CollectionDecision =
 export function decideCollection(record: BillingRecord, process: CollectionProcess, now: Date): CollectionDecision {
   if (Date.parse(record.billing_date) > now.getTime()) return { kind: 'skip', reason: 'not_due' };
   if (record.billing_status === 'PENDING' || record.billing_status === 'FAILED') {
-    if (isHeldByLadder(record, now)) return { kind: 'skip', reason: failureState(record) === 'parked' ? 'parked' : 'waiting' };
-    if (
-      record.billing_status === 'FAILED' &&
-      record.last_attempt_date !== undefined &&
-      Date.parse(record.last_attempt_date) + DAILY_RETRY_MS > now.getTime()
-    ) {
-      return { kind: 'skip', reason: 'not_due' };
-    }
+    const held = dueGate(record, now, process);
+    if (held === 'waiting' || held === 'parked') return { kind: 'skip', reason: held };
+    if (held) return { kind: 'skip', reason: 'not_due' };
   }
   return {
     kind: 'enqueue',

@@ -41,6 +41,14 @@ describe('decideCollection', () => {
     expect(decideCollection({ ...failed, last_attempt_date: at(-24 * HOUR) }, 'RETRY', NOW).kind).toBe('enqueue');
   });
 
+  it('does not enqueue what the attempt would refuse: ACH holds after returns and disputed cards', () => {
+    const failed = { billing_status: 'FAILED' as const, billing_date: at(-48 * HOUR), last_attempt_date: at(-25 * HOUR) };
+    expect(decideCollection(makeRecord({ ...failed, payment_method: 'ach', ach_blocked: true }), 'RETRY', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
+    expect(decideCollection(makeRecord({ ...failed, payment_method: 'ach', ach_unauthorized: true }), 'RETRY', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
+    expect(decideCollection(makeRecord({ ...failed, payment_method: 'card', card_disputed: true }), 'RETRY', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
+    expect(decideCollection(makeRecord({ ...failed, payment_method: 'ach' }), 'RETRY', NOW).kind).toBe('enqueue');
+  });
+
   it('tells waiting from parked, and ignores a failure saved for work that has since moved on', () => {
     const d = at(-HOUR);
     const saved = { billing_failed_for: `${d}#0`, billing_failure_count: 3, billing_failed_at: at(-HOUR), billing_last_error: 'x' };
