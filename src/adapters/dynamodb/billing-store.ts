@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { isFailureLive, dueKey, type BillingFailureFields } from '../../domain/ladder.js';
 import type { BillingStore, BillingTransaction, Page, PageRequest } from '../../domain/ports.js';
-import { normalizeInstant } from '../../domain/time.js';
+import { addNanos, normalizeInstant } from '../../domain/time.js';
 import { keyOf, type BillingKey, type BillingRecord, type BillingStatus, type HistoryRow } from '../../domain/records.js';
 import { marshallItem } from './attribute-codec.js';
 import {
@@ -126,6 +126,9 @@ export class DynamoBillingStore implements BillingStore {
     const limit = pageLimit(page);
     // Stored dates are nine-digit UTC; a bound in another RFC3339 form would compare wrongly as a string.
     const due = normalizeInstant(dueAtOrBefore);
+    // `billing_date < due + 1 ns` is `<= due`, said so that a resume key tied at the bound still
+    // matches the range predicate: DynamoDB Local refuses such a key under `<=`.
+    const before = addNanos(due, 1);
     const { items, next } = await listAcrossShards({
       shardCount: this.shardCount,
       fingerprint: `billing|${status}|${due}|${this.shardCount}`,
@@ -137,8 +140,8 @@ export class DynamoBillingStore implements BillingStore {
             new QueryCommand({
               TableName: this.table,
               IndexName: BILLING_ACTIVITY_INDEXES.byStatus,
-              KeyConditionExpression: 'status_shard = :ss AND billing_date <= :due',
-              ExpressionAttributeValues: { ':ss': { S: `${status}#${shard}` }, ':due': { S: due } },
+              KeyConditionExpression: 'status_shard = :ss AND billing_date < :before',
+              ExpressionAttributeValues: { ':ss': { S: `${status}#${shard}` }, ':before': { S: before } },
               Limit: shardLimit,
               ExclusiveStartKey: startKey,
             }),

@@ -129,6 +129,18 @@ describe('DynamoBillingStore reads on DynamoDB Local', () => {
       expect(dates).toEqual([...dates].sort());
     });
 
+    it('pages through records tied at the due bound, many per shard, without losing one', async () => {
+      // Regression: DynamoDB Local drops LastEvaluatedKey, and refuses the resume key, when a page
+      // ends on items tied at a `<=` range bound; a collections run at exactly a billing date lost records.
+      for (const tied of ['SKIPPED', 'REFUNDED'] as const) {
+        const bound = dayAt(3);
+        const records = Array.from({ length: 40 }, (_, i) => makeRecord({ billing_status: tied, billing_date: i < 36 ? bound : dayAt(4) }));
+        await store.addAll(records, records.map((r) => historyOf(r)));
+        const { items } = await collectAll((cursor) => store.listByStatus(tied, bound, { limit: 3, cursor }));
+        expect(items.map((r) => r.subscription_id).sort()).toEqual(records.slice(0, 36).map((r) => r.subscription_id).sort());
+      }
+    });
+
     it('refuses a cursor from another status or bound', async () => {
       const page = await store.listByStatus(status, due, { limit: 2 });
       expect(page.next).not.toBeNull();
