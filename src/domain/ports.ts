@@ -73,6 +73,11 @@ export interface BillingStore {
   listByUser(userId: string, page?: PageRequest): Promise<Page<BillingRecord>>;
   /** Records in `status` with billing_date <= dueAtOrBefore, across every status shard. */
   listByStatus(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>>;
+  /**
+   * Records whose saved billing failure is live (retrying or parked), oldest failure first, across
+   * every shard of the sparse failing index. Eventually consistent: callers re-check the predicate.
+   */
+  listFailing(page?: PageRequest): Promise<Page<BillingRecord>>;
   /** Audit rows of one subscription, newest first. */
   history(subscriptionId: string, page?: PageRequest): Promise<Page<HistoryRow>>;
   /**

@@ -138,6 +138,11 @@ export class FaultyBillingStore implements BillingStore {
     return this.inner.listByStatus(status, dueAtOrBefore, page);
   }
 
+  async listFailing(page?: PageRequest): Promise<Page<BillingRecord>> {
+    this.faults.alive('billing.listFailing');
+    return this.inner.listFailing(page);
+  }
+
   async history(subscriptionId: string, page?: PageRequest): Promise<Page<HistoryRow>> {
     this.faults.alive('billing.history');
     return this.inner.history(subscriptionId, page);

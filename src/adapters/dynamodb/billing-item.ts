@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { isFailureLive } from '../../domain/ladder.js';
 import { centsToDollars, dollarsToCents } from '../../domain/money.js';
 import {
   billingRecordSchema,
@@ -16,11 +17,17 @@ import { shardOf } from './sharding.js';
 /**
  * BillingRecord / HistoryRow ↔ billing-activity and billing-activity-history items (DESIGN 2.1, 2.5).
  * The domain's `amount_cents` is stored as `amount`, an N with two decimals, converted by string
- * arithmetic both ways. The primary item also carries `status_shard`; it never carries the
+ * arithmetic both ways. The primary item also carries `status_shard` (and `failing_shard` while a
+ * saved failure is live); it never carries the
  * history-only `data_*`, `actor` and `reason` attributes.
  */
 
 export const DEFAULT_STATUS_SHARD_COUNT = 16;
+
+/** `FAILING#{n}`: the failing-index partition key, present only while the record's failure is live. */
+export function failingShard(userId: string, shardCount: number): string {
+  return `FAILING#${shardOf(userId, shardCount)}`;
+}
 
 /** `{billing_status}#{n}`, n = FNV-1a(user_id) mod shardCount: the status-index partition key. */
 export function statusShard(status: BillingStatus, userId: string, shardCount: number): string {
@@ -46,6 +53,8 @@ export function primaryItem(record: BillingRecord, shardCount: number): Item {
   return marshallItem({
     ...withStoredAmount(parsed),
     status_shard: statusShard(parsed.billing_status, parsed.user_id, shardCount),
+    // Every primary write is a full put, so the sparse index follows the live predicate exactly.
+    ...(isFailureLive(parsed) ? { failing_shard: failingShard(parsed.user_id, shardCount) } : {}),
   });
 }
 
@@ -65,7 +74,7 @@ const billingNumbers: NumberDecoder = (text, attribute) => {
 
 function decode<T>(schema: z.ZodType<T>, item: Item, label: string): T {
   const raw = unmarshallItem(item, billingNumbers);
-  const { amount, status_shard: _shard, ...rest } = raw;
+  const { amount, status_shard: _shard, failing_shard: _failing, ...rest } = raw;
   const parsed = schema.safeParse({ ...rest, amount_cents: amount });
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');

@@ -13,6 +13,7 @@ import { marshallItem } from './attribute-codec.js';
 import {
   DEFAULT_STATUS_SHARD_COUNT,
   describeKey,
+  failingShard,
   historyFromItem,
   historyItem,
   primaryItem,
@@ -159,6 +160,38 @@ export class DynamoBillingStore implements BillingStore {
     return { items: items.map((item) => recordFromItem(item, this.table)), next };
   }
 
+  async listFailing(page?: PageRequest): Promise<Page<BillingRecord>> {
+    const { items, next } = await listAcrossShards({
+      shardCount: this.shardCount,
+      fingerprint: `failing|${this.shardCount}`,
+      limit: pageLimit(page),
+      cursor: page?.cursor,
+      query: async (shard, startKey, shardLimit) => {
+        const out = await this.send('billing.listFailing', () =>
+          this.client.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: BILLING_ACTIVITY_INDEXES.failing,
+              KeyConditionExpression: 'failing_shard = :fs',
+              ExpressionAttributeValues: { ':fs': { S: `FAILING#${shard}` } },
+              Limit: shardLimit,
+              ExclusiveStartKey: startKey,
+            }),
+          ),
+        );
+        return { items: out.Items ?? [], lastEvaluatedKey: out.LastEvaluatedKey };
+      },
+      sortValue: (item) => item.billing_failed_at?.S ?? '',
+      resumeKeyOf: (item) => ({
+        failing_shard: item.failing_shard?.S ?? '',
+        billing_failed_at: item.billing_failed_at?.S ?? '',
+        user_id: item.user_id?.S ?? '',
+        billing_date: item.billing_date?.S ?? '',
+      }),
+    });
+    return { items: items.map((item) => recordFromItem(item, this.table)), next };
+  }
+
   /** Audit rows of one subscription from the history table's subscription_id-index, newest first. */
   async history(subscriptionId: string, page?: PageRequest): Promise<Page<HistoryRow>> {
     const out = await this.send('billing.history', () =>
@@ -266,6 +299,7 @@ export class DynamoBillingStore implements BillingStore {
       'billing_last_error = :lastError',
       'last_run_date = :lastRun',
       'version = :next',
+      'failing_shard = :failingShard',
     ];
     const values: Record<string, unknown> = {
       ':key': key,
@@ -274,6 +308,7 @@ export class DynamoBillingStore implements BillingStore {
       ':lastError': after.billing_last_error,
       ':lastRun': after.last_run_date,
       ':next': after.version,
+      ':failingShard': failingShard(read.user_id, this.shardCount),
       ':readVersion': read.version,
       ':pending': 'PENDING',
       ':failed': 'FAILED',

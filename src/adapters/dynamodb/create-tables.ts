@@ -2,6 +2,7 @@ import {
   CreateTableCommand,
   DescribeTableCommand,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   type CreateTableCommandInput,
   type DynamoDBClient,
@@ -46,10 +47,12 @@ export async function createAllTables(client: DynamoDBClient, names: TableNames)
   await Promise.all(
     (Object.entries(allTables) as [TableId, TableDefinition][]).map(async ([id, def]) => {
       const tableName = names[id];
+      const input = createTableInput(def, tableName);
       try {
-        await client.send(new CreateTableCommand(createTableInput(def, tableName)));
+        await client.send(new CreateTableCommand(input));
       } catch (error) {
         if (!(error instanceof ResourceInUseException)) throw error;
+        await addMissingIndexes(client, input);
       }
       await waitForActive(client, tableName);
       if (def.timeToLiveAttribute) {
@@ -69,10 +72,29 @@ export async function createAllTables(client: DynamoDBClient, names: TableNames)
   );
 }
 
+/** A table kept from an earlier run (the local runtime's `.local/`) gets the indexes added since. */
+async function addMissingIndexes(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: input.TableName }));
+  const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName));
+  for (const gsi of input.GlobalSecondaryIndexes ?? []) {
+    if (present.has(gsi.IndexName)) continue;
+    await client.send(
+      new UpdateTableCommand({
+        TableName: input.TableName,
+        AttributeDefinitions: input.AttributeDefinitions,
+        GlobalSecondaryIndexUpdates: [{ Create: { IndexName: gsi.IndexName, KeySchema: gsi.KeySchema, Projection: gsi.Projection } }],
+      }),
+    );
+    await waitForActive(client, input.TableName!);
+  }
+}
+
 async function waitForActive(client: DynamoDBClient, tableName: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    if (Table?.TableStatus === 'ACTIVE') return;
+    const indexesReady = (Table?.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === undefined || g.IndexStatus === 'ACTIVE');
+    if (Table?.TableStatus === 'ACTIVE' && indexesReady) return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`table ${tableName} did not become ACTIVE`);

@@ -33,6 +33,8 @@ export interface TableDefinition {
 export const BILLING_ACTIVITY_INDEXES = {
   bySubscriptionId: 'subscription_id-index',
   byStatus: 'status-index',
+  /** Sparse: only records whose saved billing failure is live carry `failing_shard`. */
+  failing: 'failing-index',
 } as const;
 
 export const PAYMENTS_INDEXES = {
@@ -52,6 +54,11 @@ export const billingActivityTable: TableDefinition = {
       indexName: BILLING_ACTIVITY_INDEXES.byStatus,
       partitionKey: { name: 'status_shard', type: 'S' },
       sortKey: { name: 'billing_date', type: 'S' },
+    },
+    {
+      indexName: BILLING_ACTIVITY_INDEXES.failing,
+      partitionKey: { name: 'failing_shard', type: 'S' },
+      sortKey: { name: 'billing_failed_at', type: 'S' },
     },
   ],
 };

@@ -165,4 +165,35 @@ describe('DynamoBillingStore.recordBillingFailure on DynamoDB Local', () => {
     const after = failed(read, { billing_failed_for: 'other#1' });
     await expect(store.recordBillingFailure(read, after, historyOf({ ...after, last_run_date: freshStamp() }))).rejects.toThrow(/keyed/);
   });
+
+  it('keeps the sparse failing index equal to the live predicate: in on a saved failure, out when the due work moves on', async () => {
+    const listed = async () => {
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await store.listFailing({ limit: 2, cursor });
+        ids.push(...page.items.map((r) => r.subscription_id));
+        cursor = page.next;
+      } while (cursor);
+      return ids;
+    };
+    const read = await created({ billing_status: 'PENDING', payment_attempts: 0 });
+    expect(await listed()).not.toContain(read.subscription_id);
+    const after = failed(read);
+    expect(await store.recordBillingFailure(read, after, historyOf(after))).toBe(true);
+    const raw = await db.client.send(new GetItemCommand({ TableName: db.tables.billingActivity, Key: { user_id: { S: read.user_id }, billing_date: { S: read.billing_date } } }));
+    expect(raw.Item?.failing_shard?.S).toMatch(/^FAILING#\d+$/);
+    expect(await listed()).toContain(read.subscription_id);
+
+    // A write that carries the live failure forward keeps it listed.
+    const stamped = nextVersion(after, { membership_event_id: 'evt-1' });
+    await store.commit({ writes: [{ kind: 'update', record: stamped, expectedVersion: after.version }], history: [historyOf(stamped)] });
+    expect(await listed()).toContain(read.subscription_id);
+
+    // A decline changes the due key: the stale failure fields stay, the index entry goes.
+    const declined = nextVersion(stamped, { billing_status: 'FAILED', payment_attempts: 1 });
+    await store.commit({ writes: [{ kind: 'update', record: declined, expectedVersion: stamped.version }], history: [historyOf(declined)] });
+    expect((await store.get(read))?.billing_failed_for).toBe(dueKey(read));
+    expect(await listed()).not.toContain(read.subscription_id);
+  });
 });

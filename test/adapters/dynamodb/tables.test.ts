@@ -1,4 +1,5 @@
-import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { createAllTables, createTableInput } from '../../../src/adapters/dynamodb/create-tables.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { allTables } from '../../../src/adapters/dynamodb/table-definitions.js';
 import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
@@ -25,5 +26,18 @@ describe('table definitions on DynamoDB Local', () => {
       expect(out.TimeToLiveDescription?.AttributeName).toBe('expires_at');
       expect(out.TimeToLiveDescription?.TimeToLiveStatus).toBe('ENABLED');
     }
+  });
+});
+
+describe('tables kept from an earlier run', () => {
+  it('get the indexes added to the definitions since they were created', async () => {
+    const db = await createTestDynamo('tables-old');
+    const old = createTableInput(allTables.billingActivity, `${db.tables.billingActivity}-old`);
+    old.GlobalSecondaryIndexes = old.GlobalSecondaryIndexes!.filter((g) => g.IndexName !== 'failing-index');
+    old.AttributeDefinitions = old.AttributeDefinitions!.filter((a) => a.AttributeName !== 'failing_shard' && a.AttributeName !== 'billing_failed_at');
+    await db.client.send(new CreateTableCommand(old));
+    await createAllTables(db.client, { ...db.tables, billingActivity: old.TableName! });
+    const { Table } = await db.client.send(new DescribeTableCommand({ TableName: old.TableName }));
+    expect((Table?.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName).sort()).toEqual(['failing-index', 'status-index', 'subscription_id-index']);
   });
 });
