@@ -15,7 +15,8 @@ import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js'
 
 /* ---------------- the event ---------------- */
 
-const nonEmpty = z.string().trim().min(1);
+// Bounded: these end up in DynamoDB keys, whose size is limited.
+const nonEmpty = z.string().trim().min(1).max(256);
 
 export const achReferenceSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('subscription'), user_id: nonEmpty, billing_date: instantSchema }),

@@ -16,9 +16,9 @@ export type CollectionProcess = z.infer<typeof collectionProcessSchema>;
 
 /** The body of one collections-queue message. */
 export const collectionMessageSchema = z.object({
-  user_id: z.string().min(1),
+  user_id: z.string().min(1).max(256),
   billing_date: instantSchema,
-  subscription_id: z.string().min(1),
+  subscription_id: z.string().min(1).max(256),
   process: collectionProcessSchema,
   enqueued_at: instantSchema,
 });

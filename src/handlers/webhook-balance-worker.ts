@@ -21,8 +21,8 @@ const balanceCents = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.M
 
 /** DESIGN 8 `POST /webhooks/balance`, as the API enqueues it. Balances may be negative (overdrawn). */
 export const balanceEventSchema = z.object({
-  event_id: z.string().min(1),
-  user_id: z.string().min(1),
+  event_id: z.string().min(1).max(256),
+  user_id: z.string().min(1).max(256),
   institution_id: z.string().min(1),
   available_balance_cents: balanceCents,
   current_balance_cents: balanceCents,

@@ -270,6 +270,12 @@ describe('stripe-webhook: other event types and bodies', () => {
     const notJson = await handle()(delivery(undefined, { raw: '{"id":"evt_x",' }));
     expect(notJson.statusCode).toBe(400);
   });
+
+  it('refuses an event id too long for a DynamoDB key with 400, not 500 (found by the fuzz suite)', async () => {
+    const result = await handle()(delivery(stripeEvent('charge.refunded', { id: 'ch_1' }, `evt_${'x'.repeat(3000)}`)));
+    expect(result.statusCode).toBe(400);
+    expect((parseBody(result).error as { code: string }).code).toBe('invalid_event');
+  });
 });
 
 describe('stripe-webhook: signatures', () => {

@@ -8,7 +8,8 @@ import { instantSchema } from '../../domain/time.js';
  * adds fields in every API version); what we read must be there and well-formed.
  */
 
-const nonEmpty = z.string().trim().min(1);
+// Bounded: ids end up in DynamoDB keys (stripe#{event_id}, user_id), whose size is limited.
+const nonEmpty = z.string().trim().min(1).max(256);
 const metadataSchema = z.record(z.string(), z.string()).nullish();
 
 export const stripeEventEnvelopeSchema = z.object({
