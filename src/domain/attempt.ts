@@ -1,9 +1,8 @@
 import { applyBillingEvent, historyRowOf, nextPeriodRecord, withFailure, type IdGenerator } from './billing-record.js';
-import { ConcurrentModificationError, InterruptedError, LockedError, ProcessorError } from './errors.js';
+import { ConcurrentModificationError, InterruptedError, LockedError } from './errors.js';
 import {
   allowlistedError,
   classifyFailure,
-  isFailureLive,
   isHeldByLadder,
   nextFailure,
   failureState,
@@ -341,7 +340,7 @@ async function handleFailure(
 }
 
 function errorText(error: unknown): string {
-  return error instanceof ProcessorError || error instanceof Error ? error.message : String(error);
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** RecordBillingFailure: lands only if the record still owes the same work at the same count. */
@@ -371,4 +370,3 @@ function combinedSignal(...signals: (AbortSignal | undefined)[]): AbortSignal | 
   return AbortSignal.any(present);
 }
 
-export { isFailureLive };
