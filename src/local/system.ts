@@ -250,6 +250,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       logger,
       processor: simulator,
       accounts: simulator,
+      cardPayments: simulator,
       collectionsQueue,
       balanceEventsQueue: new SqsQueue(sqs.client, sqs.balanceEvents.url),
       // EMF lines would be CloudWatch's; locally they go to the log at debug level.

@@ -86,6 +86,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     logger: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent', base: { test: randomUUID().slice(0, 8) } }),
     processor: options.processor ?? simulator,
     accounts: options.accounts ?? simulator,
+    cardPayments: simulator,
     collectionsQueue,
     balanceEventsQueue,
     metrics,

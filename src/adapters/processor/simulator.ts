@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
+import type { CardPaymentDirectory, CardPaymentReference } from '../../domain/card-outcomes.js';
 import { ProcessorError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
 import type {
@@ -60,7 +61,7 @@ export interface PendingAchOutcome {
 
 const DECLINE_MESSAGE = 'The payment was declined by the bank.';
 
-export class PaymentSimulator implements PaymentProcessor, AccountDirectory {
+export class PaymentSimulator implements PaymentProcessor, AccountDirectory, CardPaymentDirectory {
   private settings = processorSettingsSchema.parse({});
   private readonly results = new Map<string, PaymentResult>();
   private readonly chargeList: SimulatedCharge[] = [];
@@ -121,6 +122,14 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory {
   async getAccount(userId: string): Promise<AccountSnapshot> {
     const snapshot = this.settings.accounts?.[userId];
     return snapshot ? (snapshot as AccountSnapshot) : { status: 'active' };
+  }
+
+  /** The subscription a simulated card payment was for, by its confirmation id (the PaymentIntent id). */
+  async findReference(paymentIntentId: string): Promise<CardPaymentReference | undefined> {
+    const charge = this.chargeList.find((c) => c.confirmation_id === paymentIntentId);
+    if (!charge || charge.reference.kind !== 'subscription') return undefined;
+    const { user_id, billing_date, subscription_id } = charge.reference;
+    return { user_id, billing_date, subscription_id };
   }
 
   charges(): readonly SimulatedCharge[] {
