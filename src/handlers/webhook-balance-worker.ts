@@ -1,4 +1,3 @@
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome, type BalanceObservation } from '../domain/attempt.js';
 import type { BillingStore } from '../domain/ports.js';
@@ -6,15 +5,7 @@ import type { BillingRecord } from '../domain/records.js';
 import { instantSchema } from '../domain/time.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
-import {
-  attemptDepsOf,
-  batchItemFailure,
-  invocationOwner,
-  outcomeFields,
-  parseSqsBody,
-  runGroupedSequentially,
-  shouldRetryOutcome,
-} from './shared/batch.js';
+import { outcomeFields, perUserSqsHandler, shouldRetryOutcome } from './shared/batch.js';
 import { lambdaEntry } from './shared/lambda.js';
 
 const balanceCents = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
@@ -96,34 +87,9 @@ async function collectOnBalance(deps: AppDeps, attemptDeps: AttemptDeps, event: 
  * the balance gate (a closed gate writes nothing). Same partial-batch semantics as the batch-worker.
  */
 export function createBalanceWorkerHandler(deps: AppDeps) {
-  return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
-    const owner = invocationOwner(context);
-    const logger = deps.logger.child({ fn: 'webhook-balance-worker', request_id: owner });
-    const attemptDeps = attemptDepsOf(deps, logger);
-    const parsed = event.Records.map((record) => parseSqsBody(record, balanceEventSchema));
-
-    const retry = await runGroupedSequentially(
-      parsed,
-      (item) => (item.ok ? `user:${item.body.user_id}` : `message:${item.record.messageId}`),
-      async (item): Promise<boolean> => {
-        const child = logger.child({ message_id: item.record.messageId });
-        if (!item.ok) {
-          child.error({ issues: item.issues }, 'invalid balance event');
-          return true;
-        }
-        try {
-          return await collectOnBalance(deps, attemptDeps, item.body, owner, child.child({ balance_event_id: item.body.event_id }));
-        } catch (error) {
-          child.error({ err: error, user_id: item.body.user_id, process: 'BALANCE_WEBHOOK', retry: true }, 'balance event raised');
-          return true;
-        }
-      },
-    );
-
-    return {
-      batchItemFailures: event.Records.filter((_, i) => retry[i]).map((r) => batchItemFailure(r.messageId)),
-    };
-  };
+  return perUserSqsHandler(deps, 'webhook-balance-worker', balanceEventSchema, (balance, { owner, logger, attemptDeps }) =>
+    collectOnBalance(deps, attemptDeps, balance, owner, logger.child({ balance_event_id: balance.event_id })),
+  );
 }
 
 export const handler = lambdaEntry('webhook-balance-worker', createBalanceWorkerHandler);

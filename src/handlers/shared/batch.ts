@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Context, SQSBatchItemFailure, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
-import type { AttemptOutcome } from '../../domain/attempt.js';
-export { attemptDepsOf } from './attempt-deps.js';
+import type { AttemptDeps, AttemptOutcome } from '../../domain/attempt.js';
+import type { AppDeps } from '../../runtime/deps.js';
+import type { Logger } from '../../runtime/logger.js';
+import { attemptDepsOf } from './attempt-deps.js';
+
+export { attemptDepsOf };
 
 /** Independent users processed at once by one batch invocation. */
 export const USER_CONCURRENCY = 8;
@@ -83,4 +87,50 @@ export function outcomeFields(outcome: AttemptOutcome): Record<string, unknown> 
   }
   if ('record' in outcome && outcome.record) fields.billing_status = outcome.record.billing_status;
   return fields;
+}
+
+export interface SqsWorkContext {
+  readonly owner: string;
+  readonly messageId: string;
+  readonly logger: Logger;
+  readonly attemptDeps: AttemptDeps;
+}
+
+/**
+ * An SQS handler that validates every body with `schema`, runs `work` for the messages of one user
+ * in order and for different users concurrently, and answers `batchItemFailures` for exactly the
+ * messages to deliver again: an invalid body (nothing written; the queue's DLQ takes it after
+ * maxReceiveCount), a thrown error, or `work` answering true.
+ */
+export function perUserSqsHandler<S extends z.ZodType<{ user_id: string }>>(
+  deps: AppDeps,
+  functionName: string,
+  schema: S,
+  work: (body: z.infer<S>, context: SqsWorkContext) => Promise<boolean>,
+): (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse> {
+  return async (event, context) => {
+    const owner = invocationOwner(context);
+    const logger = deps.logger.child({ fn: functionName, request_id: owner });
+    const attemptDeps = attemptDepsOf(deps, logger);
+    const parsed = event.Records.map((record) => parseSqsBody(record, schema));
+    const retry = await runGroupedSequentially(
+      parsed,
+      (item) => (item.ok ? `user:${item.body.user_id}` : `message:${item.record.messageId}`),
+      async (item): Promise<boolean> => {
+        const messageId = item.record.messageId;
+        const child = logger.child({ message_id: messageId });
+        if (!item.ok) {
+          child.error({ issues: item.issues, retry: true }, 'invalid message');
+          return true;
+        }
+        try {
+          return await work(item.body, { owner, messageId, logger: child, attemptDeps });
+        } catch (error) {
+          child.error({ err: error, user_id: item.body.user_id, retry: true }, 'message raised');
+          return true;
+        }
+      },
+    );
+    return { batchItemFailures: event.Records.filter((_, i) => retry[i]).map((r) => batchItemFailure(r.messageId)) };
+  };
 }
