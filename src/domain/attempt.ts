@@ -1,3 +1,4 @@
+import { ACH_REPRESENTMENT_WINDOW_MS } from './ach-outcomes.js';
 import { applyBillingEvent, historyRowOf, nextPeriodRecord, withFailure, type IdGenerator } from './billing-record.js';
 import { ConcurrentModificationError, InterruptedError, LockedError } from './errors.js';
 import {
@@ -208,9 +209,17 @@ export function dueGate(record: BillingRecord, now: Date, process: Process): Not
   ) {
     return 'not_yet_due';
   }
-  if (record.payment_method === 'ach' && (record.ach_blocked || record.ach_unauthorized)) return 'ach_blocked';
+  if (record.payment_method === 'ach' && (record.ach_blocked || record.ach_unauthorized || pastRepresentmentWindow(record, now))) {
+    return 'ach_blocked';
+  }
   if (record.card_disputed) return 'disputed';
   return undefined;
+}
+
+/** A returned debit may be re-presented only within 180 days of the original entry (NACHA). */
+function pastRepresentmentWindow(record: BillingRecord, now: Date): boolean {
+  if (!record.ach_represented || record.ach_original_entry_date === undefined) return false;
+  return now.getTime() - Date.parse(record.ach_original_entry_date) > ACH_REPRESENTMENT_WINDOW_MS;
 }
 
 interface BalanceDecision {

@@ -47,6 +47,10 @@ describe('decideCollection', () => {
     expect(decideCollection(makeRecord({ ...failed, payment_method: 'ach', ach_unauthorized: true }), 'RETRY', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
     expect(decideCollection(makeRecord({ ...failed, payment_method: 'card', card_disputed: true }), 'RETRY', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
     expect(decideCollection(makeRecord({ ...failed, payment_method: 'ach' }), 'RETRY', NOW).kind).toBe('enqueue');
+    // A re-presentment is allowed within 180 days of the original entry, and refused after.
+    const represented = { ...failed, payment_method: 'ach' as const, ach_represented: 1 };
+    expect(decideCollection(makeRecord({ ...represented, ach_original_entry_date: at(-179 * 24 * HOUR) }), 'RETRY', NOW).kind).toBe('enqueue');
+    expect(decideCollection(makeRecord({ ...represented, ach_original_entry_date: at(-181 * 24 * HOUR) }), 'RETRY', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
   });
 
   it('tells waiting from parked, and ignores a failure saved for work that has since moved on', () => {
