@@ -9,16 +9,16 @@ import { PaymentSimulator } from '../src/adapters/processor/simulator.js';
 import { historyRowOf } from '../src/domain/billing-record.js';
 import type { Clock } from '../src/domain/ports.js';
 import type { BillingRecord } from '../src/domain/records.js';
-import { formatInstant } from '../src/domain/time.js';
 import { dynamoStores, uuidIds } from '../src/runtime/compose.js';
 import type { AppDeps, QueueMessage, QueuePort } from '../src/runtime/deps.js';
 import { createLogger } from '../src/runtime/logger.js';
 import { meterCapacity, type CapacityMeter } from './capacity.js';
 
+export { dueRecord } from '../test/support/billing-fixtures.js';
+
 /** The whole AppDeps on fresh tables of the bench's DynamoDB Local, with a metered client. */
 
 export const BENCH_NOW = '2026-12-01T12:00:00.000Z';
-const HOUR = 3_600_000;
 
 export class BenchClock implements Clock {
   private ms: number;
@@ -88,28 +88,6 @@ export async function createBenchApp(endpoint: string, label: string): Promise<B
   return { deps, client, tables, meter, clock, simulator, collectionsQueue, balanceQueue };
 }
 
-/** A due PENDING period of a fresh user, shaped like the memberships consumer writes them. */
-export function dueRecord(now: Date, overrides: Partial<BillingRecord> = {}): BillingRecord {
-  const at = formatInstant(new Date(now.getTime() - HOUR));
-  return {
-    user_id: `user-${randomUUID()}`,
-    billing_date: at,
-    subscription_id: randomUUID(),
-    amount_cents: 1999,
-    billing_status: 'PENDING',
-    last_run_date: at,
-    created_date: formatInstant(new Date(now.getTime() - 40 * 24 * HOUR)),
-    process: 'UNKNOWN',
-    term: 'MONTHLY',
-    tier: 'plus:v3',
-    payment_method: 'pinless',
-    account_last_four: '6789',
-    payment_attempts: 0,
-    billing_anchor_day: new Date(now.getTime() - HOUR).getUTCDate(),
-    version: 0,
-    ...overrides,
-  };
-}
 
 /** Seeds records with their history rows, 50 to a transaction, with the meter paused. */
 export async function seed(app: BenchApp, records: readonly BillingRecord[], concurrency = 8): Promise<void> {

@@ -67,7 +67,7 @@ const PATHS: readonly { name: string; records: (now: Date) => BillingRecord; run
   {
     name: 'retry (batch-worker)',
     records: (now) =>
-      dueRecord(now, {
+      dueRecord(now, 'pinless', {
         billing_status: 'FAILED',
         payment_attempts: 1,
         last_attempt_date: formatInstant(new Date(now.getTime() - DAY - 3_600_000)),
@@ -107,7 +107,7 @@ const PATHS: readonly { name: string; records: (now: Date) => BillingRecord; run
   },
   {
     name: 'operator retry (api)',
-    records: (now) => dueRecord(now, { billing_status: 'FAILED', payment_attempts: 1, last_attempt_date: formatInstant(now) }),
+    records: (now) => dueRecord(now, 'pinless', { billing_status: 'FAILED', payment_attempts: 1, last_attempt_date: formatInstant(now) }),
     run: async (app, records) => {
       const api = createApiHandler(app.deps);
       await pool(records, 16, (r) => api(apiEvent('POST', `/v1/subscriptions/${r.subscription_id}/retry-billing`, {}, '{"reason":"bench"}')));

@@ -47,3 +47,27 @@ export function historyOf(record: BillingRecord, extra: Partial<HistoryRow> = {}
 export function nextVersion(record: BillingRecord, changes: Partial<BillingRecord> = {}): BillingRecord {
   return { ...record, ...changes, version: record.version + 1, last_run_date: freshStamp() };
 }
+
+/** A PENDING period of a fresh user, due an hour before `now`, shaped like the memberships consumer writes them. */
+export function dueRecord(now: Date, rail: BillingRecord['payment_method'] = 'pinless', overrides: Partial<BillingRecord> = {}): BillingRecord {
+  const due = new Date(now.getTime() - 3_600_000);
+  const at = formatInstant(due);
+  return {
+    user_id: `user-${randomUUID()}`,
+    billing_date: at,
+    subscription_id: randomUUID(),
+    amount_cents: 1999,
+    billing_status: 'PENDING',
+    last_run_date: at,
+    created_date: formatInstant(new Date(now.getTime() - 40 * DAY)),
+    process: 'UNKNOWN',
+    term: 'MONTHLY',
+    tier: 'plus:v3',
+    payment_method: rail,
+    account_last_four: '6789',
+    payment_attempts: 0,
+    billing_anchor_day: due.getUTCDate(),
+    version: 0,
+    ...overrides,
+  };
+}

@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { SimulatedCharge } from '../../src/adapters/processor/simulator.js';
 import { historyRowOf } from '../../src/domain/billing-record.js';
 import { userLockKey } from '../../src/domain/lock.js';
 import type { BillingStore, PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
 import type { BillingRecord, HistoryRow } from '../../src/domain/records.js';
-import { formatInstant } from '../../src/domain/time.js';
 import type { TestApp } from './app.js';
+
+export { dueRecord } from './billing-fixtures.js';
 
 /**
  * The books of the reliability suites: what the processor accepted against what the tables
@@ -151,24 +151,3 @@ export async function tableItemCounts(app: TestApp): Promise<Record<string, numb
   return counts;
 }
 
-/** A PENDING period of a fresh user, due an hour before `now`. */
-export function dueRecord(now: Date, rail: BillingRecord['payment_method'] = 'pinless', overrides: Partial<BillingRecord> = {}): BillingRecord {
-  const at = formatInstant(new Date(now.getTime() - 3_600_000));
-  return {
-    user_id: `user-${randomUUID()}`,
-    billing_date: at,
-    subscription_id: randomUUID(),
-    amount_cents: 1999,
-    billing_status: 'PENDING',
-    last_run_date: at,
-    created_date: at,
-    process: 'UNKNOWN',
-    term: 'MONTHLY',
-    tier: 'plus:v3',
-    payment_method: rail,
-    account_last_four: '6789',
-    payment_attempts: 0,
-    version: 0,
-    ...overrides,
-  };
-}
