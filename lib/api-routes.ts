@@ -10,7 +10,7 @@ export interface ApiRoute {
   readonly scope?: BillingScope;
 }
 
-/** DESIGN 8, route by route. */
+/** The HTTP API of docs/design.md, route by route. */
 export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'GET', path: '/v1/users/{userId}/subscriptions', target: 'api', scope: 'billing:read' },
   { method: 'GET', path: '/v1/subscriptions', target: 'api', scope: 'billing:read' },

@@ -13,7 +13,7 @@ export interface FunctionAccess {
 }
 
 /**
- * Least privilege, per function (DESIGN 1, 2.6). Queue consumption and the Kinesis read are
+ * Least privilege, per function (docs/design.md: functions, locks table). Queue consumption and the Kinesis read are
  * granted by their event sources; only the webhook handlers and the API are reachable over HTTP.
  */
 export const FUNCTION_ACCESS: Record<HandlerName, FunctionAccess> = {
@@ -37,7 +37,7 @@ export const FUNCTION_ACCESS: Record<HandlerName, FunctionAccess> = {
     },
     secrets: ['stripeApiKey'],
   },
-  // Settles by the reference's keys; never takes the lock (DESIGN 2.6).
+  // Settles by the reference's keys; never takes the lock (docs/design.md, locks table).
   'ach-handler': {
     tables: {
       billingActivity: { level: 'readWrite' },

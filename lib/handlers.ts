@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { fileURLToPath } from 'node:url';
 
-/** The seven Lambda entry points (DESIGN 1); each is `src/handlers/{name}.ts` exporting `handler`. */
+/** The seven Lambda entry points (docs/design.md); each is `src/handlers/{name}.ts` exporting `handler`. */
 export const HANDLER_NAMES = [
   'collections-job',
   'batch-worker',

@@ -7,7 +7,7 @@ import { FAILING_SUBSCRIPTIONS_METRIC as METRIC_NAME, METRICS_NAMESPACE } from '
 import type { HandlerName } from '../handlers.js';
 import { type AlarmTarget, notify } from './alarms.js';
 
-/** The gauge the collections-job emits as EMF (DESIGN 5), named where the emitter names it. */
+/** The gauge the collections-job emits as EMF (docs/design.md, retry ladder), named where the emitter names it. */
 export const FAILING_SUBSCRIPTIONS_METRIC = { namespace: METRICS_NAMESPACE, metricName: METRIC_NAME } as const;
 
 export interface BillingMonitoringProps extends AlarmTarget {

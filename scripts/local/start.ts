@@ -1,5 +1,5 @@
 /**
- * `npm start`: the whole billing system on this machine (DESIGN 9). Stops cleanly on Ctrl-C/SIGTERM.
+ * `npm start`: the whole billing system on this machine (docs/design.md, local runtime). Stops cleanly on Ctrl-C/SIGTERM.
  * Flags: --port N, --fresh (wipe .local/), --no-seed, --now <RFC3339>, --data-dir DIR.
  */
 import { LocalUsageError, parseCliFlags, resolveOptions } from '../../src/local/options.js';

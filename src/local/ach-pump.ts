@@ -14,7 +14,7 @@ export interface AchPumpResult {
   failed: number;
 }
 
-/** The ACH webhook body of DESIGN 4 for one simulated bank outcome. */
+/** The ACH webhook body (docs/design.md, ACH outcomes) for one simulated bank outcome. */
 export function achEventBody(outcome: PendingAchOutcome, occurredAt: Date): Record<string, unknown> {
   const { charge } = outcome;
   const reference =

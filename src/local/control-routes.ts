@@ -80,7 +80,7 @@ const ROUTES: Record<string, readonly string[]> = {
 };
 
 /**
- * The local-only control surface of DESIGN 9 (never deployed): health, the simulated clock, a
+ * The local-only control surface of docs/design.md (local runtime) (never deployed): health, the simulated clock, a
  * synchronous collections run, membership events onto the stream, and the payment simulator.
  */
 export function controlRoutes(control: LocalControl) {

@@ -46,7 +46,7 @@ interface CompiledRoute {
   readonly params: readonly string[];
 }
 
-/** The route templates of DESIGN 8 (the same list the CDK stack deploys), as matchers. */
+/** The HTTP API route templates of docs/design.md (the same list the CDK stack deploys), as matchers. */
 export const COMPILED_ROUTES: readonly CompiledRoute[] = API_ROUTES.map((route) => {
   const params: string[] = [];
   const source = route.path
@@ -92,7 +92,7 @@ const apiGatewayMessage = (status: number, message: string): GatewayResponse => 
 });
 
 /**
- * API Gateway (HTTP API, payload v2) on one port: matches the DESIGN 8 route templates, runs the
+ * API Gateway (HTTP API, payload v2) on one port: matches the HTTP API route templates, runs the
  * JWT authorizer's checks (the local token carries every scope; a missing or wrong token is 401,
  * a missing scope 403, before any function runs), builds the v2 event and maps the result back.
  */

@@ -11,7 +11,7 @@ export interface OutcomeCounts {
   cancelled: number;
   inactive: number;
   pause_advanced: number;
-  /** Saved failures (DESIGN 5); `parked` counts the ones that parked the record. */
+  /** Saved failures (docs/design.md, retry ladder); `parked` counts the ones that parked the record. */
   failed_counted: number;
   parked: number;
   /** Delivered and acknowledged without a write: not due, gate closed, nothing left to do. */

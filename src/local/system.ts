@@ -140,7 +140,7 @@ class Mutex {
 }
 
 /**
- * Brings the whole system up on this machine (DESIGN 9): DynamoDB Local with the stack's table
+ * Brings the whole system up on this machine (docs/design.md, local runtime): DynamoDB Local with the stack's table
  * definitions, fauxqs queues with DLQs, a kinesalite stream, the seven handlers behind a local API
  * Gateway and local event source mappings, a scheduler for the collections rule, the payment
  * simulator with its ACH settlement pump, and the control surface. `stop()` takes it all down.

@@ -11,7 +11,7 @@ const positiveInt = z.coerce.number().int().positive();
 
 const baseSchema = z.object({
   STAGE: nonEmpty.default('local'),
-  /** DESIGN 2: one region value; the seed's aliases are accepted. */
+  /** One region value (docs/design.md, tables); the seed's aliases are accepted. */
   DYNAMO_REGION: nonEmpty,
   /** DynamoDB Local / emulator endpoints; absent in AWS. */
   DYNAMO_ENDPOINT: nonEmpty.optional(),
