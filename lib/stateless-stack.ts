@@ -7,7 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { allTables, type TableId } from '../src/adapters/dynamodb/table-definitions.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
-import { API_ROUTES } from './api-routes.js';
+import { API_ROUTES } from '../src/runtime/api-routes.js';
 import { resourceName, retainsData } from './config.js';
 import { BillingFunction } from './constructs/billing-function.js';
 import { BillingHttpApi } from './constructs/billing-http-api.js';

@@ -6,7 +6,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { ApiRoute } from '../api-routes.js';
+import type { ApiRoute } from '../../src/runtime/api-routes.js';
 import type { HandlerName } from '../handlers.js';
 
 export interface BillingHttpApiProps {

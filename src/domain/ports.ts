@@ -186,3 +186,21 @@ export interface StripeEventStore {
   release(eventId: string, claimToken: string): Promise<void>;
   get(eventId: string): Promise<StripeEventClaim | undefined>;
 }
+
+/* ---------------- queue and metrics ---------------- */
+
+/** A message for a queue (SQS in AWS). */
+export interface QueueMessage {
+  readonly id: string;
+  readonly body: string;
+}
+
+/** Sends messages, 10 per call, retrying unprocessed entries; throws if some could not be sent. */
+export interface QueuePort {
+  sendBatch(messages: readonly QueueMessage[]): Promise<void>;
+}
+
+/** Gauges of failing subscriptions (CloudWatch embedded metrics in AWS). */
+export interface MetricsPort {
+  failingSubscriptions(counts: { retrying: number; parked: number }): void;
+}

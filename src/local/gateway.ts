@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { API_ROUTES, type ApiRoute } from '../../lib/api-routes.js';
+import { API_ROUTES, type ApiRoute } from '../runtime/api-routes.js';
 import type { Logger } from '../runtime/logger.js';
 import { LOCAL_ACCOUNT, lambdaContext, type FunctionName } from './lambda-shapes.js';
 

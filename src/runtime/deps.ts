@@ -5,27 +5,16 @@ import type {
   BillingStore,
   Clock,
   LockStore,
+  MetricsPort,
   PaymentProcessor,
   PaymentsStore,
+  QueuePort,
   StripeEventStore,
 } from '../domain/ports.js';
 import type { Logger } from './logger.js';
 
-/** A message for an SQS queue. */
-export interface QueueMessage {
-  readonly id: string;
-  readonly body: string;
-}
-
-/** Sends messages, 10 per call, retrying unprocessed entries; throws if some could not be sent. */
-export interface QueuePort {
-  sendBatch(messages: readonly QueueMessage[]): Promise<void>;
-}
-
-/** CloudWatch embedded-metric gauges. */
-export interface MetricsPort {
-  failingSubscriptions(counts: { retrying: number; parked: number }): void;
-}
+// The queue and metrics ports live with the others in src/domain/ports.ts; re-exported for the wiring.
+export type { MetricsPort, QueueMessage, QueuePort } from '../domain/ports.js';
 
 export interface WebhookSecrets {
   readonly stripeWebhook: string;

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import type { MetricsPort } from '../../runtime/deps.js';
+import type { MetricsPort } from '../../domain/ports.js';
 
 export const METRICS_NAMESPACE = 'Billing';
 export const FAILING_SUBSCRIPTIONS_METRIC = 'billing_failing_subscriptions';

@@ -1,11 +1,17 @@
-import type { HandlerName } from './handlers.js';
+/**
+ * The HTTP route table: the CDK (lib/) builds the HTTP API from it and the local gateway
+ * (src/local) routes with it. It lives under src because src never imports lib/ (the layer rules).
+ */
+
+/** The functions behind HTTP routes (a subset of lib/handlers.ts's HANDLER_NAMES). */
+export type HttpTarget = 'api' | 'stripe-webhook' | 'ach-handler';
 
 export type BillingScope = 'billing:read' | 'billing:write' | 'billing:operate';
 
 export interface ApiRoute {
   readonly method: 'GET' | 'POST' | 'PUT';
   readonly path: string;
-  readonly target: HandlerName;
+  readonly target: HttpTarget;
   /** JWT scope the gateway requires; absent only on signed webhooks, verified in the handler. */
   readonly scope?: BillingScope;
 }

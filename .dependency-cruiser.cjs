@@ -1,0 +1,74 @@
+/**
+ * The layer rules (dependency-cruiser). Run by test/architecture/layers.test.ts in `npm test`,
+ * or by hand: `npx depcruise src lib bin`.
+ *
+ * Paths are relative to the directory cruised from (the repository root; the rule tests cruise a
+ * fixture tree with the same layout). Type-only imports count: a layer that may not depend on
+ * another may not borrow its types either.
+ *
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'domain-is-pure',
+      comment:
+        'src/domain imports only src/domain files and zod: no Node built-in (ids and time come through ports), no SDK, no logger, nothing outside it.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { pathNot: ['^src/domain/', '(^|/)node_modules/zod/'] },
+    },
+    {
+      name: 'domain-rules-below-use-cases',
+      comment: 'The rule files (src/domain/*.ts) are what use cases are built from; they never import a use case.',
+      severity: 'error',
+      from: { path: '^src/domain/[^/]+$' },
+      to: { path: '^src/domain/use-cases/' },
+    },
+    {
+      name: 'domain-no-cycles',
+      comment: 'No circular dependencies inside src/domain.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { path: '^src/domain/', circular: true },
+    },
+    {
+      name: 'adapters-below-runtime-and-handlers',
+      comment: 'src/adapters implement ports; they import nothing from src/runtime, src/handlers or src/local.',
+      severity: 'error',
+      from: { path: '^src/adapters/' },
+      to: { path: '^src/(runtime|handlers|local)/' },
+    },
+    {
+      name: 'handlers-not-local',
+      comment: 'src/handlers run in Lambda; the local runtime (src/local) wraps them, never the other way round.',
+      severity: 'error',
+      from: { path: '^src/handlers/' },
+      to: { path: '^src/local/' },
+    },
+    {
+      name: 'src-not-infrastructure',
+      comment: 'Nothing under src imports the CDK app (lib/) or its entry point (bin/).',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(lib|bin)/' },
+    },
+    {
+      name: 'resolvable',
+      comment: 'Every import resolves (an unresolved one could hide any of the rules above).',
+      severity: 'error',
+      from: { path: '^(src|lib|bin)/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    tsConfig: { fileName: 'tsconfig.json' },
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+    enhancedResolveOptions: {
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      exportsFields: ['exports'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+  },
+};
