@@ -1,4 +1,4 @@
-import { Annotations, type App, Tags } from 'aws-cdk-lib';
+import { type App, Tags } from 'aws-cdk-lib';
 import {
   type BillingAppConfig,
   PLACEHOLDER_ACCOUNTS_API_URL,
@@ -24,6 +24,7 @@ export interface BuildBillingAppOptions {
 /** Adds both stacks for the stage named in context; shared by bin/ and the infra tests. */
 export function buildBillingApp(app: App, options: BuildBillingAppOptions = {}): BillingStacks {
   const config = readBillingAppConfig(app.node);
+  assertNoPlaceholders(config);
   const env = { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION };
   const stateful = new BillingStatefulStack(app, `billing-${config.stage}-stateful`, {
     env,
@@ -42,22 +43,46 @@ export function buildBillingApp(app: App, options: BuildBillingAppOptions = {}):
     jwtAudience: config.jwtAudience,
     paymentsApiUrl: config.paymentsApiUrl,
     accountsApiUrl: config.accountsApiUrl,
+    balanceThresholdCents: config.balanceThresholdCents,
     ...(options.handlerEntry ? { handlerEntry: options.handlerEntry } : {}),
   });
   Tags.of(app).add('service', 'billing');
   Tags.of(app).add('stage', config.stage);
-  const placeholders = [
-    ['jwtIssuer', config.jwtIssuer === PLACEHOLDER_JWT_ISSUER],
-    ['paymentsApiUrl', config.paymentsApiUrl === PLACEHOLDER_PAYMENTS_API_URL],
-    ['accountsApiUrl', config.accountsApiUrl === PLACEHOLDER_ACCOUNTS_API_URL],
-  ] as const;
-  for (const [key, isPlaceholder] of placeholders) {
-    if (retainsData(config.stage) && isPlaceholder) {
-      Annotations.of(stateless).addWarningV2(
-        `billing:placeholder-${key}`,
-        `Stage ${config.stage} uses the placeholder ${key}; pass --context ${key}=... before deploying.`,
-      );
-    }
-  }
   return { config, stateful, stateless };
+}
+
+/**
+ * A stage that keeps data (every stage but dev) must not deploy with a placeholder issuer or
+ * service URL: payments would go to payments.example.com. One line names what to pass.
+ */
+export function assertNoPlaceholders(config: BillingAppConfig): void {
+  if (!retainsData(config.stage)) return;
+  const placeholders = (
+    [
+      ['jwtIssuer', isPlaceholder(config.jwtIssuer, PLACEHOLDER_JWT_ISSUER)],
+      ['paymentsApiUrl', isPlaceholder(config.paymentsApiUrl, PLACEHOLDER_PAYMENTS_API_URL)],
+      ['accountsApiUrl', isPlaceholder(config.accountsApiUrl, PLACEHOLDER_ACCOUNTS_API_URL)],
+    ] as const
+  )
+    .filter(([, isPlaceholder]) => isPlaceholder)
+    .map(([key]) => key);
+  if (placeholders.length > 0) {
+    throw new PlaceholderConfigError(
+      `Stage ${config.stage} uses placeholder values for ${placeholders.join(', ')}; pass ${placeholders.map((key) => `--context ${key}=...`).join(' ')} (only the dev stage may use placeholders).`,
+    );
+  }
+}
+
+/** The documented placeholder, or any host of the reserved example domains (RFC 2606). */
+function isPlaceholder(value: string, placeholder: string): boolean {
+  if (value === placeholder) return true;
+  try {
+    return /(^|\.)example\.(com|net|org)$/i.test(new URL(value).hostname);
+  } catch {
+    return false;
+  }
+}
+
+export class PlaceholderConfigError extends Error {
+  override readonly name = 'PlaceholderConfigError';
 }

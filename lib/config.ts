@@ -1,4 +1,5 @@
 import type { Node } from 'constructs';
+import { centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../src/runtime/config.js';
 
 /** Deploy-time settings read from CDK context (`--context key=value` or cdk.json). */
 export interface BillingAppConfig {
@@ -10,6 +11,8 @@ export interface BillingAppConfig {
   /** Base URLs of the payments (ACH / pinless rails) and accounts services the collection attempt calls. */
   readonly paymentsApiUrl: string;
   readonly accountsApiUrl: string;
+  /** The balance-webhook gate in cents (context `balanceThresholdCents`, default DEFAULT_BALANCE_THRESHOLD_CENTS). */
+  readonly balanceThresholdCents: number;
   /** Optional e-mail address subscribed to the alarm topic. */
   readonly alarmEmail?: string;
 }
@@ -46,8 +49,16 @@ export function readBillingAppConfig(node: Node): BillingAppConfig {
       .filter((audience) => audience.length > 0),
     paymentsApiUrl: String(node.tryGetContext('paymentsApiUrl') ?? PLACEHOLDER_PAYMENTS_API_URL),
     accountsApiUrl: String(node.tryGetContext('accountsApiUrl') ?? PLACEHOLDER_ACCOUNTS_API_URL),
+    balanceThresholdCents: parseBalanceThreshold(node.tryGetContext('balanceThresholdCents')),
     ...(alarmEmail ? { alarmEmail } : {}),
   };
+}
+
+export function parseBalanceThreshold(value: unknown): number {
+  if (value === undefined || value === null) return DEFAULT_BALANCE_THRESHOLD_CENTS;
+  const parsed = centsSetting.safeParse(value);
+  if (!parsed.success) throw new InvalidContextError('balanceThresholdCents', value, 'a whole number of cents, digits only (e.g. 5000)');
+  return parsed.data;
 }
 
 /** Accepts `15`, `"15"`, `"15 minutes"`, `"1 hour"`, `"2 hours"`. */

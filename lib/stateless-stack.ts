@@ -27,6 +27,8 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly jwtAudience: readonly string[];
   readonly paymentsApiUrl: string;
   readonly accountsApiUrl: string;
+  /** The balance-webhook gate (`BALANCE_THRESHOLD_CENTS` of the webhook-balance-worker). */
+  readonly balanceThresholdCents: number;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
 }
@@ -40,6 +42,11 @@ const DESCRIPTIONS: Record<HandlerName, string> = {
   'stripe-webhook': 'Claims and applies signed Stripe events',
   'api': 'Billing HTTP API (/v1) and the balance webhook',
 };
+
+/** Settings only some functions read, by function. */
+function functionSettings(name: HandlerName, props: BillingStatelessStackProps): Record<string, string> {
+  return name === 'webhook-balance-worker' ? { BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents) } : {};
+}
 
 const MEMORY_MB: Partial<Record<HandlerName, number>> = { 'collections-job': 1024, 'api': 1024 };
 
@@ -87,7 +94,7 @@ export class BillingStatelessStack extends Stack {
         entry: entryFor(name),
         timeout: HANDLER_TIMEOUTS[name],
         ...(MEMORY_MB[name] ? { memorySize: MEMORY_MB[name] } : {}),
-        environment,
+        environment: { ...environment, ...functionSettings(name, props) },
         logRetention,
         retainLogs: retain,
       });

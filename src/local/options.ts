@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import * as z from 'zod';
 import { instantSchema } from '../domain/time.js';
+import { centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../runtime/config.js';
 
 /** Documented local defaults (README "Run it locally"); every one is overridable by its variable. */
 export const LOCAL_SECRET_DEFAULTS = {
@@ -65,7 +66,7 @@ const envSchema = z.object({
   STRIPE_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.STRIPE_WEBHOOK_SECRET),
   ACH_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.ACH_WEBHOOK_SECRET),
   BALANCE_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.BALANCE_WEBHOOK_SECRET),
-  BALANCE_THRESHOLD_CENTS: nonNegativeInt.default(0),
+  BALANCE_THRESHOLD_CENTS: centsSetting.default(DEFAULT_BALANCE_THRESHOLD_CENTS),
   STATUS_SHARD_COUNT: positiveInt.default(16),
   PAYMENT_SHARD_COUNT: positiveInt.default(8),
   DYNAMO_LOCAL_PORT: z.coerce.number().int().min(0).max(65535).default(0),

@@ -9,8 +9,26 @@ export class ConfigError extends Error {
 const nonEmpty = z.string().trim().min(1);
 const positiveInt = z.coerce.number().int().positive();
 
+/**
+ * The balance-webhook gate's minimum observed balance, in cents: the one default shared by the
+ * local runtime, the Lambda cold start and the CDK stack (which sets it on the function that uses it).
+ */
+export const DEFAULT_BALANCE_THRESHOLD_CENTS = 5000;
+
+/**
+ * Whole cents written as digits only (at most 12). `'50 00'`, `'50.5'`, `'5e3'`, `'0x10'`, `''`
+ * and `'-1'` are refused: `Number()` and `z.coerce` would turn some of them into NaN, 0 or a
+ * different amount.
+ */
+export const centsSetting = z
+  .union([z.string(), z.number()])
+  .transform((value) => String(value).trim())
+  .pipe(z.string().regex(/^\d{1,12}$/, 'must be a whole number of cents, digits only (e.g. 5000)'))
+  .transform(Number);
+
 const baseSchema = z.object({
-  STAGE: nonEmpty.default('local'),
+  /** Required: a deployed function never guesses its stage (the local runtime sets its own). */
+  STAGE: nonEmpty,
   /** One region value (docs/design.md, tables); the seed's aliases are accepted. */
   DYNAMO_REGION: nonEmpty,
   /** DynamoDB Local / emulator endpoints; absent in AWS. */
@@ -20,6 +38,7 @@ const baseSchema = z.object({
   STATUS_SHARD_COUNT: positiveInt.default(16),
   PAYMENT_SHARD_COUNT: positiveInt.default(8),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BALANCE_THRESHOLD_CENTS: centsSetting.default(DEFAULT_BALANCE_THRESHOLD_CENTS),
 });
 
 export type BaseConfig = z.infer<typeof baseSchema>;

@@ -125,7 +125,7 @@ export async function productionDeps(functionName: string, env: NodeJS.ProcessEn
     secrets,
     settings: {
       stage: base.STAGE,
-      balanceThresholdCents: Number(env.BALANCE_THRESHOLD_CENTS ?? 5000),
+      balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS,
     },
     ...(stripe ? { cardPayments: new StripePaymentIntentDirectory(stripe) } : {}),
   };

@@ -26,8 +26,16 @@ export interface SynthesizedBilling extends BillingStacks {
   readonly statelessTemplate: Template;
 }
 
+/** A non-dev stage refuses placeholder URLs (lib/billing-app.ts): the infra tests give non-dev stages these; dev keeps the placeholders. */
+export const TEST_SERVICE_CONTEXT = {
+  jwtIssuer: 'https://issuer.test/',
+  paymentsApiUrl: 'https://payments.test',
+  accountsApiUrl: 'https://accounts.test',
+} as const;
+
 export function newBillingApp(context: Record<string, unknown> = {}): { app: App } & BillingStacks {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+  const services = (context.stage ?? 'dev') === 'dev' ? {} : TEST_SERVICE_CONTEXT;
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...services, ...context } });
   return { app, ...buildBillingApp(app, { handlerEntry: stubHandlerEntries() }) };
 }
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/runtime/config.js';
+import { ConfigError, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../../src/runtime/config.js';
 import { FUNCTION_NEEDS, productionDeps } from '../../src/runtime/production.js';
 
 const complete: NodeJS.ProcessEnv = {
+  STAGE: 'prod',
   DYNAMO_DB_REGION: 'us-east-1',
   DYNAMO_ENDPOINT: 'http://127.0.0.1:1',
   BILLING_ACTIVITY_TABLE: 'dev-billing-activity',
@@ -24,7 +25,7 @@ const complete: NodeJS.ProcessEnv = {
 describe('production wiring at cold start', () => {
   it.each(Object.keys(FUNCTION_NEEDS))('builds %s from a complete environment (region alias accepted)', async (fn) => {
     const deps = await productionDeps(fn, complete);
-    expect(deps.settings.stage).toBe('local');
+    expect(deps.settings.stage).toBe('prod');
     expect(typeof deps.billing.get).toBe('function');
   });
 
@@ -37,6 +38,21 @@ describe('production wiring at cold start', () => {
   it('refuses a missing webhook secret', async () => {
     const { ACH_WEBHOOK_SECRET: _omitted, ...env } = complete;
     await expect(productionDeps('ach-handler', env)).rejects.toThrow(/ACH_WEBHOOK_SECRET/);
+  });
+
+  it('refuses a missing STAGE: a deployed function never defaults to local', async () => {
+    const { STAGE: _omitted, ...env } = complete;
+    await expect(productionDeps('api', env)).rejects.toThrow(/invalid configuration: STAGE:/);
+  });
+
+  it('reads BALANCE_THRESHOLD_CENTS through the schema, with the one documented default', async () => {
+    expect((await productionDeps('webhook-balance-worker', complete)).settings.balanceThresholdCents).toBe(DEFAULT_BALANCE_THRESHOLD_CENTS);
+    expect((await productionDeps('webhook-balance-worker', { ...complete, BALANCE_THRESHOLD_CENTS: '2500' })).settings.balanceThresholdCents).toBe(2500);
+    for (const bad of ['50 00', 'NaN', '50.5', '5e3', '-1', '']) {
+      await expect(productionDeps('webhook-balance-worker', { ...complete, BALANCE_THRESHOLD_CENTS: bad })).rejects.toThrow(
+        /invalid configuration: BALANCE_THRESHOLD_CENTS: must be a whole number of cents/,
+      );
+    }
   });
 
   it('refuses a missing region', async () => {

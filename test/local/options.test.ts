@@ -1,0 +1,33 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { LocalUsageError, parseCliFlags, resolveOptions } from '../../src/local/options.js';
+import { DEFAULT_BALANCE_THRESHOLD_CENTS } from '../../src/runtime/config.js';
+
+describe('local runtime options', () => {
+  it('shares the balance threshold default with production', () => {
+    expect(resolveOptions({}).balanceThresholdCents).toBe(DEFAULT_BALANCE_THRESHOLD_CENTS);
+    expect(resolveOptions({ BALANCE_THRESHOLD_CENTS: '0' }).balanceThresholdCents).toBe(0);
+  });
+
+  it.each(['50 00', '50.5', '1e3', '0x10', '', '-5'])('refuses BALANCE_THRESHOLD_CENTS=%j', (value) => {
+    expect(() => resolveOptions({ BALANCE_THRESHOLD_CENTS: value })).toThrow(LocalUsageError);
+    expect(() => resolveOptions({ BALANCE_THRESHOLD_CENTS: value })).toThrow(/BALANCE_THRESHOLD_CENTS: must be a whole number of cents/);
+  });
+
+  it('npm start refuses a bad threshold at startup with one clear line', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/local/start.ts'], {
+      env: { ...process.env, BALANCE_THRESHOLD_CENTS: '50 00' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      'npm start: invalid configuration: BALANCE_THRESHOLD_CENTS: must be a whole number of cents, digits only (e.g. 5000)',
+    ]);
+  }, 60_000);
+
+  it('parses the flags', () => {
+    expect(parseCliFlags(['--port', '0', '--fresh', '--no-seed', '--now=2027-01-01T00:00:00Z'])).toEqual({ port: 0, fresh: true, seed: false, now: '2027-01-01T00:00:00Z' });
+    expect(() => parseCliFlags(['--bogus'])).toThrow(/unknown option --bogus/);
+  });
+});
