@@ -9,7 +9,7 @@ import { PaymentSimulator } from '../src/adapters/processor/simulator.js';
 import { historyRowOf } from '../src/domain/billing-record.js';
 import type { Clock } from '../src/domain/ports.js';
 import type { BillingRecord } from '../src/domain/records.js';
-import { dynamoStores, uuidIds } from '../src/runtime/compose.js';
+import { dynamoStores, systemClock, uuidIds } from '../src/runtime/compose.js';
 import type { AppDeps, QueueMessage, QueuePort } from '../src/runtime/deps.js';
 import { createLogger } from '../src/runtime/logger.js';
 import { meterCapacity, type CapacityMeter } from './capacity.js';
@@ -75,6 +75,7 @@ export async function createBenchApp(endpoint: string, label: string): Promise<B
   const deps: AppDeps = {
     ...dynamoStores({ client, tables }),
     clock,
+    wallClock: systemClock,
     ids: uuidIds,
     logger: createLogger({ level: 'silent' }),
     processor: simulator,

@@ -16,7 +16,7 @@ export function createAchHandler(deps: AppDeps): (event: HttpEvent) => Promise<H
     const log = deps.logger.child({ handler: 'ach-handler', request_id: event.requestContext?.requestId });
     try {
       const body = rawBody(event);
-      const verdict = verifySignedPayload(header(event, 'x-ach-signature'), body, deps.secrets.achWebhook, deps.clock.now().getTime());
+      const verdict = verifySignedPayload(header(event, 'x-ach-signature'), body, deps.secrets.achWebhook, deps.wallClock.now().getTime());
       if (!verdict.ok) {
         log.warn({ reason: verdict.reason }, 'ach webhook signature rejected');
         return json(400, errorBody('invalid_signature', 'the X-ACH-Signature header is missing, malformed, stale or does not match'));

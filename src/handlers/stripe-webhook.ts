@@ -42,7 +42,7 @@ export function createStripeWebhookHandler(deps: AppDeps): (event: HttpEvent) =>
     const log = deps.logger.child({ handler: 'stripe-webhook', request_id: event.requestContext?.requestId });
     try {
       const body = rawBody(event);
-      const verified = verifyStripeSignature(body, header(event, 'stripe-signature'), deps.secrets.stripeWebhook, deps.clock.now().getTime());
+      const verified = verifyStripeSignature(body, header(event, 'stripe-signature'), deps.secrets.stripeWebhook, deps.wallClock.now().getTime());
       if (!verified.ok) {
         log.warn({ reason: verified.reason }, 'stripe webhook signature rejected');
         return json(400, errorBody('invalid_signature', 'the Stripe-Signature header is missing, stale or does not match'));
@@ -77,8 +77,9 @@ export const handler = lambdaEntry('stripe-webhook', createStripeWebhookHandler)
 type Verified = { readonly ok: true; readonly event: unknown } | { readonly ok: false; readonly reason: string };
 
 /**
- * The SDK checks the signature and the event's age against `receivedAt` (our clock, so the local
- * runtime's simulated time works); it does not refuse timestamps from the future, so we do.
+ * The SDK checks the signature and the event's age against `receivedAt`, the wall clock (never the
+ * simulated business clock: Stripe signs with real time, DESIGN 9); it does not refuse timestamps
+ * from the future, so we do.
  */
 function verifyStripeSignature(body: string, signature: string | undefined, secret: string, nowMs: number): Verified {
   if (!signature) return { ok: false, reason: 'missing' };

@@ -35,7 +35,8 @@ export function achEventBody(outcome: PendingAchOutcome, occurredAt: Date): Reco
 /**
  * The bank's side of ACH, locally: takes the simulator's outcomes that are due at the simulated
  * now and posts each to `POST /webhooks/ach` through the gateway, signed with the shared secret
- * and timestamped with the simulated clock (the handler checks the timestamp against that clock).
+ * and timestamped with the wall clock, as a real bank's sender would (the handler checks the
+ * timestamp against the wall clock; `occurred_at` is business time, the simulated clock).
  * One pump at a time; a delivery that is not answered 2xx is put back for the next pump.
  */
 export class AchSettlementPump {
@@ -44,7 +45,10 @@ export class AchSettlementPump {
 
   constructor(
     private readonly deps: {
+      /** Business time: which outcomes are due, and their `occurred_at`. */
       readonly clock: Clock;
+      /** Signature timestamps (DESIGN 9). */
+      readonly wallClock: Clock;
       readonly simulator: PaymentSimulator;
       readonly secret: string;
       readonly logger: Logger;
@@ -65,7 +69,7 @@ export class AchSettlementPump {
   }
 
   private async deliverDue(): Promise<AchPumpResult> {
-    const { clock, simulator, secret, logger, dispatch } = this.deps;
+    const { clock, wallClock, simulator, secret, logger, dispatch } = this.deps;
     const result: AchPumpResult = { settled: 0, returned: 0, failed: 0 };
     const due = simulator.takeDueAchOutcomes(clock.now().getTime());
     for (const outcome of due) {
@@ -79,7 +83,7 @@ export class AchSettlementPump {
           headers: {
             'content-type': 'application/json',
             'user-agent': 'local-ach-network',
-            'x-ach-signature': signPayload(body, secret, Math.floor(now.getTime() / 1000)),
+            'x-ach-signature': signPayload(body, secret, Math.floor(wallClock.now().getTime() / 1000)),
           },
           body,
         });

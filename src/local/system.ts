@@ -17,7 +17,7 @@ import { createCollectionsJobHandler } from '../handlers/collections-job.js';
 import { createMembershipsConsumerHandler } from '../handlers/memberships-consumer.js';
 import { createStripeWebhookHandler } from '../handlers/stripe-webhook.js';
 import { createBalanceWorkerHandler } from '../handlers/webhook-balance-worker.js';
-import { dynamoStores, uuidIds } from '../runtime/compose.js';
+import { dynamoStores, systemClock, uuidIds } from '../runtime/compose.js';
 import type { AppDeps, QueueMessage, QueuePort } from '../runtime/deps.js';
 import { createLogger, type Logger } from '../runtime/logger.js';
 import { AchSettlementPump, type AchPumpResult } from './ach-pump.js';
@@ -246,6 +246,8 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       ...stores,
       billing: tally.wrap(stores.billing),
       clock,
+      // Signatures are checked against real time while business time is simulated (DESIGN 9).
+      wallClock: systemClock,
       ids: uuidIds,
       logger,
       processor: simulator,
@@ -321,6 +323,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
 
     const pump = new AchSettlementPump({
       clock,
+      wallClock: systemClock,
       simulator,
       secret: options.secrets.achWebhook,
       logger: logger.child({ part: 'ach-pump' }),

@@ -36,7 +36,13 @@ export interface Settings {
  * from the environment.
  */
 export interface AppDeps {
+  /** Business time: due dates, leases, history stamps. Simulated in the local runtime. */
   readonly clock: Clock;
+  /**
+   * Wall-clock time, for webhook signature tolerances only (DESIGN 9): real senders sign with the
+   * real clock whatever the simulated business time is. The system clock in production and locally.
+   */
+  readonly wallClock: Clock;
   readonly ids: IdGenerator;
   readonly logger: Logger;
   readonly billing: BillingStore;

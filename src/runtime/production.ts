@@ -115,6 +115,7 @@ export async function productionDeps(functionName: string, env: NodeJS.ProcessEn
   return {
     ...stores,
     clock: systemClock,
+    wallClock: systemClock,
     ids: uuidIds,
     logger,
     processor,

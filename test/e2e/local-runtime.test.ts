@@ -154,7 +154,8 @@ describe('local runtime (npm start)', () => {
       occurred_at: now,
       reference: { kind: 'subscription', user_id: 'tour-ach', billing_date: billingDate },
     });
-    const t = Math.floor(Date.parse(now) / 1000);
+    // Signed at wall time, as the bank's sender would (`date +%s`), whatever the simulated now is.
+    const t = Math.floor(Date.now() / 1000);
     const signature = `t=${t},v1=${createHmac('sha256', ACH_SECRET).update(`${t}.${body}`).digest('hex')}`;
     expect((await call('POST', '/webhooks/ach', body, { 'x-ach-signature': 't=1,v1=00' })).status).toBe(400);
     const settled = await call('POST', '/webhooks/ach', body, { 'x-ach-signature': signature });

@@ -26,8 +26,9 @@ beforeEach(() => {
   app.simulator.configure({ default: 'approve' });
 });
 
+/** The sender's wall-clock seconds: signatures are checked against wall time, not the business clock (DESIGN 9). */
 function nowSeconds(): number {
-  return Math.floor(app.clock.now().getTime() / 1000);
+  return Math.floor(app.wallClock.now().getTime() / 1000);
 }
 
 /** A signed delivery, as the ACH provider sends it through API Gateway. */

@@ -14,7 +14,8 @@ beforeAll(async () => {
 
 beforeEach(() => app.balanceEventsQueue.clear());
 
-const nowS = () => Math.floor(app.clock.now().getTime() / 1000);
+/** The sender's wall-clock seconds: signatures are checked against wall time (DESIGN 9). */
+const nowS = () => Math.floor(app.wallClock.now().getTime() / 1000);
 const event = (overrides: Record<string, unknown> = {}) => ({
   event_id: 'evt_123',
   user_id: 'user-1',

@@ -157,7 +157,7 @@ function toEvent(r: FuzzRequest): HttpEvent {
   const headers: Record<string, string> = {};
   if (r.idempotencyKey !== undefined) headers['idempotency-key'] = r.idempotencyKey;
   const body = r.body as string | undefined;
-  const t = Math.floor(app.clock.now().getTime() / 1000);
+  const t = Math.floor(app.wallClock.now().getTime() / 1000);
   if (r.signature === 'valid') headers['x-balance-signature'] = signPayload(body ?? '', TEST_SECRETS.balanceWebhook, t);
   else if (typeof r.signature === 'string' && r.signature.startsWith('skew:')) {
     headers['x-balance-signature'] = signPayload(body ?? '', TEST_SECRETS.balanceWebhook, t + Number(r.signature.slice(5)));

@@ -26,6 +26,8 @@ beforeEach(() => {
 });
 
 const nowSeconds = () => Math.floor(app.clock.now().getTime() / 1000);
+/** Stripe signs with real time; the handler checks against the wall clock, not the business clock (DESIGN 9). */
+const wallSeconds = () => Math.floor(app.wallClock.now().getTime() / 1000);
 
 /** A Stripe event envelope as Stripe posts it. */
 function stripeEvent(type: string, object: Record<string, unknown>, id = `evt_${randomUUID().replace(/-/g, '')}`) {
@@ -47,7 +49,7 @@ function delivery(body: unknown, options: { secret?: string; timestamp?: number;
   const signature = Stripe.webhooks.generateTestHeaderString({
     payload,
     secret: options.secret ?? TEST_SECRETS.stripeWebhook,
-    timestamp: options.timestamp ?? nowSeconds(),
+    timestamp: options.timestamp ?? wallSeconds(),
   });
   return webhookEvent('/webhooks/stripe', payload, { 'Stripe-Signature': signature }, { base64: options.base64 ?? false });
 }
@@ -290,18 +292,20 @@ describe('stripe-webhook: signatures', () => {
     const record = await seedRecord();
     const body = stripeEvent('payment_intent.succeeded', paymentIntent(record));
     await expectRefused(delivery(body, { secret: 'whsec_wrong' }), body.id);
-    await expectRefused(delivery(body, { timestamp: nowSeconds() - 301 }), body.id);
-    await expectRefused(delivery(body, { timestamp: nowSeconds() + 301 }), body.id);
+    await expectRefused(delivery(body, { timestamp: wallSeconds() - 301 }), body.id);
+    await expectRefused(delivery(body, { timestamp: wallSeconds() + 301 }), body.id);
     const signed = delivery(body);
     await expectRefused({ ...signed, body: signed.body!.replace(String(record.amount_cents), '1') }, body.id);
     await expectRefused(webhookEvent('/webhooks/stripe', JSON.stringify(body), {}), body.id);
     expect(await current(record)).toMatchObject({ billing_status: 'PENDING', version: 1 });
   });
 
-  it('measures the tolerance on the injected clock, not the machine clock', async () => {
+  it('measures the tolerance on the wall clock, not the simulated business clock (DESIGN 9)', async () => {
     app.clock.set('2031-06-01T00:00:00.000Z');
     const body = stripeEvent('customer.updated', { id: 'cus_2', object: 'customer' });
     expect((await handle()(delivery(body))).statusCode).toBe(200);
+    const atBusinessTime = stripeEvent('customer.updated', { id: 'cus_3', object: 'customer' });
+    await expectRefused(delivery(atBusinessTime, { timestamp: nowSeconds() }), atBusinessTime.id);
   });
 });
 

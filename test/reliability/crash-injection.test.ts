@@ -138,7 +138,7 @@ function achDelivery(body: unknown) {
     route: '/webhooks/ach',
     body: raw,
     auth: null,
-    headers: { 'x-ach-signature': signPayload(raw, TEST_SECRETS.achWebhook, Math.floor(app.clock.now().getTime() / 1000)) },
+    headers: { 'x-ach-signature': signPayload(raw, TEST_SECRETS.achWebhook, Math.floor(app.wallClock.now().getTime() / 1000)) },
   });
 }
 
@@ -177,7 +177,7 @@ describe('crash injection on the ach-handler', () => {
 
 function stripeDelivery(body: unknown) {
   const payload = JSON.stringify(body);
-  const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: TEST_SECRETS.stripeWebhook, timestamp: Math.floor(app.clock.now().getTime() / 1000) });
+  const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: TEST_SECRETS.stripeWebhook, timestamp: Math.floor(app.wallClock.now().getTime() / 1000) });
   return httpEvent('POST', { route: '/webhooks/stripe', body: payload, auth: null, headers: { 'stripe-signature': signature } });
 }
 

@@ -244,12 +244,13 @@ describe('fuzzing the edges', () => {
           bodyText(balanceValid).map((raw) => ({ kind: 'balance' as const, raw })),
         ),
         async (input) => {
-          const seconds = Math.floor(nowMs() / 1000);
+          const signedAtMs = app.wallClock.now().getTime();
+          const seconds = Math.floor(signedAtMs / 1000);
           const call =
             input.kind === 'stripe'
-              ? () => stripe(stripeDelivery(undefined, { nowMs: nowMs(), raw: input.raw }))
+              ? () => stripe(stripeDelivery(undefined, { signedAtMs, raw: input.raw }))
               : input.kind === 'ach'
-                ? () => ach(achDelivery(undefined, { nowMs: nowMs(), raw: input.raw }))
+                ? () => ach(achDelivery(undefined, { signedAtMs, raw: input.raw }))
                 : () => api(balanceWebhookEvent(input.raw, TEST_SECRETS.balanceWebhook, seconds));
           await expectEdgeContract(call, () => input);
         },

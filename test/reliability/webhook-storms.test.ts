@@ -29,6 +29,8 @@ const STORM = 300;
 
 let app: TestApp;
 const nowMs = () => app.clock.now().getTime();
+/** The senders' clock: signatures are checked against wall time, not the business clock. */
+const wallMs = () => app.wallClock.now().getTime();
 const nowIso = () => formatInstant(app.clock.now());
 
 beforeAll(async () => {
@@ -47,14 +49,14 @@ describe('storms of one event', () => {
     const intent = `pi_${randomUUID().replace(/-/g, '')}`;
     const event = stripeEvent('payment_intent.succeeded', paymentIntentObject(record, intent), nowMs());
     const handler = createStripeWebhookHandler(app.deps);
-    const results = await Promise.all(Array.from({ length: STORM }, () => handler(stripeDelivery(event, { nowMs: nowMs() }))));
+    const results = await Promise.all(Array.from({ length: STORM }, () => handler(stripeDelivery(event, { signedAtMs: wallMs() }))));
     const bodies = results.map((r) => JSON.parse(r.body ?? '{}'));
     const processed = bodies.filter((b) => b.status === 'processed');
     expect(processed, JSON.stringify(statuses(results))).toHaveLength(1);
     expect(processed[0]).toMatchObject({ outcome: 'applied' });
     // Everyone else is told "duplicate" (200) or "in progress" (409: Stripe redelivers later).
     expect(results.every((r) => r.statusCode === 200 || r.statusCode === 409)).toBe(true);
-    const redelivered = await Promise.all(results.filter((r) => r.statusCode === 409).map(() => handler(stripeDelivery(event, { nowMs: nowMs() }))));
+    const redelivered = await Promise.all(results.filter((r) => r.statusCode === 409).map(() => handler(stripeDelivery(event, { signedAtMs: wallMs() }))));
     expect(redelivered.every((r) => JSON.parse(r.body ?? '{}').status === 'duplicate')).toBe(true);
 
     expect(await app.deps.billing.get(record)).toMatchObject({ billing_status: 'COMPLETED', transaction_id: intent, payment_attempts: 1 });
@@ -68,7 +70,7 @@ describe('storms of one event', () => {
     const record = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: confirmation }));
     const body = achEventBody(record, 'settled', confirmation, nowIso());
     const handler = createAchHandler(app.deps);
-    const results = await Promise.all(Array.from({ length: STORM }, () => handler(achDelivery(body, { nowMs: nowMs() }))));
+    const results = await Promise.all(Array.from({ length: STORM }, () => handler(achDelivery(body, { signedAtMs: wallMs() }))));
     const bodies = results.map((r) => JSON.parse(r.body ?? '{}'));
     expect(bodies.filter((b) => b.status === 'applied'), JSON.stringify(statuses(results))).toHaveLength(1);
     // Losers of the race see the record already settled (200) or, after a second conflict, ask for a redelivery (409).
@@ -98,7 +100,7 @@ describe('events out of order', () => {
           step === 'failed'
             ? stripeEvent('payment_intent.payment_failed', paymentIntentObject(record, declined, { last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds' } }), nowMs())
             : stripeEvent('payment_intent.succeeded', paymentIntentObject(record, paid), nowMs());
-        expect((await handler(stripeDelivery(event, { nowMs: nowMs() }))).statusCode).toBe(200);
+        expect((await handler(stripeDelivery(event, { signedAtMs: wallMs() }))).statusCode).toBe(200);
       }
       expect(await app.deps.billing.get(record), order.join(' → ')).toMatchObject({ billing_status: 'COMPLETED', transaction_id: paid });
       expect(await ledgerViolations(app, record.user_id, { settled: false, lockFree: true })).toEqual([]);
@@ -119,7 +121,7 @@ describe('events out of order', () => {
           step === 'dispute'
             ? stripeEvent('charge.dispute.created', disputeObject(record, intent), nowMs())
             : stripeEvent('payment_intent.succeeded', paymentIntentObject(record, intent), nowMs());
-        expect((await handler(stripeDelivery(event, { nowMs: nowMs() }))).statusCode).toBe(200);
+        expect((await handler(stripeDelivery(event, { signedAtMs: wallMs() }))).statusCode).toBe(200);
       }
       expect(await app.deps.billing.get(record), order.join(' → ')).toMatchObject({ billing_status: 'FAILED', card_disputed: true, transaction_id: intent });
     }
@@ -130,7 +132,7 @@ describe('events out of order', () => {
       const confirmation = `sim_${randomUUID()}`;
       const record = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: confirmation }));
       const handler = createAchHandler(app.deps);
-      for (const type of order) expect((await handler(achDelivery(achEventBody(record, type, confirmation, nowIso()), { nowMs: nowMs() }))).statusCode).toBe(200);
+      for (const type of order) expect((await handler(achDelivery(achEventBody(record, type, confirmation, nowIso()), { signedAtMs: wallMs() }))).statusCode).toBe(200);
       expect(await app.deps.billing.get(record), order.join(' → ')).toMatchObject({ billing_status: 'FAILED', ach_unauthorized: true });
     }
   });
@@ -142,7 +144,7 @@ describe('events out of order', () => {
       const record = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: first }));
       const handler = createAchHandler(app.deps);
       const returned = achEventBody(record, 'returned', first, nowIso(), { return_code: 'R01' });
-      expect(JSON.parse((await handler(achDelivery(returned, { nowMs: nowMs() }))).body ?? '{}')).toMatchObject({ status: 'applied', effect: 'represent' });
+      expect(JSON.parse((await handler(achDelivery(returned, { signedAtMs: wallMs() }))).body ?? '{}')).toMatchObject({ status: 'applied', effect: 'represent' });
       // The daily retry re-presents the debit as a new entry.
       const failed = (await app.deps.billing.get(record))!;
       expect(failed.billing_status).toBe('FAILED');
@@ -150,7 +152,7 @@ describe('events out of order', () => {
       await app.deps.billing.commit({ writes: [{ kind: 'update', record: represented, expectedVersion: failed.version }], history: [represented] });
       for (const step of order) {
         const body = step === 'settled' ? achEventBody(record, 'settled', second, nowIso()) : returned;
-        expect((await handler(achDelivery(body, { nowMs: nowMs() }))).statusCode).toBe(200);
+        expect((await handler(achDelivery(body, { signedAtMs: wallMs() }))).statusCode).toBe(200);
       }
       expect(await app.deps.billing.get(record), order.join(' → ')).toMatchObject({ billing_status: 'COMPLETED', transaction_id: second });
       expect(await ledgerViolations(app, record.user_id, { settled: false, lockFree: true })).toEqual([]);
@@ -163,32 +165,32 @@ describe('stale and forged signatures', () => {
     const record = await seedRecord(app, dueRecord(app.clock.now(), 'card'));
     const achRecord = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: 'sim_x' }));
     const before = await tableItemCounts(app);
-    const stale = nowSeconds(nowMs()) - 10 * 60;
-    const future = nowSeconds(nowMs()) + 10 * 60;
+    const stale = nowSeconds(wallMs()) - 10 * 60;
+    const future = nowSeconds(wallMs()) + 10 * 60;
     const stripeBody = stripeEvent('payment_intent.succeeded', paymentIntentObject(record, 'pi_forged'), nowMs());
     const achBody = achEventBody(achRecord, 'settled', 'sim_x', nowIso());
     const balanceBody = { event_id: 'bal_1', user_id: record.user_id, institution_id: 'ins_1', available_balance_cents: 100000, current_balance_cents: 100000, occurred_at: nowIso() };
     const stripe = createStripeWebhookHandler(app.deps);
     const ach = createAchHandler(app.deps);
     const api = createApiHandler(app.deps);
-    const signedStripe = stripeDelivery(stripeBody, { nowMs: nowMs() });
+    const signedStripe = stripeDelivery(stripeBody, { signedAtMs: wallMs() });
     const tamperedStripe = { ...signedStripe, body: JSON.stringify({ ...stripeBody, type: 'charge.refunded' }) };
-    const signedAch = achDelivery(achBody, { nowMs: nowMs() });
+    const signedAch = achDelivery(achBody, { signedAtMs: wallMs() });
     const tamperedAch = { ...signedAch, body: JSON.stringify({ ...achBody, type: 'chargeback' }) };
     const attempts = [
-      stripe(stripeDelivery(stripeBody, { nowMs: nowMs(), timestamp: stale })),
-      stripe(stripeDelivery(stripeBody, { nowMs: nowMs(), timestamp: future })),
-      stripe(stripeDelivery(stripeBody, { nowMs: nowMs(), secret: 'whsec_forged' })),
+      stripe(stripeDelivery(stripeBody, { signedAtMs: wallMs(), timestamp: stale })),
+      stripe(stripeDelivery(stripeBody, { signedAtMs: wallMs(), timestamp: future })),
+      stripe(stripeDelivery(stripeBody, { signedAtMs: wallMs(), secret: 'whsec_forged' })),
       stripe(tamperedStripe),
       stripe({ ...signedStripe, headers: { ...signedStripe.headers, 'stripe-signature': '' } }),
-      ach(achDelivery(achBody, { nowMs: nowMs(), timestamp: stale })),
-      ach(achDelivery(achBody, { nowMs: nowMs(), timestamp: future })),
-      ach(achDelivery(achBody, { nowMs: nowMs(), secret: 'forged' })),
+      ach(achDelivery(achBody, { signedAtMs: wallMs(), timestamp: stale })),
+      ach(achDelivery(achBody, { signedAtMs: wallMs(), timestamp: future })),
+      ach(achDelivery(achBody, { signedAtMs: wallMs(), secret: 'forged' })),
       ach(tamperedAch),
-      ach(achDelivery(achBody, { nowMs: nowMs(), signature: 't=1,v1=zz' })),
+      ach(achDelivery(achBody, { signedAtMs: wallMs(), signature: 't=1,v1=zz' })),
       api(balanceWebhookEvent(balanceBody, TEST_SECRETS.balanceWebhook, stale)),
-      api(balanceWebhookEvent(balanceBody, 'forged', nowSeconds(nowMs()))),
-      api(balanceWebhookEvent(balanceBody, TEST_SECRETS.balanceWebhook, nowSeconds(nowMs()), { signature: 'v1=abc' })),
+      api(balanceWebhookEvent(balanceBody, 'forged', nowSeconds(wallMs()))),
+      api(balanceWebhookEvent(balanceBody, TEST_SECRETS.balanceWebhook, nowSeconds(wallMs()), { signature: 'v1=abc' })),
     ];
     for (const result of await Promise.all(attempts)) {
       const { status, body } = responseOf(result);

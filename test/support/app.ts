@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PaymentSimulator } from '../../src/adapters/processor/simulator.js';
-import type { AccountDirectory, PaymentProcessor } from '../../src/domain/ports.js';
-import { dynamoStores, uuidIds } from '../../src/runtime/compose.js';
+import type { AccountDirectory, Clock, PaymentProcessor } from '../../src/domain/ports.js';
+import { dynamoStores, systemClock, uuidIds } from '../../src/runtime/compose.js';
 import type { AppDeps, MetricsPort, QueueMessage, QueuePort, Settings, WebhookSecrets } from '../../src/runtime/deps.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import { createTestDynamo, type TestDynamo } from './dynamo.js';
@@ -46,7 +46,10 @@ export const TEST_SECRETS: WebhookSecrets = {
 export interface TestApp {
   readonly deps: AppDeps;
   readonly db: TestDynamo;
+  /** Business time, moved by hand. */
   readonly clock: ManualClock;
+  /** Signature time (DESIGN 9): the machine's clock unless the test passes its own. Sign webhooks with it. */
+  readonly wallClock: Clock;
   readonly simulator: PaymentSimulator;
   readonly collectionsQueue: RecordingQueue;
   readonly balanceEventsQueue: RecordingQueue;
@@ -61,11 +64,13 @@ export interface TestAppOptions {
   /** Replace the simulator as processor or account directory (e.g. to inject faults). */
   readonly processor?: PaymentProcessor;
   readonly accounts?: AccountDirectory;
+  /** The clock webhook signatures are checked against (default: the system clock, as in production). */
+  readonly wallClock?: Clock;
 }
 
 /**
- * The whole AppDeps on fresh, isolated DynamoDB Local tables with the real adapters; the clock is
- * manual, the processor and account directory are the payment simulator, queues and metrics record.
+ * The whole AppDeps on fresh, isolated DynamoDB Local tables with the real adapters; the business
+ * clock is manual (signatures use the wall clock), the processor and account directory are the payment simulator, queues and metrics record.
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const db = await createTestDynamo(options.label ?? 'app');
@@ -79,9 +84,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     tables: db.tables,
     ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}),
   });
+  const wallClock = options.wallClock ?? systemClock;
   const deps: AppDeps = {
     ...stores,
     clock,
+    wallClock,
     ids: uuidIds,
     logger: createLogger({ level: process.env.TEST_LOG_LEVEL ?? 'silent', base: { test: randomUUID().slice(0, 8) } }),
     processor: options.processor ?? simulator,
@@ -93,5 +100,5 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     secrets: TEST_SECRETS,
     settings: { stage: 'test', balanceThresholdCents: 5000, ...options.settings },
   };
-  return { deps, db, clock, simulator, collectionsQueue, balanceEventsQueue, metrics };
+  return { deps, db, clock, wallClock, simulator, collectionsQueue, balanceEventsQueue, metrics };
 }

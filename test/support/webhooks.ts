@@ -6,25 +6,29 @@ import type { HttpEvent } from '../../src/handlers/shared/http.js';
 import { TEST_SECRETS } from './app.js';
 import { httpEvent } from './http-events.js';
 
-/** Signed webhook deliveries (Stripe, ACH, balance) as API Gateway hands them to the functions. */
+/**
+ * Signed webhook deliveries (Stripe, ACH, balance) as API Gateway hands them to the functions.
+ * `signedAtMs` is the sender's wall-clock time (pass `app.wallClock.now().getTime()`): signatures
+ * are checked against the wall clock, never the simulated business clock (DESIGN 9).
+ */
 
 export function nowSeconds(nowMs: number): number {
   return Math.floor(nowMs / 1000);
 }
 
-export function stripeDelivery(body: unknown, options: { nowMs: number; secret?: string; timestamp?: number; raw?: string }): HttpEvent {
+export function stripeDelivery(body: unknown, options: { signedAtMs: number; secret?: string; timestamp?: number; raw?: string }): HttpEvent {
   const payload = options.raw ?? JSON.stringify(body);
   const signature = Stripe.webhooks.generateTestHeaderString({
     payload,
     secret: options.secret ?? TEST_SECRETS.stripeWebhook,
-    timestamp: options.timestamp ?? nowSeconds(options.nowMs),
+    timestamp: options.timestamp ?? nowSeconds(options.signedAtMs),
   });
   return httpEvent('POST', { route: '/webhooks/stripe', body: payload, auth: null, headers: { 'stripe-signature': signature } });
 }
 
-export function achDelivery(body: unknown, options: { nowMs: number; secret?: string; timestamp?: number; raw?: string; signature?: string }): HttpEvent {
+export function achDelivery(body: unknown, options: { signedAtMs: number; secret?: string; timestamp?: number; raw?: string; signature?: string }): HttpEvent {
   const raw = options.raw ?? JSON.stringify(body);
-  const signature = options.signature ?? signPayload(raw, options.secret ?? TEST_SECRETS.achWebhook, options.timestamp ?? nowSeconds(options.nowMs));
+  const signature = options.signature ?? signPayload(raw, options.secret ?? TEST_SECRETS.achWebhook, options.timestamp ?? nowSeconds(options.signedAtMs));
   return httpEvent('POST', { route: '/webhooks/ach', body: raw, auth: null, headers: { 'x-ach-signature': signature } });
 }
 

@@ -24,7 +24,7 @@ export type BalanceEvent = z.infer<typeof balanceEventSchema>;
 export async function receiveBalanceEvent(ctx: RouteContext): Promise<HttpResult> {
   const { event, deps } = ctx;
   // Nothing is read from the body until the signature over its raw bytes checks out.
-  const verdict = verifySignedPayload(header(event, 'x-balance-signature'), rawBody(event), deps.secrets.balanceWebhook, deps.clock.now().getTime());
+  const verdict = verifySignedPayload(header(event, 'x-balance-signature'), rawBody(event), deps.secrets.balanceWebhook, deps.wallClock.now().getTime());
   if (!verdict.ok) throw new HttpError(400, 'invalid_signature', `the X-Balance-Signature header is ${verdict.reason === 'stale' ? 'too old' : verdict.reason === 'missing' ? 'missing' : 'invalid'}`);
   const balance = parseJsonBody(event, balanceEventSchema);
   ctx.annotate({ user_id: balance.user_id });
