@@ -33,10 +33,14 @@ export interface GatewayOptions {
   readonly control: ControlRoutes;
   /** The HTTP-triggered functions by name; absent ones answer 503 until they exist. */
   readonly handlers: Partial<Record<ApiRoute['target'], HttpHandler>>;
+  /** API Gateway's payload limit (6 MB, Lambda's); smaller in tests. */
+  readonly maxBodyBytes?: number;
 }
 
 export const ALL_SCOPES = ['billing:read', 'billing:write', 'billing:operate'] as const;
 const MAX_BODY_BYTES = 6 * 1024 * 1024;
+/** Beyond this a too-large body is not drained: the connection is dropped. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
 const API_ID = 'local';
 
 interface CompiledRoute {
@@ -131,17 +135,22 @@ export class LocalGateway {
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = Date.now();
     let response: GatewayResponse;
+    let closeAfter = false;
     try {
-      const body = await readBody(req);
-      response =
-        body === undefined
-          ? apiGatewayMessage(413, 'Request Entity Too Large')
-          : await this.dispatch({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, sourceIp: req.socket.remoteAddress ?? '127.0.0.1' });
+      const body = await readBody(req, this.options.maxBodyBytes ?? MAX_BODY_BYTES);
+      if (body === undefined) {
+        // The rest of the body was read and dropped, so closing does not reset the connection
+        // under the answer; the client's next request opens a new one.
+        closeAfter = true;
+        response = apiGatewayMessage(413, 'Request Entity Too Large');
+      } else {
+        response = await this.dispatch({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, sourceIp: req.socket.remoteAddress ?? '127.0.0.1' });
+      }
     } catch (error) {
       this.options.logger.error({ err: error }, 'gateway failure');
       response = apiGatewayMessage(500, 'Internal Server Error');
     }
-    res.writeHead(response.status, response.headers);
+    res.writeHead(response.status, closeAfter ? { ...response.headers, connection: 'close' } : response.headers);
     res.end(response.body);
     this.options.logger.debug({ method: req.method, path: req.url?.split('?')[0], status: response.status, ms: Date.now() - started }, 'http');
   }
@@ -189,8 +198,9 @@ export class LocalGateway {
   }
 }
 
+/** Names are kept verbatim (`__proto__`, `constructor`), as API Gateway keeps them: no prototype. */
 function lowerCaseHeaders(raw: GatewayRequest['headers']): Record<string, string> {
-  const headers: Record<string, string> = {};
+  const headers = Object.create(null) as Record<string, string>;
   for (const [k, v] of Object.entries(raw)) {
     if (v === undefined) continue;
     headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
@@ -206,11 +216,13 @@ export function buildHttpEvent(
   headers: Record<string, string>,
   authorizer: Record<string, unknown> | undefined,
 ): APIGatewayProxyEventV2 {
-  const query: Record<string, string> = {};
-  for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
+  // API Gateway keeps every key verbatim (`__proto__`, `constructor`, `toString`) and joins repeats with commas.
+  const query = Object.create(null) as Record<string, string>;
+  for (const [k, v] of url.searchParams) query[k] = Object.hasOwn(query, k) ? `${query[k]},${v}` : v;
   const now = new Date();
   const cookies = headers.cookie ? headers.cookie.split(';').map((c) => c.trim()).filter(Boolean) : undefined;
-  const { cookie: _cookie, ...eventHeaders } = headers;
+  const eventHeaders = Object.assign(Object.create(null) as Record<string, string>, headers);
+  delete eventHeaders.cookie;
   const event: APIGatewayProxyEventV2 = {
     version: '2.0',
     routeKey,
@@ -257,13 +269,18 @@ export function toGatewayResponse(result: APIGatewayProxyResultV2): GatewayRespo
   return { status: result.statusCode ?? 200, headers, body };
 }
 
-async function readBody(req: IncomingMessage): Promise<string | undefined> {
+/** The body, or `undefined` when it is over `limit` (then the rest is read and dropped, up to DRAIN_LIMIT_BYTES). */
+async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
+    if (size > Math.max(limit, DRAIN_LIMIT_BYTES)) {
+      // Not worth draining: drop the connection.
+      req.socket.destroy();
+      return undefined;
+    }
+    if (size <= limit) chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return size > limit ? undefined : Buffer.concat(chunks).toString('utf8');
 }
