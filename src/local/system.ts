@@ -23,6 +23,7 @@ import { createLogger, type Logger } from '../runtime/logger.js';
 import { AchSettlementPump, type AchPumpResult } from './ach-pump.js';
 import { SimulatedClock } from './clock.js';
 import { controlRoutes, type LocalControl } from './control-routes.js';
+import { localPages } from './pages.js';
 import { startLocalKinesis, startLocalSqs, LOCAL_REGION, type LocalKinesis, type LocalSqs } from './emulators.js';
 import { LocalGateway, type HttpHandler } from './gateway.js';
 import { KinesisEventSource } from './kinesis-event-source.js';
@@ -175,12 +176,16 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
 
   const handlers: Partial<Record<'api' | 'ach-handler' | 'stripe-webhook', HttpHandler>> = {};
   let control: LocalControl | undefined;
+  let baseUrl = `http://${options.host}:${options.port}`;
+  const pages = localPages({ baseUrl: () => baseUrl });
   const gateway = new LocalGateway({
     apiToken: options.secrets.apiToken,
     operatorSub: LOCAL_OPERATOR_SUB,
     logger: logger.child({ part: 'gateway' }),
     handlers,
     control: async (request, path) => {
+      const page = await pages(request, path);
+      if (page) return page;
       if (control) return controlRoutes(control)(request, path);
       if (path === '/health') return { status: 503, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'starting', parts }) };
       if (path.startsWith('/local/') || path.startsWith('/v1/') || path.startsWith('/webhooks/')) {
@@ -200,6 +205,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       if (code === 'EACCES') throw new LocalStartupError(`Port ${options.port} needs privileges on this machine; choose one above 1024: PORT=3000 npm start`);
       throw error;
     }
+    baseUrl = url;
     cleanups.push(() => gateway.close());
     parts.gateway = true;
     mark('gateway');

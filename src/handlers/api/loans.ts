@@ -10,10 +10,10 @@ import type { RouteContext } from './router.js';
 
 /** Loan payments (DESIGN 2.7, seed 004): list, get, and a user's payment keyed by Idempotency-Key. */
 
-const loanParams = z.object({ userId: idSchema, loanId: idSchema });
-const paymentParams = loanParams.extend({ paymentId: idSchema });
-const listQuery = z.strictObject({ limit: limitSchema, next: cursorSchema.optional(), status: loanPaymentStatusSchema.optional() });
-const newPaymentBody = z.strictObject({
+export const loanParams = z.object({ userId: idSchema, loanId: idSchema });
+export const paymentParams = loanParams.extend({ paymentId: idSchema });
+export const listQuery = z.strictObject({ limit: limitSchema, next: cursorSchema.optional(), status: loanPaymentStatusSchema.optional() });
+export const newPaymentBody = z.strictObject({
   amount_cents: positiveCentsSchema,
   payment_method: z.enum(['ach', 'pinless']),
   account_last_four: z.string().regex(/^\d{4}$/, 'four digits').optional(),

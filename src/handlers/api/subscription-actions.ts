@@ -13,10 +13,10 @@ import type { RouteContext } from './router.js';
 
 /** Manual pay, operator retry-billing, waive and due-date change (DESIGN 5 and 8), all audited. */
 
-const subscriptionParams = z.object({ subscriptionId: idSchema });
-const optionalReasonBody = z.strictObject({ reason: reasonSchema.optional() }).optional();
-const waiveBody = z.strictObject({ reason: reasonSchema });
-const billingDateBody = z.strictObject({ billing_date: instantSchema, reason: reasonSchema.optional() });
+export const subscriptionParams = z.object({ subscriptionId: idSchema });
+export const optionalReasonBody = z.strictObject({ reason: reasonSchema.optional() }).optional();
+export const waiveBody = z.strictObject({ reason: reasonSchema });
+export const billingDateBody = z.strictObject({ billing_date: instantSchema, reason: reasonSchema.optional() });
 
 function attemptDeps(ctx: RouteContext): AttemptDeps {
   return attemptDepsOf(ctx.deps, ctx.log);

@@ -11,8 +11,8 @@ import type { RouteContext } from './router.js';
 
 /** Subscription reads (DESIGN 8): by user, by id, its history, and the live billing failures. */
 
-const userParams = z.object({ userId: idSchema });
-const subscriptionParams = z.object({ subscriptionId: idSchema });
+export const userParams = z.object({ userId: idSchema });
+export const subscriptionParams = z.object({ subscriptionId: idSchema });
 
 export async function listUserSubscriptions(ctx: RouteContext): Promise<HttpResult> {
   const { userId } = pathParams(ctx.params, userParams);
@@ -47,7 +47,7 @@ export async function getSubscriptionHistory(ctx: RouteContext): Promise<HttpRes
 
 /* ---------------- GET /v1/subscriptions?billing=failing[&state=retrying|parked] ---------------- */
 
-const failingQuerySchema = z.strictObject({
+export const failingQuerySchema = z.strictObject({
   billing: z.literal('failing'),
   state: z.enum(['retrying', 'parked']).optional(),
   limit: limitSchema,

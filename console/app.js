@@ -1,0 +1,515 @@
+import { ApiError, api, describeError, loadConfig, newIdempotencyKey, session } from './api.js';
+
+// The operator console: the failing, dunning and exceptions lists, a subscription's periods and
+// audit history, and the audited actions. Plain DOM, no framework, no build step; every value
+// from the API goes in as text, never as HTML.
+
+/* ---------------- DOM helpers ---------------- */
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
+    else if (value === true) el.setAttribute(name, '');
+    else el.setAttribute(name, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+const view = () => document.getElementById('view');
+const announce = (text) => {
+  document.getElementById('status').textContent = text;
+};
+
+let uniqueIds = 0;
+const uid = (prefix) => `${prefix}-${++uniqueIds}`;
+
+/** A readable error box with the API's message and, for a 400, its issues. */
+function errorBox(error, context) {
+  const box = h('div', { class: 'error', role: 'alert' }, h('p', {}, context ? `${context}: ` : '', describeError(error)));
+  if (error instanceof ApiError && error.details?.length) {
+    box.append(h('ul', {}, error.details.map((d) => h('li', {}, `${(d.path ?? []).join('.') || '(request)'}: ${d.message}`))));
+  }
+  if (error instanceof ApiError && error.status === 401) box.append(h('p', {}, 'The token was refused. ', h('button', { type: 'button', onclick: signOut }, 'Sign in again')));
+  return box;
+}
+
+function answerBox(title, answer) {
+  return h('div', { class: 'answer', role: 'status' }, h('p', {}, title), h('details', {}, h('summary', {}, 'The API answer (JSON)'), h('pre', {}, JSON.stringify(answer, null, 2))));
+}
+
+function when(value) {
+  if (!value) return '';
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? String(value) : d.toISOString().replace('.000Z', 'Z');
+}
+
+function heading(text) {
+  const el = h('h2', { tabindex: '-1' }, text);
+  return el;
+}
+
+function focusHeading() {
+  view().querySelector('h2')?.focus();
+}
+
+/* ---------------- sign-in ---------------- */
+
+async function signIn(event) {
+  event.preventDefault();
+  const input = document.getElementById('token');
+  const token = input.value.trim();
+  const out = document.getElementById('sign-in-error');
+  out.replaceChildren();
+  if (token === '') return;
+  try {
+    // Any read with the token tells whether the API takes it.
+    await api('GET', '/v1/subscriptions?billing=failing&limit=1', { token });
+  } catch (error) {
+    const why =
+      error instanceof ApiError && error.status === 401
+        ? 'Sign-in failed: the API refused this token (401 Unauthorized). Check that you pasted the whole token and that it has not expired.'
+        : error instanceof ApiError && error.status === 403
+          ? 'Sign-in failed: this token lacks the billing:read scope (403 Forbidden).'
+          : `Sign-in failed. ${describeError(error)}`;
+    out.replaceChildren(h('p', { class: 'error' }, why));
+    input.focus();
+    return;
+  }
+  input.value = '';
+  session.signIn(token);
+  announce('Signed in');
+  if (!location.hash || location.hash === '#/') location.hash = '#/failing';
+  else render();
+}
+
+function signOut() {
+  session.signOut();
+  announce('Signed out');
+  render();
+}
+
+/* ---------------- lists ---------------- */
+
+const LISTS = {
+  failing: { title: 'Failing subscriptions', billing: 'failing', states: ['retrying', 'parked'] },
+  dunning: { title: 'Dunning', billing: 'dunning', states: ['retrying', 'exhausted'] },
+  exceptions: { title: 'Exceptions', billing: 'exceptions', states: [] },
+};
+
+function listView(name, params) {
+  const list = LISTS[name];
+  const state = list.states.includes(params.get('state')) ? params.get('state') : '';
+  const root = h('section', { 'aria-labelledby': 'list-title' });
+  const title = heading(list.title);
+  title.id = 'list-title';
+  root.append(title);
+
+  if (list.states.length > 0) {
+    const filters = h('nav', { 'aria-label': 'State filter', class: 'filters' });
+    for (const s of ['', ...list.states]) {
+      const href = `#/${name}${s ? `?state=${s}` : ''}`;
+      filters.append(h('a', { href, 'aria-current': s === state ? 'page' : undefined }, s === '' ? 'All' : s));
+    }
+    root.append(filters);
+  }
+
+  const table = h('table', {}, h('caption', {}, `${list.title}${state ? ` (${state})` : ''}`));
+  table.append(
+    h('thead', {}, h('tr', {}, ['Subscription', 'User', 'Billing date', 'Amount', 'Status', 'State', 'Failures', 'Next attempt', 'Last error'].map((c) => h('th', { scope: 'col' }, c)))),
+  );
+  const tbody = h('tbody');
+  table.append(tbody);
+  const count = h('p', { class: 'count' });
+  const more = h('div');
+  root.append(count, table, more);
+
+  let shown = 0;
+  const query = new URLSearchParams({ billing: list.billing, limit: '25' });
+  if (state) query.set('state', state);
+
+  async function load(next) {
+    const q = new URLSearchParams(query);
+    if (next) q.set('next', next);
+    more.replaceChildren(h('p', {}, 'Loading…'));
+    try {
+      const { body } = await api('GET', `/v1/subscriptions?${q}`);
+      for (const r of body.items) {
+        const f = r.billing_failure;
+        tbody.append(
+          h(
+            'tr',
+            {},
+            h('td', {}, h('a', { href: `#/subscriptions/${encodeURIComponent(r.subscription_id)}` }, r.subscription_id)),
+            h('td', {}, r.user_id),
+            h('td', {}, when(r.billing_date)),
+            h('td', { class: 'num' }, `$${r.amount}`),
+            h('td', {}, r.billing_status),
+            h('td', {}, f?.state ?? ''),
+            h('td', { class: 'num' }, f?.count ?? ''),
+            h('td', {}, f ? (f.next_attempt_at ? when(f.next_attempt_at) : 'none (parked)') : ''),
+            h('td', {}, f?.last_error ?? r.payment_error ?? ''),
+          ),
+        );
+      }
+      shown += body.items.length;
+      count.textContent = `${shown} shown${body.next ? ', more available' : ''}.`;
+      if (shown === 0) tbody.append(h('tr', {}, h('td', { colspan: '9' }, 'Nothing here.')));
+      more.replaceChildren(body.next ? h('button', { type: 'button', onclick: () => load(body.next) }, 'Load more') : '');
+      announce(`${list.title}: ${shown} shown`);
+    } catch (error) {
+      more.replaceChildren(errorBox(error, `Could not load ${list.title.toLowerCase()}`));
+    }
+  }
+  void load(undefined);
+  return root;
+}
+
+/* ---------------- a subscription ---------------- */
+
+const DECISION_PREFIX = 'data_';
+
+function decisionContext(row) {
+  const entries = Object.entries(row).filter(([k]) => k.startsWith(DECISION_PREFIX));
+  if (entries.length === 0) return '';
+  return h('dl', { class: 'context' }, entries.flatMap(([k, v]) => [h('dt', {}, k.slice(DECISION_PREFIX.length)), h('dd', {}, String(v))]));
+}
+
+function subscriptionView(id) {
+  const root = h('section', { 'aria-labelledby': 'sub-title' });
+  const title = heading(`Subscription ${id}`);
+  title.id = 'sub-title';
+  const summary = h('div');
+  const actions = h('div', { class: 'actions' });
+  const periods = h('div');
+  const history = h('div');
+  root.append(title, summary, h('h3', {}, 'Actions'), actions, h('h3', {}, 'Periods'), periods, h('h3', {}, 'Audit history'), history);
+
+  async function refresh() {
+    let record;
+    try {
+      record = (await api('GET', `/v1/subscriptions/${encodeURIComponent(id)}`)).body;
+    } catch (error) {
+      summary.replaceChildren(errorBox(error, 'Could not load the subscription'));
+      return;
+    }
+    const f = record.billing_failure;
+    summary.replaceChildren(
+      h(
+        'dl',
+        { class: 'summary' },
+        [
+          ['User', record.user_id],
+          ['Billing date', when(record.billing_date)],
+          ['Amount', `$${record.amount}`],
+          ['Status', record.billing_status],
+          ['Payment method', record.payment_method],
+          ['Billing failure', f ? `${f.state}, ${f.count} failures, last: ${f.last_error}${f.next_attempt_at ? `, next attempt ${when(f.next_attempt_at)}` : ''}` : 'none'],
+        ].flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '')]),
+      ),
+    );
+    void loadPeriods(record.user_id);
+    void loadHistory();
+  }
+
+  async function loadPeriods(userId, next, table) {
+    if (!table) {
+      table = h(
+        'table',
+        {},
+        h('caption', {}, `Billing periods of ${userId}, newest first`),
+        h('thead', {}, h('tr', {}, ['Billing date', 'Subscription', 'Amount', 'Status', 'Attempts', 'Failure'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody'),
+      );
+      periods.replaceChildren(table, h('div'));
+    }
+    const more = periods.lastChild;
+    try {
+      const q = new URLSearchParams({ limit: '12' });
+      if (next) q.set('next', next);
+      const { body } = await api('GET', `/v1/users/${encodeURIComponent(userId)}/subscriptions?${q}`);
+      for (const p of body.items) {
+        const current = p.subscription_id === id;
+        table.tBodies[0].append(
+          h(
+            'tr',
+            { class: current ? 'current' : undefined },
+            h('td', {}, when(p.billing_date)),
+            h('td', {}, current ? h('span', {}, p.subscription_id, ' (this one)') : h('a', { href: `#/subscriptions/${encodeURIComponent(p.subscription_id)}` }, p.subscription_id)),
+            h('td', { class: 'num' }, `$${p.amount}`),
+            h('td', {}, p.billing_status),
+            h('td', { class: 'num' }, p.payment_attempts ?? ''),
+            h('td', {}, p.billing_failure ? `${p.billing_failure.state} (${p.billing_failure.count})` : ''),
+          ),
+        );
+      }
+      more.replaceChildren(body.next ? h('button', { type: 'button', onclick: () => loadPeriods(userId, body.next, table) }, 'More periods') : '');
+    } catch (error) {
+      more.replaceChildren(errorBox(error, 'Could not load the periods'));
+    }
+  }
+
+  async function loadHistory(next, table) {
+    if (!table) {
+      table = h(
+        'table',
+        {},
+        h('caption', {}, 'Audit rows, newest first'),
+        h('thead', {}, h('tr', {}, ['Written', 'Status', 'Process', 'Event', 'Actor', 'Reason', 'Run', 'Decision context', 'Error'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('tbody'),
+      );
+      history.replaceChildren(table, h('div'));
+    }
+    const more = history.lastChild;
+    try {
+      const q = new URLSearchParams({ limit: '20' });
+      if (next) q.set('next', next);
+      const { body } = await api('GET', `/v1/subscriptions/${encodeURIComponent(id)}/history?${q}`);
+      for (const row of body.items) {
+        table.tBodies[0].append(
+          h(
+            'tr',
+            {},
+            h('td', {}, when(row.last_run_date)),
+            h('td', {}, row.billing_status),
+            h('td', {}, row.process ?? ''),
+            h('td', {}, row.updated_event ?? ''),
+            h('td', {}, row.actor ?? ''),
+            h('td', {}, row.reason ?? ''),
+            h('td', {}, row.run_id ?? ''),
+            h('td', {}, decisionContext(row)),
+            h('td', {}, row.payment_error ?? row.billing_failure?.last_error ?? ''),
+          ),
+        );
+      }
+      if (body.items.length === 0 && !next) table.tBodies[0].append(h('tr', {}, h('td', { colspan: '9' }, 'No audit rows.')));
+      more.replaceChildren(body.next ? h('button', { type: 'button', onclick: () => loadHistory(body.next, table) }, 'Older audit rows') : '');
+    } catch (error) {
+      more.replaceChildren(errorBox(error, 'Could not load the audit history'));
+    }
+  }
+
+  actions.append(
+    actionForm({
+      title: 'Retry billing',
+      help: 'Clears the billing failure and attempts the period now.',
+      submit: 'Retry billing',
+      fields: [],
+      call: (reason) => api('POST', `/v1/subscriptions/${encodeURIComponent(id)}/retry-billing`, { body: { reason } }),
+      describe: (b) => `Retry billing: ${b.outcome}${b.still_due ? ' (still due)' : ''}; status ${b.subscription?.billing_status}${b.billing_failure ? `; failure: ${b.billing_failure.last_error}` : ''}`,
+      after: refresh,
+    }),
+    actionForm({
+      title: 'Waive',
+      help: 'Waives this period: it will not be collected.',
+      submit: 'Waive this period',
+      fields: [],
+      call: (reason) => api('POST', `/v1/subscriptions/${encodeURIComponent(id)}/waive`, { body: { reason } }),
+      describe: (b) => `Waived: status ${b.subscription?.billing_status}`,
+      after: refresh,
+    }),
+    actionForm({
+      title: 'Change due date',
+      help: 'Moves the period to a new billing date (RFC 3339, e.g. 2026-12-15T12:00:00Z).',
+      submit: 'Change due date',
+      fields: [{ name: 'billing_date', label: 'New billing date', placeholder: '2026-12-15T12:00:00Z' }],
+      call: (reason, values) => api('PUT', `/v1/subscriptions/${encodeURIComponent(id)}/billing-date`, { body: { billing_date: values.billing_date, reason } }),
+      describe: (b) => `Due date changed: now ${when(b.subscription?.billing_date)} (subscription ${b.subscription?.subscription_id})`,
+      after: async (b) => {
+        if (b.subscription?.subscription_id && b.subscription.subscription_id !== id) location.hash = `#/subscriptions/${encodeURIComponent(b.subscription.subscription_id)}`;
+        else await refresh();
+      },
+    }),
+  );
+  void refresh();
+  return root;
+}
+
+/** One audited action: its own fields, a required reason, and the API's answer shown below it. */
+function actionForm({ title, help, submit, fields, call, describe, after }) {
+  const reasonId = uid('reason');
+  const out = h('div', { class: 'out' });
+  const inputs = fields.map((f) => ({ ...f, id: uid(f.name) }));
+  const form = h(
+    'form',
+    { class: 'action', 'aria-label': title },
+    h('fieldset', {}, h('legend', {}, title), h('p', { class: 'help' }, help)),
+  );
+  const set = form.firstChild;
+  for (const f of inputs) set.append(h('label', { for: f.id }, f.label), h('input', { id: f.id, name: f.name, required: true, placeholder: f.placeholder, autocomplete: 'off' }));
+  set.append(h('label', { for: reasonId }, 'Reason (goes on the audit row)'), h('textarea', { id: reasonId, name: 'reason', required: true, rows: '2' }), h('button', { type: 'submit' }, submit), out);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const reason = String(data.get('reason') ?? '').trim();
+    if (reason === '') {
+      out.replaceChildren(h('p', { class: 'error', role: 'alert' }, 'Give a reason: it goes on the audit row.'));
+      return;
+    }
+    const values = Object.fromEntries(inputs.map((f) => [f.name, String(data.get(f.name) ?? '').trim()]));
+    const button = form.querySelector('button[type=submit]');
+    button.disabled = true;
+    out.replaceChildren(h('p', {}, 'Sending…'));
+    try {
+      const { body } = await call(reason, values);
+      out.replaceChildren(answerBox(describe(body), body));
+      form.querySelector('textarea').value = '';
+      announce(describe(body));
+      await after(body);
+    } catch (error) {
+      out.replaceChildren(errorBox(error, `${title} was not done`));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return form;
+}
+
+/* ---------------- bulk retry ---------------- */
+
+function bulkRetryView() {
+  const root = h('section', { 'aria-labelledby': 'bulk-title' });
+  const title = heading('Bulk retry');
+  title.id = 'bulk-title';
+  const ids = { state: uid('state'), users: uid('users'), limit: uid('limit'), reason: uid('reason') };
+  const out = h('div', { class: 'out' });
+  const runButton = h('button', { type: 'button', disabled: true }, 'Start the retry run');
+  const form = h(
+    'form',
+    { 'aria-label': 'Bulk retry' },
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, 'Which periods'),
+      h('label', { for: ids.state }, 'State'),
+      h('select', { id: ids.state, name: 'state' }, h('option', { value: 'parked' }, 'parked (failing, no more automatic attempts)'), h('option', { value: 'exhausted' }, 'exhausted (dunning gave up)')),
+      h('label', { for: ids.users }, 'Only these users (optional, comma-separated ids)'),
+      h('input', { id: ids.users, name: 'user_ids', autocomplete: 'off' }),
+      h('label', { for: ids.limit }, 'At most (optional)'),
+      h('input', { id: ids.limit, name: 'limit', type: 'number', min: '1', inputmode: 'numeric' }),
+      h('label', { for: ids.reason }, 'Reason (goes on every audit row)'),
+      h('textarea', { id: ids.reason, name: 'reason', required: true, rows: '2' }),
+      h('button', { type: 'submit' }, 'Dry run: show what would be retried'),
+      runButton,
+    ),
+    out,
+  );
+  root.append(title, h('p', {}, 'A dry run comes first: it lists the periods the run would retry. Then start the run for those parameters.'), form);
+
+  let dryRunOf = null;
+  const requestOf = () => {
+    const data = new FormData(form);
+    const users = String(data.get('user_ids') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const limit = String(data.get('limit') ?? '').trim();
+    return {
+      state: String(data.get('state')),
+      ...(users.length ? { user_ids: users } : {}),
+      ...(limit ? { limit: Number(limit) } : {}),
+      reason: String(data.get('reason') ?? '').trim(),
+    };
+  };
+  form.addEventListener('input', () => {
+    // A change after the dry run needs a new dry run.
+    if (dryRunOf && JSON.stringify(requestOf()) !== dryRunOf) {
+      dryRunOf = null;
+      runButton.disabled = true;
+    }
+  });
+
+  async function post(dryRun) {
+    const request = requestOf();
+    if (request.reason === '') {
+      out.replaceChildren(h('p', { class: 'error', role: 'alert' }, 'Give a reason: it goes on every audit row.'));
+      return;
+    }
+    out.replaceChildren(h('p', {}, 'Sending…'));
+    try {
+      const { body } = await api('POST', '/v1/billing/retry-runs', { body: { ...request, dry_run: dryRun }, headers: { 'Idempotency-Key': newIdempotencyKey() } });
+      const items = Array.isArray(body?.items) ? body.items : [];
+      const text = dryRun ? `Dry run: ${body?.selected ?? items.length} periods would be retried.` : `Retry run ${body?.run_id} started for ${body?.selected ?? items.length} periods.`;
+      const box = answerBox(text, body);
+      if (items.length) box.insertBefore(h('ul', {}, items.map((i) => h('li', {}, h('a', { href: `#/subscriptions/${encodeURIComponent(i.subscription_id)}` }, i.subscription_id), ` (user ${i.user_id})`))), box.lastChild);
+      if (!dryRun && body?.run_id) box.append(h('p', {}, h('a', { href: `#/retry-runs/${encodeURIComponent(body.run_id)}` }, 'Follow this run')));
+      out.replaceChildren(box);
+      announce(text);
+      if (dryRun) {
+        dryRunOf = JSON.stringify(request);
+        runButton.disabled = false;
+      } else {
+        dryRunOf = null;
+        runButton.disabled = true;
+      }
+    } catch (error) {
+      out.replaceChildren(errorBox(error, dryRun ? 'The dry run was not done' : 'The run was not started'));
+    }
+  }
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void post(true);
+  });
+  runButton.addEventListener('click', () => void post(false));
+  return root;
+}
+
+function retryRunView(runId) {
+  const root = h('section', {}, heading(`Retry run ${runId}`));
+  const out = h('div');
+  root.append(out, h('button', { type: 'button', onclick: () => load() }, 'Refresh'));
+  async function load() {
+    try {
+      const { body } = await api('GET', `/v1/billing/retry-runs/${encodeURIComponent(runId)}`);
+      const c = body.counts ?? {};
+      out.replaceChildren(answerBox(`Run ${body.run_id}: ${body.status}; billed ${c.billed ?? 0}, failed ${c.failed ?? 0}, still due ${c.still_due ?? 0}, skipped ${c.skipped ?? 0}`, body));
+    } catch (error) {
+      out.replaceChildren(errorBox(error, 'Could not load the run'));
+    }
+  }
+  void load();
+  return root;
+}
+
+/* ---------------- routing ---------------- */
+
+function render() {
+  const signedIn = session.token() !== null;
+  document.getElementById('sign-in').hidden = signedIn;
+  document.getElementById('nav').hidden = !signedIn;
+  view().hidden = !signedIn;
+  if (!signedIn) {
+    view().replaceChildren();
+    document.getElementById('token').focus();
+    return;
+  }
+  const [route, query = ''] = location.hash.replace(/^#\/?/, '').split('?');
+  const params = new URLSearchParams(query);
+  const [name, ...rest] = (route ?? '').split('/');
+  let content;
+  if (name in LISTS) content = listView(name, params);
+  else if (name === 'subscriptions' && rest[0]) content = subscriptionView(decodeURIComponent(rest.join('/')));
+  else if (name === 'bulk-retry') content = bulkRetryView();
+  else if (name === 'retry-runs' && rest[0]) content = retryRunView(decodeURIComponent(rest[0]));
+  else {
+    location.hash = '#/failing';
+    return;
+  }
+  for (const link of document.querySelectorAll('#nav a')) {
+    if (link.getAttribute('href') === `#/${name}`) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  view().replaceChildren(content);
+  focusHeading();
+}
+
+document.getElementById('sign-in-form').addEventListener('submit', signIn);
+document.getElementById('sign-out').addEventListener('click', signOut);
+window.addEventListener('hashchange', render);
+await loadConfig();
+render();

@@ -1,0 +1,130 @@
+import * as z from 'zod';
+import { dollarStringSchema } from '../domain/money.js';
+import { BILLING_STATUSES, billingRecordSchema, historyRowSchema, loanPaymentSchema } from '../domain/records.js';
+
+/**
+ * What the API answers, as zod schemas built from the domain's own record schemas, for the OpenAPI
+ * document only (the handlers serialize with src/handlers/shared/serialize.ts; the OpenAPI tests
+ * check real answers against these, so a field added to or dropped from an answer is noticed).
+ */
+
+/** Bookkeeping attributes the API never shows (see serialize.ts). */
+const INTERNAL_ATTRIBUTES: ReadonlySet<string> = new Set([
+  'version',
+  'membership_event_id',
+  'membership_event_at',
+  'last_request_key',
+  'ach_represented',
+  'ach_original_entry_date',
+  'ach_blocked',
+  'ach_unauthorized',
+  'card_disputed',
+  'billing_anchor_day',
+  'billing_failed_for',
+  'billing_failure_count',
+  'billing_failed_at',
+  'billing_next_attempt_at',
+  'billing_last_error',
+]);
+
+function publicShape<T extends z.ZodRawShape>(shape: T): z.ZodRawShape {
+  return Object.fromEntries(Object.entries(shape).filter(([name]) => !INTERNAL_ATTRIBUTES.has(name)));
+}
+
+export const billingFailureViewSchema = z
+  .strictObject({
+    state: z.enum(['retrying', 'parked']),
+    count: z.number().int().nonnegative(),
+    failed_at: z.string(),
+    next_attempt_at: z.string().nullable().describe('null once parked: only an operator retry bills it again'),
+    last_error: z.string(),
+  })
+  .describe('The live billing failure of DESIGN 5, present only while it is live');
+
+export const displayStatusSchema = z.enum([...BILLING_STATUSES, 'PASTDUE']).describe('PASTDUE is computed on read for PENDING/FAILED periods more than 30 days past billing_date');
+
+export const subscriptionViewSchema = z
+  .strictObject({
+    ...publicShape(billingRecordSchema.shape),
+    amount: dollarStringSchema.describe('two-decimal dollars, e.g. "19.99"'),
+    billing_status: displayStatusSchema,
+    billing_failure: billingFailureViewSchema.optional(),
+  })
+  .describe('One billing period of one user');
+
+export const historyRowViewSchema = z
+  .strictObject({
+    ...publicShape(historyRowSchema.shape),
+    amount: dollarStringSchema,
+    billing_failure: billingFailureViewSchema.optional(),
+  })
+  .describe('An append-only audit row: the record as written, the decision context (data_*), and the actor and reason of operator and user actions');
+
+export const loanPaymentViewSchema = z.strictObject(Object.fromEntries(Object.entries(loanPaymentSchema.shape).filter(([name]) => name !== 'version'))).describe('A loan payment; amounts in integer cents');
+
+const nextToken = z.string().nullable().describe('opaque token for the next page (pass as ?next=), null on the last page');
+export const subscriptionPageSchema = z.strictObject({ items: z.array(subscriptionViewSchema), next: nextToken });
+export const historyPageSchema = z.strictObject({ items: z.array(historyRowViewSchema), next: nextToken });
+export const loanPaymentPageSchema = z.strictObject({ items: z.array(loanPaymentViewSchema), next: nextToken });
+
+export const payResultSchema = z.strictObject({
+  outcome: z.enum(['collected', 'submitted', 'declined', 'failed', 'not_due', 'cancelled', 'inactive', 'paused']),
+  not_due_reason: z.string().optional(),
+  replayed: z.boolean().describe('true when this Idempotency-Key was already used: the answer describes the first request'),
+  billing_failure: billingFailureViewSchema.optional(),
+  subscription: subscriptionViewSchema,
+});
+
+export const retryBillingResultSchema = z.strictObject({
+  outcome: z.enum(['billed', 'failed', 'still_due']),
+  billing_failure: billingFailureViewSchema.optional(),
+  still_due: z.boolean(),
+  subscription: subscriptionViewSchema,
+});
+
+export const subscriptionResultSchema = z.strictObject({ subscription: subscriptionViewSchema });
+
+export const errorSchema = z
+  .strictObject({
+    error: z.strictObject({
+      code: z.string().describe('stable machine-readable code, e.g. invalid_body, not_found, locked, unbilled_period'),
+      message: z.string(),
+      details: z.array(z.strictObject({ path: z.array(z.string()), message: z.string(), code: z.string().optional() })).optional().describe('the zod issues of a 400'),
+    }),
+  })
+  .describe('Every error the functions answer');
+
+export const gatewayMessageSchema = z.strictObject({ message: z.string() }).describe("API Gateway's own answer (the JWT authorizer's 401/403, an unknown route's 404)");
+
+export const acceptedSchema = z.strictObject({ accepted: z.literal(true) });
+
+export const achResultSchema = z.union([
+  z.strictObject({ status: z.literal('applied'), effect: z.string(), record_status: z.string() }),
+  z.strictObject({ status: z.literal('ignored'), reason: z.string() }),
+]);
+
+export const stripeResultSchema = z.union([
+  z.strictObject({ status: z.literal('duplicate') }),
+  z.strictObject({ status: z.literal('processed'), outcome: z.string(), reason: z.string().optional() }),
+]);
+
+/** Component name → schema; operations refer to them by name. */
+export const RESPONSE_COMPONENTS = {
+  BillingFailure: billingFailureViewSchema,
+  Subscription: subscriptionViewSchema,
+  HistoryRow: historyRowViewSchema,
+  LoanPayment: loanPaymentViewSchema,
+  SubscriptionPage: subscriptionPageSchema,
+  HistoryPage: historyPageSchema,
+  LoanPaymentPage: loanPaymentPageSchema,
+  PayResult: payResultSchema,
+  RetryBillingResult: retryBillingResultSchema,
+  SubscriptionResult: subscriptionResultSchema,
+  Error: errorSchema,
+  GatewayMessage: gatewayMessageSchema,
+  Accepted: acceptedSchema,
+  AchResult: achResultSchema,
+  StripeResult: stripeResultSchema,
+} as const;
+
+export type ResponseComponent = keyof typeof RESPONSE_COMPONENTS;

@@ -1,0 +1,256 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { API_ROUTES as STACK_ROUTES } from '../../lib/api-routes.js';
+import { formatInstant } from '../../src/domain/time.js';
+import { createAchHandler } from '../../src/handlers/ach-handler.js';
+import { createApiHandler } from '../../src/handlers/api.js';
+import { API_ROUTES } from '../../src/handlers/api/routes.js';
+import { routeKeyOf } from '../../src/handlers/api/router.js';
+import type { HttpEvent } from '../../src/handlers/shared/http.js';
+import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
+import { documentedRouteKeys, openApiDocument, type JsonObject } from '../../src/openapi/document.js';
+import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
+import { balanceWebhookEvent, httpEvent, responseOf, type HttpEventOptions } from '../support/http-events.js';
+import { achDelivery, achEventBody, nowSeconds, paymentIntentObject, stripeDelivery, stripeEvent } from '../support/webhooks.js';
+import { DAY_MS, instantAt, seedOne } from '../handlers/api-fixtures.js';
+
+/**
+ * The OpenAPI document (DESIGN 8): valid OpenAPI 3.1, one operation per route of the route
+ * tables, and true to the validators — every documented operation is called on the real handlers
+ * over DynamoDB Local, its answers must match the documented response schemas, and inputs the
+ * document refuses (unknown or missing body fields, out-of-range path and query values) must be
+ * refused by the handler too.
+ */
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+const doc = openApiDocument();
+const paths = doc.paths as Record<string, Record<string, JsonObject>>;
+
+function operationOf(routeKey: string): JsonObject {
+  const [method, path] = routeKey.split(' ') as [string, string];
+  const operation = paths[path]?.[method.toLowerCase()];
+  if (!operation) throw new Error(`${routeKey} is not in the document`);
+  return operation;
+}
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+ajv.addSchema({ $id: 'openapi.json', components: doc.components } as object);
+let compiled = 0;
+function validatorOf(schema: JsonObject): ValidateFunction {
+  const rebased = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi.json#/components/')) as JsonObject;
+  return ajv.compile({ $id: `schema-${compiled++}`, ...rebased });
+}
+
+function explain(validate: ValidateFunction): string {
+  return ajv.errorsText(validate.errors, { separator: '\n' });
+}
+
+/** One valid request per documented operation, and how to rebuild it with another body. */
+interface Case {
+  readonly routeKey: string;
+  readonly body?: JsonObject;
+  readonly build: (body: JsonObject | undefined) => HttpEvent;
+  readonly send: (event: HttpEvent) => Promise<ReturnType<typeof responseOf>>;
+  readonly status: number;
+}
+
+let app: TestApp;
+let cases: Case[];
+const seen: { routeKey: string; status: number; body: unknown }[] = [];
+
+async function sendAndCheck(c: Case, event: HttpEvent) {
+  const answer = await c.send(event);
+  seen.push({ routeKey: c.routeKey, status: answer.status, body: answer.body });
+  const responses = operationOf(c.routeKey).responses as Record<string, { content: { 'application/json': { schema: JsonObject } } }>;
+  const documented = responses[String(answer.status)];
+  expect(documented, `${c.routeKey} answered ${answer.status}, which the document does not list: ${JSON.stringify(answer.body)}`).toBeDefined();
+  const validate = validatorOf(documented!.content['application/json'].schema);
+  expect(validate(answer.body), `${c.routeKey} ${answer.status} answer drifts from the document:\n${explain(validate)}\n${JSON.stringify(answer.body)}`).toBe(true);
+  return answer;
+}
+
+beforeAll(async () => {
+  app = await createTestApp({ label: 'openapi' });
+  const api = createApiHandler(app.deps);
+  const ach = createAchHandler(app.deps);
+  const stripe = createStripeWebhookHandler(app.deps);
+  const viaApi = async (event: HttpEvent) => responseOf(await api(event));
+  const nowMs = app.clock.now().getTime();
+  const jwt = (method: string, route: string, options: HttpEventOptions = {}) => (body: JsonObject | undefined) =>
+    httpEvent(method, { route, timeEpoch: nowMs, ...options, ...(body !== undefined ? { body } : {}) });
+
+  const paid = await seedOne(app);
+  const read = await seedOne(app);
+  const waived = await seedOne(app);
+  const moved = await seedOne(app, { billing_date: instantAt(app, 5 * DAY_MS) });
+  const due = instantAt(app, -DAY_MS);
+  const parked = await seedOne(app, {
+    billing_date: due,
+    billing_failed_for: `${due}#0`,
+    billing_failure_count: 8,
+    billing_failed_at: instantAt(app, -3_600_000),
+    billing_last_error: 'processor error',
+  });
+
+  const sub = (id: string) => ({ subscriptionId: id });
+  const loan = { userId: read.user_id, loanId: 'loan-1' };
+  const balanceBody = {
+    event_id: 'bal-evt-1',
+    user_id: read.user_id,
+    institution_id: 'ins_1',
+    available_balance_cents: 5000,
+    current_balance_cents: 5200,
+    occurred_at: formatInstant(app.clock.now()),
+  };
+
+  cases = [
+    { routeKey: 'GET /v1/users/{userId}/subscriptions', build: jwt('GET', '/v1/users/{userId}/subscriptions', { pathParameters: { userId: read.user_id }, query: { limit: '5' } }), send: viaApi, status: 200 },
+    { routeKey: 'GET /v1/subscriptions', build: jwt('GET', '/v1/subscriptions', { query: { billing: 'failing', state: 'parked' } }), send: viaApi, status: 200 },
+    { routeKey: 'GET /v1/subscriptions/{subscriptionId}', build: jwt('GET', '/v1/subscriptions/{subscriptionId}', { pathParameters: sub(parked.subscription_id) }), send: viaApi, status: 200 },
+    { routeKey: 'POST /v1/subscriptions/{subscriptionId}/pay', body: { reason: 'member asked' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/pay', { pathParameters: sub(paid.subscription_id), headers: { 'Idempotency-Key': 'openapi-pay-1' } }), send: viaApi, status: 200 },
+    { routeKey: 'POST /v1/subscriptions/{subscriptionId}/retry-billing', body: { reason: 'processor fixed' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/retry-billing', { pathParameters: sub(parked.subscription_id) }), send: viaApi, status: 200 },
+    { routeKey: 'GET /v1/subscriptions/{subscriptionId}/history', build: jwt('GET', '/v1/subscriptions/{subscriptionId}/history', { pathParameters: sub(parked.subscription_id) }), send: viaApi, status: 200 },
+    { routeKey: 'POST /v1/subscriptions/{subscriptionId}/waive', body: { reason: 'goodwill' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/waive', { pathParameters: sub(waived.subscription_id) }), send: viaApi, status: 200 },
+    {
+      routeKey: 'PUT /v1/subscriptions/{subscriptionId}/billing-date',
+      body: { billing_date: instantAt(app, 7 * DAY_MS), reason: 'member asked for payday' },
+      build: jwt('PUT', '/v1/subscriptions/{subscriptionId}/billing-date', { pathParameters: sub(moved.subscription_id) }),
+      send: viaApi,
+      status: 200,
+    },
+    { routeKey: 'POST /v1/users/{userId}/loans/{loanId}/payments', body: { amount_cents: 2500, payment_method: 'pinless' }, build: jwt('POST', '/v1/users/{userId}/loans/{loanId}/payments', { pathParameters: loan, headers: { 'Idempotency-Key': 'openapi-loan-1' } }), send: viaApi, status: 201 },
+    { routeKey: 'GET /v1/users/{userId}/loans/{loanId}/payments', build: jwt('GET', '/v1/users/{userId}/loans/{loanId}/payments', { pathParameters: loan, query: { limit: '10' } }), send: viaApi, status: 200 },
+    {
+      routeKey: 'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}',
+      build: (body) => {
+        const created = seen.find((s) => s.routeKey === 'POST /v1/users/{userId}/loans/{loanId}/payments' && s.status === 201)?.body as { loc_payment_id: string } | undefined;
+        return jwt('GET', '/v1/users/{userId}/loans/{loanId}/payments/{paymentId}', { pathParameters: { ...loan, paymentId: created?.loc_payment_id ?? 'missing' } })(body);
+      },
+      send: viaApi,
+      status: 200,
+    },
+    { routeKey: 'POST /webhooks/balance', body: balanceBody, build: (body) => balanceWebhookEvent(body, TEST_SECRETS.balanceWebhook, nowSeconds(nowMs)), send: viaApi, status: 202 },
+    {
+      routeKey: 'POST /webhooks/ach',
+      body: achEventBody(read, 'settled', 'conf-unknown', formatInstant(app.clock.now())),
+      build: (body) => achDelivery(body, { nowMs }),
+      send: async (event) => responseOf(await ach(event)),
+      status: 200,
+    },
+    {
+      routeKey: 'POST /webhooks/stripe',
+      body: stripeEvent('payment_intent.succeeded', paymentIntentObject(read, 'pi_openapi_1'), nowMs),
+      build: (body) => stripeDelivery(body, { nowMs }),
+      send: async (event) => responseOf(await stripe(event)),
+      status: 200,
+    },
+  ];
+});
+
+describe('GET /openapi.json document', () => {
+  it('is a valid OpenAPI 3.1 document (@seriousme/openapi-schema-validator)', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(doc as Parameters<Validator["validate"]>[0]);
+    expect(result.errors ?? [], JSON.stringify(result.errors, null, 2)).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('documents every route of the api route table and of the stack, with its scope, and nothing else', () => {
+    const tableKeys = API_ROUTES.map(routeKeyOf);
+    const stackKeys = STACK_ROUTES.map((r) => `${r.method} ${r.path}`);
+    expect(new Set(documentedRouteKeys())).toEqual(new Set([...tableKeys, ...stackKeys]));
+    for (const route of STACK_ROUTES) {
+      const operation = operationOf(`${route.method} ${route.path}`);
+      if (route.scope) expect(operation.security).toEqual([{ bearerJwt: [route.scope] }]);
+      else expect(Object.keys((operation.security as JsonObject[])[0]!)[0]).toMatch(/Signature$/);
+      const documentedParams = ((operation.parameters ?? []) as JsonObject[]).filter((p) => p.in === 'path').map((p) => p.name);
+      expect(documentedParams.sort(), route.path).toEqual([...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort());
+    }
+  });
+
+  it('declares the bearer JWT and the three webhook signature headers as security schemes', () => {
+    const schemes = (doc.components as JsonObject).securitySchemes as Record<string, JsonObject>;
+    expect(schemes.bearerJwt).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    expect(schemes.stripeSignature).toMatchObject({ type: 'apiKey', in: 'header', name: 'Stripe-Signature' });
+    expect(schemes.achSignature).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-ACH-Signature' });
+    expect(schemes.balanceSignature).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Balance-Signature' });
+  });
+
+  it('has a drift check for every documented operation', () => {
+    expect(new Set(cases.map((c) => c.routeKey))).toEqual(new Set(documentedRouteKeys()));
+  });
+
+  it('valid requests pass the documented request schema and the handler, and every answer matches its documented response schema', async () => {
+    for (const c of cases) {
+      const body = (operationOf(c.routeKey).requestBody as { content: { 'application/json': { schema: JsonObject } } } | undefined)?.content['application/json'].schema;
+      if (c.body !== undefined) {
+        expect(body, `${c.routeKey} takes a body the document does not describe`).toBeDefined();
+        const validate = validatorOf(body!);
+        expect(validate(c.body), `${c.routeKey}: the document refuses a body the handler accepts:\n${explain(validate)}`).toBe(true);
+      }
+      const answer = await sendAndCheck(c, c.build(c.body));
+      expect(answer.status, `${c.routeKey}: ${JSON.stringify(answer.body)}`).toBe(c.status);
+    }
+    const history = seen.find((s) => s.routeKey === 'GET /v1/subscriptions/{subscriptionId}/history')!.body as { items: JsonObject[] };
+    // The retry wrote an audit row with who and why; its shape is part of the documented answer.
+    expect(history.items.some((row) => row.actor === 'operator-1' && row.reason === 'processor fixed')).toBe(true);
+    const failing = seen.find((s) => s.routeKey === 'GET /v1/subscriptions')!.body as { items: JsonObject[] };
+    expect(failing.items.length).toBeGreaterThan(0);
+  });
+
+  it('bodies the document refuses (an unknown field, a missing required field) are refused by the handler with a documented 400', async () => {
+    for (const c of cases) {
+      if (c.body === undefined) continue;
+      const schema = (operationOf(c.routeKey).requestBody as { content: { 'application/json': { schema: JsonObject } } }).content['application/json'].schema;
+      const validate = validatorOf(schema);
+      const variants: { what: string; body: JsonObject }[] = [];
+      if (schema.additionalProperties === false) variants.push({ what: 'an unknown field', body: { ...c.body, not_a_field: 1 } });
+      for (const name of (schema.required ?? []) as string[]) {
+        const { [name]: _dropped, ...rest } = c.body;
+        variants.push({ what: `no ${name}`, body: rest });
+      }
+      for (const variant of variants) {
+        if (c.routeKey === 'POST /webhooks/stripe') continue; // Stripe's envelope is open: data objects are validated per type.
+        expect(validate(variant.body), `${c.routeKey} with ${variant.what}: the document should refuse it`).toBe(false);
+        const answer = await sendAndCheck(c, c.build(variant.body));
+        expect(answer.status, `${c.routeKey} with ${variant.what}: ${JSON.stringify(answer.body)}`).toBe(400);
+      }
+    }
+  });
+
+  it('a body without a field the document calls optional is not refused as invalid by the handler', async () => {
+    for (const c of cases) {
+      if (c.body === undefined) continue;
+      const schema = (operationOf(c.routeKey).requestBody as { content: { 'application/json': { schema: JsonObject } } }).content['application/json'].schema;
+      const required = new Set((schema.required ?? []) as string[]);
+      for (const name of Object.keys((schema.properties ?? {}) as JsonObject)) {
+        if (required.has(name) || !(name in c.body)) continue;
+        const { [name]: _dropped, ...rest } = c.body;
+        const answer = await sendAndCheck(c, c.build(rest));
+        // It may now conflict (a period already waived, say), but the body itself is fine.
+        expect(answer.body?.error?.code, `${c.routeKey} without ${name}: ${JSON.stringify(answer.body)}`).not.toBe('invalid_body');
+      }
+    }
+  });
+
+  it('path and query values outside the documented schema are refused with a documented 400', async () => {
+    for (const c of cases) {
+      const event = c.build(c.body);
+      for (const parameter of (operationOf(c.routeKey).parameters ?? []) as { name: string; in: string; schema: JsonObject }[]) {
+        if (parameter.in === 'header') continue;
+        const validate = validatorOf(parameter.schema);
+        const bad = [typeof parameter.schema.maxLength === 'number' ? 'x'.repeat(parameter.schema.maxLength + 1) : undefined, 'no spaces! ', '-1'].find((v) => v !== undefined && !validate(v));
+        expect(bad, `${c.routeKey} ${parameter.name}: no value the document refuses`).toBeDefined();
+        const mutated = structuredClone(event);
+        if (parameter.in === 'path') mutated.pathParameters = { ...mutated.pathParameters, [parameter.name]: bad! };
+        else mutated.queryStringParameters = { ...mutated.queryStringParameters, [parameter.name]: bad! };
+        const answer = await sendAndCheck(c, mutated);
+        expect(answer.status, `${c.routeKey} ${parameter.in} ${parameter.name}=${bad}: ${JSON.stringify(answer.body)}`).toBe(400);
+      }
+    }
+  });
+});
