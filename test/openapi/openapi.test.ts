@@ -2,7 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { API_ROUTES as STACK_ROUTES } from '../../lib/api-routes.js';
+import { API_ROUTES as STACK_ROUTES } from '../../src/runtime/api-routes.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';
@@ -132,18 +132,18 @@ beforeAll(async () => {
       send: viaApi,
       status: 200,
     },
-    { routeKey: 'POST /webhooks/balance', body: balanceBody, build: (body) => balanceWebhookEvent(body, TEST_SECRETS.balanceWebhook, nowSeconds(nowMs)), send: viaApi, status: 202 },
+    { routeKey: 'POST /webhooks/balance', body: balanceBody, build: (body) => balanceWebhookEvent(body, TEST_SECRETS.balanceWebhook, nowSeconds(app.wallClock.now().getTime())), send: viaApi, status: 202 },
     {
       routeKey: 'POST /webhooks/ach',
       body: achEventBody(read, 'settled', 'conf-unknown', formatInstant(app.clock.now())),
-      build: (body) => achDelivery(body, { nowMs }),
+      build: (body) => achDelivery(body, { signedAtMs: app.wallClock.now().getTime() }),
       send: async (event) => responseOf(await ach(event)),
       status: 200,
     },
     {
       routeKey: 'POST /webhooks/stripe',
       body: stripeEvent('payment_intent.succeeded', paymentIntentObject(read, 'pi_openapi_1'), nowMs),
-      build: (body) => stripeDelivery(body, { nowMs }),
+      build: (body) => stripeDelivery(body, { signedAtMs: app.wallClock.now().getTime() }),
       send: async (event) => responseOf(await stripe(event)),
       status: 200,
     },
