@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { marshallItem } from '../src/adapters/dynamodb/attribute-codec.js';
 import { DEFAULT_STATUS_SHARD_COUNT, historyItem, primaryItem, primaryKey } from '../src/adapters/dynamodb/billing-item.js';
-import { applyBillingEvent, historyRowOf, nextPeriodRecord } from '../src/domain/billing-record.js';
+import { applyBillingEvent, historyRowOf, successorRecord } from '../src/domain/billing-record.js';
 import { userLockKey } from '../src/domain/lock.js';
 import { formatInstant } from '../src/domain/time.js';
 import { createBatchWorkerHandler } from '../src/handlers/batch-worker.js';
@@ -108,7 +108,7 @@ export async function rawFloor(endpoint: string, n: number, concurrency: number)
   // Everything but the requests is prepared before the clock starts.
   const plans = records.map((read) => {
     const after = applyBillingEvent(read, 'COLLECTED', now, { process: 'SCHEDULED', set: { payment_attempts: 1, transaction_id: `sim_${randomUUID()}`, payment_error: '' } });
-    const next = nextPeriodRecord(after, now, uuidIds, after.last_run_date);
+    const next = successorRecord(after, now, uuidIds, after.last_run_date)!;
     const lockKey = userLockKey(read.user_id);
     const rvn = randomUUID();
     return {

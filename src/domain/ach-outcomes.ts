@@ -1,8 +1,6 @@
 import * as z from 'zod';
-import { applyBillingEvent, historyRowOf } from './billing-record.js';
-import { ConcurrentModificationError } from './errors.js';
+import { applyBillingEvent } from './billing-record.js';
 import { centsSchema } from './money.js';
-import type { BillingStore, Clock, PaymentsStore } from './ports.js';
 import type { BillingRecord, LoanPayment } from './records.js';
 import { formatInstant, instantSchema } from './time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js';
@@ -73,6 +71,12 @@ export const ACH_RETURN_MESSAGES: Readonly<Record<ReturnCodeClass, string>> = {
 
 /* ---------------- decisions ---------------- */
 
+/**
+ * The outcome is for a submission the record does not show yet (the attempt crashed after the bank
+ * accepted the debit): the sender must deliver it again after the repair attempt records it (409).
+ */
+export const NOT_YET_RECORDED = 'not_yet_recorded';
+
 export type AchIgnoreReason =
   /** The record already shows this outcome: a replay. */
   | 'already_applied'
@@ -97,14 +101,21 @@ export type AchEffect =
 
 export type AchDecision<T> =
   | { readonly kind: 'apply'; readonly after: T; readonly effect: AchEffect }
-  | { readonly kind: 'ignore'; readonly reason: AchIgnoreReason };
+  | { readonly kind: 'ignore'; readonly reason: AchIgnoreReason }
+  | { readonly kind: 'not_yet_recorded' };
+
+const notYetRecorded = <T>(): AchDecision<T> => ({ kind: 'not_yet_recorded' });
 
 const ignore = <T>(reason: AchIgnoreReason): AchDecision<T> => ({ kind: 'ignore', reason });
 
 /** The after-image of a subscription period for one ACH outcome, or why nothing is written. */
 export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent, now: Date): AchDecision<BillingRecord> {
-  // Each attempt overwrites transaction_id: a different one means this outcome is for an older entry.
-  if (record.transaction_id !== event.confirmation_id) return ignore('confirmation_mismatch');
+  if (record.transaction_id !== event.confirmation_id) {
+    // Still owed and showing no such submission: the attempt that made it has not recorded it yet.
+    if (record.billing_status === 'PENDING' || record.billing_status === 'FAILED') return notYetRecorded();
+    // Each attempt overwrites transaction_id: a different one means this outcome is for an older entry.
+    return ignore('confirmation_mismatch');
+  }
   const status = record.billing_status;
   switch (event.type) {
     case 'settled':
@@ -181,7 +192,10 @@ function subscriptionChargeback(record: BillingRecord, now: Date): AchDecision<B
  * chargebacks are CHARGED_BACK. Loan payments have no refunded state.
  */
 export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, now: Date): AchDecision<LoanPayment> {
-  if (payment.loc_confirmation_id !== event.confirmation_id) return ignore('confirmation_mismatch');
+  if (payment.loc_confirmation_id !== event.confirmation_id) {
+    if (payment.loc_status === 'PENDING' || payment.loc_status === 'RETRY') return notYetRecorded();
+    return ignore('confirmation_mismatch');
+  }
   const status = payment.loc_status;
   const change = (loanEvent: LoanPaymentEvent, reason: string, effect: AchEffect, extra: Partial<LoanPayment> = {}): AchDecision<LoanPayment> => ({
     kind: 'apply',
@@ -234,50 +248,3 @@ function applicationsOnSettlement(payment: LoanPayment, event: AchEvent): Partia
   };
 }
 
-/* ---------------- applying ---------------- */
-
-export interface AchOutcomePorts {
-  readonly clock: Clock;
-  readonly billing: BillingStore;
-  readonly payments: PaymentsStore;
-}
-
-export type AchResult =
-  | { readonly kind: 'applied'; readonly effect: AchEffect; readonly status: string; readonly amount_mismatch: boolean }
-  | { readonly kind: 'ignored'; readonly reason: AchIgnoreReason; readonly status?: string };
-
-/**
- * Reads the referenced record (strongly consistent), decides, and writes conditional on the
- * version it read. A ConcurrentModificationError re-reads and decides once more; a second one is
- * thrown (the sender retries).
- */
-export async function applyAchEvent(ports: AchOutcomePorts, event: AchEvent): Promise<AchResult> {
-  try {
-    return await applyOnce(ports, event);
-  } catch (error) {
-    if (!(error instanceof ConcurrentModificationError)) throw error;
-    return applyOnce(ports, event);
-  }
-}
-
-async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchResult> {
-  const ref = event.reference;
-  const now = ports.clock.now();
-  if (ref.kind === 'subscription') {
-    const record = await ports.billing.get({ user_id: ref.user_id, billing_date: ref.billing_date });
-    if (!record) return { kind: 'ignored', reason: 'not_found' };
-    const decision = decideSubscriptionOutcome(record, event, now);
-    if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: record.billing_status };
-    await ports.billing.commit({
-      writes: [{ kind: 'update', record: decision.after, expectedVersion: record.version }],
-      history: [historyRowOf(decision.after)],
-    });
-    return { kind: 'applied', effect: decision.effect, status: decision.after.billing_status, amount_mismatch: event.amount_cents !== record.amount_cents };
-  }
-  const payment = await ports.payments.get(ref.user_id, ref.loan_id, ref.payment_id);
-  if (!payment) return { kind: 'ignored', reason: 'not_found' };
-  const decision = decideLoanPaymentOutcome(payment, event, now);
-  if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
-  await ports.payments.update(decision.after, payment.version);
-  return { kind: 'applied', effect: decision.effect, status: decision.after.loc_status, amount_mismatch: event.amount_cents !== payment.loc_amount };
-}

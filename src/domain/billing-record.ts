@@ -1,4 +1,5 @@
 import { nextBillingDate } from './calendar.js';
+import { INTENT_KEYS, intentOf, successorPlan, type IntentKey, type MembershipIntent } from './intent.js';
 import type { BillingFailureFields } from './ladder.js';
 import type { BillingRecord, DecisionContext, HistoryRow, Process, UpdatedEvent } from './records.js';
 import { formatInstant, toDate } from './time.js';
@@ -29,22 +30,45 @@ export function freshStamp(now: Date, previous?: string): string {
   return formatInstant(new Date(ms), stampCounter);
 }
 
+/** Attributes any writer may change: everything but the membership intent (DESIGN 2.9). */
+export type WritableAttributes = Partial<Omit<BillingRecord, IntentKey>>;
+
 export interface ChangeOptions {
   readonly process?: Process;
   readonly updatedEvent?: UpdatedEvent;
-  /** Attribute changes beyond status, stamp and version. `undefined` values remove the attribute. */
-  readonly set?: Partial<BillingRecord>;
+  /** Attribute changes beyond status, stamp and version. `undefined` values remove the attribute. Intent cannot be named here. */
+  readonly set?: WritableAttributes;
 }
 
 /**
  * The after-image of `record` once `event` is applied: status from the transition table (an event
  * not allowed from the current status throws IllegalTransitionError), a fresh stamp, version + 1.
+ * The membership intent is carried forward unchanged.
  */
 export function applyBillingEvent(record: BillingRecord, event: BillingEvent, now: Date, options: ChangeOptions = {}): BillingRecord {
+  return applyChange(record, event, now, options, undefined);
+}
+
+/**
+ * As `applyBillingEvent`, for the writers that own the intent (membership events; a due-date change
+ * moving the anchor): `intent` replaces the record's intent as a whole.
+ */
+export function applyIntentChange(
+  record: BillingRecord,
+  event: BillingEvent,
+  now: Date,
+  intent: MembershipIntent,
+  options: ChangeOptions = {},
+): BillingRecord {
+  return applyChange(record, event, now, options, intent);
+}
+
+function applyChange(record: BillingRecord, event: BillingEvent, now: Date, options: ChangeOptions, intent: MembershipIntent | undefined): BillingRecord {
   const billing_status = billingTransitions.apply(record.billing_status, event);
   const after: BillingRecord = {
-    ...record,
-    ...options.set,
+    ...withoutIntent(record),
+    ...intentOfRecord(record, intent),
+    ...stripIntent(options.set),
     billing_status,
     last_run_date: freshStamp(now, record.last_run_date),
     version: record.version + 1,
@@ -53,6 +77,26 @@ export function applyBillingEvent(record: BillingRecord, event: BillingEvent, no
   if (options.updatedEvent) after.updated_event = options.updatedEvent;
   if (isTerminalAfter(record, after)) after.completed_date ??= formatInstant(now);
   return after;
+}
+
+const INTENT_KEY_SET: ReadonlySet<string> = new Set<string>(INTENT_KEYS);
+
+function withoutIntent(record: BillingRecord): BillingRecord {
+  const copy: Record<string, unknown> = { ...record };
+  for (const key of INTENT_KEY_SET) delete copy[key];
+  return copy as BillingRecord;
+}
+
+function intentOfRecord(record: BillingRecord, replacement: MembershipIntent | undefined): MembershipIntent {
+  return intentOf(replacement ?? record);
+}
+
+/** The type already forbids intent keys in `set`; this keeps an untyped caller from dropping them too. */
+function stripIntent(set: WritableAttributes | undefined): WritableAttributes {
+  if (!set) return {};
+  const copy: Record<string, unknown> = { ...set };
+  for (const key of INTENT_KEY_SET) delete copy[key];
+  return copy as WritableAttributes;
 }
 
 function isTerminalAfter(before: BillingRecord, after: BillingRecord): boolean {
@@ -79,37 +123,37 @@ export function historyRowOf(
   return row;
 }
 
-/** The due date of the period after `record`, per its term, Friday billing and anchor day. */
-export function nextPeriodDate(record: BillingRecord): string {
+/** The due date of the period after `record` by its term, Friday billing and anchor day (no pause). */
+export function nextPeriodDate(record: Pick<BillingRecord, 'billing_date' | 'term' | 'friday_billing' | 'billing_anchor_day'>): string {
   return formatInstant(
-    nextBillingDate(toDate(record.billing_date), record.term, {
-      fridayBilling: record.friday_billing,
-      anchorDay: record.billing_anchor_day,
-    }),
+    nextBillingDate(toDate(record.billing_date), record.term, { fridayBilling: record.friday_billing, anchorDay: record.billing_anchor_day }),
   );
 }
 
 /**
- * The next period's record after `record` was attempted (or skipped): a new subscription id,
- * PENDING (or still PAUSED while pause months remain), nothing attempted yet.
+ * The next period's record after `record` was attempted, skipped or written off: a new
+ * subscription id, nothing attempted yet, status and date from the one successor rule
+ * (`successorPlan`: PENDING, or still PAUSED while pause months remain), the intent inherited.
+ * Undefined when the member's intent ends the chain there (a cancel request).
  */
-export function nextPeriodRecord(
+export function successorRecord(
   record: BillingRecord,
   now: Date,
   ids: IdGenerator,
   stampAfter: string,
-  overrides: Partial<BillingRecord> = {},
-): BillingRecord {
-  const created = formatInstant(now);
-  const next: BillingRecord = {
+  overrides: { readonly process?: Process; readonly updated_event?: UpdatedEvent } = {},
+): BillingRecord | undefined {
+  const plan = successorPlan(record);
+  if (!plan) return undefined;
+  return {
     user_id: record.user_id,
-    billing_date: nextPeriodDate(record),
+    billing_date: plan.billing_date,
     subscription_id: ids.newId(),
     amount_cents: record.amount_cents,
-    billing_status: 'PENDING',
+    billing_status: plan.billing_status,
     last_run_date: freshStamp(now, stampAfter),
-    created_date: created,
-    process: record.process,
+    created_date: formatInstant(now),
+    process: overrides.process ?? record.process,
     term: record.term,
     tier: record.tier,
     payment_method: record.payment_method,
@@ -117,10 +161,14 @@ export function nextPeriodRecord(
     version: 0,
     ...(record.account_last_four !== undefined ? { account_last_four: record.account_last_four } : {}),
     ...(record.friday_billing !== undefined ? { friday_billing: record.friday_billing } : {}),
-    ...(record.billing_anchor_day !== undefined ? { billing_anchor_day: record.billing_anchor_day } : {}),
-    ...overrides,
+    ...(overrides.updated_event !== undefined ? { updated_event: overrides.updated_event } : {}),
+    ...plan.intent,
   };
-  return next;
+}
+
+/** `successorRecord` with the member's intent changed on it (a membership event landing on a new period). */
+export function withIntent(record: BillingRecord, intent: MembershipIntent, change: { readonly billing_status?: 'PENDING' | 'PAUSED'; readonly updated_event?: UpdatedEvent } = {}): BillingRecord {
+  return { ...withoutIntent(record), ...intent, ...change };
 }
 
 export interface NewMembershipPlan {
@@ -132,7 +180,8 @@ export interface NewMembershipPlan {
   readonly account_last_four?: string | undefined;
   readonly first_billing_date: string;
   readonly friday_billing?: number | undefined;
-  readonly membership_event_id?: string | undefined;
+  /** The membership event that opens the chain (NEW), remembered for replays. */
+  readonly membership_event?: { readonly event_id: string; readonly occurred_at: string } | undefined;
   readonly process?: Process;
 }
 
@@ -156,6 +205,8 @@ export function firstBillingRecord(plan: NewMembershipPlan, now: Date, ids: IdGe
     billing_anchor_day: toDate(plan.first_billing_date).getUTCDate(),
     ...(plan.account_last_four !== undefined ? { account_last_four: plan.account_last_four } : {}),
     ...(plan.friday_billing !== undefined ? { friday_billing: plan.friday_billing } : {}),
-    ...(plan.membership_event_id !== undefined ? { membership_event_id: plan.membership_event_id } : {}),
+    ...(plan.membership_event !== undefined
+      ? { membership_event_ids: [plan.membership_event.event_id], membership_event_at: plan.membership_event.occurred_at }
+      : {}),
   };
 }

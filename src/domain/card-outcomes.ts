@@ -1,5 +1,4 @@
-import { applyBillingEvent, firstBillingRecord, historyRowOf, nextPeriodRecord, type IdGenerator } from './billing-record.js';
-import { AlreadyExistsError, ConcurrentModificationError } from './errors.js';
+import { applyBillingEvent, historyRowOf, successorRecord, type IdGenerator } from './billing-record.js';
 import type { BillingStore, BillingTransaction, Clock } from './ports.js';
 import type { BillingRecord, Term } from './records.js';
 import { formatInstant } from './time.js';
@@ -40,7 +39,9 @@ export type CardIgnoreReason =
   | 'already_applied'
   /** The record has moved past what the event could change (a late failure after a success). */
   | 'status'
-  | 'partial_refund';
+  | 'partial_refund'
+  /** A checkout for a user whose billing chain is open: one chain per user (DESIGN 2.9). */
+  | 'already_member';
 
 export type CardResult =
   | { readonly kind: 'applied'; readonly record: BillingRecord }
@@ -60,33 +61,6 @@ export interface CheckoutCompleted {
   readonly friday_billing?: number | undefined;
 }
 
-/** Creates the user's first billing record (PENDING, paid by card); a record already at that date is a replay. */
-export async function applyCheckoutCompleted(ports: CardOutcomePorts, input: CheckoutCompleted): Promise<CardResult> {
-  const existing = await ports.billing.get({ user_id: input.user_id, billing_date: input.first_billing_date });
-  if (existing) return { kind: 'ignored', reason: 'already_applied', record: existing };
-  const record = firstBillingRecord(
-    {
-      user_id: input.user_id,
-      amount_cents: input.amount_cents,
-      term: input.term,
-      tier: input.tier,
-      payment_method: 'card',
-      first_billing_date: input.first_billing_date,
-      friday_billing: input.friday_billing,
-    },
-    ports.clock.now(),
-    ports.ids,
-  );
-  try {
-    await ports.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
-  } catch (error) {
-    // A concurrent delivery created it between our read and our write.
-    if (error instanceof AlreadyExistsError) return { kind: 'ignored', reason: 'already_applied' };
-    throw error;
-  }
-  return { kind: 'applied', record };
-}
-
 /* ---------------- PaymentIntent and charge outcomes ---------------- */
 
 export interface PaymentIntentOutcome {
@@ -100,14 +74,14 @@ export interface PaymentIntentFailure extends PaymentIntentOutcome {
   readonly message: string;
 }
 
-type Decision = { readonly kind: 'apply'; readonly tx: BillingTransaction; readonly after: BillingRecord } | { readonly kind: 'ignore'; readonly reason: CardIgnoreReason };
+export type CardDecision = { readonly kind: 'apply'; readonly tx: BillingTransaction; readonly after: BillingRecord } | { readonly kind: 'ignore'; readonly reason: CardIgnoreReason };
 
 /**
  * payment_intent.succeeded: a PENDING or FAILED record still waiting for this period's payment is
  * COMPLETED with the PaymentIntent as its transaction. This repairs a crash between the charge and
  * the attempt's write; the consumed attempt number is counted so the next key is a fresh one.
  */
-export function decidePaymentSucceeded(record: BillingRecord, input: PaymentIntentOutcome, now: Date, ids: IdGenerator): Decision {
+export function decidePaymentSucceeded(record: BillingRecord, input: PaymentIntentOutcome, now: Date, ids: IdGenerator): CardDecision {
   if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
   if (record.billing_status === 'COMPLETED' || record.billing_status === 'REFUNDED') {
     // Another PaymentIntent completed this period: a second charge (an operator must refund it).
@@ -134,7 +108,7 @@ export function decidePaymentSucceeded(record: BillingRecord, input: PaymentInte
  * FAILED with the curated decline. A FAILED record already shows a failure (the attempt writes its
  * own declines); anything further along is not set back.
  */
-export function decidePaymentFailed(record: BillingRecord, input: PaymentIntentFailure, now: Date, ids: IdGenerator): Decision {
+export function decidePaymentFailed(record: BillingRecord, input: PaymentIntentFailure, now: Date, ids: IdGenerator): CardDecision {
   if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
   if (record.billing_status === 'FAILED') {
     return { kind: 'ignore', reason: record.transaction_id === input.payment_intent_id ? 'already_applied' : 'status' };
@@ -159,7 +133,7 @@ export interface ChargeRefunded extends PaymentIntentOutcome {
 }
 
 /** charge.refunded: COMPLETED → REFUNDED when the whole charge was refunded; a partial refund changes nothing. */
-export function decideChargeRefunded(record: BillingRecord, input: ChargeRefunded, now: Date): Decision {
+export function decideChargeRefunded(record: BillingRecord, input: ChargeRefunded, now: Date): CardDecision {
   if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
   if (record.transaction_id !== input.payment_intent_id) return { kind: 'ignore', reason: 'transaction_mismatch' };
   if (record.billing_status === 'REFUNDED') return { kind: 'ignore', reason: 'already_applied' };
@@ -174,7 +148,7 @@ export function decideChargeRefunded(record: BillingRecord, input: ChargeRefunde
  * CHARGED_BACK). updated_event is removed: 2.4 has no card-dispute tag and ACH_CHARGEBACK would
  * claim an ACH return. `card_disputed` keeps every automatic path from charging the card again.
  */
-export function decideDisputeCreated(record: BillingRecord, input: PaymentIntentOutcome, now: Date): Decision {
+export function decideDisputeCreated(record: BillingRecord, input: PaymentIntentOutcome, now: Date): CardDecision {
   if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
   if (record.transaction_id !== input.payment_intent_id) return { kind: 'ignore', reason: 'transaction_mismatch' };
   if (record.billing_status === 'FAILED' && record.card_disputed === true) return { kind: 'ignore', reason: 'already_applied' };
@@ -193,26 +167,7 @@ function update(read: BillingRecord, after: BillingRecord): BillingTransaction {
 /** As the attempt does: the period that just left PENDING opens the next one, unless it exists. */
 function withNextPeriod(read: BillingRecord, after: BillingRecord, now: Date, ids: IdGenerator): BillingTransaction {
   if (read.billing_status !== 'PENDING') return update(read, after);
-  const next = nextPeriodRecord(after, now, ids, after.last_run_date);
-  return { ...update(read, after), createIfAbsent: { record: next, history: historyRowOf(next) } };
+  const next = successorRecord(after, now, ids, after.last_run_date);
+  return next ? { ...update(read, after), createIfAbsent: { record: next, history: historyRowOf(next) } } : update(read, after);
 }
 
-type Decide<I> = (record: BillingRecord, input: I, now: Date, ids: IdGenerator) => Decision;
-
-/** Read (strongly consistent), decide, commit on the read version; one re-read after a conflict. */
-export async function applyCardOutcome<I extends PaymentIntentOutcome>(ports: CardOutcomePorts, decide: Decide<I>, input: I): Promise<CardResult> {
-  const once = async (): Promise<CardResult> => {
-    const record = await ports.billing.get({ user_id: input.reference.user_id, billing_date: input.reference.billing_date });
-    if (!record) return { kind: 'ignored', reason: 'not_found' };
-    const decision = decide(record, input, ports.clock.now(), ports.ids);
-    if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, record };
-    await ports.billing.commit(decision.tx);
-    return { kind: 'applied', record: decision.after };
-  };
-  try {
-    return await once();
-  } catch (error) {
-    if (!(error instanceof ConcurrentModificationError)) throw error;
-    return once();
-  }
-}

@@ -1,8 +1,6 @@
 import * as z from 'zod';
-import { dueGate } from './attempt.js';
-import { failureState } from './ladder.js';
-import type { BillingStore, Clock } from './ports.js';
-import type { BillingRecord, BillingStatus } from './records.js';
+import { dueGate } from './collectible.js';
+import { COLLECTIBLE_STATUSES, type BillingRecord, type BillingStatus } from './records.js';
 import { formatInstant, instantSchema } from './time.js';
 
 /**
@@ -41,7 +39,7 @@ export type CollectionDecision =
  */
 export function decideCollection(record: BillingRecord, process: CollectionProcess, now: Date): CollectionDecision {
   if (Date.parse(record.billing_date) > now.getTime()) return { kind: 'skip', reason: 'not_due' };
-  if (record.billing_status === 'PENDING' || record.billing_status === 'FAILED') {
+  if (COLLECTIBLE_STATUSES.has(record.billing_status)) {
     const held = dueGate(record, now, process);
     if (held === 'waiting' || held === 'parked') return { kind: 'skip', reason: held };
     if (held) return { kind: 'skip', reason: 'not_due' };
@@ -63,80 +61,3 @@ export function messageIdOf(message: CollectionMessage): string {
   return message.subscription_id;
 }
 
-export interface CollectionsSummary {
-  enqueued: number;
-  skipped_waiting: number;
-  skipped_parked: number;
-  truncated: boolean;
-}
-
-export interface FailingCounts {
-  retrying: number;
-  parked: number;
-}
-
-export interface PlanCollectionsOptions {
-  /** Records per page of one status scan. */
-  readonly pageSize?: number;
-  /** Asked before each page is read; false stops the run cleanly (the summary says truncated). */
-  readonly shouldContinue: () => boolean;
-  /** Sends one page's messages; it is always awaited in full before the run stops. */
-  readonly send: (messages: readonly CollectionMessage[]) => Promise<void>;
-}
-
-export interface CollectionsPlan {
-  readonly summary: CollectionsSummary;
-  /** Live billing failures seen on every PENDING/FAILED record scanned; a lower bound when truncated. */
-  readonly failing: FailingCounts;
-}
-
-/**
- * Pages through the due records of every scan, sends one message per record that is due and not
- * held by the ladder, and counts live failures for the gauge. A page in hand is always sent in
- * full before the deadline check stops the run.
- */
-export async function planCollections(
-  deps: { readonly billing: Pick<BillingStore, 'listByStatus'>; readonly clock: Clock },
-  options: PlanCollectionsOptions,
-): Promise<CollectionsPlan> {
-  const now = deps.clock.now();
-  const dueAtOrBefore = formatInstant(now);
-  const summary: CollectionsSummary = { enqueued: 0, skipped_waiting: 0, skipped_parked: 0, truncated: false };
-  const failing: FailingCounts = { retrying: 0, parked: 0 };
-  const queued = new Set<string>();
-
-  for (const scan of COLLECTION_SCANS) {
-    let cursor: string | null = null;
-    do {
-      if (!options.shouldContinue()) {
-        summary.truncated = true;
-        return { summary, failing };
-      }
-      const page = await deps.billing.listByStatus(scan.status, dueAtOrBefore, {
-        ...(options.pageSize !== undefined ? { limit: options.pageSize } : {}),
-        cursor,
-      });
-      const messages: CollectionMessage[] = [];
-      for (const record of page.items) {
-        // The index is eventually consistent: trust the item's own status, not the scan's.
-        if (record.billing_status !== scan.status) continue;
-        const state = failureState(record);
-        if (state !== 'healthy') failing[state] += 1;
-        const decision = decideCollection(record, scan.process, now);
-        if (decision.kind === 'skip') {
-          if (decision.reason === 'waiting') summary.skipped_waiting += 1;
-          if (decision.reason === 'parked') summary.skipped_parked += 1;
-          continue;
-        }
-        const id = messageIdOf(decision.message);
-        if (queued.has(id)) continue;
-        queued.add(id);
-        messages.push(decision.message);
-      }
-      if (messages.length > 0) await options.send(messages);
-      summary.enqueued += messages.length;
-      cursor = page.next;
-    } while (cursor !== null);
-  }
-  return { summary, failing };
-}

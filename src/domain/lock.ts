@@ -79,24 +79,51 @@ export async function acquireUserLock(
   };
 }
 
-/** Runs `work` under the user's lock and always releases it. */
+/** What taking a user's lock needs, as every use case's deps carry it. */
+export interface LockDeps {
+  readonly locks: LockStore;
+  readonly clock: Clock;
+  readonly ids: { newId(): string };
+  readonly lockLeaseMs?: number;
+  readonly lockHeartbeatMs?: number;
+}
+
+/** The one way a use case takes a user's lock (fail-if-locked: LockedError at once). */
+export function lockUser(deps: LockDeps, userId: string, owner: string): Promise<HeldLock> {
+  return acquireUserLock(deps.locks, deps.clock, userId, owner, {
+    newVersion: () => deps.ids.newId(),
+    ...(deps.lockLeaseMs !== undefined ? { leaseMs: deps.lockLeaseMs } : {}),
+    ...(deps.lockHeartbeatMs !== undefined ? { heartbeatMs: deps.lockHeartbeatMs } : {}),
+  });
+}
+
+/**
+ * Releases a lock without letting a failed release change the answer: once a change has committed,
+ * its result stands (DESIGN 3.1); the lease lapses on its own. The failure is reported.
+ */
+export async function releaseQuietly(lock: HeldLock, onError?: (error: unknown) => void): Promise<void> {
+  try {
+    await lock.release();
+  } catch (error) {
+    onError?.(error);
+  }
+}
+
+/**
+ * Runs `work` under the user's lock and always releases it. The work's own outcome (result or
+ * error) is the answer; a failed release never replaces it.
+ */
 export async function withUserLock<T>(
-  store: LockStore,
-  clock: Clock,
+  deps: LockDeps,
   userId: string,
   owner: string,
-  options: LockOptions,
   work: (lock: HeldLock) => Promise<T>,
+  onReleaseError?: (error: unknown) => void,
 ): Promise<T> {
-  const lock = await acquireUserLock(store, clock, userId, owner, options);
-  let result: T;
+  const lock = await lockUser(deps, userId, owner);
   try {
-    result = await work(lock);
-  } catch (error) {
-    // The work's own error decides the outcome; a failed release must not replace it (the lease lapses anyway).
-    await lock.release().catch(() => undefined);
-    throw error;
+    return await work(lock);
+  } finally {
+    await releaseQuietly(lock, onReleaseError);
   }
-  await lock.release();
-  return result;
 }

@@ -100,15 +100,25 @@ export const billingRecordSchema = z
     tier: z.string().min(1),
     payment_method: paymentMethodSchema,
     friday_billing: fridayBillingSchema.optional(),
-    /** Day of month the membership started billing on; keeps Jan 31 → Feb 28 → Mar 31. */
+    /*
+     * Membership intent (DESIGN 2.9): what the member asked for. Only membership events and an
+     * operator action that says so change these (see intent.ts); every other writer carries them
+     * forward and a successor period inherits them.
+     */
+    /** Day of month the plan bills on (keeps Jan 31 → Feb 28 → Mar 31); a due-date change moves it. */
     billing_anchor_day: z.number().int().min(1).max(31).optional(),
+    /** Calendar months of pause still to skip, this period included; non-zero only while PAUSED. */
     paused_months: z.number().int().nonnegative().optional(),
+    /** When the member asked to cancel: this period is cancelled at its billing date, never collected, and has no successor. */
+    cancel_requested_at: instant.optional(),
+    /** Membership events applied to this chain (most recent last, bounded): a replay of any of them is a no-op. */
+    membership_event_ids: z.array(z.string().min(1)).max(64).optional(),
     payment_attempts: z.number().int().nonnegative(),
     last_attempt_date: instant.optional(),
     version: z.number().int().nonnegative(),
-    /** Last membership event applied to this record; a replay of it is a no-op (DESIGN 7). */
+    /** Legacy form of `membership_event_ids` (one id); read once by `upgradeLegacyIntent`, never written. */
     membership_event_id: z.string().optional(),
-    /** `occurred_at` of that event: an older membership event for this user is not applied again (replays, redeliveries). */
+    /** `occurred_at` of the newest membership event applied: an older one for this user is not applied again. */
     membership_event_at: instant.optional(),
     /** Idempotency-Key of the last person-initiated payment request (manual pay); a repeat is answered, not re-run. */
     last_request_key: z.string().optional(),

@@ -1,4 +1,5 @@
-import { achEventSchema, applyAchEvent } from '../domain/ach-outcomes.js';
+import { achEventSchema } from '../domain/ach-outcomes.js';
+import { applyAchEvent } from '../domain/use-cases/apply-ach-outcome.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { errorBody, errorResponse, header, json, parseJsonBody, rawBody, type HttpEvent, type HttpResult } from './shared/http.js';
 import { lambdaEntry } from './shared/lambda.js';
@@ -36,6 +37,11 @@ export function createAchHandler(deps: AppDeps): (event: HttpEvent) => Promise<H
         const level = result.reason === 'already_applied' ? 'info' : 'warn';
         eventLog[level]({ reason: result.reason, status: result.status }, 'ach outcome ignored');
         return json(200, { status: 'ignored', reason: result.reason });
+      }
+      if (result.kind === 'not_yet_recorded') {
+        // The attempt that made this debit has not recorded it yet: deliver again after its repair (DESIGN 4.1).
+        eventLog.warn({ status: result.status }, 'ach outcome for a submission not yet recorded');
+        return json(409, { error: { code: 'not_yet_recorded', message: 'the submission this outcome is for is not recorded yet; deliver it again later' } });
       }
       if (result.amount_mismatch) eventLog.warn({ amount_cents: achEvent.amount_cents }, 'ach outcome amount differs from the record');
       eventLog.info({ effect: result.effect, status: result.status }, 'ach outcome applied');

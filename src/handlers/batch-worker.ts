@@ -1,4 +1,4 @@
-import { runCollectionAttempt } from '../domain/attempt.js';
+import { runCollectionAttempt } from '../domain/use-cases/collect.js';
 import { collectionMessageSchema } from '../domain/collections.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { outcomeFields, perUserSqsHandler, shouldRetryOutcome } from './shared/batch.js';

@@ -1,9 +1,10 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { messageIdOf, planCollections, type CollectionMessage, type CollectionsSummary } from '../domain/collections.js';
+import { messageIdOf, type CollectionMessage } from '../domain/collections.js';
+import { planCollections, type CollectionsSummary } from '../domain/use-cases/plan-collections.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { lambdaEntry } from './shared/lambda.js';
 
-export type { CollectionsSummary } from '../domain/collections.js';
+export type { CollectionsSummary } from '../domain/use-cases/plan-collections.js';
 
 /** SendMessageBatch takes at most ten entries. */
 const SQS_BATCH = 10;

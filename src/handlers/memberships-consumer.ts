@@ -1,6 +1,6 @@
 import type { Context, KinesisStreamBatchResponse, KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda';
 import { LockedError } from '../domain/errors.js';
-import { applyMembershipEvent, membershipEventSchema, type MembershipEvent, type MembershipOutcome } from '../domain/memberships.js';
+import { applyMembershipEvent, membershipEventSchema, type MembershipEvent, type MembershipOutcome } from '../domain/use-cases/apply-membership-event.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { attemptDepsOf, invocationOwner, outcomeFields, runGroupedSequentially } from './shared/batch.js';
 import { lambdaEntry } from './shared/lambda.js';

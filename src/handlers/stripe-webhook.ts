@@ -10,16 +10,8 @@ import {
   stripeEventEnvelopeSchema,
   type StripeEventEnvelope,
 } from '../adapters/stripe/events.js';
-import {
-  applyCardOutcome,
-  applyCheckoutCompleted,
-  decideChargeRefunded,
-  decideDisputeCreated,
-  decidePaymentFailed,
-  decidePaymentSucceeded,
-  type CardPaymentReference,
-  type CardResult,
-} from '../domain/card-outcomes.js';
+import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
+import { decideChargeRefunded, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
 import { processStripeEventOnce } from '../domain/stripe-events.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
@@ -130,7 +122,7 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
         term: metadata.term,
         first_billing_date: metadata.first_billing_date,
         friday_billing: metadata.friday_billing,
-      });
+      }, `stripe:${event.id}`);
       break;
     }
     case 'payment_intent.succeeded':

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { processorSettingsSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
-import { membershipEventSchema } from '../domain/memberships.js';
+import { membershipEventSchema } from '../domain/use-cases/apply-membership-event.js';
 import { formatInstant, InvalidInstantError, instantSchema, parseDurationMs, toDate } from '../domain/time.js';
 import type { Logger } from '../runtime/logger.js';
 import type { SimulatedClock } from './clock.js';

@@ -8,7 +8,7 @@ import { tableNamesFor, type TableNames } from '../adapters/dynamodb/table-defin
 import { EmfMetrics } from '../adapters/metrics/emf.js';
 import { PaymentSimulator } from '../adapters/processor/simulator.js';
 import { SqsQueue } from '../adapters/sqs/queue.js';
-import type { CollectionsSummary } from '../domain/collections.js';
+import type { CollectionsSummary } from '../domain/use-cases/plan-collections.js';
 import { formatInstant } from '../domain/time.js';
 import { createAchHandler } from '../handlers/ach-handler.js';
 import { createApiHandler } from '../handlers/api.js';

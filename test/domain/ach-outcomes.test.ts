@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ACH_RETURN_MESSAGES,
-  achEventSchema,
-  classifyReturnCode,
-  decideLoanPaymentOutcome,
-  decideSubscriptionOutcome,
-  type AchEvent,
-} from '../../src/domain/ach-outcomes.js';
+import { ACH_RETURN_MESSAGES, achEventSchema, classifyReturnCode, decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchEvent } from '../../src/domain/ach-outcomes.js';
 import type { BillingRecord, LoanPayment } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 

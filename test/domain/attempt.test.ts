@@ -1,9 +1,9 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCollectionAttempt, type AttemptDeps, type AttemptRequest } from '../../src/domain/attempt.js';
+import { runCollectionAttempt, type AttemptDeps, type AttemptRequest } from '../../src/domain/use-cases/collect.js';
 import { historyRowOf } from '../../src/domain/billing-record.js';
 import { TransientError } from '../../src/domain/errors.js';
 import { acquireUserLock } from '../../src/domain/lock.js';
-import { retryBilling } from '../../src/domain/operator.js';
+import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
@@ -219,13 +219,13 @@ describe('the collection attempt on DynamoDB Local', () => {
     expect(chargesFor(record)).toHaveLength(0);
   });
 
-  it('advances an expired pause: SKIPPED, and the next period stays PAUSED while months remain', async () => {
+  it('advances an expired pause: SKIPPED, and the next period (a calendar month later) stays PAUSED while months remain', async () => {
     const record = await seed({ billing_status: 'PAUSED', paused_months: 2 });
     expect((await attempt(record, { process: 'PAUSE' })).kind).toBe('pause_advanced');
     const { items } = await app.deps.billing.listByUser(record.user_id);
     expect(items.map((r) => [r.billing_status, r.paused_months])).toEqual([
       ['PAUSED', 1],
-      ['SKIPPED', 2],
+      ['SKIPPED', undefined],
     ]);
   });
 

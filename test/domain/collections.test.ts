@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { collectionMessageSchema, decideCollection, planCollections, type CollectionMessage } from '../../src/domain/collections.js';
+import { collectionMessageSchema, decideCollection, type CollectionMessage } from '../../src/domain/collections.js';
+import { planCollections } from '../../src/domain/use-cases/plan-collections.js';
 import type { BillingStore, Page, PageRequest } from '../../src/domain/ports.js';
 import type { BillingRecord, BillingStatus } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LockedError, LockLostError } from '../../src/domain/errors.js';
-import { acquireUserLock, LOCK_HEARTBEAT_MS, LOCK_LEASE_MS, userLockKey, withUserLock, type HeldLock } from '../../src/domain/lock.js';
+import { acquireUserLock, LOCK_HEARTBEAT_MS, LOCK_LEASE_MS, userLockKey, withUserLock, type HeldLock, type LockDeps } from '../../src/domain/lock.js';
+import type { Clock, LockStore } from '../../src/domain/ports.js';
 import { InMemoryLockStore, ManualClock } from '../support/fakes.js';
 
 const LEASE_MS = 60_000;
@@ -208,11 +209,12 @@ describe('release', () => {
 });
 
 describe('withUserLock', () => {
-  const options = () => ({ newVersion: versions('w'), heartbeatMs: HEARTBEAT_MS });
+  let n = 0;
+  const deps = (store: LockStore, clock: Clock): LockDeps => ({ locks: store, clock, ids: { newId: () => `w-${++n}` }, lockHeartbeatMs: HEARTBEAT_MS });
 
   it('runs the work under the lock and releases it', async () => {
     const { store, clock } = setup();
-    const result = await withUserLock(store, clock, 'user-1', 'worker-a', options(), async (lock) => {
+    const result = await withUserLock(deps(store, clock), 'user-1', 'worker-a', async (lock) => {
       expect(store.get(KEY)?.owner_name).toBe('worker-a');
       expect(lock.key).toBe(KEY);
       return 'billed';
@@ -225,7 +227,7 @@ describe('withUserLock', () => {
     const { store, clock } = setup();
     const failure = new Error('processor down');
     await expect(
-      withUserLock(store, clock, 'user-1', 'worker-a', options(), async () => {
+      withUserLock(deps(store, clock), 'user-1', 'worker-a', async () => {
         throw failure;
       }),
     ).rejects.toBe(failure);
@@ -239,7 +241,7 @@ describe('withUserLock', () => {
     };
     const failure = new Error('processor down');
     await expect(
-      withUserLock(store, clock, 'user-1', 'worker-a', options(), async () => {
+      withUserLock(deps(store, clock), 'user-1', 'worker-a', async () => {
         throw failure;
       }),
     ).rejects.toBe(failure);
@@ -249,7 +251,7 @@ describe('withUserLock', () => {
     const { store, clock } = setup();
     await acquire(store, clock, 'worker-a', { heartbeatMs: 60_000 });
     const work = vi.fn(async () => 'never');
-    await expect(withUserLock(store, clock, 'user-1', 'worker-b', options(), work)).rejects.toBeInstanceOf(LockedError);
+    await expect(withUserLock(deps(store, clock), 'user-1', 'worker-b', work)).rejects.toBeInstanceOf(LockedError);
     expect(work).not.toHaveBeenCalled();
   });
 });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { AttemptDeps } from '../../src/domain/attempt.js';
+import type { AttemptDeps } from '../../src/domain/use-cases/collect.js';
 import { LockedError } from '../../src/domain/errors.js';
-import { applyMembershipEvent, membershipEventSchema, type MembershipEvent } from '../../src/domain/memberships.js';
+import { applyMembershipEvent, membershipEventSchema, type MembershipEvent } from '../../src/domain/use-cases/apply-membership-event.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { makeRecord } from '../support/billing-fixtures.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCollectionAttempt } from '../../src/domain/attempt.js';
+import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { historyRowOf } from '../../src/domain/billing-record.js';
 import { ConcurrentModificationError } from '../../src/domain/errors.js';
 import type { BillingStore } from '../../src/domain/ports.js';

@@ -55,7 +55,7 @@ describe('memberships-consumer', () => {
       payment_method: 'ach',
       account_last_four: '6789',
       friday_billing: 2,
-      membership_event_id: event.event_id,
+      membership_event_ids: [event.event_id],
       payment_attempts: 0,
     });
     expect((await app.deps.billing.history(records[0]!.subscription_id)).items).toHaveLength(1);
@@ -66,7 +66,7 @@ describe('memberships-consumer', () => {
     await seedRecords(app, record);
     const event = membership('PAUSE', record.user_id, { months: 2 });
     expect((await consume(kinesisEvent([kinesisRecord(event)]))).batchItemFailures).toEqual([]);
-    expect(await app.deps.billing.get(record)).toMatchObject({ billing_status: 'PAUSED', paused_months: 2, updated_event: 'PAUSED', membership_event_id: event.event_id });
+    expect(await app.deps.billing.get(record)).toMatchObject({ billing_status: 'PAUSED', paused_months: 2, updated_event: 'PAUSED', membership_event_ids: [event.event_id] });
   });
 
   it('PAUSE never erases a due, unbilled period: it is collected first and the pause starts with the next period', async () => {

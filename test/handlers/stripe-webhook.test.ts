@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCollectionAttempt } from '../../src/domain/attempt.js';
+import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { historyRowOf, nextPeriodDate } from '../../src/domain/billing-record.js';
 import type { CardPaymentDirectory, CardPaymentReference } from '../../src/domain/card-outcomes.js';
 import type { BillingStore } from '../../src/domain/ports.js';

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
 import type { PaymentMethod } from '../../src/domain/records.js';
-import { runCollectionAttempt } from '../../src/domain/attempt.js';
+import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { dueRecord, ledgerViolations, seedRecord } from '../support/ledger.js';
 import { attemptDepsOf } from '../../src/handlers/shared/attempt-deps.js';

@@ -1,8 +1,9 @@
 import { attemptDepsOf } from '../../src/handlers/shared/attempt-deps.js';
 import { randomUUID } from 'node:crypto';
-import { runCollectionAttempt, type AttemptOutcome } from '../../src/domain/attempt.js';
+import { runCollectionAttempt, type AttemptOutcome } from '../../src/domain/use-cases/collect.js';
 import { ConcurrentModificationError, IllegalTransitionError, LockedError } from '../../src/domain/errors.js';
-import { manualPay, retryBilling } from '../../src/domain/operator.js';
+import { manualPay } from '../../src/domain/use-cases/manual-pay.js';
+import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createApiHandler } from '../../src/handlers/api.js';

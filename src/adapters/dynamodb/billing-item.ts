@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { upgradeLegacyIntent } from '../../domain/intent.js';
 import { isFailureLive } from '../../domain/ladder.js';
 import { centsToDollars, dollarsToCents } from '../../domain/money.js';
 import {
@@ -87,8 +88,9 @@ function keyLabel(table: string, item: Item, sortKey: string): string {
   return `${table} item (user_id=${item.user_id?.S ?? '?'}, ${sortKey}=${item[sortKey]?.S ?? '?'})`;
 }
 
+/** A primary item as the domain sees it; an item written before intent had its attributes is read in the new form. */
 export function recordFromItem(item: Item, table: string): BillingRecord {
-  return decode(billingRecordSchema, item, keyLabel(table, item, 'billing_date'));
+  return upgradeLegacyIntent(decode(billingRecordSchema, item, keyLabel(table, item, 'billing_date')));
 }
 
 export function historyFromItem(item: Item, table: string): HistoryRow {

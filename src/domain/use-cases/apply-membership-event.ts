@@ -1,65 +1,26 @@
-import * as z from 'zod';
-import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from './attempt.js';
-import { applyBillingEvent, firstBillingRecord, historyRowOf, nextPeriodRecord } from './billing-record.js';
-import { AlreadyExistsError, UnbilledPeriodError } from './errors.js';
-import { withUserLock, type HeldLock } from './lock.js';
-import { dollarStringSchema, dollarsToCents } from './money.js';
-import type { BillingWrite } from './ports.js';
-import {
-  fridayBillingSchema,
-  paymentMethodSchema,
-  termSchema,
-  type BillingRecord,
-  type HistoryRow,
-  type Process,
-  type UpdatedEvent,
-} from './records.js';
-import { instantSchema } from './time.js';
-import type { BillingEvent } from './transitions.js';
+import { applyIntentChange, firstBillingRecord, historyRowOf, successorRecord, withIntent } from '../billing-record.js';
+import { isCollectibleAndDue } from '../collectible.js';
+import { AlreadyExistsError, UnbilledPeriodError } from '../errors.js';
+import { appliedEventIds, hasOpenChain, isCancelRequested, rememberEvent, type MembershipIntent } from '../intent.js';
+import { withUserLock, type HeldLock } from '../lock.js';
+import type { MembershipEvent } from '../membership-events.js';
+import type { BillingWrite } from '../ports.js';
+import type { BillingRecord, HistoryRow, Process, UpdatedEvent } from '../records.js';
+import type { BillingEvent } from '../transitions.js';
+import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from './collect.js';
+
+export { membershipEventSchema, type MembershipEvent, type MembershipEventType } from '../membership-events.js';
 
 /**
- * Membership changes from the memberships stream (DESIGN 7), over ports.
+ * Apply a membership event (DESIGN 7, 2.9), under the user's lock (CLOSEACCOUNT takes none).
  *
- * - Replays are no-ops: every write stamps `membership_event_id` and `membership_event_at`; an
- *   event whose id is on one of the user's recent records, or that is older than the newest
- *   applied one, is not applied again.
+ * - What the member asked for lands in the intent attributes (intent.ts), never in `updated_event`.
+ * - Replays are no-ops: the chain remembers the ids of the events applied to it; an event whose id
+ *   is remembered, or that is older than the newest applied one, is not applied again.
  * - PAUSE and CANCEL never erase a due, unbilled period (seed 001's `unbilled_period`): the due
  *   periods are attempted first, and the change lands on the first period that is not yet due
  *   (created now when it does not exist yet, so a later attempt's next-period create finds it).
- * - CANCEL of a not-yet-due PENDING period sets the CANCEL_REQUESTED marker; the collections run
- *   completes it at its billing date (CANCEL_COMPLETED), so nothing is charged for it. A PAUSED
- *   period owes nothing and is cancelled at once.
  */
-
-const planSchema = z.object({
-  amount: dollarStringSchema
-    .transform((dollars) => dollarsToCents(dollars))
-    .refine((cents) => cents > 0, 'the plan amount must be positive'),
-  term: termSchema,
-  tier: z.string().min(1),
-  payment_method: paymentMethodSchema,
-  account_last_four: z.string().regex(/^\d{4}$/, 'four digits').optional(),
-  first_billing_date: instantSchema,
-  friday_billing: fridayBillingSchema.optional(),
-});
-
-const base = {
-  event_id: z.string().min(1).max(256),
-  user_id: z.string().min(1).max(256),
-  occurred_at: instantSchema,
-};
-
-export const membershipEventSchema = z.discriminatedUnion('type', [
-  z.object({ ...base, type: z.literal('NEW'), plan: planSchema }),
-  z.object({ ...base, type: z.literal('PAUSE'), months: z.number().int().min(1).max(12) }),
-  z.object({ ...base, type: z.literal('UNPAUSE') }),
-  z.object({ ...base, type: z.literal('CANCEL') }),
-  z.object({ ...base, type: z.literal('CLOSEACCOUNT') }),
-  z.object({ ...base, type: z.literal('REACTIVATE') }),
-  z.object({ ...base, type: z.literal('BAN') }),
-]);
-export type MembershipEvent = z.infer<typeof membershipEventSchema>;
-export type MembershipEventType = MembershipEvent['type'];
 
 export type MembershipOutcome =
   | { readonly kind: 'applied'; readonly written: readonly BillingRecord[]; readonly attempts: readonly AttemptOutcome[] }
@@ -87,12 +48,8 @@ export interface MembershipRequest {
 const RECENT_RECORDS = 24;
 /** Due periods attempted by one PAUSE, CANCEL or REACTIVATE before the change lands. */
 const MAX_CATCH_UP = 12;
-
-const OPEN_STATUSES: ReadonlySet<BillingRecord['billing_status']> = new Set(['PENDING', 'FAILED', 'PAUSED', 'ACHSENT', 'INACTIVE']);
-
-function isDue(record: BillingRecord, now: Date): boolean {
-  return (record.billing_status === 'PENDING' || record.billing_status === 'FAILED') && Date.parse(record.billing_date) <= now.getTime();
-}
+/** Periods a user can fall behind by before a pause or cancel is refused rather than chained. */
+const MAX_OWED_SUCCESSORS = 24;
 
 /**
  * Applies one membership event. Throws LockedError when the user's lock is held and
@@ -103,18 +60,7 @@ export async function applyMembershipEvent(deps: AttemptDeps, request: Membershi
   const { event } = request;
   // DESIGN 2.6: closing an account takes no lock; the version fence on each write is enough.
   if (event.type === 'CLOSEACCOUNT') return closeAccount(deps, event);
-  return withUserLock(
-    deps.locks,
-    deps.clock,
-    event.user_id,
-    request.owner,
-    {
-      newVersion: () => deps.ids.newId(),
-      ...(deps.lockLeaseMs !== undefined ? { leaseMs: deps.lockLeaseMs } : {}),
-      ...(deps.lockHeartbeatMs !== undefined ? { heartbeatMs: deps.lockHeartbeatMs } : {}),
-    },
-    (lock) => underLock(deps, { ...request, event }, lock),
-  );
+  return withUserLock(deps, event.user_id, request.owner, (lock) => underLock(deps, request, lock));
 }
 
 async function underLock(deps: AttemptDeps, request: MembershipRequest, lock: HeldLock): Promise<MembershipOutcome> {
@@ -156,9 +102,9 @@ async function recentRecords(deps: AttemptDeps, userId: string): Promise<Billing
   return (await deps.billing.listByUser(userId, { limit: RECENT_RECORDS })).items;
 }
 
-/** Duplicate (this event already stamped a record) or stale (a newer event was already applied). */
+/** Duplicate (the chain remembers this event) or stale (a newer event was already applied). */
 function replayOf(records: readonly BillingRecord[], event: MembershipEvent): MembershipOutcome | undefined {
-  if (records.some((r) => r.membership_event_id === event.event_id)) return { kind: 'duplicate' };
+  if (records.some((r) => appliedEventIds(r).includes(event.event_id))) return { kind: 'duplicate' };
   const newest = records.reduce<string | undefined>(
     (max, r) => (r.membership_event_at !== undefined && (max === undefined || r.membership_event_at > max) ? r.membership_event_at : max),
     undefined,
@@ -167,13 +113,20 @@ function replayOf(records: readonly BillingRecord[], event: MembershipEvent): Me
   return undefined;
 }
 
-function stampOf(event: MembershipEvent): Pick<BillingRecord, 'membership_event_id' | 'membership_event_at'> {
-  return { membership_event_id: event.event_id, membership_event_at: event.occurred_at };
+/** The after-image of a membership change on one record: its intent changed and the event remembered. */
+function changed(
+  ctx: Stamping,
+  record: BillingRecord,
+  billingEvent: BillingEvent,
+  updatedEvent: UpdatedEvent,
+  intentChange: Partial<MembershipIntent> = {},
+): BillingRecord {
+  const intent = withoutUndefined({ ...rememberEvent(record, ctx.event), ...intentChange });
+  return applyIntentChange(record, billingEvent, ctx.deps.clock.now(), intent, { updatedEvent });
 }
 
-/** The after-image of a membership change on one record, stamped with the event. */
-function changed(ctx: Stamping, record: BillingRecord, billingEvent: BillingEvent, updatedEvent: UpdatedEvent, set: Partial<BillingRecord> = {}): BillingRecord {
-  return applyBillingEvent(record, billingEvent, ctx.deps.clock.now(), { updatedEvent, set: { ...set, ...stampOf(ctx.event) } });
+function withoutUndefined(intent: Partial<MembershipIntent>): MembershipIntent {
+  return Object.fromEntries(Object.entries(intent).filter(([, v]) => v !== undefined)) as MembershipIntent;
 }
 
 /** Commits updates (version-fenced) and creates in one transaction, each with its audit row. */
@@ -187,11 +140,6 @@ async function commitAll(deps: AttemptDeps, updates: readonly { read: BillingRec
   return [...updates.map((u) => u.after), ...creates];
 }
 
-/** The next period after `record`, created now with the membership change already on it. */
-function successorOf(ctx: Stamping, record: BillingRecord, overrides: Partial<BillingRecord>): BillingRecord {
-  return nextPeriodRecord(record, ctx.deps.clock.now(), ctx.deps.ids, record.last_run_date, { ...overrides, ...stampOf(ctx.event) });
-}
-
 /**
  * Attempts every due period of the user, oldest first, through the one collection attempt under
  * the lock already held. A period the attempt cannot finish stays due and owed: the collections
@@ -203,7 +151,7 @@ async function collectDue(ctx: Ctx, processFor: (record: BillingRecord) => Proce
   for (let i = 0; i < MAX_CATCH_UP; i += 1) {
     const now = ctx.deps.clock.now();
     const due = (await recentRecords(ctx.deps, ctx.event.user_id))
-      .filter((r) => isDue(r, now) && !tried.has(r.subscription_id))
+      .filter((r) => isCollectibleAndDue(r, now) && !tried.has(r.subscription_id))
       .sort((a, b) => (a.billing_date < b.billing_date ? -1 : 1))[0];
     if (!due) break;
     tried.add(due.subscription_id);
@@ -223,32 +171,29 @@ async function collectDue(ctx: Ctx, processFor: (record: BillingRecord) => Proce
 const scheduledProcess = (r: BillingRecord): Process => (r.billing_status === 'FAILED' ? 'RETRY' : 'SCHEDULED');
 
 async function newMember(ctx: Ctx, records: readonly BillingRecord[], event: Extract<MembershipEvent, { type: 'NEW' }>): Promise<MembershipOutcome> {
-  // One billing stream per user: a second NEW while a membership is open would bill twice.
-  if (records.some((r) => OPEN_STATUSES.has(r.billing_status))) return { kind: 'ignored', reason: 'already_member', attempts: [] };
-  const record: BillingRecord = {
-    ...firstBillingRecord(
-      {
-        user_id: event.user_id,
-        amount_cents: event.plan.amount,
-        term: event.plan.term,
-        tier: event.plan.tier,
-        payment_method: event.plan.payment_method,
-        account_last_four: event.plan.account_last_four,
-        first_billing_date: event.plan.first_billing_date,
-        friday_billing: event.plan.friday_billing,
-        membership_event_id: event.event_id,
-      },
-      ctx.deps.clock.now(),
-      ctx.deps.ids,
-    ),
-    ...stampOf(event),
-  };
+  // One billing chain per user (DESIGN 2.9): a second NEW while one is open would bill twice.
+  if (hasOpenChain(records)) return { kind: 'ignored', reason: 'already_member', attempts: [] };
+  const record = firstBillingRecord(
+    {
+      user_id: event.user_id,
+      amount_cents: event.plan.amount,
+      term: event.plan.term,
+      tier: event.plan.tier,
+      payment_method: event.plan.payment_method,
+      account_last_four: event.plan.account_last_four,
+      first_billing_date: event.plan.first_billing_date,
+      friday_billing: event.plan.friday_billing,
+      membership_event: event,
+    },
+    ctx.deps.clock.now(),
+    ctx.deps.ids,
+  );
   try {
     return { kind: 'applied', written: await commitAll(ctx.deps, [], [record]), attempts: [] };
   } catch (error) {
     if (!(error instanceof AlreadyExistsError)) throw error;
     const existing = await ctx.deps.billing.get(record);
-    if (existing?.membership_event_id === event.event_id) return { kind: 'duplicate' };
+    if (existing && appliedEventIds(existing).includes(event.event_id)) return { kind: 'duplicate' };
     return { kind: 'ignored', reason: 'period_exists', attempts: [] };
   }
 }
@@ -258,35 +203,35 @@ async function pause(ctx: Ctx, months: number): Promise<MembershipOutcome> {
   const newest = (await recentRecords(ctx.deps, ctx.event.user_id))[0];
   const now = ctx.deps.clock.now();
   if (!newest) return { kind: 'ignored', reason: 'no_open_period', attempts };
-  if (newest.updated_event === 'CANCEL_REQUESTED') return { kind: 'ignored', reason: 'cancel_requested', attempts };
+  if (isCancelRequested(newest)) return { kind: 'ignored', reason: 'cancel_requested', attempts };
   if (newest.billing_status === 'PAUSED') return { kind: 'ignored', reason: 'already_paused', attempts };
-  if (newest.billing_status === 'PENDING' && !isDue(newest, now)) {
+  if (newest.billing_status === 'PENDING' && !isCollectibleAndDue(newest, now)) {
     const after = changed(ctx, newest, 'PAUSED', 'PAUSED', { paused_months: months });
     return { kind: 'applied', written: await commitAll(ctx.deps, [{ read: newest, after }]), attempts };
   }
   if (hasOpenPeriodWithoutSuccessor(newest)) {
-    const chain = successorsUntilNotDue(ctx, newest, { billing_status: 'PAUSED', paused_months: months, updated_event: 'PAUSED' });
+    const chain = successorsUntilNotDue(ctx, newest, (record) =>
+      withIntent(record, { ...rememberEvent(record, ctx.event), paused_months: months }, { billing_status: 'PAUSED', updated_event: 'PAUSED' }),
+    );
     return { kind: 'applied', written: await commitAll(ctx.deps, [], chain), attempts };
   }
   return { kind: 'ignored', reason: 'no_open_period', attempts };
 }
-
-/** Periods a user can fall behind by before a pause or cancel is refused rather than chained. */
-const MAX_OWED_SUCCESSORS = 24;
 
 /**
  * The periods after `newest` up to the first one not yet due: those already due are owed and
  * created PENDING (a pause or cancel never erases a due period); `change` lands on the first
  * future one. A user behind by more than MAX_OWED_SUCCESSORS periods is refused.
  */
-function successorsUntilNotDue(ctx: Stamping, newest: BillingRecord, change: Partial<BillingRecord>): BillingRecord[] {
+function successorsUntilNotDue(ctx: Stamping, newest: BillingRecord, change: (record: BillingRecord) => BillingRecord): BillingRecord[] {
   const now = ctx.deps.clock.now();
   const chain: BillingRecord[] = [];
   let current = newest;
   for (let i = 0; i < MAX_OWED_SUCCESSORS; i++) {
-    const owed = successorOf(ctx, current, {});
-    if (!isDue(owed, now)) {
-      chain.push({ ...owed, ...change });
+    const owed = successorRecord(current, now, ctx.deps.ids, current.last_run_date);
+    if (!owed) return chain;
+    if (!isCollectibleAndDue(owed, now)) {
+      chain.push(change(owed));
       return chain;
     }
     chain.push(owed);
@@ -300,7 +245,11 @@ function successorsUntilNotDue(ctx: Stamping, newest: BillingRecord, change: Par
  * the attempt could not finish): the change goes on that next period, created now.
  */
 function hasOpenPeriodWithoutSuccessor(newest: BillingRecord): boolean {
-  return ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED'].includes(newest.billing_status);
+  return ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED'].includes(newest.billing_status) && !isCancelRequested(newest);
+}
+
+function cancelRequested(ctx: Stamping, record: BillingRecord): BillingRecord {
+  return withIntent(record, { ...rememberEvent(record, ctx.event), cancel_requested_at: ctx.event.occurred_at }, { updated_event: 'CANCEL_REQUESTED' });
 }
 
 async function cancel(ctx: Ctx): Promise<MembershipOutcome> {
@@ -309,17 +258,17 @@ async function cancel(ctx: Ctx): Promise<MembershipOutcome> {
   const now = ctx.deps.clock.now();
   if (!newest) return { kind: 'ignored', reason: 'no_open_period', attempts };
   if (newest.billing_status === 'PAUSED') {
-    // A paused period owes nothing: cancel it now (the pause run would otherwise skip past a marker).
+    // A paused period owes nothing: cancel it now (the pause run would otherwise skip past it).
     const after = changed(ctx, newest, 'CANCEL_COMPLETED', 'CANCEL_COMPLETED', { paused_months: undefined });
     return { kind: 'applied', written: await commitAll(ctx.deps, [{ read: newest, after }]), attempts };
   }
-  if (newest.billing_status === 'PENDING' && !isDue(newest, now)) {
-    if (newest.updated_event === 'CANCEL_REQUESTED') return { kind: 'ignored', reason: 'cancel_requested', attempts };
-    const after = changed(ctx, newest, 'CANCEL_REQUESTED', 'CANCEL_REQUESTED');
+  if (isCancelRequested(newest)) return { kind: 'ignored', reason: 'cancel_requested', attempts };
+  if (newest.billing_status === 'PENDING' && !isCollectibleAndDue(newest, now)) {
+    const after = changed(ctx, newest, 'CANCEL_REQUESTED', 'CANCEL_REQUESTED', { cancel_requested_at: ctx.event.occurred_at });
     return { kind: 'applied', written: await commitAll(ctx.deps, [{ read: newest, after }]), attempts };
   }
   if (hasOpenPeriodWithoutSuccessor(newest)) {
-    const chain = successorsUntilNotDue(ctx, newest, { updated_event: 'CANCEL_REQUESTED' });
+    const chain = successorsUntilNotDue(ctx, newest, (record) => cancelRequested(ctx, record));
     return { kind: 'applied', written: await commitAll(ctx.deps, [], chain), attempts };
   }
   return { kind: 'ignored', reason: 'no_open_period', attempts };
@@ -356,7 +305,7 @@ async function ban(ctx: Ctx, records: readonly BillingRecord[]): Promise<Members
 /**
  * CLOSEACCOUNT (no lock, DESIGN 2.6): periods that are not yet due and paused periods are
  * cancelled, each write fenced on the version it read. A due period stays owed; if it has no next
- * period yet, that one is created with the cancel marker so a later collection does not renew.
+ * period yet, that one is created with a cancel request so a later collection does not renew.
  */
 async function closeAccount(deps: AttemptDeps, event: Extract<MembershipEvent, { type: 'CLOSEACCOUNT' }>): Promise<MembershipOutcome> {
   const records = await recentRecords(deps, event.user_id);
@@ -364,15 +313,14 @@ async function closeAccount(deps: AttemptDeps, event: Extract<MembershipEvent, {
   if (replay) return replay;
   const now = deps.clock.now();
   const ctx: Stamping = { deps, event };
-  const targets = records.filter(
-    (r) => r.billing_status === 'PAUSED' || (r.billing_status === 'PENDING' && Date.parse(r.billing_date) > now.getTime()),
-  );
+  const targets = records.filter((r) => r.billing_status === 'PAUSED' || (r.billing_status === 'PENDING' && !isCollectibleAndDue(r, now)));
   const updates = targets.map((read) => ({
     read,
-    after: changed(ctx, read, 'ACCOUNT_CLOSED', 'ACCOUNT_CLOSED', read.billing_status === 'PAUSED' ? { paused_months: undefined } : {}),
+    after: changed(ctx, read, 'ACCOUNT_CLOSED', 'ACCOUNT_CLOSED', { paused_months: undefined }),
   }));
   const newest = records[0];
-  const creates = newest && isDue(newest, now) ? successorsUntilNotDue(ctx, newest, { updated_event: 'CANCEL_REQUESTED' }) : [];
+  const creates =
+    newest && isCollectibleAndDue(newest, now) && !isCancelRequested(newest) ? successorsUntilNotDue(ctx, newest, (record) => cancelRequested(ctx, record)) : [];
   if (updates.length === 0 && creates.length === 0) return { kind: 'ignored', reason: 'no_open_period', attempts: [] };
   return { kind: 'applied', written: await commitAll(deps, updates, creates), attempts: [] };
 }

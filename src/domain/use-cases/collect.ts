@@ -1,28 +1,14 @@
-import { ACH_REPRESENTMENT_WINDOW_MS } from './ach-outcomes.js';
-import { applyBillingEvent, historyRowOf, nextPeriodRecord, withFailure, type IdGenerator } from './billing-record.js';
-import { ConcurrentModificationError, InterruptedError, LockedError } from './errors.js';
-import {
-  allowlistedError,
-  classifyFailure,
-  isHeldByLadder,
-  nextFailure,
-  failureState,
-  type BillingFailureView,
-  billingFailureView,
-  type FailureClass,
-} from './ladder.js';
-import { acquireUserLock, type HeldLock } from './lock.js';
-import type {
-  AccountDirectory,
-  AccountSnapshot,
-  BillingStore,
-  Clock,
-  LockStore,
-  PaymentProcessor,
-  PaymentResult,
-} from './ports.js';
-import type { BillingKey, BillingRecord, DecisionContext, Process } from './records.js';
-import { formatInstant } from './time.js';
+import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure, type IdGenerator } from '../billing-record.js';
+import { balanceDecision, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, type BalanceObservation, type NotDueReason } from '../collectible.js';
+import { ConcurrentModificationError, InterruptedError, LockedError } from '../errors.js';
+import { intentOf, isCancelRequested } from '../intent.js';
+import { allowlistedError, billingFailureView, classifyFailure, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';
+import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
+import type { AccountDirectory, BillingStore, Clock, LockStore, PaymentProcessor, PaymentResult } from '../ports.js';
+import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
+import { formatInstant } from '../time.js';
+
+export { GATE_CLOSED_ERROR, type BalanceObservation, type NotDueReason } from '../collectible.js';
 
 /** Everything the collection attempt talks to. */
 export interface AttemptDeps {
@@ -36,15 +22,6 @@ export interface AttemptDeps {
   readonly onError?: (error: unknown, context: { subscription_id?: string; user_id: string; class: FailureClass; recorded: boolean }) => void;
   readonly lockLeaseMs?: number;
   readonly lockHeartbeatMs?: number;
-}
-
-/** Balances observed by a balance webhook (DESIGN 8 `POST /webhooks/balance`). */
-export interface BalanceObservation {
-  readonly institution_id?: string | undefined;
-  readonly available_balance_cents: number;
-  readonly current_balance_cents: number;
-  readonly calc_available_balance_cents?: number | undefined;
-  readonly threshold_cents: number;
 }
 
 export interface AttemptRequest {
@@ -64,15 +41,6 @@ export interface AttemptRequest {
   readonly heldLock?: HeldLock;
 }
 
-export type NotDueReason =
-  | 'not_found'
-  | 'status'
-  | 'not_yet_due'
-  | 'waiting'
-  | 'parked'
-  | 'ach_blocked'
-  | 'disputed';
-
 export type AttemptOutcome =
   | { readonly kind: 'collected'; readonly record: BillingRecord }
   | { readonly kind: 'submitted'; readonly record: BillingRecord }
@@ -88,16 +56,6 @@ export type AttemptOutcome =
 
 export type AttemptOutcomeKind = AttemptOutcome['kind'];
 
-const DAILY_RETRY_MS = 24 * 60 * 60 * 1000;
-/** Paths started by a person: they bypass the daily-retry wait, the ladder's wait and ACH holds. */
-const PERSON_INITIATED: ReadonlySet<Process> = new Set(['MANUAL', 'OPERATOR_RETRY']);
-/** Paths whose balance gate is the account's balance against the amount. */
-const SCHEDULED_GATE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
-/** Paths that may advance an expired pause window. */
-const PAUSE_RUNS: ReadonlySet<Process> = new Set(['PAUSE', 'BATCH']);
-
-export const GATE_CLOSED_ERROR = 'Insufficient available balance.';
-
 /**
  * The one collection attempt every path runs (DESIGN 3):
  * lock → read → gate → submit → one transaction → release.
@@ -105,29 +63,20 @@ export const GATE_CLOSED_ERROR = 'Insufficient available balance.';
  * version-conditioned transaction, not on the lock.
  */
 export async function runCollectionAttempt(deps: AttemptDeps, request: AttemptRequest): Promise<AttemptOutcome> {
-  let lock = request.heldLock;
-  if (!lock) {
-    try {
-      lock = await acquireUserLock(deps.locks, deps.clock, request.key.user_id, request.owner, {
-        newVersion: () => deps.ids.newId(),
-        ...(deps.lockLeaseMs !== undefined ? { leaseMs: deps.lockLeaseMs } : {}),
-        ...(deps.lockHeartbeatMs !== undefined ? { heartbeatMs: deps.lockHeartbeatMs } : {}),
-      });
-    } catch (error) {
-      if (error instanceof LockedError) return { kind: 'skipped_locked' };
-      throw error;
-    }
-  }
-  let outcome: AttemptOutcome;
+  if (request.heldLock) return attemptUnderLock(deps, request, request.heldLock);
+  let lock: HeldLock;
   try {
-    outcome = await attemptUnderLock(deps, request, lock);
+    lock = await lockUser(deps, request.key.user_id, request.owner);
   } catch (error) {
-    if (!request.heldLock) await lock.release().catch(() => undefined);
+    if (error instanceof LockedError) return { kind: 'skipped_locked' };
     throw error;
   }
-  // A failed release is not the attempt's failure: the lease expires on its own in 60 s.
-  if (!request.heldLock) await lock.release().catch((error) => deps.onError?.(error, { user_id: request.key.user_id, class: 'transient', recorded: false }));
-  return outcome;
+  try {
+    return await attemptUnderLock(deps, request, lock);
+  } finally {
+    // A failed release is not the attempt's failure: the lease expires on its own in 60 s.
+    await releaseQuietly(lock, (error) => deps.onError?.(error, { user_id: request.key.user_id, class: 'transient', recorded: false }));
+  }
 }
 
 async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock: HeldLock): Promise<AttemptOutcome> {
@@ -138,13 +87,13 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
 
   if (read.billing_status === 'PAUSED') {
     // Only the pause run (or an ad-hoc batch) advances a pause; a payment path never skips a period.
-    return PAUSE_RUNS.has(process) ? advancePause(deps, read, now, process) : { kind: 'not_due', reason: 'status', record: read };
+    return mayAdvancePause(process) ? advancePause(deps, read, now, process) : { kind: 'not_due', reason: 'status', record: read };
   }
   const notDue = dueGate(read, now, process);
   if (notDue) return { kind: 'not_due', reason: notDue, record: read };
 
   try {
-    if (read.updated_event === 'CANCEL_REQUESTED') {
+    if (isCancelRequested(read)) {
       const after = applyBillingEvent(read, 'CANCEL_COMPLETED', now, { process, updatedEvent: 'CANCEL_COMPLETED' });
       await deps.billing.commit({ writes: [{ kind: 'update', record: after, expectedVersion: read.version }], history: [historyRowOf(after)] });
       return { kind: 'cancelled', record: after };
@@ -163,10 +112,16 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     const decision = balanceDecision(read, account, process, request.balance);
     if (!decision.open) {
       if (request.balance) return { kind: 'gate_closed', record: read };
-      // Scheduled/retry: decline-like, nothing presented to the bank, retried daily.
+      // Scheduled/retry: decline-like, nothing presented to the bank, retried daily. Like a decline it
+      // changes the due work, but nothing was submitted so the due key cannot move: void the failure.
       const after = applyBillingEvent(read, 'DECLINED', now, {
         process,
-        set: { payment_error: GATE_CLOSED_ERROR, last_attempt_date: formatInstant(now), first_attempt_date: read.first_attempt_date ?? formatInstant(now) },
+        set: {
+          payment_error: GATE_CLOSED_ERROR,
+          last_attempt_date: formatInstant(now),
+          first_attempt_date: read.first_attempt_date ?? formatInstant(now),
+          ...VOIDED_FAILURE,
+        },
       });
       return await commitAttempt(deps, read, after, decision.context, request, now, { kind: 'declined', record: after });
     }
@@ -192,84 +147,6 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   }
 }
 
-/**
- * Why a collectible record is not to be attempted now by `process`, or undefined when it is. The
- * collections-job plans with the same rule (ADR-119's gate); the attempt checks it again after its read.
- */
-export function dueGate(record: BillingRecord, now: Date, process: Process): NotDueReason | undefined {
-  if (record.billing_status !== 'PENDING' && record.billing_status !== 'FAILED') return 'status';
-  if (Date.parse(record.billing_date) > now.getTime()) return 'not_yet_due';
-  if (PERSON_INITIATED.has(process)) return undefined;
-  if (isHeldByLadder(record, now)) return failureState(record) === 'parked' ? 'parked' : 'waiting';
-  if (
-    process !== 'BALANCE_WEBHOOK' &&
-    record.billing_status === 'FAILED' &&
-    record.last_attempt_date !== undefined &&
-    Date.parse(record.last_attempt_date) + DAILY_RETRY_MS > now.getTime()
-  ) {
-    return 'not_yet_due';
-  }
-  if (record.payment_method === 'ach' && (record.ach_blocked || record.ach_unauthorized || pastRepresentmentWindow(record, now))) {
-    return 'ach_blocked';
-  }
-  if (record.card_disputed) return 'disputed';
-  return undefined;
-}
-
-/** A returned debit may be re-presented only within 180 days of the original entry (NACHA). */
-function pastRepresentmentWindow(record: BillingRecord, now: Date): boolean {
-  if (!record.ach_represented || record.ach_original_entry_date === undefined) return false;
-  return now.getTime() - Date.parse(record.ach_original_entry_date) > ACH_REPRESENTMENT_WINDOW_MS;
-}
-
-interface BalanceDecision {
-  readonly open: boolean;
-  readonly context: DecisionContext;
-}
-
-/** The balance gate and the decision context it observed (DESIGN 2.5); consults nothing new. */
-function balanceDecision(record: BillingRecord, account: AccountSnapshot, process: Process, balance?: BalanceObservation): BalanceDecision {
-  const context: DecisionContext = { data_payment_method: record.payment_method };
-  const observe = <K extends keyof DecisionContext>(key: K, value: DecisionContext[K] | undefined) => {
-    if (value !== undefined) context[key] = value;
-  };
-  if (balance) {
-    observe('data_institution_id', balance.institution_id ?? account.institution_id);
-    observe('data_available_balance_cents', balance.available_balance_cents);
-    observe('data_current_balance_cents', balance.current_balance_cents);
-    observe('data_calc_available_balance_cents', balance.calc_available_balance_cents);
-    observe('data_threshold_cents', balance.threshold_cents);
-    observe('data_debit_card_valid', account.debit_card_valid);
-    observe('data_blocklisted', account.blocklisted);
-    const source = balance.calc_available_balance_cents !== undefined ? 'calc_available' : 'available';
-    const observed = source === 'calc_available' ? balance.calc_available_balance_cents! : balance.available_balance_cents;
-    context.data_balance_source = source;
-    const open = observed >= Math.max(balance.threshold_cents, record.amount_cents) && account.blocklisted !== true;
-    return { open, context };
-  }
-  if (SCHEDULED_GATE.has(process) && record.payment_method !== 'card') {
-    observe('data_institution_id', account.institution_id);
-    observe('data_available_balance_cents', account.available_balance_cents);
-    observe('data_current_balance_cents', account.current_balance_cents);
-    observe('data_institution_unreliable', account.institution_unreliable);
-    const source = account.available_balance_cents !== undefined ? 'available' : account.current_balance_cents !== undefined ? 'current' : undefined;
-    if (source === undefined) return { open: true, context };
-    context.data_balance_source = source;
-    const observed = source === 'available' ? account.available_balance_cents! : account.current_balance_cents!;
-    let open = observed >= record.amount_cents;
-    if (!open && process === 'SCHEDULED' && account.ml_override !== undefined) {
-      context.data_ml_override = account.ml_override;
-      open = account.ml_override;
-    }
-    return { open, context };
-  }
-  if (process === 'MANUAL') {
-    observe('data_institution_id', account.institution_id);
-    observe('data_debit_card_valid', account.debit_card_valid);
-  }
-  return { open: true, context };
-}
-
 function afterSubmission(read: BillingRecord, result: PaymentResult, now: Date, process: Process): BillingRecord {
   const at = formatInstant(now);
   const set: Partial<BillingRecord> = {
@@ -288,6 +165,15 @@ function afterSubmission(read: BillingRecord, result: PaymentResult, now: Date, 
   }
 }
 
+/** The five failure attributes removed: a write that changes the due work without moving the due key. */
+const VOIDED_FAILURE = {
+  billing_failed_for: undefined,
+  billing_failure_count: undefined,
+  billing_failed_at: undefined,
+  billing_next_attempt_at: undefined,
+  billing_last_error: undefined,
+} as const;
+
 /** Step 5: one transaction with the audit row (decision context) and, after a first attempt, the next period. */
 async function commitAttempt(
   deps: AttemptDeps,
@@ -300,7 +186,7 @@ async function commitAttempt(
 ): Promise<AttemptOutcome> {
   const history = historyRowOf(after, { ...context, actor: request.actor, reason: request.reason });
   const leftPending = read.billing_status === 'PENDING';
-  const next = leftPending ? nextPeriodRecord(after, now, deps.ids, after.last_run_date) : undefined;
+  const next = leftPending ? successorRecord(after, now, deps.ids, after.last_run_date) : undefined;
   await deps.billing.commit({
     writes: [{ kind: 'update', record: after, expectedVersion: read.version }],
     history: [history],
@@ -309,20 +195,21 @@ async function commitAttempt(
   return outcome;
 }
 
-/** A PAUSED record whose period has come: skip it and open the next (still paused while months remain). */
+/**
+ * A PAUSED record whose period has come: skip it and open the next one calendar month later, still
+ * paused while months remain (the successor rule in intent.ts counts the months).
+ */
 async function advancePause(deps: AttemptDeps, read: BillingRecord, now: Date, process: Process): Promise<AttemptOutcome> {
   if (Date.parse(read.billing_date) > now.getTime()) return { kind: 'not_due', reason: 'not_yet_due', record: read };
-  const after = applyBillingEvent(read, 'PAUSE_SKIPPED', now, { process, updatedEvent: 'PAUSE_SKIPPED' });
-  const monthsLeft = Math.max(0, (read.paused_months ?? 1) - 1);
-  const next = nextPeriodRecord(after, now, deps.ids, after.last_run_date,
-    monthsLeft > 0
-      ? { billing_status: 'PAUSED', paused_months: monthsLeft, updated_event: 'PAUSED', process }
-      : { billing_status: 'PENDING', updated_event: 'RESUMED', process },
-  );
+  // The skipped month is spent: the pause months move to the successor (paused_months is non-zero only while PAUSED).
+  const { paused_months: _spent, ...rest } = intentOf(read);
+  const after = applyIntentChange(read, 'PAUSE_SKIPPED', now, rest, { process, updatedEvent: 'PAUSE_SKIPPED' });
+  const planned = successorRecord(read, now, deps.ids, after.last_run_date, { process });
+  const next = planned && { ...planned, updated_event: planned.billing_status === 'PAUSED' ? ('PAUSED' as const) : ('RESUMED' as const) };
   await deps.billing.commit({
     writes: [{ kind: 'update', record: after, expectedVersion: read.version }],
     history: [historyRowOf(after)],
-    createIfAbsent: { record: next, history: historyRowOf(next) },
+    ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
   });
   return { kind: 'pause_advanced', record: after };
 }

@@ -1,8 +1,8 @@
-import { AlreadyExistsError, DomainError, NotFoundError } from './errors.js';
-import type { Clock, Page, PageRequest, PaymentProcessor, PaymentResult, PaymentsStore } from './ports.js';
-import type { LoanPayment, LoanPaymentStatus } from './records.js';
-import { formatInstant } from './time.js';
-import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js';
+import { AlreadyExistsError, DomainError, NotFoundError } from '../errors.js';
+import type { Clock, Page, PageRequest, PaymentProcessor, PaymentResult, PaymentsStore } from '../ports.js';
+import type { LoanPayment, LoanPaymentStatus } from '../records.js';
+import { formatInstant } from '../time.js';
+import { loanPaymentTransitions, type LoanPaymentEvent } from '../transitions.js';
 
 /**
  * Loan payments made by the user (DESIGN 2.7, seed 004): create PENDING, submit through the

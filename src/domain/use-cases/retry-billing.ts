@@ -1,9 +1,9 @@
-import { runCollectionAttempt, saveFailure, type AttemptDeps, type AttemptOutcome } from './attempt.js';
-import { applyBillingEvent, freshStamp, historyRowOf, nextPeriodRecord } from './billing-record.js';
-import { NotFoundError, PreconditionFailedError, UnbilledPeriodError } from './errors.js';
-import { billingFailureView, type BillingFailureView } from './ladder.js';
-import { acquireUserLock, type HeldLock } from './lock.js';
-import type { BillingRecord } from './records.js';
+import { applyBillingEvent, historyRowOf } from '../billing-record.js';
+import { isCollectibleAndDue } from '../collectible.js';
+import { billingFailureView, type BillingFailureView } from '../ladder.js';
+import type { BillingRecord } from '../records.js';
+import { runCollectionAttempt, saveFailure, type AttemptDeps, type AttemptOutcome } from './collect.js';
+import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
 export const NO_PROGRESS_ERROR = 'The attempt completed but the subscription is still due.';
 
@@ -13,45 +13,6 @@ export interface RetryBillingResult {
   readonly still_due: boolean;
   readonly subscription: BillingRecord;
   readonly attempt: AttemptOutcome['kind'];
-}
-
-interface ActorRequest {
-  readonly subscriptionId: string;
-  readonly owner: string;
-  readonly actor?: string | undefined;
-  readonly reason?: string | undefined;
-  readonly signal?: AbortSignal;
-}
-
-async function lockFor(deps: AttemptDeps, userId: string, owner: string): Promise<HeldLock> {
-  return acquireUserLock(deps.locks, deps.clock, userId, owner, {
-    newVersion: () => deps.ids.newId(),
-    ...(deps.lockLeaseMs !== undefined ? { leaseMs: deps.lockLeaseMs } : {}),
-    ...(deps.lockHeartbeatMs !== undefined ? { heartbeatMs: deps.lockHeartbeatMs } : {}),
-  });
-}
-
-async function findOrThrow(deps: AttemptDeps, subscriptionId: string): Promise<BillingRecord> {
-  const found = await deps.billing.findBySubscriptionId(subscriptionId);
-  if (!found) throw new NotFoundError(`subscription ${subscriptionId} not found`);
-  return found;
-}
-
-/** Locates the subscription, takes its user's lock, reads it strongly consistent, runs `work`, releases. */
-async function withLockedSubscription<T>(
-  deps: AttemptDeps,
-  request: ActorRequest,
-  work: (read: BillingRecord, lock: HeldLock) => Promise<T>,
-): Promise<T> {
-  const located = await findOrThrow(deps, request.subscriptionId);
-  const lock = await lockFor(deps, located.user_id, request.owner);
-  try {
-    const read = await deps.billing.get(located);
-    if (!read) throw new NotFoundError(`subscription ${request.subscriptionId} not found`);
-    return await work(read, lock);
-  } finally {
-    await lock.release();
-  }
 }
 
 /**
@@ -64,7 +25,7 @@ export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Pr
     const now = deps.clock.now();
     const cleared = applyBillingEvent(read, 'BILLING_RETRY_REQUESTED', now, {
       process: 'OPERATOR_RETRY',
-      ...(read.updated_event === 'CANCEL_REQUESTED' ? {} : { updatedEvent: 'BILLING_RETRY_REQUESTED' as const }),
+      updatedEvent: 'BILLING_RETRY_REQUESTED',
       set: {
         billing_failed_for: undefined,
         billing_failure_count: undefined,
@@ -121,8 +82,7 @@ async function retryResult(
     case 'not_due':
     case 'gate_closed': {
       const current = (await deps.billing.get(read)) ?? cleared;
-      const due = current.billing_status === 'PENDING' || current.billing_status === 'FAILED';
-      if (!due || Date.parse(current.billing_date) > deps.clock.now().getTime()) {
+      if (!isCollectibleAndDue(current, deps.clock.now())) {
         return { ...base, outcome: 'billed', still_due: false, subscription: current };
       }
       // A clean return that leaves the subscription due is saved as "no progress" (ADR-119).
@@ -133,89 +93,3 @@ async function retryResult(
   }
 }
 
-export interface ManualPayResult {
-  readonly replayed: boolean;
-  readonly outcome: AttemptOutcome;
-  readonly subscription: BillingRecord;
-}
-
-/**
- * Manual pay (DESIGN 8): the attempt with process MANUAL. A repeat of the same Idempotency-Key is
- * answered with the record as it is, never re-run.
- */
-export async function manualPay(
-  deps: AttemptDeps,
-  request: ActorRequest & { readonly idempotencyKey: string },
-): Promise<ManualPayResult> {
-  const located = await findOrThrow(deps, request.subscriptionId);
-  if (located.last_request_key === request.idempotencyKey) {
-    return { replayed: true, outcome: { kind: 'not_due', reason: 'status', record: located }, subscription: located };
-  }
-  const outcome = await runCollectionAttempt(deps, {
-    key: located,
-    process: 'MANUAL',
-    owner: request.owner,
-    actor: request.actor,
-    reason: request.reason,
-    requestKey: request.idempotencyKey,
-    ...(request.signal ? { signal: request.signal } : {}),
-  });
-  const current = 'record' in outcome && outcome.record ? outcome.record : ((await deps.billing.get(located)) ?? located);
-  if (outcome.kind === 'not_due' && current.last_request_key === request.idempotencyKey) {
-    return { replayed: true, outcome, subscription: current };
-  }
-  return { replayed: false, outcome, subscription: current };
-}
-
-/** Waive (operator): writes a period off without payment; the reason is required and audited. */
-export async function waive(deps: AttemptDeps, request: ActorRequest & { readonly reason: string }): Promise<BillingRecord> {
-  return withLockedSubscription(deps, request, async (read) => {
-    const now = deps.clock.now();
-    const after = applyBillingEvent(read, 'WAIVED', now, { process: 'UNKNOWN', updatedEvent: 'WAIVED' });
-    const next = read.billing_status === 'PENDING' || read.billing_status === 'PAUSED'
-      ? nextPeriodRecord(after, now, deps.ids, after.last_run_date)
-      : undefined;
-    await deps.billing.commit({
-      writes: [{ kind: 'update', record: after, expectedVersion: read.version }],
-      history: [historyRowOf(after, { actor: request.actor, reason: request.reason })],
-      ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
-    });
-    return after;
-  });
-}
-
-/**
- * Due-date change (DESIGN 8): delete-then-put in one transaction. Refused with `unbilled_period`
- * when the period is already due and unbilled.
- */
-export async function changeBillingDate(
-  deps: AttemptDeps,
-  request: ActorRequest & { readonly billingDate: string },
-): Promise<BillingRecord> {
-  return withLockedSubscription(deps, request, async (read) => {
-    const now = deps.clock.now();
-    if ((read.billing_status === 'PENDING' || read.billing_status === 'FAILED') && Date.parse(read.billing_date) <= now.getTime()) {
-      throw new UnbilledPeriodError(`subscription ${read.subscription_id} is due and unbilled; bill or waive it first`);
-    }
-    if (Date.parse(request.billingDate) <= now.getTime()) {
-      throw new PreconditionFailedError('billing_date_in_past', 'the new billing date must be in the future');
-    }
-    if (request.billingDate === read.billing_date) return read;
-    const moved = applyBillingEvent(read, 'DUE_DATE_CHANGED', now, {
-      updatedEvent: 'DUE_DATE_CHANGED',
-      set: { billing_date: request.billingDate, version: 0 },
-    });
-    moved.version = 0;
-    const deletedRow = historyRowOf({ ...read, last_run_date: moved.last_run_date, updated_event: 'DUE_DATE_CHANGED', version: read.version + 1 }, { actor: request.actor, reason: request.reason });
-    const createdRow = historyRowOf({ ...moved, last_run_date: freshStamp(now, moved.last_run_date) }, { actor: request.actor, reason: request.reason });
-    moved.last_run_date = createdRow.last_run_date;
-    await deps.billing.commit({
-      writes: [
-        { kind: 'delete', key: read, expectedVersion: read.version },
-        { kind: 'create', record: moved },
-      ],
-      history: [deletedRow, createdRow],
-    });
-    return moved;
-  });
-}

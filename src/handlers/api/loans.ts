@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import { getLoanPayment, listLoanPayments, makeLoanPayment } from '../../domain/loan-payments.js';
+import { getLoanPayment, listLoanPayments, makeLoanPayment } from '../../domain/use-cases/make-loan-payment.js';
 import { positiveCentsSchema } from '../../domain/money.js';
 import { loanPaymentStatusSchema } from '../../domain/records.js';
 import { json, parseJsonBody, type HttpResult } from '../shared/http.js';

@@ -1,9 +1,12 @@
 import { attemptDepsOf } from '../shared/attempt-deps.js';
 import * as z from 'zod';
-import type { AttemptDeps, AttemptOutcome } from '../../domain/attempt.js';
+import type { AttemptDeps, AttemptOutcome } from '../../domain/use-cases/collect.js';
 import { LockedError } from '../../domain/errors.js';
 import { billingFailureView } from '../../domain/ladder.js';
-import { changeBillingDate, manualPay, retryBilling, waive } from '../../domain/operator.js';
+import { changeBillingDate } from '../../domain/use-cases/change-billing-date.js';
+import { manualPay } from '../../domain/use-cases/manual-pay.js';
+import { retryBilling } from '../../domain/use-cases/retry-billing.js';
+import { waive } from '../../domain/use-cases/waive.js';
 import type { BillingRecord } from '../../domain/records.js';
 import { instantSchema } from '../../domain/time.js';
 import { json, parseJsonBody, type HttpResult } from '../shared/http.js';

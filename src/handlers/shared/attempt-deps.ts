@@ -1,4 +1,4 @@
-import type { AttemptDeps } from '../../domain/attempt.js';
+import type { AttemptDeps } from '../../domain/use-cases/collect.js';
 import type { AppDeps } from '../../runtime/deps.js';
 import type { Logger } from '../../runtime/logger.js';
 

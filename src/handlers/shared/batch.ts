@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
-import type { AttemptDeps, AttemptOutcome } from '../../domain/attempt.js';
+import type { AttemptDeps, AttemptOutcome } from '../../domain/use-cases/collect.js';
 import type { AppDeps } from '../../runtime/deps.js';
 import type { Logger } from '../../runtime/logger.js';
 import { attemptDepsOf } from './attempt-deps.js';

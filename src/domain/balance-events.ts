@@ -1,0 +1,21 @@
+import * as z from 'zod';
+import { idSchema } from './ids.js';
+import { instantSchema } from './time.js';
+
+const balanceCents = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+
+/**
+ * DESIGN 8 `POST /webhooks/balance`, as the API enqueues it and the webhook-balance-worker reads it
+ * (one schema for the producer and the consumer). Balances may be negative (overdrawn).
+ */
+export const balanceEventSchema = z.object({
+  // The queue message id and the worker's dedup key: an id, not free text.
+  event_id: idSchema,
+  user_id: idSchema,
+  institution_id: z.string().min(1).max(128),
+  available_balance_cents: balanceCents,
+  current_balance_cents: balanceCents,
+  calc_available_balance_cents: balanceCents.optional(),
+  occurred_at: instantSchema,
+});
+export type BalanceEvent = z.infer<typeof balanceEventSchema>;

@@ -1,0 +1,126 @@
+import { ACH_REPRESENTMENT_WINDOW_MS } from './ach-outcomes.js';
+import { isHeldByLadder, failureState } from './ladder.js';
+import type { AccountSnapshot } from './ports.js';
+import { COLLECTIBLE_STATUSES, type BillingRecord, type DecisionContext, type Process } from './records.js';
+
+/**
+ * The gate of the collection attempt (DESIGN 3 step 3): the one "collectible and due" predicate,
+ * the holds, and the balance gate. The collections planner, the balance webhook, memberships and
+ * the operator actions all ask these, never an inline copy.
+ */
+
+/** Balances observed by a balance webhook (DESIGN 8 `POST /webhooks/balance`). */
+export interface BalanceObservation {
+  readonly institution_id?: string | undefined;
+  readonly available_balance_cents: number;
+  readonly current_balance_cents: number;
+  readonly calc_available_balance_cents?: number | undefined;
+  readonly threshold_cents: number;
+}
+
+export type NotDueReason =
+  | 'not_found'
+  | 'status'
+  | 'not_yet_due'
+  | 'waiting'
+  | 'parked'
+  | 'ach_blocked'
+  | 'disputed';
+
+const DAILY_RETRY_MS = 24 * 60 * 60 * 1000;
+/** Paths started by a person: they bypass the daily-retry wait, the ladder's wait and ACH holds. */
+const PERSON_INITIATED: ReadonlySet<Process> = new Set(['MANUAL', 'OPERATOR_RETRY']);
+/** Paths whose balance gate is the account's balance against the amount. */
+const SCHEDULED_GATE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
+/** Paths that may advance an expired pause window (a payment path never skips a period). */
+const PAUSE_RUNS: ReadonlySet<Process> = new Set(['PAUSE', 'BATCH']);
+
+export function mayAdvancePause(process: Process): boolean {
+  return PAUSE_RUNS.has(process);
+}
+
+export const GATE_CLOSED_ERROR = 'Insufficient available balance.';
+
+/** Collectible (PENDING or FAILED) and its billing date has come: the period is owed now. */
+export function isCollectibleAndDue(record: Pick<BillingRecord, 'billing_status' | 'billing_date'>, now: Date): boolean {
+  return COLLECTIBLE_STATUSES.has(record.billing_status) && Date.parse(record.billing_date) <= now.getTime();
+}
+
+/**
+ * Why a collectible record is not to be attempted now by `process`, or undefined when it is. The
+ * collections-job plans with the same rule (ADR-119's gate); the attempt checks it again after its read.
+ */
+export function dueGate(record: BillingRecord, now: Date, process: Process): NotDueReason | undefined {
+  if (!COLLECTIBLE_STATUSES.has(record.billing_status)) return 'status';
+  if (!isCollectibleAndDue(record, now)) return 'not_yet_due';
+  if (PERSON_INITIATED.has(process)) return undefined;
+  if (isHeldByLadder(record, now)) return failureState(record) === 'parked' ? 'parked' : 'waiting';
+  if (
+    process !== 'BALANCE_WEBHOOK' &&
+    record.billing_status === 'FAILED' &&
+    record.last_attempt_date !== undefined &&
+    Date.parse(record.last_attempt_date) + DAILY_RETRY_MS > now.getTime()
+  ) {
+    return 'not_yet_due';
+  }
+  if (record.payment_method === 'ach' && (record.ach_blocked || record.ach_unauthorized || pastRepresentmentWindow(record, now))) {
+    return 'ach_blocked';
+  }
+  if (record.card_disputed) return 'disputed';
+  return undefined;
+}
+
+/** A returned debit may be re-presented only within 180 days of the original entry (NACHA). */
+function pastRepresentmentWindow(record: BillingRecord, now: Date): boolean {
+  if (!record.ach_represented || record.ach_original_entry_date === undefined) return false;
+  return now.getTime() - Date.parse(record.ach_original_entry_date) > ACH_REPRESENTMENT_WINDOW_MS;
+}
+
+export interface BalanceDecision {
+  readonly open: boolean;
+  readonly context: DecisionContext;
+}
+
+/** The balance gate and the decision context it observed (DESIGN 2.5); consults nothing new. */
+export function balanceDecision(record: BillingRecord, account: AccountSnapshot, process: Process, balance?: BalanceObservation): BalanceDecision {
+  const context: DecisionContext = { data_payment_method: record.payment_method };
+  const observe = <K extends keyof DecisionContext>(key: K, value: DecisionContext[K] | undefined) => {
+    if (value !== undefined) context[key] = value;
+  };
+  if (balance) {
+    observe('data_institution_id', balance.institution_id ?? account.institution_id);
+    observe('data_available_balance_cents', balance.available_balance_cents);
+    observe('data_current_balance_cents', balance.current_balance_cents);
+    observe('data_calc_available_balance_cents', balance.calc_available_balance_cents);
+    observe('data_threshold_cents', balance.threshold_cents);
+    observe('data_debit_card_valid', account.debit_card_valid);
+    observe('data_blocklisted', account.blocklisted);
+    const source = balance.calc_available_balance_cents !== undefined ? 'calc_available' : 'available';
+    const observed = source === 'calc_available' ? balance.calc_available_balance_cents! : balance.available_balance_cents;
+    context.data_balance_source = source;
+    const open = observed >= Math.max(balance.threshold_cents, record.amount_cents) && account.blocklisted !== true;
+    return { open, context };
+  }
+  if (SCHEDULED_GATE.has(process) && record.payment_method !== 'card') {
+    observe('data_institution_id', account.institution_id);
+    observe('data_available_balance_cents', account.available_balance_cents);
+    observe('data_current_balance_cents', account.current_balance_cents);
+    observe('data_institution_unreliable', account.institution_unreliable);
+    const source = account.available_balance_cents !== undefined ? 'available' : account.current_balance_cents !== undefined ? 'current' : undefined;
+    if (source === undefined) return { open: true, context };
+    context.data_balance_source = source;
+    const observed = source === 'available' ? account.available_balance_cents! : account.current_balance_cents!;
+    let open = observed >= record.amount_cents;
+    if (!open && process === 'SCHEDULED' && account.ml_override !== undefined) {
+      context.data_ml_override = account.ml_override;
+      open = account.ml_override;
+    }
+    return { open, context };
+  }
+  if (process === 'MANUAL') {
+    observe('data_institution_id', account.institution_id);
+    observe('data_debit_card_valid', account.debit_card_valid);
+  }
+  return { open: true, context };
+}
+

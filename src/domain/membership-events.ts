@@ -1,0 +1,37 @@
+import * as z from 'zod';
+import { dollarStringSchema, dollarsToCents } from './money.js';
+import { fridayBillingSchema, paymentMethodSchema, termSchema } from './records.js';
+import { instantSchema } from './time.js';
+
+/** A memberships-stream record (DESIGN 7): one schema for the producer and the consumer. */
+
+const planSchema = z.object({
+  amount: dollarStringSchema
+    .transform((dollars) => dollarsToCents(dollars))
+    .refine((cents) => cents > 0, 'the plan amount must be positive'),
+  term: termSchema,
+  tier: z.string().min(1),
+  payment_method: paymentMethodSchema,
+  account_last_four: z.string().regex(/^\d{4}$/, 'four digits').optional(),
+  first_billing_date: instantSchema,
+  friday_billing: fridayBillingSchema.optional(),
+});
+
+const base = {
+  event_id: z.string().min(1).max(256),
+  user_id: z.string().min(1).max(256),
+  occurred_at: instantSchema,
+};
+
+export const membershipEventSchema = z.discriminatedUnion('type', [
+  z.object({ ...base, type: z.literal('NEW'), plan: planSchema }),
+  z.object({ ...base, type: z.literal('PAUSE'), months: z.number().int().min(1).max(12) }),
+  z.object({ ...base, type: z.literal('UNPAUSE') }),
+  z.object({ ...base, type: z.literal('CANCEL') }),
+  z.object({ ...base, type: z.literal('CLOSEACCOUNT') }),
+  z.object({ ...base, type: z.literal('REACTIVATE') }),
+  z.object({ ...base, type: z.literal('BAN') }),
+]);
+export type MembershipEvent = z.infer<typeof membershipEventSchema>;
+export type MembershipEventType = MembershipEvent['type'];
+

@@ -1,0 +1,60 @@
+import { historyRowOf } from '../billing-record.js';
+import { decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchEffect, type AchEvent, type AchIgnoreReason } from '../ach-outcomes.js';
+import { ConcurrentModificationError } from '../errors.js';
+import type { BillingStore, Clock, PaymentsStore } from '../ports.js';
+
+/**
+ * Apply an ACH outcome (DESIGN 4): settlement, return, refund or chargeback of a debit the processor
+ * accepted earlier, written with the record's version as the fence (the ach-handler takes no lock).
+ */
+
+
+export interface AchOutcomePorts {
+  readonly clock: Clock;
+  readonly billing: BillingStore;
+  readonly payments: PaymentsStore;
+}
+
+export type AchResult =
+  | { readonly kind: 'applied'; readonly effect: AchEffect; readonly status: string; readonly amount_mismatch: boolean }
+  | { readonly kind: 'ignored'; readonly reason: AchIgnoreReason; readonly status?: string }
+  /** Answered 409 `not_yet_recorded`: the sender delivers it again (DESIGN 4.1). */
+  | { readonly kind: 'not_yet_recorded'; readonly status: string };
+
+/**
+ * Reads the referenced record (strongly consistent), decides, and writes conditional on the
+ * version it read. A ConcurrentModificationError re-reads and decides once more; a second one is
+ * thrown (the sender retries).
+ */
+export async function applyAchEvent(ports: AchOutcomePorts, event: AchEvent): Promise<AchResult> {
+  try {
+    return await applyOnce(ports, event);
+  } catch (error) {
+    if (!(error instanceof ConcurrentModificationError)) throw error;
+    return applyOnce(ports, event);
+  }
+}
+
+async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchResult> {
+  const ref = event.reference;
+  const now = ports.clock.now();
+  if (ref.kind === 'subscription') {
+    const record = await ports.billing.get({ user_id: ref.user_id, billing_date: ref.billing_date });
+    if (!record) return { kind: 'ignored', reason: 'not_found' };
+    const decision = decideSubscriptionOutcome(record, event, now);
+    if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: record.billing_status };
+    if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: record.billing_status };
+    await ports.billing.commit({
+      writes: [{ kind: 'update', record: decision.after, expectedVersion: record.version }],
+      history: [historyRowOf(decision.after)],
+    });
+    return { kind: 'applied', effect: decision.effect, status: decision.after.billing_status, amount_mismatch: event.amount_cents !== record.amount_cents };
+  }
+  const payment = await ports.payments.get(ref.user_id, ref.loan_id, ref.payment_id);
+  if (!payment) return { kind: 'ignored', reason: 'not_found' };
+  const decision = decideLoanPaymentOutcome(payment, event, now);
+  if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: payment.loc_status };
+  if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
+  await ports.payments.update(decision.after, payment.version);
+  return { kind: 'applied', effect: decision.effect, status: decision.after.loc_status, amount_mismatch: event.amount_cents !== payment.loc_amount };
+}

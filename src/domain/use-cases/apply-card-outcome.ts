@@ -1,0 +1,69 @@
+import { firstBillingRecord, historyRowOf } from '../billing-record.js';
+import type { CardDecision, CardOutcomePorts, CardResult, CheckoutCompleted, PaymentIntentOutcome } from '../card-outcomes.js';
+import { AlreadyExistsError, ConcurrentModificationError } from '../errors.js';
+import { hasOpenChain } from '../intent.js';
+import { withUserLock, type LockDeps } from '../lock.js';
+import type { IdGenerator } from '../billing-record.js';
+import type { BillingRecord } from '../records.js';
+
+/** Apply a card outcome from a Stripe webhook (DESIGN 6): checkout, PaymentIntent and charge events. */
+
+/** Records of the user read to see whether a chain is open. */
+const RECENT_RECORDS = 24;
+
+/**
+ * checkout.session.completed: opens the user's billing chain with its first record (PENDING, paid by
+ * card), under the user's lock so that it cannot race a NEW membership. A record already at that date
+ * is a replay; any other open chain means the user is already a member (DESIGN 2.9): nothing is created.
+ */
+export async function applyCheckoutCompleted(ports: CardOutcomePorts & LockDeps, input: CheckoutCompleted, owner: string): Promise<CardResult> {
+  return withUserLock(ports, input.user_id, owner, () => openChain(ports, input));
+}
+
+async function openChain(ports: CardOutcomePorts, input: CheckoutCompleted): Promise<CardResult> {
+  const existing = await ports.billing.get({ user_id: input.user_id, billing_date: input.first_billing_date });
+  if (existing) return { kind: 'ignored', reason: 'already_applied', record: existing };
+  const recent = (await ports.billing.listByUser(input.user_id, { limit: RECENT_RECORDS })).items;
+  if (hasOpenChain(recent)) return { kind: 'ignored', reason: 'already_member', record: recent[0]! };
+  const record = firstBillingRecord(
+    {
+      user_id: input.user_id,
+      amount_cents: input.amount_cents,
+      term: input.term,
+      tier: input.tier,
+      payment_method: 'card',
+      first_billing_date: input.first_billing_date,
+      friday_billing: input.friday_billing,
+    },
+    ports.clock.now(),
+    ports.ids,
+  );
+  try {
+    await ports.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
+  } catch (error) {
+    // A concurrent delivery created it between our read and our write.
+    if (error instanceof AlreadyExistsError) return { kind: 'ignored', reason: 'already_applied' };
+    throw error;
+  }
+  return { kind: 'applied', record };
+}
+
+type Decide<I> = (record: BillingRecord, input: I, now: Date, ids: IdGenerator) => CardDecision;
+
+/** Read (strongly consistent), decide, commit on the read version; one re-read after a conflict. */
+export async function applyCardOutcome<I extends PaymentIntentOutcome>(ports: CardOutcomePorts, decide: Decide<I>, input: I): Promise<CardResult> {
+  const once = async (): Promise<CardResult> => {
+    const record = await ports.billing.get({ user_id: input.reference.user_id, billing_date: input.reference.billing_date });
+    if (!record) return { kind: 'ignored', reason: 'not_found' };
+    const decision = decide(record, input, ports.clock.now(), ports.ids);
+    if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, record };
+    await ports.billing.commit(decision.tx);
+    return { kind: 'applied', record: decision.after };
+  };
+  try {
+    return await once();
+  } catch (error) {
+    if (!(error instanceof ConcurrentModificationError)) throw error;
+    return once();
+  }
+}

@@ -1,0 +1,29 @@
+import { applyIntentChange, historyRowOf, successorRecord } from '../billing-record.js';
+import { intentOf } from '../intent.js';
+import type { BillingRecord } from '../records.js';
+import type { AttemptDeps } from './collect.js';
+import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
+
+/**
+ * Waive (operator): writes a period off without payment; the reason is required and audited. The
+ * member's intent decides what follows, as for any period: no successor after a cancel request, and
+ * a waived paused month still counts as one of the pause's months (the rest of the pause is kept).
+ */
+export async function waive(deps: AttemptDeps, request: ActorRequest & { readonly reason: string }): Promise<BillingRecord> {
+  return withLockedSubscription(deps, request, async (read) => {
+    const now = deps.clock.now();
+    // The waived month is spent like a skipped one: paused_months moves to the successor.
+    const { paused_months: _spent, ...intent } = intentOf(read);
+    const after = applyIntentChange(read, 'WAIVED', now, intent, { process: 'UNKNOWN', updatedEvent: 'WAIVED' });
+    // A FAILED period opened its successor when it left PENDING.
+    const opensSuccessor = read.billing_status === 'PENDING' || read.billing_status === 'PAUSED';
+    const next = opensSuccessor ? successorRecord(read, now, deps.ids, after.last_run_date) : undefined;
+    await deps.billing.commit({
+      writes: [{ kind: 'update', record: after, expectedVersion: read.version }],
+      history: [historyRowOf(after, { actor: request.actor, reason: request.reason })],
+      ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
+    });
+    return after;
+  });
+}
+
