@@ -271,7 +271,8 @@ describe('crash injection on the memberships-consumer', () => {
         setOutcome(record.user_id, 'approve');
         const kin = kinesisRecord(membership('PAUSE', record.user_id, { months: 2 }));
         const first = await createMembershipsConsumerHandler(processDeps(new FaultInjector([spec(point, 'crash')])))(kinesisEvent([kin]));
-        expect(first.batchItemFailures).toHaveLength(1);
+        // A failed release after the change committed does not fail the record: the committed result stands (DESIGN 3.1).
+        expect(first.batchItemFailures, point).toHaveLength(point === 'lock.release.before' ? 0 : 1);
         app.clock.advance(LEASE_MS + 1);
         const again = await createMembershipsConsumerHandler(app.deps)(kinesisEvent([kin]));
         expect(again.batchItemFailures, point).toEqual([]);
