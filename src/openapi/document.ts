@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { achEventSchema } from '../domain/ach-outcomes.js';
 import { instantSchema } from '../domain/time.js';
 import { stripeEventEnvelopeSchema } from '../adapters/stripe/events.js';
-import { balanceEventSchema } from '../handlers/api/balance.js';
+import { balanceEventSchema } from '../domain/balance-events.js';
 import * as loans from '../handlers/api/loans.js';
 import { idempotencyKeySchema, pageQuerySchema } from '../handlers/api/request.js';
 import { API_ROUTES } from '../handlers/api/routes.js';
