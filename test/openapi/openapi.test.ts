@@ -138,7 +138,8 @@ beforeAll(async () => {
       body: achEventBody(read, 'settled', 'conf-unknown', formatInstant(app.clock.now())),
       build: (body) => achDelivery(body, { signedAtMs: app.wallClock.now().getTime() }),
       send: async (event) => responseOf(await ach(event)),
-      status: 200,
+      // The record is still PENDING: an outcome for a submission not recorded yet is 409 not_yet_recorded (DESIGN 4.1).
+      status: 409,
     },
     {
       routeKey: 'POST /webhooks/stripe',
