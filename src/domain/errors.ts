@@ -9,6 +9,13 @@ export abstract class DomainError extends Error {
   }
 }
 
+/**
+ * A fault of the system itself, never of the request: a corrupt stored item, a write set the store
+ * refuses, an interrupted invocation, a lost lock. The API answers 500 with a generic message and a
+ * reference (the details go to the log only); no input may cause one. Conflicts are not faults.
+ */
+export abstract class InternalFaultError extends DomainError {}
+
 export class IllegalTransitionError extends DomainError {
   override readonly name = 'IllegalTransitionError';
   readonly code = 'illegal_transition';
@@ -45,7 +52,7 @@ export class LockedError extends DomainError {
 }
 
 /** The lease on a held lock was lost (heartbeat failed); the holder must stop writing. */
-export class LockLostError extends DomainError {
+export class LockLostError extends InternalFaultError {
   override readonly name = 'LockLostError';
   readonly code = 'lock_lost';
 }
@@ -73,7 +80,7 @@ export class TransientError extends DomainError {
 }
 
 /** The invocation's own deadline or abort signal: never counted. */
-export class InterruptedError extends DomainError {
+export class InterruptedError extends InternalFaultError {
   override readonly name = 'InterruptedError';
   readonly code = 'interrupted';
 }

@@ -1,4 +1,4 @@
-import { AlreadyExistsError, ConcurrentModificationError, DomainError, InterruptedError, TransientError } from '../../domain/errors.js';
+import { AlreadyExistsError, ConcurrentModificationError, DomainError, InternalFaultError, InterruptedError, TransientError } from '../../domain/errors.js';
 
 /**
  * SDK errors → domain errors, by error name, code and CancellationReasons codes (never by
@@ -131,8 +131,8 @@ export function toDomainError(error: unknown, context: ErrorContext): unknown {
   return error;
 }
 
-/** A stored item that does not decode to its record: never silently repaired. */
-export class CorruptItemError extends DomainError {
+/** A stored item that does not decode to its record: never silently repaired. An internal fault (500). */
+export class CorruptItemError extends InternalFaultError {
   override readonly name = 'CorruptItemError';
   readonly code = 'corrupt_item';
 }
@@ -143,8 +143,8 @@ export class InvalidPageRequestError extends DomainError {
   readonly code = 'invalid_page_request';
 }
 
-/** A write set DynamoDB would reject outright (over 100 items, one key twice): a programming error. */
-export class InvalidTransactionError extends DomainError {
+/** A write set DynamoDB would reject outright (over 100 items, one key twice): a programming error, an internal fault (500). */
+export class InvalidTransactionError extends InternalFaultError {
   override readonly name = 'InvalidTransactionError';
   readonly code = 'invalid_transaction';
 }
