@@ -143,14 +143,14 @@ export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent
 
 function subscriptionReturn(record: BillingRecord, returnCode: string, now: Date): AchDecision<BillingRecord> {
   const codeClass = classifyReturnCode(returnCode);
-  if (codeClass === 'unauthorized') return subscriptionChargeback(record, now);
+  if (codeClass === 'unauthorized') return subscriptionChargeback(record, now, returnCode);
   if (codeClass === 'account_error') {
     return {
       kind: 'apply',
       effect: 'blocked',
       after: applyBillingEvent(record, 'ACH_RETURNED', now, {
         updatedEvent: 'ACH_RETURNED',
-        set: { payment_error: ACH_RETURN_MESSAGES.account_error, ach_blocked: true },
+        set: { payment_error: ACH_RETURN_MESSAGES.account_error, ach_blocked: true, ach_return_code: returnCode },
       }),
     };
   }
@@ -166,6 +166,7 @@ function subscriptionReturn(record: BillingRecord, returnCode: string, now: Date
       updatedEvent: 'ACH_RETURNED',
       set: {
         payment_error: ACH_RETURN_MESSAGES.represent,
+        ach_return_code: returnCode,
         ach_original_entry_date: original,
         // Counted when granted: the FAILED record's daily retry is the re-presentment.
         ...(mayRepresent ? { ach_represented: represented + 1 } : { ach_blocked: true }),
@@ -174,13 +175,13 @@ function subscriptionReturn(record: BillingRecord, returnCode: string, now: Date
   };
 }
 
-function subscriptionChargeback(record: BillingRecord, now: Date): AchDecision<BillingRecord> {
+function subscriptionChargeback(record: BillingRecord, now: Date, returnCode?: string): AchDecision<BillingRecord> {
   return {
     kind: 'apply',
     effect: 'unauthorized',
     after: applyBillingEvent(record, 'CHARGED_BACK', now, {
       updatedEvent: 'ACH_CHARGEBACK',
-      set: { payment_error: ACH_RETURN_MESSAGES.unauthorized, ach_unauthorized: true },
+      set: { payment_error: ACH_RETURN_MESSAGES.unauthorized, ach_unauthorized: true, ...(returnCode ? { ach_return_code: returnCode } : {}) },
     }),
   };
 }

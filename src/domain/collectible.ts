@@ -1,4 +1,4 @@
-import { ACH_REPRESENTMENT_WINDOW_MS } from './ach-outcomes.js';
+import { ACH_REPRESENTMENT_WINDOW_MS, MAX_ACH_REPRESENTMENTS, classifyReturnCode } from './ach-outcomes.js';
 import { isHeldByLadder, failureState } from './ladder.js';
 import type { AccountSnapshot } from './ports.js';
 import { COLLECTIBLE_STATUSES, type BillingRecord, type DecisionContext, type Process } from './records.js';
@@ -18,17 +18,31 @@ export interface BalanceObservation {
   readonly threshold_cents: number;
 }
 
-export type NotDueReason =
-  | 'not_found'
-  | 'status'
-  | 'not_yet_due'
-  | 'waiting'
-  | 'parked'
-  | 'ach_blocked'
-  | 'disputed';
+/**
+ * Holds that protect the payer or the rails (DESIGN 3.1). They bind every path: a person asking
+ * (manual pay, retry-billing) may skip the waits of the ladder and of the daily retry, never these.
+ * The code is the API's 409 code.
+ */
+export const HOLD_CODES = ['ach_authorization_required', 'ach_account_invalid', 'ach_representment_limit', 'card_disputed'] as const;
+export type HoldCode = (typeof HOLD_CODES)[number];
+
+/** Customer-safe texts of the 409 answers. */
+export const HOLD_MESSAGES: Readonly<Record<HoldCode, string>> = {
+  ach_authorization_required: 'the account holder reported an ACH debit of this period as unauthorized: a new authorization is required before it is debited again',
+  ach_account_invalid: 'the bank returned an ACH debit of this period for an account error (closed, missing or invalid account): a new account is required',
+  ach_representment_limit: 'this ACH debit was already presented again as often as NACHA allows (twice within 180 days of the original entry)',
+  card_disputed: 'the cardholder disputed a payment of this period: the card is not charged again',
+};
+
+export type NotDueReason = 'not_found' | 'status' | 'not_yet_due' | 'waiting' | 'parked' | HoldCode;
+
+const HOLD_CODE_SET: ReadonlySet<string> = new Set(HOLD_CODES);
+export function isHoldCode(reason: string): reason is HoldCode {
+  return HOLD_CODE_SET.has(reason);
+}
 
 const DAILY_RETRY_MS = 24 * 60 * 60 * 1000;
-/** Paths started by a person: they bypass the daily-retry wait, the ladder's wait and ACH holds. */
+/** Paths started by a person: they bypass the daily-retry wait and the ladder's wait, never a hold. */
 const PERSON_INITIATED: ReadonlySet<Process> = new Set(['MANUAL', 'OPERATOR_RETRY']);
 /** Paths whose balance gate is the account's balance against the amount. */
 const SCHEDULED_GATE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
@@ -53,6 +67,8 @@ export function isCollectibleAndDue(record: Pick<BillingRecord, 'billing_status'
 export function dueGate(record: BillingRecord, now: Date, process: Process): NotDueReason | undefined {
   if (!COLLECTIBLE_STATUSES.has(record.billing_status)) return 'status';
   if (!isCollectibleAndDue(record, now)) return 'not_yet_due';
+  const hold = holdOf(record, now);
+  if (hold) return hold;
   if (PERSON_INITIATED.has(process)) return undefined;
   if (isHeldByLadder(record, now)) return failureState(record) === 'parked' ? 'parked' : 'waiting';
   if (
@@ -63,11 +79,28 @@ export function dueGate(record: BillingRecord, now: Date, process: Process): Not
   ) {
     return 'not_yet_due';
   }
-  if (record.payment_method === 'ach' && (record.ach_blocked || record.ach_unauthorized || pastRepresentmentWindow(record, now))) {
-    return 'ach_blocked';
-  }
-  if (record.card_disputed) return 'disputed';
   return undefined;
+}
+
+/**
+ * The hold on a record, whatever path asks (DESIGN 3.1, 4): an unauthorized ACH return, an
+ * account-error return, the R01/R09 re-presentment limit (two within 180 days of the original
+ * entry, counted when each return is applied, so every path's presentment counts), an open card dispute.
+ */
+export function holdOf(record: BillingRecord, now: Date): HoldCode | undefined {
+  if (record.payment_method === 'ach') {
+    if (record.ach_unauthorized) return 'ach_authorization_required';
+    if (record.ach_blocked) return blockedByRepresentmentLimit(record, now) ? 'ach_representment_limit' : 'ach_account_invalid';
+    if (pastRepresentmentWindow(record, now)) return 'ach_representment_limit';
+  }
+  if (record.card_disputed) return 'card_disputed';
+  return undefined;
+}
+
+/** Why ACH is blocked: the last return's code; a record blocked before the code was kept is judged by its counters. */
+function blockedByRepresentmentLimit(record: BillingRecord, now: Date): boolean {
+  if (record.ach_return_code !== undefined) return classifyReturnCode(record.ach_return_code) === 'represent';
+  return (record.ach_represented ?? 0) >= MAX_ACH_REPRESENTMENTS || pastRepresentmentWindow(record, now);
 }
 
 /** A returned debit may be re-presented only within 180 days of the original entry (NACHA). */

@@ -73,6 +73,19 @@ export class PreconditionFailedError extends DomainError {
   }
 }
 
+/**
+ * A payment refused by a hold that binds every path (DESIGN 3.1: an unauthorized or account-error
+ * ACH return, the re-presentment limit, an open dispute). Nothing was changed or charged; 409 with `code`.
+ */
+export class PaymentHoldError extends DomainError {
+  override readonly name = 'PaymentHoldError';
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
 /** Transient infrastructure failure (throttling, lost connection, transaction conflict): retry, never counted. */
 export class TransientError extends DomainError {
   override readonly name = 'TransientError';

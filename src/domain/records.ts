@@ -125,7 +125,9 @@ export const billingRecordSchema = z
     /** ACH re-presentments after R01/R09 returns, and when the original entry was made (DESIGN 4). */
     ach_represented: z.number().int().nonnegative().optional(),
     ach_original_entry_date: instant.optional(),
-    /** Set by an account-error return (R02, R03, R04, ...): no further ACH debits for this record. */
+    /** NACHA code of the last ACH return of this period: tells an account-error block from the re-presentment limit. */
+    ach_return_code: z.string().optional(),
+    /** Set by an account-error return (R02, R03, R04, ...) or the re-presentment limit: no further ACH debits for this record. */
     ach_blocked: z.boolean().optional(),
     /** Set by an unauthorized return (R05, R07, R10, R11, R29): never retried automatically. */
     ach_unauthorized: z.boolean().optional(),

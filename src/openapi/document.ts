@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { achEventSchema } from '../domain/ach-outcomes.js';
+import { HOLD_CODES } from '../domain/collectible.js';
 import { instantSchema } from '../domain/time.js';
 import { stripeEventEnvelopeSchema } from '../adapters/stripe/events.js';
 import { balanceEventSchema } from '../domain/balance-events.js';
@@ -69,6 +70,12 @@ const CONFLICT = { description: 'locked (being billed right now), an illegal tra
 const INTERNAL = { description: 'An internal fault: a generic message with a reference id, never keys or table names', schema: 'Error' } as const;
 const UNAVAILABLE = { description: 'A dependency is briefly unavailable; retry (Retry-After)', schema: 'Error' } as const;
 
+/** Manual pay and retry-billing: the holds that bind every path (DESIGN 3.1) answer 409 with their code. */
+const PAYMENT_CONFLICT = {
+  description: `locked (being billed right now), or a hold that binds every path, nothing changed or charged: ${HOLD_CODES.map((c) => `\`${c}\``).join(', ')}`,
+  schema: 'Error',
+} as const;
+
 const readErrors = { '400': BAD_REQUEST, '401': GATEWAY_401, '403': GATEWAY_403, '404': NOT_FOUND, '500': INTERNAL, '503': UNAVAILABLE };
 const actionErrors = { ...readErrors, '409': CONFLICT };
 
@@ -115,6 +122,7 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
     responses: {
       '200': { description: 'What the attempt did', schema: 'PayResult' },
       ...actionErrors,
+      '409': PAYMENT_CONFLICT,
       '502': { description: 'The processor could not take the payment; retry with the same Idempotency-Key', schema: 'Error' },
     },
   },
@@ -124,7 +132,8 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
     tag: 'operator',
     path: actions.subscriptionParams,
     body: { schema: actions.optionalReasonBody, required: false, description: 'The reason goes on the audit row with the caller as actor' },
-    responses: { '200': { description: 'billed, failed (with the new failure) or still_due', schema: 'RetryBillingResult' }, ...actionErrors },
+    description: 'A hold (DESIGN 3.1) is checked before the clear: it answers 409 with its code and changes nothing.',
+    responses: { '200': { description: 'billed, failed (with the new failure) or still_due', schema: 'RetryBillingResult' }, ...actionErrors, '409': PAYMENT_CONFLICT },
   },
   'POST /v1/subscriptions/{subscriptionId}/waive': {
     operationId: 'waive',

@@ -16,6 +16,7 @@ const INTERNAL_ATTRIBUTES: ReadonlySet<string> = new Set([
   'last_request_key',
   'ach_represented',
   'ach_original_entry_date',
+  'ach_return_code',
   'ach_blocked',
   'ach_unauthorized',
   'card_disputed',

@@ -246,7 +246,7 @@ describe('stripe-webhook: refunds and disputes', () => {
     expect(after.updated_event).toBeUndefined();
 
     app.clock.advance(3 * DAY);
-    expect(await runCollectionAttempt(app.deps, { key: record, process: 'RETRY', owner: 'test' })).toMatchObject({ kind: 'not_due', reason: 'disputed' });
+    expect(await runCollectionAttempt(app.deps, { key: record, process: 'RETRY', owner: 'test' })).toMatchObject({ kind: 'not_due', reason: 'card_disputed' });
   });
 
   it('charge.dispute.created that cannot be located is recorded and answered 200', async () => {

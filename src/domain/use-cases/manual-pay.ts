@@ -1,3 +1,5 @@
+import { HOLD_MESSAGES, isHoldCode } from '../collectible.js';
+import { PaymentHoldError } from '../errors.js';
 import type { BillingRecord } from '../records.js';
 import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from './collect.js';
 import { findSubscription, type ActorRequest } from './locked-subscription.js';
@@ -10,7 +12,8 @@ export interface ManualPayResult {
 
 /**
  * Manual pay (DESIGN 8): the attempt with process MANUAL. A repeat of the same Idempotency-Key is
- * answered with the record as it is, never re-run.
+ * answered with the record as it is, never re-run. A hold (DESIGN 3.1) is a PaymentHoldError
+ * (409 with the hold's code): the attempt's gate refused it before anything was presented or written.
  */
 export async function manualPay(
   deps: AttemptDeps,
@@ -29,6 +32,7 @@ export async function manualPay(
     requestKey: request.idempotencyKey,
     ...(request.signal ? { signal: request.signal } : {}),
   });
+  if (outcome.kind === 'not_due' && isHoldCode(outcome.reason)) throw new PaymentHoldError(outcome.reason, HOLD_MESSAGES[outcome.reason]);
   const current = 'record' in outcome && outcome.record ? outcome.record : ((await deps.billing.get(located)) ?? located);
   if (outcome.kind === 'not_due' && current.last_request_key === request.idempotencyKey) {
     return { replayed: true, outcome, subscription: current };

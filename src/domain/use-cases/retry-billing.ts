@@ -1,5 +1,6 @@
 import { applyBillingEvent, historyRowOf } from '../billing-record.js';
-import { isCollectibleAndDue } from '../collectible.js';
+import { HOLD_MESSAGES, holdOf, isCollectibleAndDue, isHoldCode } from '../collectible.js';
+import { PaymentHoldError } from '../errors.js';
 import { billingFailureView, type BillingFailureView } from '../ladder.js';
 import type { BillingRecord } from '../records.js';
 import { runCollectionAttempt, saveFailure, type AttemptDeps, type AttemptOutcome } from './collect.js';
@@ -18,11 +19,14 @@ export interface RetryBillingResult {
 /**
  * Operator retry (DESIGN 5): under the lock (LockedError → 409, nothing changed), clear the saved
  * failure with its audit row in one transaction, then run the attempt inline. After the clear the
- * answer is always one of three outcomes, never an error.
+ * answer is always one of three outcomes, never an error. A hold (DESIGN 3.1) is checked before
+ * the clear: PaymentHoldError (409 with the hold's code), nothing changed, nothing charged.
  */
 export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Promise<RetryBillingResult> {
   return withLockedSubscription(deps, request, async (read, lock) => {
     const now = deps.clock.now();
+    const hold = isCollectibleAndDue(read, now) ? holdOf(read, now) : undefined;
+    if (hold) throw new PaymentHoldError(hold, HOLD_MESSAGES[hold]);
     const cleared = applyBillingEvent(read, 'BILLING_RETRY_REQUESTED', now, {
       process: 'OPERATOR_RETRY',
       updatedEvent: 'BILLING_RETRY_REQUESTED',
@@ -81,6 +85,10 @@ async function retryResult(
       return { ...base, outcome: 'still_due', still_due: true, subscription: ('record' in outcome && outcome.record) || cleared };
     case 'not_due':
     case 'gate_closed': {
+      // A hold that landed between the check and the attempt (the ach-handler takes no lock): nothing was presented.
+      if (outcome.kind === 'not_due' && isHoldCode(outcome.reason)) {
+        return { ...base, outcome: 'still_due', still_due: true, subscription: outcome.record ?? cleared };
+      }
       const current = (await deps.billing.get(read)) ?? cleared;
       if (!isCollectibleAndDue(current, deps.clock.now())) {
         return { ...base, outcome: 'billed', still_due: false, subscription: current };
