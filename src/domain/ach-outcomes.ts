@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { applyBillingEvent } from './billing-record.js';
+import { idSchema } from './ids.js';
 import { centsSchema } from './money.js';
 import type { BillingRecord, LoanPayment } from './records.js';
 import { formatInstant, instantSchema } from './time.js';
@@ -13,21 +14,18 @@ import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js'
 
 /* ---------------- the event ---------------- */
 
-// Bounded: these end up in DynamoDB keys, whose size is limited.
-const nonEmpty = z.string().trim().min(1).max(256);
-
 export const achReferenceSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('subscription'), user_id: nonEmpty, billing_date: instantSchema }),
-  z.object({ kind: z.literal('loan_payment'), user_id: nonEmpty, loan_id: nonEmpty, payment_id: nonEmpty }),
+  z.object({ kind: z.literal('subscription'), user_id: idSchema, billing_date: instantSchema }),
+  z.object({ kind: z.literal('loan_payment'), user_id: idSchema, loan_id: idSchema, payment_id: idSchema }),
 ]);
 
 export const ACH_EVENT_TYPES = ['settled', 'returned', 'refunded', 'chargeback'] as const;
 
 export const achEventSchema = z
   .object({
-    event_id: nonEmpty,
+    event_id: idSchema,
     type: z.enum(ACH_EVENT_TYPES),
-    confirmation_id: nonEmpty,
+    confirmation_id: idSchema,
     return_code: z.string().regex(/^R\d{2}$/, 'a NACHA return code such as R01').optional(),
     amount_cents: centsSchema,
     occurred_at: instantSchema,

@@ -12,7 +12,7 @@ export const balanceEventSchema = z.object({
   // The queue message id and the worker's dedup key: an id, not free text.
   event_id: idSchema,
   user_id: idSchema,
-  institution_id: z.string().min(1).max(128),
+  institution_id: idSchema,
   available_balance_cents: balanceCents,
   current_balance_cents: balanceCents,
   calc_available_balance_cents: balanceCents.optional(),

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { dueGate } from './collectible.js';
+import { idSchema } from './ids.js';
 import { COLLECTIBLE_STATUSES, type BillingRecord, type BillingStatus } from './records.js';
 import { formatInstant, instantSchema } from './time.js';
 
@@ -14,9 +15,9 @@ export type CollectionProcess = z.infer<typeof collectionProcessSchema>;
 
 /** The body of one collections-queue message. */
 export const collectionMessageSchema = z.object({
-  user_id: z.string().min(1).max(256),
+  user_id: idSchema,
   billing_date: instantSchema,
-  subscription_id: z.string().min(1).max(256),
+  subscription_id: idSchema,
   process: collectionProcessSchema,
   enqueued_at: instantSchema,
 });

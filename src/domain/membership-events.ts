@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { idSchema } from './ids.js';
 import { dollarStringSchema, dollarsToCents } from './money.js';
 import { fridayBillingSchema, paymentMethodSchema, termSchema } from './records.js';
 import { instantSchema } from './time.js';
@@ -18,8 +19,8 @@ const planSchema = z.object({
 });
 
 const base = {
-  event_id: z.string().min(1).max(256),
-  user_id: z.string().min(1).max(256),
+  event_id: idSchema,
+  user_id: idSchema,
   occurred_at: instantSchema,
 };
 

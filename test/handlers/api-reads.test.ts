@@ -83,7 +83,8 @@ describe('GET /v1/subscriptions/{subscriptionId}', () => {
     ['a slash', 'a/b'],
     ['a hash', 'a#b'],
     ['a space', 'a b'],
-    ['129 characters', 'x'.repeat(129)],
+    ['257 characters', 'x'.repeat(257)],
+    ['a control character', 'a\u0007b'],
     ['nothing', ''],
   ])('refuses a subscription id with %s (400 invalid_path)', async (_what, id) => {
     const res = await call('GET', { route: SUB, pathParameters: { subscriptionId: id } });

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { idSchema } from '../../domain/ids.js';
 import { centsSchema, positiveCentsSchema } from '../../domain/money.js';
 import { termSchema } from '../../domain/records.js';
 import { instantSchema } from '../../domain/time.js';
@@ -8,12 +9,13 @@ import { instantSchema } from '../../domain/time.js';
  * adds fields in every API version); what we read must be there and well-formed.
  */
 
-// Bounded: ids end up in DynamoDB keys (stripe#{event_id}, user_id), whose size is limited.
+// Bounded: Stripe's own strings end up in items and keys, whose size is limited. Our ids in its
+// metadata (user_id, subscription_id) and the event id (stripe#{event_id}) use the one id schema.
 const nonEmpty = z.string().trim().min(1).max(256);
 const metadataSchema = z.record(z.string(), z.string()).nullish();
 
 export const stripeEventEnvelopeSchema = z.object({
-  id: nonEmpty,
+  id: idSchema,
   type: nonEmpty,
   data: z.object({ object: z.record(z.string(), z.unknown()) }),
 });
@@ -21,9 +23,9 @@ export type StripeEventEnvelope = z.infer<typeof stripeEventEnvelopeSchema>;
 
 /** The metadata the card processor puts on every PaymentIntent (and Stripe copies to its charge). */
 export const cardReferenceSchema = z.object({
-  user_id: nonEmpty,
+  user_id: idSchema,
   billing_date: instantSchema,
-  subscription_id: nonEmpty,
+  subscription_id: idSchema,
 });
 
 export const checkoutSessionSchema = z.object({
@@ -31,7 +33,7 @@ export const checkoutSessionSchema = z.object({
   object: z.literal('checkout.session'),
   amount_total: positiveCentsSchema,
   metadata: z.object({
-    user_id: nonEmpty,
+    user_id: idSchema,
     tier: nonEmpty,
     term: z.string().transform((t) => t.toUpperCase()).pipe(termSchema),
     first_billing_date: instantSchema,

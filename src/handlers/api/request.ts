@@ -3,12 +3,8 @@ import { HttpError, header, parseWith, type HttpEvent } from '../shared/http.js'
 
 /** Request parsing shared by the API routes: every outside value passes a zod schema first. */
 
-/** Path ids: non-empty, at most 128, no slashes, no '#' (a key separator), no spaces or controls. */
-export const idSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[A-Za-z0-9._:@~+=-]+$/, 'letters, digits and . _ : @ ~ + = - only');
+/** Path and body ids: the one id schema of DESIGN 8 (src/domain/ids.ts). */
+export { idSchema } from '../../domain/ids.js';
 
 /** Idempotency-Key: visible ASCII, as Stripe and the IETF draft use it. */
 export const idempotencyKeySchema = z
