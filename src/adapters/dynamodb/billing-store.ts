@@ -300,6 +300,8 @@ export class DynamoBillingStore implements BillingStore {
       'last_run_date = :lastRun',
       'version = :next',
       'failing_shard = :failingShard',
+      // What last acted on it: the audit row written beside this update is the item as written.
+      '#process = :process',
     ];
     const values: Record<string, unknown> = {
       ':key': key,
@@ -309,6 +311,7 @@ export class DynamoBillingStore implements BillingStore {
       ':lastRun': after.last_run_date,
       ':next': after.version,
       ':failingShard': failingShard(read.user_id, this.shardCount),
+      ':process': after.process,
       ':readVersion': read.version,
       ':pending': 'PENDING',
       ':failed': 'FAILED',
@@ -339,6 +342,7 @@ export class DynamoBillingStore implements BillingStore {
           UpdateExpression:
             `SET ${sets.join(', ')}` + (after.billing_next_attempt_at === undefined ? ' REMOVE billing_next_attempt_at' : ''),
           ConditionExpression: proofs.join(' AND '),
+          ExpressionAttributeNames: { '#process': 'process' },
           ExpressionAttributeValues: marshallItem(values),
         },
       },

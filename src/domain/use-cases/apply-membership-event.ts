@@ -1,7 +1,7 @@
 import { applyIntentChange, firstBillingRecord, historyRowOf, successorRecord, withIntent } from '../billing-record.js';
 import { isCollectibleAndDue } from '../collectible.js';
 import { AlreadyExistsError, UnbilledPeriodError } from '../errors.js';
-import { appliedEventIds, hasOpenChain, isCancelRequested, rememberEvent, type MembershipIntent } from '../intent.js';
+import { appliedEventIds, hasOpenChain, isCancelRequested, OPEN_CHAIN_STATUSES, successorPlan, rememberEvent, type MembershipIntent } from '../intent.js';
 import { withUserLock, type HeldLock } from '../lock.js';
 import type { MembershipEvent } from '../membership-events.js';
 import type { BillingWrite } from '../ports.js';
@@ -198,9 +198,21 @@ async function newMember(ctx: Ctx, records: readonly BillingRecord[], event: Ext
   }
 }
 
+/**
+ * The period a PAUSE or CANCEL lands after: the newest period of the user's open chain, or the
+ * newest period when no chain is open. Never date order across chains: a new chain can start
+ * before a closed one's last period.
+ */
+function chainHead(records: readonly BillingRecord[]): BillingRecord | undefined {
+  return records.find((r) => OPEN_CHAIN_STATUSES.has(r.billing_status)) ?? records[0];
+}
+
+const notYetDue = (record: BillingRecord, now: Date) => Date.parse(record.billing_date) > now.getTime();
+
 async function pause(ctx: Ctx, months: number): Promise<MembershipOutcome> {
   const attempts = await collectDue(ctx, scheduledProcess);
-  const newest = (await recentRecords(ctx.deps, ctx.event.user_id))[0];
+  const records = await recentRecords(ctx.deps, ctx.event.user_id);
+  const newest = chainHead(records);
   const now = ctx.deps.clock.now();
   if (!newest) return { kind: 'ignored', reason: 'no_open_period', attempts };
   if (isCancelRequested(newest)) return { kind: 'ignored', reason: 'cancel_requested', attempts };
@@ -209,7 +221,7 @@ async function pause(ctx: Ctx, months: number): Promise<MembershipOutcome> {
     const after = changed(ctx, newest, 'PAUSED', 'PAUSED', { paused_months: months });
     return { kind: 'applied', written: await commitAll(ctx.deps, [{ read: newest, after }]), attempts };
   }
-  if (hasOpenPeriodWithoutSuccessor(newest)) {
+  if (hasOpenPeriodWithoutSuccessor(newest, PAUSABLE_HEADS, records)) {
     const chain = successorsUntilNotDue(ctx, newest, (record) =>
       withIntent(record, { ...rememberEvent(record, ctx.event), paused_months: months }, { billing_status: 'PAUSED', updated_event: 'PAUSED' }),
     );
@@ -244,9 +256,20 @@ function successorsUntilNotDue(ctx: Stamping, newest: BillingRecord, change: (re
  * The newest record is still owed or just collected and no next period exists yet (a due period
  * the attempt could not finish): the change goes on that next period, created now.
  */
-function hasOpenPeriodWithoutSuccessor(newest: BillingRecord): boolean {
-  return ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED'].includes(newest.billing_status) && !isCancelRequested(newest);
+function hasOpenPeriodWithoutSuccessor(
+  newest: BillingRecord,
+  heads: ReadonlySet<BillingRecord['billing_status']>,
+  records: readonly BillingRecord[],
+): boolean {
+  if (!heads.has(newest.billing_status) || isCancelRequested(newest)) return false;
+  // The head's next period exists but is not open (cancelled, skipped, collected): nothing is left to change.
+  const next = successorPlan(newest)?.billing_date;
+  return !records.some((r) => r.billing_date === next);
 }
+
+const PAUSABLE_HEADS: ReadonlySet<BillingRecord['billing_status']> = new Set(['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED']);
+/** A banned member's cancel still counts: REACTIVATE must not charge what they cancelled. */
+const CANCELLABLE_HEADS: ReadonlySet<BillingRecord['billing_status']> = new Set([...PAUSABLE_HEADS, 'INACTIVE']);
 
 function cancelRequested(ctx: Stamping, record: BillingRecord): BillingRecord {
   return withIntent(record, { ...rememberEvent(record, ctx.event), cancel_requested_at: ctx.event.occurred_at }, { updated_event: 'CANCEL_REQUESTED' });
@@ -254,7 +277,8 @@ function cancelRequested(ctx: Stamping, record: BillingRecord): BillingRecord {
 
 async function cancel(ctx: Ctx): Promise<MembershipOutcome> {
   const attempts = await collectDue(ctx, scheduledProcess);
-  const newest = (await recentRecords(ctx.deps, ctx.event.user_id))[0];
+  const records = await recentRecords(ctx.deps, ctx.event.user_id);
+  const newest = chainHead(records);
   const now = ctx.deps.clock.now();
   if (!newest) return { kind: 'ignored', reason: 'no_open_period', attempts };
   if (newest.billing_status === 'PAUSED') {
@@ -267,7 +291,7 @@ async function cancel(ctx: Ctx): Promise<MembershipOutcome> {
     const after = changed(ctx, newest, 'CANCEL_REQUESTED', 'CANCEL_REQUESTED', { cancel_requested_at: ctx.event.occurred_at });
     return { kind: 'applied', written: await commitAll(ctx.deps, [{ read: newest, after }]), attempts };
   }
-  if (hasOpenPeriodWithoutSuccessor(newest)) {
+  if (hasOpenPeriodWithoutSuccessor(newest, PAUSABLE_HEADS, records)) {
     const chain = successorsUntilNotDue(ctx, newest, (record) => cancelRequested(ctx, record));
     return { kind: 'applied', written: await commitAll(ctx.deps, [], chain), attempts };
   }
@@ -313,14 +337,16 @@ async function closeAccount(deps: AttemptDeps, event: Extract<MembershipEvent, {
   if (replay) return replay;
   const now = deps.clock.now();
   const ctx: Stamping = { deps, event };
-  const targets = records.filter((r) => r.billing_status === 'PAUSED' || (r.billing_status === 'PENDING' && !isCollectibleAndDue(r, now)));
+  const targets = records.filter(
+    (r) => r.billing_status === 'PAUSED' || ((r.billing_status === 'PENDING' || r.billing_status === 'INACTIVE') && notYetDue(r, now)),
+  );
   const updates = targets.map((read) => ({
     read,
     after: changed(ctx, read, 'ACCOUNT_CLOSED', 'ACCOUNT_CLOSED', { paused_months: undefined }),
   }));
-  const newest = records[0];
-  const creates =
-    newest && isCollectibleAndDue(newest, now) && !isCancelRequested(newest) ? successorsUntilNotDue(ctx, newest, (record) => cancelRequested(ctx, record)) : [];
+  const newest = chainHead(records);
+  const owedHead = newest !== undefined && !notYetDue(newest, now) && hasOpenPeriodWithoutSuccessor(newest, CANCELLABLE_HEADS, records) && newest.billing_status !== 'COMPLETED';
+  const creates = owedHead ? successorsUntilNotDue(ctx, newest, (record) => cancelRequested(ctx, record)) : [];
   if (updates.length === 0 && creates.length === 0) return { kind: 'ignored', reason: 'no_open_period', attempts: [] };
   return { kind: 'applied', written: await commitAll(deps, updates, creates), attempts: [] };
 }
