@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { applyBillingEvent } from './billing-record.js';
 import { idSchema } from './ids.js';
 import { centsSchema } from './money.js';
-import type { BillingRecord, LoanPayment } from './records.js';
+import { COLLECTIBLE_STATUSES, type BillingRecord, type LoanPayment } from './records.js';
 import { formatInstant, instantSchema } from './time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js';
 
@@ -110,7 +110,7 @@ const ignore = <T>(reason: AchIgnoreReason): AchDecision<T> => ({ kind: 'ignore'
 export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent, now: Date): AchDecision<BillingRecord> {
   if (record.transaction_id !== event.confirmation_id) {
     // Still owed and showing no such submission: the attempt that made it has not recorded it yet.
-    if (record.billing_status === 'PENDING' || record.billing_status === 'FAILED') return notYetRecorded();
+    if (COLLECTIBLE_STATUSES.has(record.billing_status)) return notYetRecorded();
     // Each attempt overwrites transaction_id: a different one means this outcome is for an older entry.
     return ignore('confirmation_mismatch');
   }

@@ -1,5 +1,5 @@
 import { InterruptedError, LockLostError, TransientError } from './errors.js';
-import type { BillingRecord } from './records.js';
+import { COLLECTIBLE_STATUSES, type BillingRecord } from './records.js';
 
 /**
  * Saved billing failures and the retry ladder (DESIGN 5, seed 001 ADR-119).
@@ -58,7 +58,7 @@ export function dueKey(record: Pick<BillingRecord, 'billing_date' | 'payment_att
 /** The live predicate: the one place that decides whether the saved failure still counts. */
 export function isFailureLive(record: FailureInputs): boolean {
   return (
-    (record.billing_status === 'PENDING' || record.billing_status === 'FAILED') &&
+    COLLECTIBLE_STATUSES.has(record.billing_status) &&
     record.billing_failed_for !== undefined &&
     record.billing_failed_for === dueKey(record)
   );
