@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { checkoutEvent } from './commands.js';
+import { BillingWorld, sharedApp } from './harness.js';
+import { DAY, ms, type Method, type Plan, type Term } from './reference-model.js';
+
+/**
+ * Every counterexample the model-based test found (see docs in test/model/billing-model.test.ts),
+ * as a named test of the behaviour it broke, through the same handlers. Each test also runs the
+ * model's full check after its steps, with no known-bug guard.
+ *
+ * OPEN lists the behaviours that do not hold on main yet (their fix is assigned); those tests are
+ * skipped until the fix lands: remove the name from OPEN in the commit that fixes it.
+ * MODEL_REGRESSIONS_ALL=1 runs them all.
+ */
+const OPEN: ReadonlySet<string> = new Set([
+  'a Stripe checkout for a member whose chain is open opens no second chain',
+  'a waive of a paused period keeps the rest of the pause',
+  'a waive of a cancel-requested period opens no successor',
+  'a cancel while banned still holds after REACTIVATE: nothing is charged',
+  'a cancel reaches a new chain that starts before the closed chain’s last period',
+  'a saved billing failure writes an audit row equal to the item it leaves',
+]);
+
+function regression(name: string, body: () => Promise<void>): void {
+  it.skipIf(OPEN.has(name) && !process.env.MODEL_REGRESSIONS_ALL)(name, body, 60_000);
+}
+
+const START = '2026-12-01T09:00:00.000Z';
+
+async function world(users = 1): Promise<BillingWorld> {
+  const { app, recorder } = await sharedApp();
+  return new BillingWorld(app, recorder, users, START);
+}
+
+function plan(w: BillingWorld, method: Method, term: Term, offsetDays: number, hour = 12): Plan {
+  const now = new Date(w.now());
+  return { method, term, amountCents: 1999, firstDate: Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + offsetDays, hour) };
+}
+
+async function join(w: BillingWorld, user: number, p: Plan): Promise<void> {
+  await w.sendMembership(w.membershipBody(user, 'NEW', { plan: p }));
+}
+
+async function member(w: BillingWorld, user: number, type: 'PAUSE' | 'UNPAUSE' | 'CANCEL' | 'CLOSEACCOUNT' | 'REACTIVATE' | 'BAN', months?: number): Promise<void> {
+  await w.sendMembership(w.membershipBody(user, type, months !== undefined ? { months } : {}));
+}
+
+async function recordsOf(w: BillingWorld, user: number) {
+  return (await w.records(w.users[user]!)).sort((a, b) => (a.billing_date < b.billing_date ? -1 : 1));
+}
+
+describe('model counterexamples, as regressions', () => {
+  regression('a Stripe checkout for a member whose chain is open opens no second chain', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'ach', 'ANNUAL', 15));
+    const card = plan(w, 'card', 'ANNUAL', 21, 15);
+    await w.checkout(0, checkoutEvent(w.users[0]!, card, w.now()), card);
+    expect((await recordsOf(w, 0)).map((r) => r.payment_method)).toEqual(['ach']);
+    await w.check('checkout');
+  });
+
+  regression('a waive of a paused period keeps the rest of the pause', async () => {
+    const w = await world();
+    const p = plan(w, 'pinless', 'MONTHLY', 3);
+    await join(w, 0, p);
+    await member(w, 0, 'PAUSE', 3);
+    const [paused] = await recordsOf(w, 0);
+    expect(paused!.billing_status).toBe('PAUSED');
+    await w.waive(0, paused!);
+    const after = await recordsOf(w, 0);
+    expect(after.map((r) => r.billing_status)).toEqual(['WAIVED', 'PAUSED']);
+    await member(w, 0, 'PAUSE', 1); // still paused: a no-op
+    await w.check('waive of a paused period');
+  });
+
+  regression('a waive of a cancel-requested period opens no successor', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'pinless', 'MONTHLY', 3));
+    await member(w, 0, 'CANCEL');
+    const [requested] = await recordsOf(w, 0);
+    await w.waive(0, requested!);
+    expect((await recordsOf(w, 0)).map((r) => r.billing_status)).toEqual(['WAIVED']);
+    w.app.clock.advance(40 * DAY);
+    await w.collectionsRun();
+    expect(w.charges(w.users[0]!)).toEqual([]);
+    await w.check('waive of a cancel-requested period');
+  });
+
+  regression('a cancel while banned still holds after REACTIVATE: nothing is charged', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'pinless', 'MONTHLY', 3));
+    await member(w, 0, 'BAN');
+    await member(w, 0, 'CANCEL');
+    w.app.clock.advance(5 * DAY);
+    await member(w, 0, 'REACTIVATE');
+    await w.collectionsRun();
+    expect(w.charges(w.users[0]!)).toEqual([]);
+    await w.check('cancel while banned');
+  });
+
+  regression('a cancel reaches a new chain that starts before the closed chain’s last period', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'pinless', 'ANNUAL', 4));
+    await member(w, 0, 'CLOSEACCOUNT');
+    const card = plan(w, 'card', 'ANNUAL', 3, 15);
+    await w.checkout(0, checkoutEvent(w.users[0]!, card, w.now()), card);
+    await member(w, 0, 'CANCEL');
+    w.app.clock.advance(4 * DAY);
+    await w.collectionsRun();
+    expect(w.charges(w.users[0]!)).toEqual([]);
+    await w.check('cancel of the new chain');
+  });
+
+  regression('a saved billing failure writes an audit row equal to the item it leaves', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'card', 'MONTHLY', 0, 8));
+    w.arm({ point: 'billing.commit.before', mode: 'throw', error: () => new Error('injected bug before the commit') });
+    await w.collectionsRun();
+    const [record] = await recordsOf(w, 0);
+    expect(record!.billing_failure_count).toBe(1);
+    const row = (await w.historyRows(w.users[0]!)).find((r) => r.last_run_date === record!.last_run_date);
+    expect(row?.process).toBe(record!.process);
+    w.touchAll();
+    await w.check('saved failure');
+    expect(ms(record!.billing_date)).toBeLessThanOrEqual(w.now());
+  });
+});
