@@ -365,7 +365,7 @@ export class BillingWorld {
     else this.touchAll();
     const deliver = async (): Promise<boolean> => {
       const proc = this.process();
-      const res = responseOf(await createStripeWebhookHandler(proc.deps)(stripeDelivery(body, { nowMs: this.now() })));
+      const res = responseOf(await createStripeWebhookHandler(proc.deps)(stripeDelivery(body, { signedAtMs: Date.now() })));
       this.trace.push(`  stripe ${body.type} ${body.id.slice(0, 12)} → ${res.status} ${JSON.stringify(res.body)}`);
       if (res.status === 409 || res.status >= 500) {
         if (res.status >= 500 && proc.faults?.fired.length === 0) this.problems.push(`stripe webhook answered ${res.status} without an injected fault`);
@@ -382,7 +382,7 @@ export class BillingWorld {
     this.touch(body.reference.user_id);
     const deliver = async (): Promise<boolean> => {
       const proc = this.process();
-      const res = responseOf(await createAchHandler(proc.deps)(achDelivery(body, { nowMs: this.now() })));
+      const res = responseOf(await createAchHandler(proc.deps)(achDelivery(body, { signedAtMs: Date.now() })));
       this.trace.push(`  ach ${body.type}${body.return_code ? ` ${body.return_code}` : ''} ${String(body.confirmation_id).slice(0, 12)} → ${res.status} ${JSON.stringify(res.body)}`);
       if (res.status === 409 || res.status >= 500) {
         if (res.status >= 500 && proc.faults?.fired.length === 0) this.problems.push(`ach webhook answered ${res.status} without an injected fault`);
