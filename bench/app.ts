@@ -10,6 +10,7 @@ import { historyRowOf } from '../src/domain/billing-record.js';
 import type { Clock } from '../src/domain/ports.js';
 import type { BillingRecord } from '../src/domain/records.js';
 import { dynamoStores, systemClock, uuidIds } from '../src/runtime/compose.js';
+import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
 import type { AppDeps, QueueMessage, QueuePort } from '../src/runtime/deps.js';
 import { createLogger } from '../src/runtime/logger.js';
 import { meterCapacity, type CapacityMeter } from './capacity.js';
@@ -84,7 +85,7 @@ export async function createBenchApp(endpoint: string, label: string): Promise<B
     balanceEventsQueue: balanceQueue,
     metrics: { failingSubscriptions: () => undefined },
     secrets: { stripeWebhook: 'whsec_bench', achWebhook: 'ach_bench', balanceWebhook: 'balance_bench' },
-    settings: { stage: 'bench', balanceThresholdCents: 5000 },
+    settings: { stage: 'bench', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS },
   };
   return { deps, client, tables, meter, clock, simulator, collectionsQueue, balanceQueue };
 }

@@ -33,6 +33,16 @@ export function centsToDollars(cents: Cents): string {
 
 export const centsSchema = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 export const positiveCentsSchema = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+
+/** The message every path gives for an amount above the configured payment maximum (MAX_PAYMENT_CENTS). */
+export function aboveMaximumMessage(maxCents: Cents): string {
+  return `at most ${maxCents} cents (${centsToDollars(maxCents)} dollars), the payment maximum`;
+}
+
+/** A new charge: positive whole cents, at most the configured payment maximum. */
+export function chargeCentsSchema(maxCents: Cents) {
+  return z.number().int().positive().max(maxCents, aboveMaximumMessage(maxCents));
+}
 export const dollarStringSchema = z
   .string()
   .regex(DOLLARS, 'a dollar amount with at most two decimals, e.g. "19.99"');

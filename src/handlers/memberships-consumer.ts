@@ -1,5 +1,6 @@
 import type { Context, KinesisStreamBatchResponse, KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda';
 import { LockedError } from '../domain/errors.js';
+import { aboveMaximumMessage } from '../domain/money.js';
 import { applyMembershipEvent, membershipEventSchema, type MembershipEvent, type MembershipOutcome } from '../domain/use-cases/apply-membership-event.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { attemptDepsOf, invocationOwner, outcomeFields, runGroupedSequentially } from './shared/batch.js';
@@ -9,7 +10,11 @@ type Decoded =
   | { readonly ok: true; readonly record: KinesisStreamRecord; readonly event: MembershipEvent }
   | { readonly ok: false; readonly record: KinesisStreamRecord; readonly issues: string[] };
 
-export function decodeMembershipRecord(record: KinesisStreamRecord): Decoded {
+/**
+ * The record's event, or why it can never be applied: not base64 JSON, not a membership event, or
+ * a NEW whose plan amount is above the payment maximum (nothing is written for it).
+ */
+export function decodeMembershipRecord(record: KinesisStreamRecord, maxPaymentCents: number): Decoded {
   let data: unknown;
   try {
     data = JSON.parse(Buffer.from(record.kinesis.data, 'base64').toString('utf8'));
@@ -18,6 +23,9 @@ export function decodeMembershipRecord(record: KinesisStreamRecord): Decoded {
   }
   const parsed = membershipEventSchema.safeParse(data);
   if (!parsed.success) return { ok: false, record, issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(event)'}: ${i.message}`) };
+  if (parsed.data.type === 'NEW' && parsed.data.plan.amount > maxPaymentCents) {
+    return { ok: false, record, issues: [`plan.amount: ${aboveMaximumMessage(maxPaymentCents)}`] };
+  }
   return { ok: true, record, event: parsed.data };
 }
 
@@ -44,7 +52,7 @@ export function createMembershipsConsumerHandler(deps: AppDeps) {
     const owner = invocationOwner(context);
     const logger = deps.logger.child({ fn: 'memberships-consumer', request_id: owner });
     const attemptDeps = attemptDepsOf(deps, logger);
-    const decoded = event.Records.map(decodeMembershipRecord);
+    const decoded = event.Records.map((record) => decodeMembershipRecord(record, deps.settings.maxPaymentCents));
     const blockedUsers = new Set<string>();
 
     const failed = await runGroupedSequentially(

@@ -115,6 +115,12 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
       const parsed = checkoutSessionSchema.safeParse(object);
       if (!parsed.success) return invalid(parsed.error.issues);
       const { metadata } = parsed.data;
+      const maxCents = deps.settings.maxPaymentCents;
+      if (parsed.data.amount_total > maxCents) {
+        // A redelivery could not fix it: recorded as processed without effect, the reason logged.
+        log.warn({ user_id: metadata.user_id, amount_total: parsed.data.amount_total, max_payment_cents: maxCents }, 'checkout amount is above the payment maximum; recorded without effect');
+        return { outcome: 'ignored', reason: 'amount_above_maximum' };
+      }
       result = await applyCheckoutCompleted(deps, {
         user_id: metadata.user_id,
         amount_cents: parsed.data.amount_total,

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import * as z from 'zod';
 import { instantSchema } from '../domain/time.js';
-import { centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../runtime/config.js';
+import { centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS, DEFAULT_MAX_PAYMENT_CENTS, maxPaymentSetting } from '../runtime/config.js';
 
 /** Documented local defaults (README "Run it locally"); every one is overridable by its variable. */
 export const LOCAL_SECRET_DEFAULTS = {
@@ -41,6 +41,7 @@ export interface LocalSystemOptions {
     readonly balanceWebhook: string;
   };
   readonly balanceThresholdCents: number;
+  readonly maxPaymentCents: number;
   readonly statusShardCount: number;
   readonly paymentShardCount: number;
   /** DynamoDB Local port; 0 picks a free one. */
@@ -67,6 +68,7 @@ const envSchema = z.object({
   ACH_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.ACH_WEBHOOK_SECRET),
   BALANCE_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.BALANCE_WEBHOOK_SECRET),
   BALANCE_THRESHOLD_CENTS: centsSetting.default(DEFAULT_BALANCE_THRESHOLD_CENTS),
+  MAX_PAYMENT_CENTS: maxPaymentSetting.default(DEFAULT_MAX_PAYMENT_CENTS),
   STATUS_SHARD_COUNT: positiveInt.default(16),
   PAYMENT_SHARD_COUNT: positiveInt.default(8),
   DYNAMO_LOCAL_PORT: z.coerce.number().int().min(0).max(65535).default(0),
@@ -165,6 +167,7 @@ export function resolveOptions(
       balanceWebhook: e.BALANCE_WEBHOOK_SECRET,
     },
     balanceThresholdCents: e.BALANCE_THRESHOLD_CENTS,
+    maxPaymentCents: e.MAX_PAYMENT_CENTS,
     statusShardCount: e.STATUS_SHARD_COUNT,
     paymentShardCount: e.PAYMENT_SHARD_COUNT,
     dynamoPort: e.DYNAMO_LOCAL_PORT,

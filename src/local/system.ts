@@ -269,7 +269,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
         },
       }),
       secrets: { stripeWebhook: options.secrets.stripeWebhook, achWebhook: options.secrets.achWebhook, balanceWebhook: options.secrets.balanceWebhook },
-      settings: { stage: LOCAL_PREFIX, balanceThresholdCents: options.balanceThresholdCents },
+      settings: { stage: LOCAL_PREFIX, balanceThresholdCents: options.balanceThresholdCents, maxPaymentCents: options.maxPaymentCents },
     };
 
     let seeded: SeedResult | undefined;

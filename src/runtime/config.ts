@@ -16,6 +16,12 @@ const positiveInt = z.coerce.number().int().positive();
 export const DEFAULT_BALANCE_THRESHOLD_CENTS = 5000;
 
 /**
+ * The largest single payment any path may create (loan payments, membership plans, Stripe
+ * checkouts), in cents: $10,000. Above it a request is refused before anything is written.
+ */
+export const DEFAULT_MAX_PAYMENT_CENTS = 1_000_000;
+
+/**
  * Whole cents written as digits only (at most 12). `'50 00'`, `'50.5'`, `'5e3'`, `'0x10'`, `''`
  * and `'-1'` are refused: `Number()` and `z.coerce` would turn some of them into NaN, 0 or a
  * different amount.
@@ -25,6 +31,9 @@ export const centsSetting = z
   .transform((value) => String(value).trim())
   .pipe(z.string().regex(/^\d{1,12}$/, 'must be a whole number of cents, digits only (e.g. 5000)'))
   .transform(Number);
+
+/** The payment maximum: whole cents as digits, at least one cent. */
+export const maxPaymentSetting = centsSetting.pipe(z.number().int().positive('must be at least 1 cent'));
 
 const baseSchema = z.object({
   /** Required: a deployed function never guesses its stage (the local runtime sets its own). */
@@ -39,6 +48,7 @@ const baseSchema = z.object({
   PAYMENT_SHARD_COUNT: positiveInt.default(8),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BALANCE_THRESHOLD_CENTS: centsSetting.default(DEFAULT_BALANCE_THRESHOLD_CENTS),
+  MAX_PAYMENT_CENTS: maxPaymentSetting.default(DEFAULT_MAX_PAYMENT_CENTS),
 });
 
 export type BaseConfig = z.infer<typeof baseSchema>;

@@ -127,6 +127,7 @@ export async function productionDeps(functionName: string, env: NodeJS.ProcessEn
     settings: {
       stage: base.STAGE,
       balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS,
+      maxPaymentCents: base.MAX_PAYMENT_CENTS,
     },
     ...(stripe ? { cardPayments: new StripePaymentIntentDirectory(stripe) } : {}),
   };

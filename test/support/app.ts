@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PaymentSimulator } from '../../src/adapters/processor/simulator.js';
 import type { AccountDirectory, Clock, PaymentProcessor } from '../../src/domain/ports.js';
 import { dynamoStores, systemClock, uuidIds } from '../../src/runtime/compose.js';
+import { DEFAULT_MAX_PAYMENT_CENTS } from '../../src/runtime/config.js';
 import type { AppDeps, MetricsPort, QueueMessage, QueuePort, Settings, WebhookSecrets } from '../../src/runtime/deps.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import { createTestDynamo, type TestDynamo } from './dynamo.js';
@@ -98,7 +99,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     balanceEventsQueue,
     metrics,
     secrets: TEST_SECRETS,
-    settings: { stage: 'test', balanceThresholdCents: 5000, ...options.settings },
+    settings: { stage: 'test', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS, ...options.settings },
   };
   return { deps, db, clock, wallClock, simulator, collectionsQueue, balanceEventsQueue, metrics };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { getLoanPayment, listLoanPayments, makeLoanPayment } from '../../domain/use-cases/make-loan-payment.js';
-import { positiveCentsSchema } from '../../domain/money.js';
+import { chargeCentsSchema, positiveCentsSchema } from '../../domain/money.js';
 import { loanPaymentStatusSchema } from '../../domain/records.js';
 import { json, parseJsonBody, type HttpResult } from '../shared/http.js';
 import { serializeLoanPayment, serializePage } from '../shared/serialize.js';
@@ -40,11 +40,18 @@ export async function getPayment(ctx: RouteContext): Promise<HttpResult> {
   return json(200, serializeLoanPayment(await getLoanPayment(ctx.deps, userId, loanId, paymentId)));
 }
 
+/** The body as validated: the amount also bounded by the configured payment maximum. */
+let bounded: { readonly maxCents: number; readonly schema: typeof newPaymentBody } | undefined;
+function boundedPaymentBody(maxCents: number): typeof newPaymentBody {
+  if (bounded?.maxCents !== maxCents) bounded = { maxCents, schema: newPaymentBody.extend({ amount_cents: chargeCentsSchema(maxCents) }) };
+  return bounded.schema;
+}
+
 export async function createPayment(ctx: RouteContext): Promise<HttpResult> {
   const { userId, loanId } = pathParams(ctx.params, loanParams);
   ctx.annotate({ user_id: userId });
   const key = idempotencyKey(ctx.event);
-  const body = parseJsonBody(ctx.event, newPaymentBody);
+  const body = parseJsonBody(ctx.event, boundedPaymentBody(ctx.deps.settings.maxPaymentCents));
   const { payment, created } = await makeLoanPayment(ctx.deps, {
     user_id: userId,
     loan_id: loanId,
