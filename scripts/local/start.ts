@@ -1,6 +1,6 @@
 /**
  * `npm start`: the whole billing system on this machine (docs/design.md, local runtime). Stops cleanly on Ctrl-C/SIGTERM.
- * Flags: --port N, --fresh (wipe .local/), --no-seed, --now <RFC3339>, --data-dir DIR.
+ * Flags: --port N, --fresh (wipe .local/, after the port and Java checks), --no-seed, --no-schedule, --now <RFC3339>, --data-dir DIR.
  */
 import { LocalUsageError, parseCliFlags, resolveOptions } from '../../src/local/options.js';
 import { LocalStartupError } from '../../src/local/runtime-errors.js';

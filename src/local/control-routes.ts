@@ -3,7 +3,7 @@ import { processorSettingsSchema, type PaymentSimulator } from '../adapters/proc
 import { membershipEventSchema } from '../domain/use-cases/apply-membership-event.js';
 import { formatInstant, InvalidInstantError, instantSchema, parseDurationMs, toDate } from '../domain/time.js';
 import type { Logger } from '../runtime/logger.js';
-import type { SimulatedClock } from './clock.js';
+import { ClockBackwardsError, type SimulatedClock } from './clock.js';
 import type { GatewayRequest, GatewayResponse } from './gateway.js';
 
 /** What the control surface drives; the runtime implements it. */
@@ -80,7 +80,7 @@ const ROUTES: Record<string, readonly string[]> = {
 };
 
 /**
- * The local-only control surface of docs/design.md (local runtime) (never deployed): health, the simulated clock, a
+ * The local-only control surface (docs/design.md, local runtime; never deployed): health, the simulated clock, a
  * synchronous collections run, membership events onto the stream, and the payment simulator.
  */
 export function controlRoutes(control: LocalControl) {
@@ -96,6 +96,9 @@ export function controlRoutes(control: LocalControl) {
       return await route(control, request, path, method);
     } catch (caught) {
       if (caught instanceof BadRequest) return caught.response;
+      if (caught instanceof ClockBackwardsError) {
+        return error(409, 'clock_backwards', caught.message, { now: formatInstant(caught.current), requested: formatInstant(caught.requested) });
+      }
       control.logger.error({ err: caught, path }, 'control route failed');
       return error(500, 'internal_error', caught instanceof Error ? caught.message : 'control route failed');
     }

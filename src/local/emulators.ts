@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { CreateStreamCommand, DescribeStreamCommand, KinesisClient } from '@aws-sdk/client-kinesis';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { startFauxqs } from 'fauxqs';
+import { buildApp } from 'fauxqs';
 
 export const LOCAL_REGION = 'us-east-1';
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
@@ -36,8 +36,11 @@ export function localSqsClient(endpoint: string): SQSClient {
 
 /** fauxqs with the queues of the stateful stack: work queues with DLQs (RedrivePolicy) and the memberships on-failure queue. */
 export async function startLocalSqs(options: { prefix: string; visibilityTimeoutS: number; maxReceiveCount: number }): Promise<LocalSqs> {
-  const server = await startFauxqs({ port: 0, logger: false, host: '127.0.0.1' });
-  const endpoint = `http://127.0.0.1:${server.port}`;
+  // fauxqs's startFauxqs listens on 0.0.0.0 whatever host it is given; its app, listened on here, binds loopback only.
+  const server = buildApp({ logger: false, host: '127.0.0.1' });
+  await server.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = server.server.address() as AddressInfo;
+  const endpoint = `http://127.0.0.1:${port}`;
   const client = localSqsClient(endpoint);
   const create = async (name: string, attributes: Record<string, string> = {}): Promise<LocalQueue> => {
     const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
@@ -65,7 +68,7 @@ export async function startLocalSqs(options: { prefix: string; visibilityTimeout
     membershipsFailures,
     stop: async () => {
       client.destroy();
-      await server.stop();
+      await server.close();
     },
   };
 }

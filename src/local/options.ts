@@ -54,7 +54,12 @@ const secret = (fallback: string) => z.string().trim().min(1).default(fallback);
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().trim().min(1).default('127.0.0.1'),
+  // Loopback only: the local token carries every scope and the emulators have no authentication.
+  HOST: z
+    .string()
+    .trim()
+    .refine((host) => /^(127(\.\d{1,3}){3}|::1|localhost)$/.test(host), 'must be a loopback address (127.0.0.1, ::1 or localhost); the local runtime never listens on the network')
+    .default('127.0.0.1'),
   LOCAL_DATA_DIR: z.string().trim().min(1).default('.local'),
   COLLECTIONS_INTERVAL_MS: nonNegativeInt.default(60_000),
   SQS_VISIBILITY_TIMEOUT_S: positiveInt.default(30),
@@ -84,9 +89,13 @@ export interface CliFlags {
   seed?: boolean;
   now?: string;
   dataDir?: string;
+  /** `--no-schedule`: no scheduled collections runs (COLLECTIONS_INTERVAL_MS=0). */
+  schedule?: boolean;
 }
 
-/** `--port N --fresh --no-seed --now <RFC3339> --data-dir DIR` */
+export const USAGE = 'usage: npm start -- [--port N] [--fresh] [--no-seed] [--no-schedule] [--now <RFC3339>] [--data-dir DIR]';
+
+/** `--port N --fresh --no-seed --no-schedule --now <RFC3339> --data-dir DIR` */
 export function parseCliFlags(argv: readonly string[]): CliFlags {
   const flags: CliFlags = {};
   for (let i = 0; i < argv.length; i++) {
@@ -113,6 +122,9 @@ export function parseCliFlags(argv: readonly string[]): CliFlags {
       case '--seed':
         flags.seed = true;
         break;
+      case '--no-schedule':
+        flags.schedule = false;
+        break;
       case '--now':
         flags.now = value();
         break;
@@ -121,7 +133,7 @@ export function parseCliFlags(argv: readonly string[]): CliFlags {
         break;
       case '--help':
       case '-h':
-        throw new LocalUsageError('usage: npm start -- [--port N] [--fresh] [--no-seed] [--now <RFC3339>] [--data-dir DIR]');
+        throw new LocalUsageError(USAGE);
       default:
         throw new LocalUsageError(`unknown option ${arg} (try --help)`);
     }
@@ -153,7 +165,7 @@ export function resolveOptions(
     fresh: flags.fresh ?? false,
     seed: flags.seed ?? true,
     now,
-    collectionsIntervalMs: e.COLLECTIONS_INTERVAL_MS,
+    collectionsIntervalMs: flags.schedule === false ? 0 : e.COLLECTIONS_INTERVAL_MS,
     sqsVisibilityTimeoutS: e.SQS_VISIBILITY_TIMEOUT_S,
     sqsMaxReceiveCount: e.SQS_MAX_RECEIVE_COUNT,
     kinesisRetryAttempts: e.KINESIS_RETRY_ATTEMPTS,

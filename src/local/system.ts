@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { PutRecordCommand } from '@aws-sdk/client-kinesis';
 import { createDynamoClient } from '../adapters/dynamodb/client.js';
 import { createAllTables } from '../adapters/dynamodb/create-tables.js';
-import { DynamoLocalStartError, startDynamoLocal, type DynamoLocalServer } from '../adapters/dynamodb/local-server.js';
+import { DynamoLocalInUseError, DynamoLocalStartError, reapStaleDynamoLocal, startDynamoLocal, type DynamoLocalServer } from '../adapters/dynamodb/local-server.js';
 import { tableNamesFor, type TableNames } from '../adapters/dynamodb/table-definitions.js';
 import { EmfMetrics } from '../adapters/metrics/emf.js';
 import { PaymentSimulator } from '../adapters/processor/simulator.js';
@@ -21,7 +21,7 @@ import { dynamoStores, systemClock, uuidIds } from '../runtime/compose.js';
 import type { AppDeps, QueueMessage, QueuePort } from '../runtime/deps.js';
 import { createLogger, type Logger } from '../runtime/logger.js';
 import { AchSettlementPump, type AchPumpResult } from './ach-pump.js';
-import { SimulatedClock } from './clock.js';
+import { SavedClockAheadError, SimulatedClock } from './clock.js';
 import { controlRoutes, type LocalControl } from './control-routes.js';
 import { localPages } from './pages.js';
 import { startLocalKinesis, startLocalSqs, LOCAL_REGION, type LocalKinesis, type LocalSqs } from './emulators.js';
@@ -33,6 +33,7 @@ import { emptyCounts, OutcomeTally, type OutcomeCounts } from './outcome-tally.j
 import { assertJavaAvailable, assertPortFree, LocalStartupError, portInUseMessage } from './runtime-errors.js';
 import { seedDemoData, type SeedResult } from './seed.js';
 import { SqsEventSource, type SqsDelivery } from './sqs-event-source.js';
+import { demoteInfo } from './quiet-logger.js';
 
 export const LOCAL_PREFIX = 'local';
 
@@ -149,12 +150,10 @@ class Mutex {
 export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = {}, env: NodeJS.ProcessEnv = process.env): Promise<LocalSystem> {
   const started = Date.now();
   const options = resolveOptions(env, {}, overrides);
-  if (options.fresh) rmSync(options.dataDir, { recursive: true, force: true });
-  mkdirSync(join(options.dataDir, 'dynamodb'), { recursive: true });
-
   const logger = createLogger({ level: options.logLevel, pretty: options.pretty, base: {} });
-  const clock = SimulatedClock.restore(join(options.dataDir, 'clock.json'), options.now, new Date());
-  const simulator = new PaymentSimulator(clock);
+  // Set once the port and Java checks passed (and --fresh wiped the data): nothing reads them before.
+  let clock!: SimulatedClock;
+  let simulator!: PaymentSimulator;
   const timings: Record<string, number> = {};
   const mark = (name: string) => {
     timings[name] = Date.now() - started;
@@ -214,6 +213,28 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     assertJavaAvailable();
     if (options.dynamoPort) await assertPortFree(options.dynamoPort, 'DynamoDB Local', 'DYNAMO_LOCAL_PORT');
     mark('java');
+
+    // A DynamoDB Local still on this data directory: another runtime's (refused) or an orphan (stopped).
+    try {
+      const reaped = await reapStaleDynamoLocal(join(options.dataDir, 'dynamodb'));
+      if (reaped.length > 0) logger.warn({ pids: reaped }, 'stopped a stale DynamoDB Local left on this data directory by an earlier run');
+    } catch (error) {
+      if (error instanceof DynamoLocalInUseError) throw new LocalStartupError(error.message);
+      throw error;
+    }
+
+    // Only now that the port, Java and data-directory checks passed may --fresh delete anything.
+    if (options.fresh) rmSync(options.dataDir, { recursive: true, force: true });
+    mkdirSync(join(options.dataDir, 'dynamodb'), { recursive: true });
+    try {
+      clock = SimulatedClock.restore(join(options.dataDir, 'clock.json'), options.now, new Date());
+    } catch (error) {
+      if (error instanceof SavedClockAheadError) throw new LocalStartupError(error.message);
+      throw error;
+    }
+    clock.startPersisting();
+    cleanups.push(() => clock.stop());
+    simulator = new PaymentSimulator(clock);
     const emulators = await Promise.allSettled([
       startDynamoLocal({ ...(options.dynamoPort ? { port: options.dynamoPort } : {}), path: join(options.dataDir, 'dynamodb') }),
       startLocalSqs({ prefix: LOCAL_PREFIX, visibilityTimeoutS: options.sqsVisibilityTimeoutS, maxReceiveCount: options.sqsMaxReceiveCount }),
@@ -248,6 +269,8 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       watch ? watch.expect(messages.map((m) => m.body)) : () => undefined,
     );
     const metricsLogger = logger.child({ part: 'metrics' });
+    // Per-attempt, per-request and per-batch lines at debug; the runtime's own summaries stay at info.
+    const quiet = demoteInfo(logger);
     const deps: AppDeps = {
       ...stores,
       billing: tally.wrap(stores.billing),
@@ -255,7 +278,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       // Signatures are checked against real time while business time is simulated (DESIGN 9).
       wallClock: systemClock,
       ids: uuidIds,
-      logger,
+      logger: quiet,
       processor: simulator,
       accounts: simulator,
       cardPayments: simulator,
@@ -299,7 +322,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       queue: sqs.collections,
       functionName: 'batch-worker',
       handler: batchWorker,
-      logger,
+      logger: quiet,
       around: (fn) => (runCounts ? tally.run(runCounts, fn) : fn()),
       onDelivered: (deliveries) => {
         if (runCounts) {
@@ -308,14 +331,14 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
         watch?.observe(deliveries);
       },
     });
-    const balanceSource = new SqsEventSource({ client: sqs.client, queue: sqs.balanceEvents, functionName: 'webhook-balance-worker', handler: balanceWorker, logger });
+    const balanceSource = new SqsEventSource({ client: sqs.client, queue: sqs.balanceEvents, functionName: 'webhook-balance-worker', handler: balanceWorker, logger: quiet });
     const membershipsSource = new KinesisEventSource({
       client: kinesis.client,
       streamName: kinesis.streamName,
       streamArn: kinesis.streamArn,
       functionName: 'memberships-consumer',
       handler: membershipsConsumer,
-      logger,
+      logger: quiet,
       onFailure: { client: sqs.client, queue: sqs.membershipsFailures },
       retryAttempts: options.kinesisRetryAttempts,
     });
@@ -332,7 +355,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       wallClock: systemClock,
       simulator,
       secret: options.secrets.achWebhook,
-      logger: logger.child({ part: 'ach-pump' }),
+      logger: quiet.child({ part: 'ach-pump' }),
       dispatch: (request) => gateway.dispatch(request),
     });
 
@@ -389,7 +412,6 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     });
     parts.scheduler = true;
 
-    cleanups.push(() => clock.persist());
     // ACH outcomes come due as simulated time passes by itself, too.
     const pumpTimer = setInterval(() => {
       // During a collections run its own pump delivers (and counts) the outcomes.

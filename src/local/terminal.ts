@@ -12,29 +12,35 @@ export function quietAwsSdkNodeWarning(): void {
   }) as typeof process.emitWarning;
 }
 
-/** What `npm start` prints once healthy: where it is, the token, and things to try. */
+/**
+ * What `npm start` prints once healthy: where it is, where the token comes from (never the token
+ * itself: the terminal may be logged), and things to try that work with this run's data.
+ */
 export function startupBanner(system: LocalSystem): string {
   const { url, options, clock, seeded, startupMs } = system;
-  const token = options.secrets.apiToken;
   const color = process.stdout.isTTY ? (code: number, text: string) => `\u001b[${code}m${text}\u001b[0m` : (_: number, text: string) => text;
   const bold = (t: string) => color(1, t);
   const dim = (t: string) => color(2, t);
+  const tokenSource = process.env.LOCAL_API_TOKEN ? 'the value of LOCAL_API_TOKEN in this shell' : 'the documented default (README "Secrets and configuration"; set LOCAL_API_TOKEN to choose your own)';
+  const auth = `-H "authorization: Bearer $LOCAL_API_TOKEN"`;
+  const seededUser = seeded && seeded.users > 0 ? 'seed-user-0001' : undefined;
   const lines = [
     '',
     bold(`Billing backend running at ${url}`) + dim(`  (ready in ${(startupMs / 1000).toFixed(1)} s)`),
     `  simulated now   ${clock.now().toISOString()}`,
-    `  API token       ${token}   ${dim('(Authorization: Bearer …, scopes billing:read billing:write billing:operate)')}`,
-    `  data            ${options.dataDir}${seeded ? dim(`  (seeded: ${seeded.users} members, ${seeded.records} records)`) : ''}`,
-    `  collections     ${options.collectionsIntervalMs > 0 ? `every ${options.collectionsIntervalMs / 1000} s of wall time` : 'on demand only (COLLECTIONS_INTERVAL_MS=0)'}`,
+    `  API token       not shown: ${tokenSource}  ${dim('(Authorization: Bearer …, scopes billing:read billing:write billing:operate)')}`,
+    `  data            ${options.dataDir}${seeded ? dim(`  (seeded: ${seeded.users} members, ${seeded.records} records)`) : dim('  (not seeded)')}`,
+    `  collections     ${options.collectionsIntervalMs > 0 ? `every ${options.collectionsIntervalMs / 1000} s of wall time (--no-schedule turns it off)` : 'on demand only (POST /local/collections/run)'}`,
+    `  listening       127.0.0.1 only (the gateway, DynamoDB Local, the SQS and Kinesis emulators)`,
     '',
     bold('Try:'),
     `  curl -s ${url}/health`,
-    `  curl -s -H 'authorization: Bearer ${token}' ${url}/v1/users/seed-user-0001/subscriptions`,
-    `  curl -s -H 'authorization: Bearer ${token}' '${url}/v1/subscriptions?billing=failing'`,
+    ...(seededUser ? [`  curl -s ${auth} ${url}/v1/users/${seededUser}/subscriptions`] : []),
+    `  curl -s ${auth} '${url}/v1/subscriptions?billing=failing'`,
     `  curl -s -X POST ${url}/local/clock -d '{"advance":"PT24H"}'`,
     `  curl -s -X POST ${url}/local/collections/run`,
-    `  npm run collect -- --now 2027-01-01T09:00:00Z`,
-    dim('  (README "A five-minute tour" walks through a member end to end; Ctrl-C stops everything)'),
+    dim(`  (the curl lines read the token from $LOCAL_API_TOKEN: export it first; README "A five-minute tour"`),
+    dim(seededUser ? '   walks through a member end to end; Ctrl-C stops everything)' : '   creates members and walks them end to end; Ctrl-C stops everything)'),
     '',
   ];
   return `${lines.join('\n')}\n`;

@@ -26,8 +26,16 @@ describe('local runtime options', () => {
     ]);
   }, 60_000);
 
+  it('binds loopback only: HOST=0.0.0.0 is refused', () => {
+    expect(resolveOptions({ HOST: '::1' }).host).toBe('::1');
+    for (const host of ['0.0.0.0', '::', '192.168.1.10', 'example.com']) {
+      expect(() => resolveOptions({ HOST: host })).toThrow(/HOST: must be a loopback address/);
+    }
+  });
+
   it('parses the flags', () => {
     expect(parseCliFlags(['--port', '0', '--fresh', '--no-seed', '--now=2027-01-01T00:00:00Z'])).toEqual({ port: 0, fresh: true, seed: false, now: '2027-01-01T00:00:00Z' });
+    expect(parseCliFlags(['--no-schedule'])).toEqual({ schedule: false });
     expect(() => parseCliFlags(['--bogus'])).toThrow(/unknown option --bogus/);
   });
 });
