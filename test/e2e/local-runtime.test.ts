@@ -83,9 +83,10 @@ beforeAll(async () => {
   const port = await freePort();
   dataDir = mkdtempSync(join(tmpdir(), 'billing-local-'));
   base = `http://127.0.0.1:${port}`;
-  child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['scripts/local/start.ts', '--port', String(port), '--fresh', '--no-seed', '--data-dir', dataDir], {
+  child = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['scripts/local/start.ts', '--port', String(port), '--fresh', '--no-seed', '--no-schedule', '--data-dir', dataDir], {
     cwd: ROOT,
-    env: { ...process.env, COLLECTIONS_INTERVAL_MS: '0', LOG_FORMAT: 'json', LOG_LEVEL: 'warn' },
+    // As the README tour: --no-schedule, so no scheduled run takes an attempt between two steps.
+    env: { ...process.env, LOG_FORMAT: 'json', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));

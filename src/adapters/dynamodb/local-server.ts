@@ -203,7 +203,7 @@ export async function startDynamoLocal(options: { port?: number; path?: string }
   const client = createDynamoClient(
     { region: 'local', endpoint },
     // A server that accepts connections but never answers must not hang the probe.
-    { maxAttempts: 1, requestHandler: { requestTimeout: 2000, connectionTimeout: 1000 } },
+    { maxAttempts: 1, requestHandler: { requestTimeout: 2000, connectionTimeout: 1000, throwOnRequestTimeout: true } },
   );
   const deadline = Date.now() + 60_000;
   for (;;) {
