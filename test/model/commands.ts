@@ -355,6 +355,36 @@ class SetOutcome extends Step {
   }
 }
 
+class Balance extends Step {
+  constructor(
+    readonly user: number,
+    readonly cents: number | undefined,
+  ) {
+    super();
+  }
+  async act(world: BillingWorld) {
+    world.setBalance(this.user, this.cents);
+  }
+  toString() {
+    return `BALANCE(u${this.user} → ${this.cents ?? 'none'})`;
+  }
+}
+
+class BalanceWebhook extends Step {
+  constructor(
+    readonly user: number,
+    readonly cents: number,
+  ) {
+    super();
+  }
+  async act(world: BillingWorld) {
+    await world.balanceWebhook(this.user, this.cents);
+  }
+  toString() {
+    return `BALANCE_WEBHOOK(u${this.user}, ${this.cents})`;
+  }
+}
+
 class Clock extends Step {
   constructor(readonly ms: number) {
     super();
@@ -475,6 +505,8 @@ export function commandArbitraries(options: CommandOptions): fc.Arbitrary<Cmd>[]
         .tuple(u, fc.constantFrom('approve', 'approve', 'decline', 'error', 'ach_return:R01', 'ach_return:R02', 'ach_return:R10'))
         .map(([user, outcome]) => new SetOutcome(user, outcome)),
     },
+    { name: 'BALANCE', weight: 1, arb: fc.tuple(u, fc.constantFrom<number | undefined>(undefined, 0, 500, 100_000)).map(([user, cents]) => new Balance(user, cents)) },
+    { name: 'BALANCE_WEBHOOK', weight: 1, arb: fc.tuple(u, fc.constantFrom(0, 500, 100_000)).map(([user, cents]) => new BalanceWebhook(user, cents)) },
     {
       name: 'CLOCK',
       weight: 8,

@@ -8,6 +8,8 @@ import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
 import { createMembershipsConsumerHandler } from '../../src/handlers/memberships-consumer.js';
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
+import { createBalanceWorkerHandler } from '../../src/handlers/webhook-balance-worker.js';
+import { signPayload } from '../../src/handlers/shared/signature.js';
 import type { AppDeps } from '../../src/runtime/deps.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { kinesisEvent, kinesisRecord, lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/aws-events.js';
@@ -105,7 +107,7 @@ export class BillingWorld {
   readonly bankDelivered: Json[] = [];
   /** ACH outcomes the system answered 200 for, by confirmation id: it must not leave that submission ACHSENT. */
   private readonly achAnswered = new Map<string, string>();
-  private readonly settings: { default: 'approve'; users: Record<string, string>; accounts: Record<string, { status: 'active' | 'banned' }> };
+  private readonly settings: { default: 'approve'; users: Record<string, string>; accounts: Record<string, { status: 'active' | 'banned'; available_balance_cents?: number; current_balance_cents?: number }> };
   private keyCounter = 0;
   lastPayKey: string | undefined;
   /** Users whose records a step may have changed: only they are read again by `check`. */
@@ -346,8 +348,34 @@ export class BillingWorld {
   }
 
   private setAccount(userId: string, status: 'active' | 'banned'): void {
-    this.settings.accounts[userId] = { status };
+    this.settings.accounts[userId] = { ...this.settings.accounts[userId], status };
     this.app.simulator.configure(this.settings as never);
+  }
+
+  /** The balance the account directory reports (the scheduled path's gate); undefined: none observed. */
+  setBalance(user: number, cents: number | undefined): void {
+    const userId = this.users[user]!;
+    const { available_balance_cents: _a, current_balance_cents: _c, ...rest } = this.settings.accounts[userId] ?? { status: 'active' as const };
+    this.settings.accounts[userId] = { ...rest, status: rest.status ?? 'active', ...(cents !== undefined ? { available_balance_cents: cents, current_balance_cents: cents } : {}) };
+    this.app.simulator.configure(this.settings as never);
+  }
+
+  /** A signed balance webhook through the API, then its queue message to the webhook-balance-worker. */
+  async balanceWebhook(user: number, cents: number): Promise<void> {
+    const userId = this.users[user]!;
+    this.touch(userId);
+    const body = JSON.stringify({ event_id: `bal-${randomUUID()}`, user_id: userId, institution_id: 'ins_1', available_balance_cents: cents, current_balance_cents: cents, occurred_at: iso(this.now()) });
+    const queue = this.app.balanceEventsQueue;
+    queue.clear();
+    const signature = signPayload(body, this.app.deps.secrets.balanceWebhook, Math.floor(Date.now() / 1000));
+    const res = await this.api('POST', '/webhooks/balance', {}, body, undefined, false, { 'x-balance-signature': signature });
+    this.trace.push(`  balance webhook ${cents} → ${res.status}`);
+    if (res.status !== 202) this.problems.push(`balance webhook answered ${res.status} ${JSON.stringify(res.body)}`);
+    const messages = queue.sent.splice(0);
+    if (messages.length === 0) return;
+    const proc = this.process();
+    await createBalanceWorkerHandler(proc.deps)(sqsEvent(messages.map((m) => sqsRecord(m.body, { messageId: m.id, queue: 'test-balance-events' }))), lambdaContext());
+    this.collectBankOutcomes();
   }
 
   setOutcome(user: number, outcome: string): void {
