@@ -69,7 +69,12 @@ export const FUNCTION_ACCESS: Record<HandlerName, FunctionAccess> = {
     tables: {
       billingActivity: {
         level: 'readWrite',
-        indexes: [BILLING_ACTIVITY_INDEXES.bySubscriptionId, BILLING_ACTIVITY_INDEXES.byStatus, BILLING_ACTIVITY_INDEXES.failing],
+        indexes: [
+          BILLING_ACTIVITY_INDEXES.bySubscriptionId,
+          BILLING_ACTIVITY_INDEXES.byStatus,
+          BILLING_ACTIVITY_INDEXES.failing,
+          BILLING_ACTIVITY_INDEXES.exceptions,
+        ],
       },
       billingActivityHistory: { level: 'readAppend', indexes: [BILLING_ACTIVITY_INDEXES.bySubscriptionId] },
       locks: { level: 'readWrite' },

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { applyBillingEvent } from './billing-record.js';
 import { idSchema } from './ids.js';
 import { centsSchema } from './money.js';
+import { REPRESENTMENT_ENTRY_DESCRIPTION, type PaymentRequest } from './ports.js';
 import { COLLECTIBLE_STATUSES, type BillingRecord, type LoanPayment } from './records.js';
 import { formatInstant, instantSchema } from './time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js';
@@ -56,6 +57,22 @@ export function classifyReturnCode(code: string): ReturnCodeClass {
   return 'account_error';
 }
 
+/**
+ * The flags of a re-presented entry (DESIGN 4.1) for the payment request: set when the record's debit
+ * came back R01/R09 and a re-presentment was granted (or a limit reached: the gate then refuses it).
+ */
+export function representmentFlags(record: Pick<BillingRecord, 'payment_method' | 'ach_represented'>): Pick<PaymentRequest, 'reinitiated' | 'entry_description'> {
+  return record.payment_method === 'ach' && (record.ach_represented ?? 0) > 0 ? { reinitiated: true, entry_description: REPRESENTMENT_ENTRY_DESCRIPTION } : {};
+}
+
+/** The same for a loan payment: a RETRY after an R01/R09 return (`loc_update_reason` `ach_returned:R01`). */
+export function loanRepresentmentFlags(payment: Pick<LoanPayment, 'loc_payment_method' | 'loc_status' | 'loc_update_reason'>): Pick<PaymentRequest, 'reinitiated' | 'entry_description'> {
+  const code = /^ach_returned:(R\d{2})$/.exec(payment.loc_update_reason ?? '')?.[1];
+  return payment.loc_payment_method === 'ach' && payment.loc_status === 'RETRY' && code !== undefined && REPRESENTABLE.has(code)
+    ? { reinitiated: true, entry_description: REPRESENTMENT_ENTRY_DESCRIPTION }
+    : {};
+}
+
 /** NACHA: an R01/R09 entry may be re-presented at most twice, within 180 days of the original entry. */
 export const MAX_ACH_REPRESENTMENTS = 2;
 export const ACH_REPRESENTMENT_WINDOW_MS = 180 * 24 * 60 * 60 * 1000;
@@ -89,6 +106,8 @@ export type AchIgnoreReason =
 /** What the outcome did, for logs and the answer. */
 export type AchEffect =
   | 'settled'
+  /** A settlement for another amount than the debit: flagged `ach_exception`, never a collection (DESIGN 4.1). */
+  | 'exception'
   | 'represent'
   | 'blocked'
   | 'unauthorized'
@@ -98,7 +117,8 @@ export type AchEffect =
   | 'retry';
 
 export type AchDecision<T> =
-  | { readonly kind: 'apply'; readonly after: T; readonly effect: AchEffect }
+  /** `reversed`: the outcome undid a completed collection (a return after settlement, DESIGN 4.1). */
+  | { readonly kind: 'apply'; readonly after: T; readonly effect: AchEffect; readonly reversed?: boolean }
   | { readonly kind: 'ignore'; readonly reason: AchIgnoreReason }
   | { readonly kind: 'not_yet_recorded' };
 
@@ -117,6 +137,7 @@ export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent
   const status = record.billing_status;
   switch (event.type) {
     case 'settled':
+      if (status === 'ACHSENT' && event.amount_cents !== record.amount_cents) return settlementMismatch(record, event, now);
       if (status === 'ACHSENT') {
         return {
           kind: 'apply',
@@ -127,6 +148,9 @@ export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent
       return ignore(status === 'COMPLETED' || status === 'REFUNDED' ? 'already_applied' : 'status');
     case 'returned':
       if (status === 'ACHSENT') return subscriptionReturn(record, event.return_code!, now);
+      // A return after the settlement (two banking days for most codes, sixty for unauthorized ones):
+      // the collection is reversed and the return-code rules apply from there, never a harmless replay.
+      if (status === 'COMPLETED') return { ...subscriptionReturn(record, event.return_code!, now), reversed: true } as AchDecision<BillingRecord>;
       return ignore(status === 'FAILED' ? 'already_applied' : 'status');
     case 'refunded':
       if (status === 'COMPLETED') {
@@ -139,6 +163,22 @@ export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent
   }
 }
 
+/**
+ * A settlement for another amount than the debit (a 1-cent settlement of a 19.99 debit): the period
+ * stays ACHSENT, unsettled, and carries `ach_exception` for operators. The same mismatch delivered
+ * again is a replay.
+ */
+function settlementMismatch(record: BillingRecord, event: AchEvent, now: Date): AchDecision<BillingRecord> {
+  if (record.ach_exception?.received_cents === event.amount_cents) return ignore('already_applied');
+  return {
+    kind: 'apply',
+    effect: 'exception',
+    after: applyBillingEvent(record, 'EXCEPTION_RAISED', now, {
+      set: { ach_exception: { code: 'amount_mismatch', received_cents: event.amount_cents, at: formatInstant(now) } },
+    }),
+  };
+}
+
 function subscriptionReturn(record: BillingRecord, returnCode: string, now: Date): AchDecision<BillingRecord> {
   const codeClass = classifyReturnCode(returnCode);
   if (codeClass === 'unauthorized') return subscriptionChargeback(record, now, returnCode);
@@ -148,7 +188,7 @@ function subscriptionReturn(record: BillingRecord, returnCode: string, now: Date
       effect: 'blocked',
       after: applyBillingEvent(record, 'ACH_RETURNED', now, {
         updatedEvent: 'ACH_RETURNED',
-        set: { payment_error: ACH_RETURN_MESSAGES.account_error, ach_blocked: true, ach_return_code: returnCode },
+        set: { payment_error: ACH_RETURN_MESSAGES.account_error, ach_blocked: true, ach_return_code: returnCode, completed_date: undefined },
       }),
     };
   }
@@ -165,6 +205,7 @@ function subscriptionReturn(record: BillingRecord, returnCode: string, now: Date
       set: {
         payment_error: ACH_RETURN_MESSAGES.represent,
         ach_return_code: returnCode,
+        completed_date: undefined,
         ach_original_entry_date: original,
         // Counted when granted: the FAILED record's daily retry is the re-presentment.
         ...(mayRepresent ? { ach_represented: represented + 1 } : { ach_blocked: true }),
@@ -179,7 +220,7 @@ function subscriptionChargeback(record: BillingRecord, now: Date, returnCode?: s
     effect: 'unauthorized',
     after: applyBillingEvent(record, 'CHARGED_BACK', now, {
       updatedEvent: 'ACH_CHARGEBACK',
-      set: { payment_error: ACH_RETURN_MESSAGES.unauthorized, ach_unauthorized: true, ...(returnCode ? { ach_return_code: returnCode } : {}) },
+      set: { payment_error: ACH_RETURN_MESSAGES.unauthorized, ach_unauthorized: true, completed_date: undefined, ...(returnCode ? { ach_return_code: returnCode } : {}) },
     }),
   };
 }
@@ -213,9 +254,11 @@ export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, 
       if (status === 'ACHSENT') return change('ACH_SETTLED', 'ach_settled', 'settled', applicationsOnSettlement(payment, event));
       return ignore(status === 'COMPLETED' ? 'already_applied' : 'status');
     case 'returned': {
-      if (status !== 'ACHSENT') return ignore(['RETRY', 'RETURNED', 'CHARGED_BACK'].includes(status) ? 'already_applied' : 'status');
       const code = event.return_code!;
       const reason = `ach_returned:${code}`;
+      // A return after the settlement reverses it: RETURNED, no longer applied to the installment (DESIGN 4.1).
+      if (status === 'COMPLETED') return { ...change('ACH_RETURNED', reason, 'returned', { loc_applications: [] }), reversed: true } as AchDecision<LoanPayment>;
+      if (status !== 'ACHSENT') return ignore(['RETRY', 'RETURNED', 'CHARGED_BACK'].includes(status) ? 'already_applied' : 'status');
       const codeClass = classifyReturnCode(code);
       if (codeClass === 'unauthorized') return change('CHARGED_BACK', reason, 'unauthorized');
       const withinWindow = now.getTime() - Date.parse(payment.loc_created_date) <= ACH_REPRESENTMENT_WINDOW_MS;

@@ -78,6 +78,11 @@ export interface BillingStore {
    * every shard of the sparse failing index. Eventually consistent: callers re-check the predicate.
    */
   listFailing(page?: PageRequest): Promise<Page<BillingRecord>>;
+  /**
+   * Records carrying an ACH or card exception (DESIGN 4.1, 6.1), oldest exception first, across
+   * every shard of the sparse exceptions index. Eventually consistent.
+   */
+  listExceptions(page?: PageRequest): Promise<Page<BillingRecord>>;
   /** Audit rows of one subscription, newest first. */
   history(subscriptionId: string, page?: PageRequest): Promise<Page<HistoryRow>>;
   /**
@@ -115,7 +120,16 @@ export interface PaymentRequest {
   readonly rail: PaymentMethod;
   readonly account_last_four?: string | undefined;
   readonly reference: PaymentReference;
+  /**
+   * NACHA: a re-presented R01/R09 entry is flagged as reinitiated with the company entry description
+   * `RETRY PYMT` (DESIGN 4.1). Absent on an original entry.
+   */
+  readonly reinitiated?: true;
+  readonly entry_description?: typeof REPRESENTMENT_ENTRY_DESCRIPTION;
 }
+
+/** The company entry description NACHA requires on a re-presented entry. */
+export const REPRESENTMENT_ENTRY_DESCRIPTION = 'RETRY PYMT';
 
 export type PaymentResult =
   /** Pinless or card: the money is collected. */

@@ -67,6 +67,32 @@ export const fridayBillingSchema = z.number().int().min(1).max(5);
 
 const instant = z.string().min(1);
 
+/**
+ * An ACH outcome that does not match the debit (DESIGN 4.1): the period stays unsettled and is
+ * listed for operators (`?billing=exceptions`).
+ */
+export const achExceptionSchema = z.object({
+  code: z.literal('amount_mismatch'),
+  received_cents: z.number().int().nonnegative(),
+  at: instant,
+});
+export type AchException = z.infer<typeof achExceptionSchema>;
+
+/**
+ * A Stripe outcome that does not match the period (DESIGN 6.1): a success for another amount or
+ * currency (never a completion), or a dispute inquiry (no funds withdrawn: flagged, not failed).
+ */
+export const cardExceptionSchema = z.object({
+  code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry']),
+  payment_intent_id: z.string().optional(),
+  received_cents: z.number().int().nonnegative().optional(),
+  currency: z.string().optional(),
+  dispute_id: z.string().optional(),
+  dispute_status: z.string().optional(),
+  at: instant,
+});
+export type CardException = z.infer<typeof cardExceptionSchema>;
+
 /** The five attributes of a saved billing failure (DESIGN 5). Stale values stay until overwritten. */
 export const billingFailureFieldsSchema = z.object({
   billing_failed_for: z.string().optional(),
@@ -133,6 +159,10 @@ export const billingRecordSchema = z
     ach_unauthorized: z.boolean().optional(),
     /** Set by a card dispute (charge.dispute.created): never charged again automatically. */
     card_disputed: z.boolean().optional(),
+    /** An ACH outcome that did not match (DESIGN 4.1); listed by `?billing=exceptions`. */
+    ach_exception: achExceptionSchema.optional(),
+    /** A Stripe outcome that did not match (DESIGN 6.1); listed by `?billing=exceptions`. */
+    card_exception: cardExceptionSchema.optional(),
   })
   .extend(billingFailureFieldsSchema.shape);
 export type BillingRecord = z.infer<typeof billingRecordSchema>;

@@ -38,7 +38,7 @@ export type BillingEvent =
   | 'ACH_SUBMITTED' // ACH debit accepted by the processor
   | 'DECLINED' // payment declined, or the balance gate closed on a scheduled/retry path
   | 'ACH_SETTLED'
-  | 'ACH_RETURNED' // the debit came back; the period is owed again
+  | 'ACH_RETURNED' // the debit came back (also after it settled: returns come up to 60 days later); the period is owed again
   | 'CHARGED_BACK' // an unauthorized return or dispute after the money was taken
   | 'REFUNDED'
   | 'WAIVED'
@@ -52,7 +52,8 @@ export type BillingEvent =
   | 'REACTIVATED'
   | 'DUE_DATE_CHANGED'
   | 'BILLING_RETRY_REQUESTED'
-  | 'BILLING_FAILURE_RECORDED';
+  | 'BILLING_FAILURE_RECORDED'
+  | 'EXCEPTION_RAISED'; // an outcome that does not match the period (amount, currency, a dispute inquiry): flagged, status unchanged
 
 const OPEN: readonly BillingStatus[] = ['PENDING', 'FAILED'];
 const NOT_STARTED: readonly BillingStatus[] = ['PENDING', 'FAILED', 'PAUSED'];
@@ -62,7 +63,7 @@ export const billingTransitions = new TransitionTable<BillingStatus, BillingEven
   ACH_SUBMITTED: { from: OPEN, to: 'ACHSENT' },
   DECLINED: { from: OPEN, to: 'FAILED' },
   ACH_SETTLED: { from: ['ACHSENT'], to: 'COMPLETED' },
-  ACH_RETURNED: { from: ['ACHSENT'], to: 'FAILED' },
+  ACH_RETURNED: { from: ['ACHSENT', 'COMPLETED'], to: 'FAILED' },
   CHARGED_BACK: { from: ['ACHSENT', 'COMPLETED'], to: 'FAILED' },
   REFUNDED: { from: ['COMPLETED'], to: 'REFUNDED' },
   WAIVED: { from: NOT_STARTED, to: 'WAIVED' },
@@ -77,6 +78,7 @@ export const billingTransitions = new TransitionTable<BillingStatus, BillingEven
   DUE_DATE_CHANGED: { from: ['PENDING'], to: 'same' },
   BILLING_RETRY_REQUESTED: { from: OPEN, to: 'same' },
   BILLING_FAILURE_RECORDED: { from: OPEN, to: 'same' },
+  EXCEPTION_RAISED: { from: ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED'], to: 'same' },
 });
 
 /** Events on a loan payment (seed 004's diagram, plus the returns and chargebacks DESIGN 2.7 lists). */
@@ -86,7 +88,7 @@ export type LoanPaymentEvent =
   | 'SKIPPED'
   | 'ACH_SETTLED'
   | 'RETRY_SCHEDULED' // a decline or returnable failure with retries left
-  | 'ACH_RETURNED' // returned and not retryable
+  | 'ACH_RETURNED' // returned and not retryable, or returned after it settled
   | 'RETRIES_EXHAUSTED'
   | 'CHARGED_BACK';
 
@@ -96,7 +98,7 @@ export const loanPaymentTransitions = new TransitionTable<LoanPaymentStatus, Loa
   SKIPPED: { from: ['PENDING', 'RETRY'], to: 'SKIPPED' },
   ACH_SETTLED: { from: ['ACHSENT'], to: 'COMPLETED' },
   RETRY_SCHEDULED: { from: ['PENDING', 'ACHSENT', 'RETRY'], to: 'RETRY' },
-  ACH_RETURNED: { from: ['ACHSENT'], to: 'RETURNED' },
+  ACH_RETURNED: { from: ['ACHSENT', 'COMPLETED'], to: 'RETURNED' },
   RETRIES_EXHAUSTED: { from: ['RETRY', 'PENDING'], to: 'FAILED' },
   CHARGED_BACK: { from: ['ACHSENT', 'COMPLETED'], to: 'CHARGED_BACK' },
 });

@@ -43,9 +43,10 @@ export function createAchHandler(deps: AppDeps): (event: HttpEvent) => Promise<H
         eventLog.warn({ status: result.status }, 'ach outcome for a submission not yet recorded');
         return json(409, { error: { code: 'not_yet_recorded', message: 'the submission this outcome is for is not recorded yet; deliver it again later' } });
       }
-      if (result.amount_mismatch) eventLog.warn({ amount_cents: achEvent.amount_cents }, 'ach outcome amount differs from the record');
-      eventLog.info({ effect: result.effect, status: result.status }, 'ach outcome applied');
-      return json(200, { status: 'applied', effect: result.effect, record_status: result.status });
+      if (result.amount_mismatch) eventLog.warn({ amount_cents: achEvent.amount_cents, effect: result.effect }, 'ach outcome amount differs from the record');
+      const level = result.reversed || result.effect === 'exception' ? 'warn' : 'info';
+      eventLog[level]({ effect: result.effect, status: result.status, reversed: result.reversed }, 'ach outcome applied');
+      return json(200, { status: 'applied', effect: result.effect, record_status: result.status, ...(result.reversed ? { reversed: true } : {}) });
     } catch (error) {
       return errorResponse(error, log);
     }

@@ -140,6 +140,7 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
           confirmation_id: c.confirmation_id,
           reference: c.reference,
           outcome: c.outcome,
+          ...(c.reinitiated ? { reinitiated: true, entry_description: c.entry_description } : {}),
         })),
       });
     default:

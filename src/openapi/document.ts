@@ -91,11 +91,14 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
   },
   'GET /v1/subscriptions': {
     operationId: 'listFailingSubscriptions',
-    summary: 'Periods with a live billing failure (retrying or parked)',
-    description: 'A page can hold fewer than `limit` items and still have `next` set: keep paging until `next` is null.',
+    summary: 'Periods with a live billing failure (`billing=failing`, retrying or parked) or an exception (`billing=exceptions`)',
+    description:
+      'A page can hold fewer than `limit` items and still have `next` set: keep paging until `next` is null. ' +
+      '`billing=exceptions` lists periods whose ACH or Stripe outcome did not match (`ach_exception`: a settlement for another amount; ' +
+      '`card_exception`: a success for another amount or currency, or a dispute inquiry), oldest first; `state` is refused there.',
     tag: 'operator',
-    query: subscriptions.failingQuerySchema,
-    responses: { '200': { description: 'One page of failing periods', schema: 'SubscriptionPage' }, ...readErrors },
+    query: subscriptions.subscriptionsQuerySchema,
+    responses: { '200': { description: 'One page of failing or exception periods', schema: 'SubscriptionPage' }, ...readErrors },
   },
   'GET /v1/subscriptions/{subscriptionId}': {
     operationId: 'getSubscription',

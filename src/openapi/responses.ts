@@ -100,7 +100,12 @@ export const gatewayMessageSchema = z.strictObject({ message: z.string() }).desc
 export const acceptedSchema = z.strictObject({ accepted: z.literal(true) });
 
 export const achResultSchema = z.union([
-  z.strictObject({ status: z.literal('applied'), effect: z.string(), record_status: z.string() }),
+  z.strictObject({
+    status: z.literal('applied'),
+    effect: z.string().describe('settled, exception (a settlement for another amount: flagged, not collected), represent, blocked, unauthorized, refunded, charged_back, returned, retry'),
+    record_status: z.string(),
+    reversed: z.literal(true).optional().describe('the outcome reversed a completed collection (a return after settlement)'),
+  }),
   z.strictObject({ status: z.literal('ignored'), reason: z.string() }),
 ]);
 

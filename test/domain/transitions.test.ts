@@ -18,7 +18,7 @@ const EXPECTED_BILLING: Record<BillingEvent, Partial<Record<BillingStatus, Billi
   ACH_SUBMITTED: { PENDING: 'ACHSENT', FAILED: 'ACHSENT' },
   DECLINED: { PENDING: 'FAILED', FAILED: 'FAILED' },
   ACH_SETTLED: { ACHSENT: 'COMPLETED' },
-  ACH_RETURNED: { ACHSENT: 'FAILED' },
+  ACH_RETURNED: { ACHSENT: 'FAILED', COMPLETED: 'FAILED' },
   CHARGED_BACK: { ACHSENT: 'FAILED', COMPLETED: 'FAILED' },
   REFUNDED: { COMPLETED: 'REFUNDED' },
   WAIVED: { PENDING: 'WAIVED', FAILED: 'WAIVED', PAUSED: 'WAIVED' },
@@ -33,6 +33,7 @@ const EXPECTED_BILLING: Record<BillingEvent, Partial<Record<BillingStatus, Billi
   DUE_DATE_CHANGED: { PENDING: 'PENDING' },
   BILLING_RETRY_REQUESTED: { PENDING: 'PENDING', FAILED: 'FAILED' },
   BILLING_FAILURE_RECORDED: { PENDING: 'PENDING', FAILED: 'FAILED' },
+  EXCEPTION_RAISED: { PENDING: 'PENDING', FAILED: 'FAILED', ACHSENT: 'ACHSENT', COMPLETED: 'COMPLETED' },
 };
 
 const EXPECTED_LOAN: Record<LoanPaymentEvent, Partial<Record<LoanPaymentStatus, LoanPaymentStatus>>> = {
@@ -42,7 +43,7 @@ const EXPECTED_LOAN: Record<LoanPaymentEvent, Partial<Record<LoanPaymentStatus, 
   ACH_SETTLED: { ACHSENT: 'COMPLETED' },
   // From RETRY too: a pinless retry declined with retries left stays in RETRY.
   RETRY_SCHEDULED: { PENDING: 'RETRY', ACHSENT: 'RETRY', RETRY: 'RETRY' },
-  ACH_RETURNED: { ACHSENT: 'RETURNED' },
+  ACH_RETURNED: { ACHSENT: 'RETURNED', COMPLETED: 'RETURNED' },
   RETRIES_EXHAUSTED: { PENDING: 'FAILED', RETRY: 'FAILED' },
   CHARGED_BACK: { ACHSENT: 'CHARGED_BACK', COMPLETED: 'CHARGED_BACK' },
 };
@@ -106,9 +107,9 @@ checkTable('billingTransitions', billingTransitions, BILLING_STATUSES, EXPECTED_
 checkTable('loanPaymentTransitions', loanPaymentTransitions, LOAN_PAYMENT_STATUSES, EXPECTED_LOAN);
 
 describe('terminal billing statuses', () => {
-  it('leave COMPLETED only by refund or chargeback, and never leave WAIVED, CANCELLED, SKIPPED or REFUNDED', () => {
+  it('leave COMPLETED only by refund, chargeback or a late ACH return (an exception flags it in place), and never leave WAIVED, CANCELLED, SKIPPED or REFUNDED', () => {
     const exits = (from: BillingStatus) => billingTransitions.events().filter((event) => billingTransitions.allows(from, event));
-    expect(exits('COMPLETED').sort()).toEqual(['CHARGED_BACK', 'REFUNDED']);
+    expect(exits('COMPLETED').sort()).toEqual(['ACH_RETURNED', 'CHARGED_BACK', 'EXCEPTION_RAISED', 'REFUNDED']);
     for (const status of ['WAIVED', 'CANCELLED', 'SKIPPED', 'REFUNDED'] as const) expect(exits(status)).toEqual([]);
   });
 });

@@ -74,7 +74,7 @@ const EXPECTED: Record<HandlerName, Expected> = {
   },
   'api': {
     tables: {
-      billingActivity: { actions: READ_WRITE, indexes: ['subscription_id-index', 'status-index', 'failing-index'] },
+      billingActivity: { actions: READ_WRITE, indexes: ['subscription_id-index', 'status-index', 'failing-index', 'exceptions-index'] },
       billingActivityHistory: { actions: [...READ, ...APPEND], indexes: ['subscription_id-index'] },
       locks: { actions: READ_WRITE },
       payments: { actions: READ_WRITE, indexes: ['GSI1', 'GSI2', 'GSI3'] },

@@ -138,6 +138,11 @@ export class FaultyBillingStore implements BillingStore {
     return this.inner.listByStatus(status, dueAtOrBefore, page);
   }
 
+  async listExceptions(page?: PageRequest): Promise<Page<BillingRecord>> {
+    this.faults.alive('billing.listExceptions');
+    return this.inner.listExceptions(page);
+  }
+
   async listFailing(page?: PageRequest): Promise<Page<BillingRecord>> {
     this.faults.alive('billing.listFailing');
     return this.inner.listFailing(page);

@@ -30,6 +30,17 @@ export function failingShard(userId: string, shardCount: number): string {
   return `FAILING#${shardOf(userId, shardCount)}`;
 }
 
+/** `EXCEPTION#{n}`: the exceptions-index partition key, present only while the record carries an exception. */
+export function exceptionShard(userId: string, shardCount: number): string {
+  return `EXCEPTION#${shardOf(userId, shardCount)}`;
+}
+
+/** When the record's exception was raised (the earlier of the two when both are present), or undefined. */
+export function exceptionAt(record: Pick<BillingRecord, 'ach_exception' | 'card_exception'>): string | undefined {
+  const times = [record.ach_exception?.at, record.card_exception?.at].filter((t): t is string => t !== undefined).sort();
+  return times[0];
+}
+
 /** `{billing_status}#{n}`, n = FNV-1a(user_id) mod shardCount: the status-index partition key. */
 export function statusShard(status: BillingStatus, userId: string, shardCount: number): string {
   return `${status}#${shardOf(userId, shardCount)}`;
@@ -56,7 +67,14 @@ export function primaryItem(record: BillingRecord, shardCount: number): Item {
     status_shard: statusShard(parsed.billing_status, parsed.user_id, shardCount),
     // Every primary write is a full put, so the sparse index follows the live predicate exactly.
     ...(isFailureLive(parsed) ? { failing_shard: failingShard(parsed.user_id, shardCount) } : {}),
+    ...exceptionKeys(parsed, shardCount),
   });
+}
+
+/** The sparse exceptions-index keys, derived from the record on every full put like `failing_shard`. */
+function exceptionKeys(record: BillingRecord, shardCount: number): { exception_shard?: string; exception_at?: string } {
+  const at = exceptionAt(record);
+  return at === undefined ? {} : { exception_shard: exceptionShard(record.user_id, shardCount), exception_at: at };
 }
 
 export function historyItem(row: HistoryRow): Item {
@@ -75,7 +93,7 @@ const billingNumbers: NumberDecoder = (text, attribute) => {
 
 function decode<T>(schema: z.ZodType<T>, item: Item, label: string): T {
   const raw = unmarshallItem(item, billingNumbers);
-  const { amount, status_shard: _shard, failing_shard: _failing, ...rest } = raw;
+  const { amount, status_shard: _shard, failing_shard: _failing, exception_shard: _exception, exception_at: _exceptionAt, ...rest } = raw;
   const parsed = schema.safeParse({ ...rest, amount_cents: amount });
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');

@@ -192,6 +192,38 @@ export class DynamoBillingStore implements BillingStore {
     return { items: items.map((item) => recordFromItem(item, this.table)), next };
   }
 
+  async listExceptions(page?: PageRequest): Promise<Page<BillingRecord>> {
+    const { items, next } = await listAcrossShards({
+      shardCount: this.shardCount,
+      fingerprint: `exceptions|${this.shardCount}`,
+      limit: pageLimit(page),
+      cursor: page?.cursor,
+      query: async (shard, startKey, shardLimit) => {
+        const out = await this.send('billing.listExceptions', () =>
+          this.client.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: BILLING_ACTIVITY_INDEXES.exceptions,
+              KeyConditionExpression: 'exception_shard = :es',
+              ExpressionAttributeValues: { ':es': { S: `EXCEPTION#${shard}` } },
+              Limit: shardLimit,
+              ExclusiveStartKey: startKey,
+            }),
+          ),
+        );
+        return { items: out.Items ?? [], lastEvaluatedKey: out.LastEvaluatedKey };
+      },
+      sortValue: (item) => item.exception_at?.S ?? '',
+      resumeKeyOf: (item) => ({
+        exception_shard: item.exception_shard?.S ?? '',
+        exception_at: item.exception_at?.S ?? '',
+        user_id: item.user_id?.S ?? '',
+        billing_date: item.billing_date?.S ?? '',
+      }),
+    });
+    return { items: items.map((item) => recordFromItem(item, this.table)), next };
+  }
+
   /** Audit rows of one subscription from the history table's subscription_id-index, newest first. */
   async history(subscriptionId: string, page?: PageRequest): Promise<Page<HistoryRow>> {
     const out = await this.send('billing.history', () =>

@@ -35,6 +35,8 @@ export const BILLING_ACTIVITY_INDEXES = {
   byStatus: 'status-index',
   /** Sparse: only records whose saved billing failure is live carry `failing_shard`. */
   failing: 'failing-index',
+  /** Sparse: only records carrying an ACH or card exception (DESIGN 4.1, 6.1) carry `exception_shard`. */
+  exceptions: 'exceptions-index',
 } as const;
 
 export const PAYMENTS_INDEXES = {
@@ -59,6 +61,11 @@ export const billingActivityTable: TableDefinition = {
       indexName: BILLING_ACTIVITY_INDEXES.failing,
       partitionKey: { name: 'failing_shard', type: 'S' },
       sortKey: { name: 'billing_failed_at', type: 'S' },
+    },
+    {
+      indexName: BILLING_ACTIVITY_INDEXES.exceptions,
+      partitionKey: { name: 'exception_shard', type: 'S' },
+      sortKey: { name: 'exception_at', type: 'S' },
     },
   ],
 };

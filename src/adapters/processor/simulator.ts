@@ -49,6 +49,9 @@ export interface SimulatedCharge {
   readonly reference: PaymentReference;
   readonly outcome: 'approved' | 'submitted';
   readonly submitted_at: number;
+  /** A re-presented R01/R09 entry, as the request flagged it (NACHA `RETRY PYMT`). */
+  readonly reinitiated?: true;
+  readonly entry_description?: string;
   /** For ACH: what the bank will say, and when (simulated epoch ms). */
   readonly ach?: { readonly result: 'settled' | { readonly return_code: string }; readonly due_at: number };
 }
@@ -107,6 +110,8 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
       reference: request.reference,
       outcome: result.outcome as 'approved' | 'submitted',
       submitted_at: now,
+      ...(request.reinitiated ? { reinitiated: true as const } : {}),
+      ...(request.entry_description !== undefined ? { entry_description: request.entry_description } : {}),
       ...(isAch
         ? {
             ach: {

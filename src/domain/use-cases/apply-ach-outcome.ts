@@ -16,7 +16,7 @@ export interface AchOutcomePorts {
 }
 
 export type AchResult =
-  | { readonly kind: 'applied'; readonly effect: AchEffect; readonly status: string; readonly amount_mismatch: boolean }
+  | { readonly kind: 'applied'; readonly effect: AchEffect; readonly status: string; readonly amount_mismatch: boolean; readonly reversed: boolean }
   | { readonly kind: 'ignored'; readonly reason: AchIgnoreReason; readonly status?: string }
   /** Answered 409 `not_yet_recorded`: the sender delivers it again (DESIGN 4.1). */
   | { readonly kind: 'not_yet_recorded'; readonly status: string };
@@ -48,7 +48,13 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
       writes: [{ kind: 'update', record: decision.after, expectedVersion: record.version }],
       history: [historyRowOf(decision.after)],
     });
-    return { kind: 'applied', effect: decision.effect, status: decision.after.billing_status, amount_mismatch: event.amount_cents !== record.amount_cents };
+    return {
+      kind: 'applied',
+      effect: decision.effect,
+      status: decision.after.billing_status,
+      amount_mismatch: event.amount_cents !== record.amount_cents,
+      reversed: decision.reversed === true,
+    };
   }
   const payment = await ports.payments.get(ref.user_id, ref.loan_id, ref.payment_id);
   if (!payment) return { kind: 'ignored', reason: 'not_found' };
@@ -56,5 +62,11 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
   if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: payment.loc_status };
   if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
   await ports.payments.update(decision.after, payment.version);
-  return { kind: 'applied', effect: decision.effect, status: decision.after.loc_status, amount_mismatch: event.amount_cents !== payment.loc_amount };
+  return {
+    kind: 'applied',
+    effect: decision.effect,
+    status: decision.after.loc_status,
+    amount_mismatch: event.amount_cents !== payment.loc_amount,
+    reversed: decision.reversed === true,
+  };
 }

@@ -3,6 +3,7 @@ import { balanceDecision, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, type Bala
 import { ConcurrentModificationError, InterruptedError, LockedError } from '../errors.js';
 import { intentOf, isCancelRequested } from '../intent.js';
 import { allowlistedError, billingFailureView, classifyFailure, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';
+import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountDirectory, BillingStore, Clock, LockStore, PaymentProcessor, PaymentResult } from '../ports.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
@@ -135,6 +136,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
         rail: read.payment_method,
         account_last_four: read.account_last_four,
         reference: { kind: 'subscription', user_id: read.user_id, billing_date: read.billing_date, subscription_id: read.subscription_id },
+        ...representmentFlags(read),
       },
       combinedSignal(request.signal, lock.signal),
     );

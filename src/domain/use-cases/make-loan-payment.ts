@@ -1,3 +1,4 @@
+import { loanRepresentmentFlags } from '../ach-outcomes.js';
 import { AlreadyExistsError, DomainError, NotFoundError } from '../errors.js';
 import type { Clock, Page, PageRequest, PaymentProcessor, PaymentResult, PaymentsStore } from '../ports.js';
 import type { LoanPayment, LoanPaymentStatus } from '../records.js';
@@ -111,6 +112,7 @@ async function submit(deps: LoanPaymentDeps, read: LoanPayment, signal?: AbortSi
       rail: read.loc_payment_method,
       account_last_four: read.loc_account_last_four,
       reference: { kind: 'loan_payment', user_id: read.loc_user_id, loan_id: read.loc_loan_id, payment_id: read.loc_payment_id },
+      ...loanRepresentmentFlags(read),
     },
     signal,
   );

@@ -9,7 +9,7 @@ import { serializeHistoryRow, serializePage, serializeSubscription } from '../sh
 import { cursorSchema, idSchema, limitSchema, pageQuerySchema, pathParams, queryParams } from './request.js';
 import type { RouteContext } from './router.js';
 
-/** Subscription reads (DESIGN 8): by user, by id, its history, and the live billing failures. */
+/** Subscription reads (DESIGN 8): by user, by id, its history, the live billing failures and the exceptions. */
 
 export const userParams = z.object({ userId: idSchema });
 export const subscriptionParams = z.object({ subscriptionId: idSchema });
@@ -45,14 +45,20 @@ export async function getSubscriptionHistory(ctx: RouteContext): Promise<HttpRes
   return json(200, serializePage(page, serializeHistoryRow));
 }
 
-/* ---------------- GET /v1/subscriptions?billing=failing[&state=retrying|parked] ---------------- */
+/* ---------------- GET /v1/subscriptions?billing=failing[&state=retrying|parked] | ?billing=exceptions ---------------- */
 
-export const failingQuerySchema = z.strictObject({
-  billing: z.literal('failing'),
-  state: z.enum(['retrying', 'parked']).optional(),
-  limit: limitSchema,
-  next: cursorSchema.optional(),
-});
+export const subscriptionsQuerySchema = z
+  .strictObject({
+    billing: z.enum(['failing', 'exceptions']).describe('failing: live billing failures (DESIGN 5); exceptions: outcomes that did not match (DESIGN 4.1, 6.1)'),
+    state: z.enum(['retrying', 'parked']).optional().describe('failing only'),
+    limit: limitSchema,
+    next: cursorSchema.optional(),
+  })
+  .superRefine((query, ctx) => {
+    if (query.billing === 'exceptions' && query.state !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['state'], message: 'state filters the failing list only' });
+    }
+  });
 
 /** Store pages read per request at most; a page can then hold fewer than `limit` items with `next` set. */
 const MAX_READS_PER_PAGE = 5;
@@ -79,9 +85,23 @@ export async function listFailingSubscriptions(
   return { items, next: cursor };
 }
 
+/**
+ * The exceptions list: records carrying `ach_exception` or `card_exception`. Every primary write is
+ * a full put that derives the index keys from the record, so the index holds exactly these records.
+ */
+export async function listExceptionSubscriptions(
+  deps: Pick<AppDeps, 'billing'>,
+  options: { limit: number; next?: string | undefined },
+): Promise<Page<BillingRecord>> {
+  return deps.billing.listExceptions({ limit: options.limit, cursor: options.next ?? null });
+}
+
 export async function listSubscriptions(ctx: RouteContext): Promise<HttpResult> {
-  const query = queryParams(ctx.event, failingQuerySchema);
-  const page = await listFailingSubscriptions(ctx.deps, { state: query.state, limit: query.limit, next: query.next });
+  const query = queryParams(ctx.event, subscriptionsQuerySchema);
+  const page =
+    query.billing === 'exceptions'
+      ? await listExceptionSubscriptions(ctx.deps, { limit: query.limit, next: query.next })
+      : await listFailingSubscriptions(ctx.deps, { state: query.state, limit: query.limit, next: query.next });
   const now = ctx.deps.clock.now();
   return json(200, serializePage(page, (r) => serializeSubscription(r, now)));
 }

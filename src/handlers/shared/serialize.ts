@@ -40,6 +40,8 @@ const RECORD_ATTRIBUTES = [
   'paused_months',
   'payment_attempts',
   'last_attempt_date',
+  'ach_exception',
+  'card_exception',
 ] as const satisfies readonly (keyof BillingRecord)[];
 
 const HISTORY_ATTRIBUTES = [

@@ -38,6 +38,7 @@ describe('tables kept from an earlier run', () => {
     await db.client.send(new CreateTableCommand(old));
     await createAllTables(db.client, { ...db.tables, billingActivity: old.TableName! });
     const { Table } = await db.client.send(new DescribeTableCommand({ TableName: old.TableName }));
-    expect((Table?.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName).sort()).toEqual(['failing-index', 'status-index', 'subscription_id-index']);
+    expect((Table?.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName).sort()).toEqual(allTables.billingActivity.globalSecondaryIndexes.map((g) => g.indexName).sort());
+    expect((Table?.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName)).toContain('failing-index');
   });
 });

@@ -53,6 +53,16 @@ describe('payments and accounts service clients against a local HTTP server', ()
     expect(JSON.parse(last.body)).toMatchObject({ amount_cents: 1999, rail: 'ach' });
   });
 
+  it('passes a re-presented entry\'s NACHA flags (reinitiated, RETRY PYMT) to the payments service', async () => {
+    answer = { status: 200, body: JSON.stringify({ outcome: 'submitted', confirmation_id: 'conf-2' }) };
+    await new HttpPaymentsService(base).submit({ ...request, idempotency_key: 'sub-1:2', reinitiated: true, entry_description: 'RETRY PYMT' });
+    expect(JSON.parse(seen.at(-1)!.body)).toMatchObject({ idempotency_key: 'sub-1:2', reinitiated: true, entry_description: 'RETRY PYMT' });
+    await new HttpPaymentsService(base).submit(request);
+    const original = JSON.parse(seen.at(-1)!.body);
+    expect(original.reinitiated).toBeUndefined();
+    expect(original.entry_description).toBeUndefined();
+  });
+
   it('reads a decline as a value, not an error', async () => {
     answer = { status: 200, body: JSON.stringify({ outcome: 'declined', decline_code: 'nsf', message: 'The payment was declined by the bank.' }) };
     expect(await new HttpPaymentsService(base).submit(request)).toMatchObject({ outcome: 'declined', decline_code: 'nsf' });
