@@ -115,7 +115,7 @@ class Membership extends Step {
     super();
   }
   async act(world: BillingWorld) {
-    if ((this.type === 'CANCEL' || this.type === 'CLOSEACCOUNT') && world.known.has('cancel_while_banned') && isBanned(world.member(this.user))) return;
+    if ((this.type === 'CANCEL' || this.type === 'CLOSEACCOUNT') && world.known.has('cancel_while_banned') && (isBanned(world.member(this.user)) || world.queuedTypes(this.user).includes('BAN'))) return;
     if (this.type === 'PAUSE' && world.known.has('annual_pause_skips_year') && currentChain(world.member(this.user))?.plan.term === 'ANNUAL') return;
     await world.sendMembership(world.membershipBody(this.user, this.type, this.type === 'PAUSE' ? { months: this.months } : {}));
   }

@@ -302,6 +302,11 @@ export class BillingWorld {
     if (sent.input.type === 'BAN' || sent.input.type === 'REACTIVATE') this.app.clock.advance(1);
   }
 
+  /** Types of the user's membership records still waiting on the stream (behind a refused one). */
+  queuedTypes(user: number): string[] {
+    return this.membershipQueues.get(this.users[user]!)!.map((q) => q.input.type);
+  }
+
   private stamped(records: readonly Json[], eventId: string): boolean {
     return records.some((r) => r.membership_event_id === eventId || (Array.isArray(r.membership_event_ids) && r.membership_event_ids.includes(eventId)));
   }
