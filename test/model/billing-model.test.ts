@@ -26,7 +26,9 @@ import { BillingWorld, sharedApp } from './harness.js';
 const RUNS = Number(process.env.MODEL_RUNS ?? 20);
 const STEPS = Number(process.env.MODEL_STEPS ?? 40);
 const USERS = Number(process.env.MODEL_USERS ?? 3);
+/** npm test runs a fixed seed (a stable budget, never a flaky main); MODEL_SEED picks another, the long run explores. */
 const SEED = process.env.MODEL_SEED !== undefined ? Number(process.env.MODEL_SEED) : undefined;
+const DEFAULT_SEED = 20261201;
 const PATH = process.env.MODEL_PATH;
 const TOTAL_STEPS = Number(process.env.MODEL_TOTAL_STEPS ?? 0);
 const REPORT = process.env.MODEL_REPORT ?? '/tmp/model-long-run.md';
@@ -78,7 +80,7 @@ describe('billing reference model', () => {
       const before = COUNTERS.steps;
       await fc.assert(property(), {
         numRuns: RUNS,
-        ...(SEED !== undefined ? { seed: SEED } : {}),
+        seed: SEED ?? DEFAULT_SEED,
         ...(PATH !== undefined ? { path: PATH } : {}),
         ...(process.env.MODEL_SHRINK === '0' ? { endOnFailure: true } : {}),
         verbose: 1,

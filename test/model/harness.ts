@@ -606,7 +606,7 @@ export class BillingWorld {
     const after = (await this.records(this.users[user]!)).find((r) => r.subscription_id === record.subscription_id);
     this.trace.push(`  due-date change ${record.billing_date} (${record.billing_status}) → ${iso(to)}: ${res.status} ${res.body?.error?.code ?? ''}`);
     if (dueUnbilled && res.fired.length === 0 && res.status !== 409) this.problems.push(`due-date change of the due, unbilled ${record.billing_date} answered ${res.status}, not 409 unbilled_period`);
-    if (dueUnbilled && res.status === 409 && res.body?.error?.code !== 'unbilled_period') this.problems.push(`due-date change of a due period answered 409 ${res.body?.error?.code}, not unbilled_period`);
+    if (dueUnbilled && res.status === 409 && res.body?.error?.code !== 'unbilled_period' && res.body?.error?.code !== 'locked') this.problems.push(`due-date change of a due period answered 409 ${res.body?.error?.code}, not unbilled_period`);
     if (after && ms(after.billing_date) === to && ms(record.billing_date) !== to) {
       applyDueDateChange(this.model, this.member(user), ms(record.billing_date), to, now);
       if (res.status !== 200 && res.fired.every((p) => p === 'lock.release.before')) this.problems.push(`due-date change of ${record.subscription_id} committed but answered ${res.status} ${JSON.stringify(res.body)} (faults: ${res.fired.join(', ')})`);
@@ -664,7 +664,10 @@ export class BillingWorld {
 
   /** Lets every delivery through and the books settle: the checks that need a quiet system (every accepted charge recorded). */
   async settle(): Promise<void> {
-    for (let i = 0; i < this.users.length; i++) this.setOutcome(i, 'approve');
+    for (let i = 0; i < this.users.length; i++) {
+      this.setOutcome(i, 'approve');
+      this.setBalance(i, undefined);
+    }
     for (let round = 0; round < 3; round++) {
       this.app.clock.advance(25 * 3_600_000);
       await this.drain();
