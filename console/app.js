@@ -130,7 +130,8 @@ function listView(name, params) {
   root.append(count, table, more);
 
   let shown = 0;
-  const query = new URLSearchParams({ billing: list.billing, limit: '25' });
+  const pageSize = /^\d{1,3}$/.test(params.get('limit') ?? '') ? Math.min(100, Math.max(1, Number(params.get('limit')))) : 25;
+  const query = new URLSearchParams({ billing: list.billing, limit: String(pageSize) });
   if (state) query.set('state', state);
 
   async function load(next) {

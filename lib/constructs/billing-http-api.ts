@@ -1,4 +1,4 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigateway from 'aws-cdk-lib/aws-apigateway';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
@@ -14,6 +14,8 @@ export interface BillingHttpApiProps {
   readonly jwtIssuer: string;
   readonly jwtAudience: readonly string[];
   readonly routes: readonly ApiRoute[];
+  /** Browser origins allowed to call the API (the operator console's CloudFront origin). */
+  readonly corsOrigins?: readonly string[];
   readonly targets: Partial<Record<HandlerName, lambda.IFunction>>;
   readonly logRetention: logs.RetentionDays;
   readonly retainLogs: boolean;
@@ -48,6 +50,16 @@ export class BillingHttpApi extends Construct {
       apiName: props.apiName,
       description: 'Billing API: /v1 (JWT) and /webhooks (signed)',
       createDefaultStage: false,
+      ...(props.corsOrigins && props.corsOrigins.length > 0
+        ? {
+            corsPreflight: {
+              allowOrigins: [...props.corsOrigins],
+              allowMethods: [apigwv2.CorsHttpMethod.GET, apigwv2.CorsHttpMethod.POST, apigwv2.CorsHttpMethod.PUT],
+              allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
+              maxAge: Duration.hours(1),
+            },
+          }
+        : {}),
     });
     this.accessLogGroup = new logs.LogGroup(this, 'AccessLogs', {
       logGroupName: `/aws/apigateway/${props.apiName}`,
