@@ -201,7 +201,7 @@ describe('GET /openapi.json document', () => {
     expect(history.items.some((row) => row.actor === 'operator-1' && row.reason === 'processor fixed')).toBe(true);
     const failing = seen.find((s) => s.routeKey === 'GET /v1/subscriptions')!.body as { items: JsonObject[] };
     expect(failing.items.length).toBeGreaterThan(0);
-  });
+  }, 90_000);
 
   it('bodies the document refuses (an unknown field, a missing required field) are refused by the handler with a documented 400', async () => {
     for (const c of cases) {
