@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
@@ -53,6 +54,40 @@ function bundledJar(): { jar: string; nativeLibs: string } {
 }
 
 const LAUNCHER = fileURLToPath(new URL('./java/LoopbackDynamoDBLocal.java', import.meta.url));
+const LAUNCHER_CLASS = 'LoopbackDynamoDBLocal';
+
+/**
+ * How to run the launcher: its class compiled once into node_modules/.cache (with the compiler
+ * module every Java 17 runtime image carries, `java -m jdk.compiler/...`, so no JDK is needed),
+ * or, where that is not possible, the source file through Java's single-file source launcher
+ * (which compiles it in memory on every start).
+ */
+function launcherArgs(jar: string): string[] {
+  const source = readFileSync(LAUNCHER);
+  const key = createHash('sha256').update(source).update(jar).digest('hex').slice(0, 16);
+  const cacheRoot = join(jar, '../../../..', '.cache', 'billing-dynamodb-launcher');
+  const classDir = join(cacheRoot, key);
+  const classPath = (dir: string) => `${dir}${process.platform === 'win32' ? ';' : ':'}${jar}`;
+  if (existsSync(join(classDir, `${LAUNCHER_CLASS}.class`))) return ['-cp', classPath(classDir), LAUNCHER_CLASS];
+  try {
+    mkdirSync(cacheRoot, { recursive: true });
+    const building = mkdtempSync(join(cacheRoot, `${key}-`));
+    const javac = spawnSync('java', ['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-nowarn', '-cp', jar, '-d', building, LAUNCHER], { stdio: 'ignore', timeout: 120_000 });
+    if (javac.status === 0 && existsSync(join(building, `${LAUNCHER_CLASS}.class`))) {
+      try {
+        renameSync(building, classDir);
+      } catch {
+        // Another start compiled it first.
+        rmSync(building, { recursive: true, force: true });
+      }
+      if (existsSync(join(classDir, `${LAUNCHER_CLASS}.class`))) return ['-cp', classPath(classDir), LAUNCHER_CLASS];
+    }
+    rmSync(building, { recursive: true, force: true });
+  } catch {
+    // No writable cache or no compiler module: the source launcher still works.
+  }
+  return ['-cp', jar, LAUNCHER];
+}
 const PID_FILE = 'dynamodb-local.pid';
 
 interface PidRecord {
@@ -172,9 +207,7 @@ export async function startDynamoLocal(options: { port?: number; path?: string }
   const { jar, nativeLibs } = bundledJar();
   const args = [
     `-Djava.library.path=${nativeLibs}`,
-    '-cp',
-    jar,
-    LAUNCHER,
+    ...launcherArgs(jar),
     '-port',
     String(port),
     '-sharedDb',
@@ -205,7 +238,8 @@ export async function startDynamoLocal(options: { port?: number; path?: string }
     // A server that accepts connections but never answers must not hang the probe.
     { maxAttempts: 1, requestHandler: { requestTimeout: 2000, connectionTimeout: 1000, throwOnRequestTimeout: true } },
   );
-  const deadline = Date.now() + 60_000;
+  // Generous: a JVM on a loaded 2-core machine has been seen to need more than a minute.
+  const deadline = Date.now() + 120_000;
   for (;;) {
     if (exited) {
       const detail = output.trim().split('\n').filter((line) => /error|exception|could not/i.test(line))[0] ?? '';
@@ -217,7 +251,7 @@ export async function startDynamoLocal(options: { port?: number; path?: string }
     } catch {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new DynamoLocalStartError('DynamoDB Local did not answer within 60 s');
+        throw new DynamoLocalStartError('DynamoDB Local did not answer within 120 s');
       }
       await new Promise((r) => setTimeout(r, 100));
     }
