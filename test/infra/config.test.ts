@@ -23,7 +23,7 @@ describe('deploy-time configuration', () => {
     for (const other of ['collections-job', 'batch-worker', 'api', 'ach-handler', 'stripe-webhook', 'memberships-consumer']) {
       expect(environmentOf(statelessTemplate, `prod-billing-${other}`)).not.toHaveProperty('BALANCE_THRESHOLD_CENTS');
     }
-  });
+  }, 120_000); // the file's first synth pays for loading aws-cdk-lib: over 30 s on a loaded machine
 
   it('takes the threshold from the balanceThresholdCents context, digits only', () => {
     const { statelessTemplate } = synthBilling({ stage: 'prod', balanceThresholdCents: '2500' });
