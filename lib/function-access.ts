@@ -18,7 +18,11 @@ export interface FunctionAccess {
  */
 export const FUNCTION_ACCESS: Record<HandlerName, FunctionAccess> = {
   'collections-job': {
-    tables: { billingActivity: { level: 'read', indexes: [BILLING_ACTIVITY_INDEXES.byStatus] } },
+    tables: {
+      billingActivity: { level: 'read', indexes: [BILLING_ACTIVITY_INDEXES.byStatus] },
+      // Due RETRY loan payments (docs/design.md, payments): GSI2 only.
+      payments: { level: 'read', indexes: [PAYMENTS_INDEXES.byStatus] },
+    },
     sendsTo: ['collections'],
   },
   'batch-worker': {
@@ -26,6 +30,8 @@ export const FUNCTION_ACCESS: Record<HandlerName, FunctionAccess> = {
       billingActivity: { level: 'readWrite' },
       billingActivityHistory: { level: 'append' },
       locks: { level: 'readWrite' },
+      // Loan payment retries and their audit rows, plus the loan's recent payments for the holds.
+      payments: { level: 'readWrite', indexes: [PAYMENTS_INDEXES.byLoanCreated] },
     },
     secrets: ['stripeApiKey'],
   },
@@ -80,7 +86,7 @@ export const FUNCTION_ACCESS: Record<HandlerName, FunctionAccess> = {
       locks: { level: 'readWrite' },
       payments: {
         level: 'readWrite',
-        indexes: [PAYMENTS_INDEXES.byLoanStatus, PAYMENTS_INDEXES.byStatus, PAYMENTS_INDEXES.byConfirmationId],
+        indexes: [PAYMENTS_INDEXES.byLoanStatus, PAYMENTS_INDEXES.byStatus, PAYMENTS_INDEXES.byConfirmationId, PAYMENTS_INDEXES.byLoanCreated],
       },
     },
     sendsTo: ['balanceEvents'],

@@ -6,6 +6,7 @@ import { REPRESENTMENT_ENTRY_DESCRIPTION, type PaymentRequest } from './ports.js
 import { COLLECTIBLE_STATUSES, type BillingRecord, type LoanPayment } from './records.js';
 import { formatInstant, instantSchema } from './time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js';
+import { LOAN_MAX_ATTEMPTS, nextRetryAt } from './loan-retries.js';
 
 /**
  * ACH outcomes (DESIGN 4): settlement, return, refund and chargeback of a debit the processor
@@ -257,15 +258,23 @@ export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, 
       const code = event.return_code!;
       const reason = `ach_returned:${code}`;
       // A return after the settlement reverses it: RETURNED, no longer applied to the installment (DESIGN 4.1).
-      if (status === 'COMPLETED') return { ...change('ACH_RETURNED', reason, 'returned', { loc_applications: [] }), reversed: true } as AchDecision<LoanPayment>;
+      if (status === 'COMPLETED') return { ...change('ACH_RETURNED', reason, 'returned', { loc_applications: [], loc_return_code: event.return_code! }), reversed: true } as AchDecision<LoanPayment>;
       if (status !== 'ACHSENT') return ignore(['RETRY', 'RETURNED', 'CHARGED_BACK'].includes(status) ? 'already_applied' : 'status');
       const codeClass = classifyReturnCode(code);
-      if (codeClass === 'unauthorized') return change('CHARGED_BACK', reason, 'unauthorized');
+      // The code stays on the payment: the account's next ACH debit meets its hold (DESIGN 3.1).
+      const returned: Partial<LoanPayment> = { loc_return_code: code };
+      if (codeClass === 'unauthorized') return change('CHARGED_BACK', reason, 'unauthorized', returned);
       const withinWindow = now.getTime() - Date.parse(payment.loc_created_date) <= ACH_REPRESENTMENT_WINDOW_MS;
-      if (codeClass === 'represent' && payment.loc_payment_attempts <= MAX_ACH_REPRESENTMENTS && withinWindow) {
-        return change('RETRY_SCHEDULED', reason, 'retry');
+      if (codeClass === 'represent' && payment.loc_payment_attempts <= MAX_ACH_REPRESENTMENTS && withinWindow && payment.loc_payment_attempts < LOAN_MAX_ATTEMPTS) {
+        // Re-presented on the loan retry schedule (DESIGN 2.7), counted from the first failed attempt.
+        const first = payment.loc_first_declined_at ?? formatInstant(now);
+        return change('RETRY_SCHEDULED', reason, 'retry', {
+          ...returned,
+          loc_first_declined_at: first,
+          loc_next_attempt_at: nextRetryAt(first, payment.loc_payment_attempts),
+        });
       }
-      return change('ACH_RETURNED', reason, 'returned');
+      return change('ACH_RETURNED', reason, 'returned', returned);
     }
     case 'chargeback':
       if (status === 'ACHSENT' || status === 'COMPLETED') return change('CHARGED_BACK', 'ach_chargeback', 'charged_back');
@@ -273,6 +282,30 @@ export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, 
     case 'refunded':
       return ignore('unsupported');
   }
+}
+
+/**
+ * The DESIGN 3.1 hold an ACH debit of this account meets: the newest other presented ACH payment
+ * of the loan on the same account (last four) was returned unauthorized (R05/R07/R10/R11/R29) or
+ * for an account error (R02/R03/R04, ...). A later payment on that account that was not returned
+ * (the customer authorized it again) lifts it. Pinless payments are not ACH debits.
+ */
+export function loanAchHold(
+  payment: Pick<LoanPayment, 'loc_payment_id' | 'loc_payment_method' | 'loc_account_last_four'>,
+  newestFirst: readonly LoanPayment[],
+): 'ach_authorization_required' | 'ach_account_invalid' | undefined {
+  if (payment.loc_payment_method !== 'ach') return undefined;
+  for (const other of newestFirst) {
+    if (other.loc_payment_id === payment.loc_payment_id) continue;
+    if (other.loc_payment_method !== 'ach' || other.loc_account_last_four !== payment.loc_account_last_four) continue;
+    if (other.loc_payment_attempts === 0) continue;
+    if (other.loc_return_code === undefined) return undefined;
+    const cls = classifyReturnCode(other.loc_return_code);
+    if (cls === 'unauthorized') return 'ach_authorization_required';
+    if (cls === 'account_error') return 'ach_account_invalid';
+    return undefined;
+  }
+  return undefined;
 }
 
 /** Seed 004: a completed payment is applied to its intended installment, once. */

@@ -13,15 +13,42 @@ import { formatInstant, instantSchema } from './time.js';
 export const collectionProcessSchema = z.enum(['SCHEDULED', 'RETRY', 'PAUSE', 'BATCH']);
 export type CollectionProcess = z.infer<typeof collectionProcessSchema>;
 
-/** The body of one collections-queue message. */
-export const collectionMessageSchema = z.object({
+/** A billing period to attempt. `kind` is absent on messages enqueued before loan retries existed. */
+export const billingPeriodMessageSchema = z.object({
+  kind: z.literal('billing_period').optional(),
   user_id: idSchema,
   billing_date: instantSchema,
   subscription_id: idSchema,
   process: collectionProcessSchema,
   enqueued_at: instantSchema,
 });
+export type BillingPeriodMessage = z.infer<typeof billingPeriodMessageSchema>;
+
+/** A loan payment in RETRY whose next attempt is due (DESIGN 2.7). */
+export const loanPaymentRetryMessageSchema = z.object({
+  kind: z.literal('loan_payment_retry'),
+  user_id: idSchema,
+  loan_id: idSchema,
+  payment_id: idSchema,
+  enqueued_at: instantSchema,
+});
+export type LoanPaymentRetryMessage = z.infer<typeof loanPaymentRetryMessageSchema>;
+
+/**
+ * The body of one collections-queue message, for the producer (collections-job) and the consumer
+ * (batch-worker) alike: a union discriminated by `kind`.
+ */
+export const collectionMessageSchema = z.union([loanPaymentRetryMessageSchema, billingPeriodMessageSchema]);
 export type CollectionMessage = z.infer<typeof collectionMessageSchema>;
+
+export function isLoanPaymentRetry(message: CollectionMessage): message is LoanPaymentRetryMessage {
+  return message.kind === 'loan_payment_retry';
+}
+
+/** The message that retries a due loan payment. */
+export function loanRetryMessage(due: { readonly user_id: string; readonly loan_id: string; readonly payment_id: string }, now: Date): LoanPaymentRetryMessage {
+  return { kind: 'loan_payment_retry', user_id: due.user_id, loan_id: due.loan_id, payment_id: due.payment_id, enqueued_at: formatInstant(now) };
+}
 
 /** The scans of one run, in order: first attempts, daily retries, expiring pauses (pending cancels are PENDING). */
 export const COLLECTION_SCANS: readonly { readonly status: BillingStatus; readonly process: CollectionProcess }[] = [
@@ -31,7 +58,7 @@ export const COLLECTION_SCANS: readonly { readonly status: BillingStatus; readon
 ];
 
 export type CollectionDecision =
-  | { readonly kind: 'enqueue'; readonly message: CollectionMessage }
+  | { readonly kind: 'enqueue'; readonly message: BillingPeriodMessage }
   | { readonly kind: 'skip'; readonly reason: 'waiting' | 'parked' | 'not_due' };
 
 /**
@@ -48,6 +75,7 @@ export function decideCollection(record: BillingRecord, process: CollectionProce
   return {
     kind: 'enqueue',
     message: {
+      kind: 'billing_period',
       user_id: record.user_id,
       billing_date: record.billing_date,
       subscription_id: record.subscription_id,
@@ -59,6 +87,6 @@ export function decideCollection(record: BillingRecord, process: CollectionProce
 
 /** SQS message ids must be unique within a batch; one record yields at most one message per run. */
 export function messageIdOf(message: CollectionMessage): string {
-  return message.subscription_id;
+  return isLoanPaymentRetry(message) ? `loan-payment:${message.user_id}:${message.loan_id}:${message.payment_id}` : message.subscription_id;
 }
 

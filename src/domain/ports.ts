@@ -5,6 +5,7 @@ import type {
   BillingStatus,
   HistoryRow,
   LoanPayment,
+  LoanPaymentHistoryRow,
   LoanPaymentStatus,
   PaymentMethod,
   StripeEventClaim,
@@ -171,17 +172,40 @@ export interface AccountDirectory {
 
 /* ---------------- loan payments (DESIGN 2.7) ---------------- */
 
+/** Who changed a loan payment and why: the audit row's `actor` and `reason` (DESIGN 2.7). */
+export interface LoanPaymentAudit {
+  /** The JWT `sub` of the caller, or `system:<function>` for automatic changes. */
+  readonly actor: string;
+  readonly reason?: string | undefined;
+}
+
+/** A RETRY payment the planner found due: its key only (the attempt reads the item itself). */
+export interface DueLoanPaymentRetry {
+  readonly user_id: string;
+  readonly loan_id: string;
+  readonly payment_id: string;
+  readonly next_attempt_at: string;
+}
+
 export interface PaymentsStore {
   get(userId: string, loanId: string, paymentId: string): Promise<LoanPayment | undefined>;
+  /** Newest first (`loc_created_date`, then payment id). */
   listByLoan(userId: string, loanId: string, page?: PageRequest): Promise<Page<LoanPayment>>;
   listByLoanAndStatus(userId: string, loanId: string, status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>>;
   /** Across all users and every GSI2 shard. */
   listByStatus(status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>>;
+  /**
+   * RETRY payments whose next attempt is at or before `dueAtOrBefore`, across every GSI2 shard, oldest
+   * due first; never reads a payment whose next attempt is later (planning cost grows with due work).
+   */
+  listDueRetries(dueAtOrBefore: string, page?: PageRequest): Promise<Page<DueLoanPaymentRetry>>;
   findByConfirmationId(userId: string, confirmationId: string): Promise<LoanPayment | undefined>;
-  /** Put with attribute_not_exists; AlreadyExistsError when the payment id is taken. */
-  create(payment: LoanPayment): Promise<void>;
-  /** Full put conditioned on version = expectedVersion; ConcurrentModificationError otherwise. */
-  update(payment: LoanPayment, expectedVersion: number): Promise<void>;
+  /** The payment's audit rows, newest first. */
+  listHistory(userId: string, loanId: string, paymentId: string, page?: PageRequest): Promise<Page<LoanPaymentHistoryRow>>;
+  /** Put with attribute_not_exists and its audit row, in one transaction; AlreadyExistsError when the payment id is taken. */
+  create(payment: LoanPayment, audit: LoanPaymentAudit): Promise<void>;
+  /** Full put conditioned on version = expectedVersion and its audit row, in one transaction; ConcurrentModificationError otherwise. */
+  update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit): Promise<void>;
 }
 
 /* ---------------- stripe-events (DESIGN 2.8) ---------------- */

@@ -274,10 +274,33 @@ export const loanPaymentSchema = z.object({
   loc_update_reason: z.string().optional(),
   loc_created_date: instant,
   loc_last_updated: instant,
+  /** RETRY only: when the next automatic attempt is due (DESIGN 2.7); GSI2 orders RETRY payments by it. */
+  loc_next_attempt_at: instant.optional(),
+  /** The first decline of this payment: the retry waits of DESIGN 5b count from it. */
+  loc_first_declined_at: instant.optional(),
+  /** The last decline's processor code and its dunning class (DESIGN 5b). */
+  loc_decline_code: z.string().optional(),
+  loc_decline_class: z.enum(['do_not_retry', 'update_payment_method', 'customer_action', 'retry_later']).optional(),
+  /** The NACHA code of the last ACH return of this payment (DESIGN 4, 3.1 holds). */
+  loc_return_code: z.string().optional(),
+  /** Counted processor errors (not declines) of the automatic retries: each moves the next attempt by the 5b wait. */
+  loc_error_count: z.number().int().nonnegative().optional(),
   /** Optimistic-concurrency counter, as on billing records. */
   version: z.number().int().nonnegative(),
 });
 export type LoanPayment = z.infer<typeof loanPaymentSchema>;
+
+/**
+ * One audit row of a loan payment (DESIGN 2.7): the payment as a change left it, who made the change
+ * (`actor`: the JWT `sub`, or `system:<function>`) and why (`reason`; `loc_update_reason` is the
+ * payment's own). Written in the same transaction as the change, never overwritten.
+ */
+export const loanPaymentHistoryRowSchema = loanPaymentSchema.extend({
+  actor: z.string().min(1),
+  reason: z.string().optional(),
+  recorded_at: instant,
+});
+export type LoanPaymentHistoryRow = z.infer<typeof loanPaymentHistoryRowSchema>;
 
 /* ---------------- stripe-events (DESIGN 2.8) ---------------- */
 

@@ -319,7 +319,7 @@ export async function seedDemoData(
   for (const plan of plans.filter((_, i) => i % 20 === 7)) {
     for (const payment of loanPayments(plan.userId, now, random, plan.rail === 'ach' ? 'ach' : 'pinless')) {
       try {
-        await stores.payments.create(payment);
+        await stores.payments.create(payment, { actor: 'system:seed', reason: 'local seed data' });
         loans += 1;
       } catch (error) {
         if (!(error instanceof AlreadyExistsError)) throw error;

@@ -157,7 +157,7 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
   },
   'GET /v1/users/{userId}/loans/{loanId}/payments': {
     operationId: 'listLoanPayments',
-    summary: "A loan's payments",
+    summary: "A loan's payments, newest first",
     tag: 'loans',
     path: loans.loanParams,
     query: loans.listQuery,
@@ -182,6 +182,14 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
     tag: 'loans',
     path: loans.paymentParams,
     responses: { '200': { description: 'The payment', schema: 'LoanPayment' }, ...readErrors },
+  },
+  'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history': {
+    operationId: 'getLoanPaymentHistory',
+    summary: "A loan payment's audit rows, newest first",
+    tag: 'loans',
+    path: loans.paymentParams,
+    query: loans.historyQuery,
+    responses: { '200': { description: 'One page of audit rows', schema: 'LoanPaymentHistoryPage' }, ...readErrors },
   },
   'POST /webhooks/balance': {
     operationId: 'balanceWebhook',

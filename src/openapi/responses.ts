@@ -63,10 +63,19 @@ export const historyRowViewSchema = z
 
 export const loanPaymentViewSchema = z.strictObject(Object.fromEntries(Object.entries(loanPaymentSchema.shape).filter(([name]) => name !== 'version'))).describe('A loan payment; amounts in integer cents');
 
+export const loanPaymentHistoryRowViewSchema = loanPaymentViewSchema
+  .extend({
+    actor: z.string().describe('who made the change: the JWT sub, or system:<function> for automatic changes'),
+    reason: z.string().optional().describe('why: the event or action behind the change'),
+    recorded_at: z.string().describe('when the change was written (RFC3339)'),
+  })
+  .describe('An append-only audit row of a loan payment: the payment as the change left it, its actor and reason');
+
 const nextToken = z.string().nullable().describe('opaque token for the next page (pass as ?next=), null on the last page');
 export const subscriptionPageSchema = z.strictObject({ items: z.array(subscriptionViewSchema), next: nextToken });
 export const historyPageSchema = z.strictObject({ items: z.array(historyRowViewSchema), next: nextToken });
 export const loanPaymentPageSchema = z.strictObject({ items: z.array(loanPaymentViewSchema), next: nextToken });
+export const loanPaymentHistoryPageSchema = z.strictObject({ items: z.array(loanPaymentHistoryRowViewSchema), next: nextToken });
 
 export const payResultSchema = z.strictObject({
   outcome: z.enum(['collected', 'submitted', 'declined', 'failed', 'not_due', 'cancelled', 'inactive', 'paused']),
@@ -123,6 +132,8 @@ export const RESPONSE_COMPONENTS = {
   SubscriptionPage: subscriptionPageSchema,
   HistoryPage: historyPageSchema,
   LoanPaymentPage: loanPaymentPageSchema,
+  LoanPaymentHistoryRow: loanPaymentHistoryRowViewSchema,
+  LoanPaymentHistoryPage: loanPaymentHistoryPageSchema,
   PayResult: payResultSchema,
   RetryBillingResult: retryBillingResultSchema,
   SubscriptionResult: subscriptionResultSchema,

@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { collectionMessageSchema, decideCollection, type CollectionMessage } from '../../src/domain/collections.js';
+import { collectionMessageSchema, decideCollection, type BillingPeriodMessage as CollectionMessage } from '../../src/domain/collections.js';
 import { planCollections } from '../../src/domain/use-cases/plan-collections.js';
 import type { BillingStore, Page, PageRequest } from '../../src/domain/ports.js';
 import type { BillingRecord, BillingStatus } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { makeRecord } from '../support/billing-fixtures.js';
 import { ManualClock } from '../support/fakes.js';
+
+/** No loan payment is due in these planning tests (the loan scan has its own tests on DynamoDB Local). */
+const noLoanRetries = { listDueRetries: async () => ({ items: [], next: null }) };
 
 const NOW = new Date('2026-12-01T12:00:00.000Z');
 const HOUR = 60 * 60 * 1000;
@@ -75,8 +78,8 @@ describe('planCollections', () => {
       makeRecord({ billing_status: 'PAUSED', billing_date: d, paused_months: 1 }),
     ];
     const sent: CollectionMessage[][] = [];
-    const plan = await planCollections({ billing: storeOf(records), clock }, { pageSize: 3, shouldContinue: () => true, send: async (m) => void sent.push([...m]) });
-    expect(plan.summary).toEqual({ enqueued: 8, skipped_waiting: 0, skipped_parked: 1, truncated: false });
+    const plan = await planCollections({ billing: storeOf(records), payments: noLoanRetries, clock }, { pageSize: 3, shouldContinue: () => true, send: async (m) => void sent.push([...(m as CollectionMessage[])]) });
+    expect(plan.summary).toEqual({ enqueued: 8, skipped_waiting: 0, skipped_parked: 1, loan_retries_enqueued: 0, truncated: false });
     expect(plan.failing).toEqual({ retrying: 0, parked: 1 });
     expect(sent.map((page) => page.length)).toEqual([3, 3, 1, 1]);
     expect(sent.flat().filter((m) => m.process === 'PAUSE')).toHaveLength(1);
@@ -85,7 +88,7 @@ describe('planCollections', () => {
   it('checks the deadline before each page and never reads a page it will not send', async () => {
     const store = storeOf(Array.from({ length: 10 }, () => makeRecord({ billing_date: at(-HOUR) })));
     let budget = 2;
-    const plan = await planCollections({ billing: store, clock }, { pageSize: 4, shouldContinue: () => budget-- > 0, send: async () => undefined });
+    const plan = await planCollections({ billing: store, payments: noLoanRetries, clock }, { pageSize: 4, shouldContinue: () => budget-- > 0, send: async () => undefined });
     expect(plan.summary).toMatchObject({ enqueued: 8, truncated: true });
     expect(store.pages).toBe(2);
   });
@@ -93,7 +96,7 @@ describe('planCollections', () => {
   it('sends one message per record even if the index shows it twice', async () => {
     const record = makeRecord({ billing_date: at(-HOUR) });
     const sent: CollectionMessage[] = [];
-    const plan = await planCollections({ billing: storeOf([record, record]), clock }, { shouldContinue: () => true, send: async (m) => void sent.push(...m) });
+    const plan = await planCollections({ billing: storeOf([record, record]), payments: noLoanRetries, clock }, { shouldContinue: () => true, send: async (m) => void sent.push(...(m as CollectionMessage[])) });
     expect(plan.summary.enqueued).toBe(1);
     expect(sent).toHaveLength(1);
   });

@@ -220,7 +220,7 @@ describe('ach-handler: loan payments', () => {
       version: 1,
       ...overrides,
     };
-    await app.deps.payments.create(payment);
+    await app.deps.payments.create(payment, { actor: 'test:ach', reason: 'fixture' });
     return payment;
   }
 

@@ -191,7 +191,7 @@ describe('ACH return after the settlement (DESIGN 4.1)', () => {
       loc_last_updated: formatInstant(app.clock.now()),
       version: 2,
     };
-    await app.deps.payments.create(payment);
+    await app.deps.payments.create(payment, { actor: 'test:ach', reason: 'fixture' });
     app.clock.advance(60 * DAY_MS);
     const event = {
       event_id: `ach-${randomUUID()}`,

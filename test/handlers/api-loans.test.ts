@@ -1,4 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { applyAchEvent } from '../../src/domain/use-cases/apply-ach-outcome.js';
+import { formatInstant } from '../../src/domain/time.js';
 import { loanPaymentId } from '../../src/handlers/api/loans.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { readerAuth } from '../support/http-events.js';
@@ -130,6 +132,35 @@ describe('POST /v1/users/{userId}/loans/{loanId}/payments', () => {
     expect(chargesOf(user)).toHaveLength(0);
   });
 
+  it.each([
+    ['R10', 'ach_authorization_required'],
+    ['R02', 'ach_account_invalid'],
+  ])('refuses an ACH payment on an account whose previous payment came back %s (409 %s), charging nothing', async (code, expected) => {
+    const user = newUserId();
+    const first = await post(user, 'loan-held', { amount_cents: 2500, payment_method: 'ach', account_last_four: '6789' }, 'first');
+    expect(first.body.loc_status).toBe('ACHSENT');
+    const returned = await applyAchEvent(app.deps, {
+      event_id: `evt-${code}-${user}`,
+      type: 'returned',
+      confirmation_id: first.body.loc_confirmation_id,
+      return_code: code,
+      amount_cents: 2500,
+      occurred_at: formatInstant(app.clock.now()),
+      reference: { kind: 'loan_payment', user_id: user, loan_id: 'loan-held', payment_id: first.body.loc_payment_id },
+    });
+    expect(returned.kind).toBe('applied');
+    const before = chargesOf(user).length;
+    const again = await post(user, 'loan-held', { amount_cents: 2500, payment_method: 'ach', account_last_four: '6789' }, 'second');
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe(expected);
+    expect(chargesOf(user)).toHaveLength(before);
+    const missing = await call('GET', { route: PAYMENT, pathParameters: { userId: user, loanId: 'loan-held', paymentId: loanPaymentId(user, 'loan-held', 'second') } });
+    expect(missing.status).toBe(404);
+    // Another account is not held.
+    const other = await post(user, 'loan-held', { amount_cents: 2500, payment_method: 'ach', account_last_four: '1111' }, 'third');
+    expect(other.status).toBe(201);
+  });
+
   it('requires an Idempotency-Key (400) and billing:write (403)', async () => {
     const missing = await post('u1', 'loan-1', { amount_cents: 100, payment_method: 'ach' }, null);
     expect(missing.status).toBe(400);
@@ -168,6 +199,44 @@ describe('GET loan payments', () => {
     const one = await call('GET', { route: PAYMENT, pathParameters: { userId: user, loanId: 'loan-9', paymentId: loanPaymentId(user, 'loan-9', 'a') } });
     expect(one.status).toBe(200);
     expect(one.body).toMatchObject({ loc_status: 'COMPLETED', loc_amount: 100 });
+  });
+
+  it('lists a loan’s payments newest first (loc_created_date), paged', async () => {
+    const user = newUserId();
+    const keys = ['k-1', 'k-2', 'k-3', 'k-4', 'k-5'];
+    for (const key of keys) {
+      await post(user, 'loan-new', { amount_cents: 100, payment_method: 'pinless' }, key);
+      app.clock.advance(60_000);
+    }
+    const ids: string[] = [];
+    let next: string | null = null;
+    do {
+      const page = await call('GET', { route: PAYMENTS, pathParameters: { userId: user, loanId: 'loan-new' }, query: { limit: '2', ...(next ? { next } : {}) }, auth: readerAuth });
+      ids.push(...page.body.items.map((p: { loc_payment_id: string }) => p.loc_payment_id));
+      next = page.body.next;
+    } while (next);
+    expect(ids).toEqual([...keys].reverse().map((k) => loanPaymentId(user, 'loan-new', k)));
+  });
+
+  it('reads a payment’s audit rows newest first, with actor, reason and loc_update_reason (billing:read)', async () => {
+    const user = newUserId();
+    await post(user, 'loan-h', { amount_cents: 900, payment_method: 'pinless' }, 'h-1');
+    const paymentId = loanPaymentId(user, 'loan-h', 'h-1');
+    const pages: { loc_status: string; actor: string; loc_update_reason: string; version?: unknown }[] = [];
+    let next: string | null = null;
+    do {
+      const page = await call('GET', { route: `${PAYMENT}/history`, pathParameters: { userId: user, loanId: 'loan-h', paymentId }, query: { limit: '1', ...(next ? { next } : {}) }, auth: readerAuth });
+      expect(page.status).toBe(200);
+      pages.push(...page.body.items);
+      next = page.body.next;
+    } while (next);
+    expect(pages.map((r) => [r.loc_status, r.loc_update_reason])).toEqual([
+      ['COMPLETED', 'Payment collected.'],
+      ['PENDING', 'Payment requested by the user.'],
+    ]);
+    expect(pages.every((r) => typeof r.actor === 'string' && r.actor.length > 0 && !('version' in r))).toBe(true);
+    const missing = await call('GET', { route: `${PAYMENT}/history`, pathParameters: { userId: user, loanId: 'loan-h', paymentId: 'pay_missing' }, auth: readerAuth });
+    expect(missing.status).toBe(404);
   });
 
   it('answers 404 for an unknown payment and 400 for an unknown status filter', async () => {

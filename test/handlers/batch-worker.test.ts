@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { CollectionMessage } from '../../src/domain/collections.js';
+import type { BillingPeriodMessage as CollectionMessage } from '../../src/domain/collections.js';
 import { TransientError } from '../../src/domain/errors.js';
 import type { PaymentProcessor } from '../../src/domain/ports.js';
 import type { BillingRecord } from '../../src/domain/records.js';

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { CollectionMessage } from '../../src/domain/collections.js';
+import type { BillingPeriodMessage as CollectionMessage } from '../../src/domain/collections.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
 import type { QueueMessage } from '../../src/runtime/deps.js';
@@ -42,7 +42,7 @@ describe('collections-job', () => {
 
     const summary = await createCollectionsJobHandler(app.deps)(scheduledEvent(NOW), lambdaContext());
 
-    expect(summary).toEqual({ enqueued: 4, skipped_waiting: 0, skipped_parked: 0, truncated: false });
+    expect(summary).toEqual({ enqueued: 4, skipped_waiting: 0, skipped_parked: 0, loan_retries_enqueued: 0, truncated: false });
     const bodies = app.collectionsQueue.bodies<CollectionMessage>();
     const byId = new Map(bodies.map((b) => [b.subscription_id, b]));
     expect(byId.get(pending.subscription_id)?.process).toBe('SCHEDULED');
@@ -51,6 +51,7 @@ describe('collections-job', () => {
     expect(byId.get(paused.subscription_id)?.process).toBe('PAUSE');
     expect(byId.size).toBe(4);
     expect(byId.get(pending.subscription_id)).toEqual({
+      kind: 'billing_period',
       user_id: pending.user_id,
       billing_date: pending.billing_date,
       subscription_id: pending.subscription_id,
@@ -74,7 +75,7 @@ describe('collections-job', () => {
 
     const summary = await createCollectionsJobHandler(app.deps)(scheduledEvent(NOW));
 
-    expect(summary).toEqual({ enqueued: 2, skipped_waiting: 1, skipped_parked: 2, truncated: false });
+    expect(summary).toEqual({ enqueued: 2, skipped_waiting: 1, skipped_parked: 2, loan_retries_enqueued: 0, truncated: false });
     expect(app.collectionsQueue.bodies<CollectionMessage>().map((b) => b.subscription_id).sort()).toEqual(
       [retryNow.subscription_id, stale.subscription_id].sort(),
     );
@@ -119,7 +120,7 @@ describe('collections-job', () => {
   it('honours an explicit deadline option and enqueues nothing once it has passed', async () => {
     await seedRecords(app, makeRecord({ billing_date: at(-HOUR) }));
     const summary = await createCollectionsJobHandler(app.deps, { deadlineMs: Date.now() - 1 })(scheduledEvent(NOW));
-    expect(summary).toEqual({ enqueued: 0, skipped_waiting: 0, skipped_parked: 0, truncated: true });
+    expect(summary).toEqual({ enqueued: 0, skipped_waiting: 0, skipped_parked: 0, loan_retries_enqueued: 0, truncated: true });
     expect(app.collectionsQueue.sent).toHaveLength(0);
   });
 

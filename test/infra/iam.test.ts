@@ -34,12 +34,17 @@ interface Expected {
 /** Restated from the brief on purpose, not imported from lib/, so the test checks the stack. */
 const EXPECTED: Record<HandlerName, Expected> = {
   'collections-job': {
-    tables: { billingActivity: { actions: READ, indexes: ['status-index'] } },
+    tables: { billingActivity: { actions: READ, indexes: ['status-index'] }, payments: { actions: READ, indexes: ['GSI2'] } },
     sendsTo: ['collections'],
     secrets: [],
   },
   'batch-worker': {
-    tables: { billingActivity: { actions: READ_WRITE }, billingActivityHistory: { actions: APPEND }, locks: { actions: READ_WRITE } },
+    tables: {
+      billingActivity: { actions: READ_WRITE },
+      billingActivityHistory: { actions: APPEND },
+      locks: { actions: READ_WRITE },
+      payments: { actions: READ_WRITE, indexes: ['GSI4'] },
+    },
     sendsTo: [],
     secrets: ['stripeApiKey'],
   },
@@ -77,7 +82,7 @@ const EXPECTED: Record<HandlerName, Expected> = {
       billingActivity: { actions: READ_WRITE, indexes: ['subscription_id-index', 'status-index', 'failing-index', 'exceptions-index'] },
       billingActivityHistory: { actions: [...READ, ...APPEND], indexes: ['subscription_id-index'] },
       locks: { actions: READ_WRITE },
-      payments: { actions: READ_WRITE, indexes: ['GSI1', 'GSI2', 'GSI3'] },
+      payments: { actions: READ_WRITE, indexes: ['GSI1', 'GSI2', 'GSI3', 'GSI4'] },
     },
     sendsTo: ['balanceEvents'],
     secrets: ['stripeApiKey', 'balanceWebhook'],

@@ -132,6 +132,15 @@ beforeAll(async () => {
       send: viaApi,
       status: 200,
     },
+    {
+      routeKey: 'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history',
+      build: (body) => {
+        const created = seen.find((s) => s.routeKey === 'POST /v1/users/{userId}/loans/{loanId}/payments' && s.status === 201)?.body as { loc_payment_id: string } | undefined;
+        return jwt('GET', '/v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history', { pathParameters: { ...loan, paymentId: created?.loc_payment_id ?? 'missing' }, query: { limit: '10' } })(body);
+      },
+      send: viaApi,
+      status: 200,
+    },
     { routeKey: 'POST /webhooks/balance', body: balanceBody, build: (body) => balanceWebhookEvent(body, TEST_SECRETS.balanceWebhook, nowSeconds(app.wallClock.now().getTime())), send: viaApi, status: 202 },
     {
       routeKey: 'POST /webhooks/ach',

@@ -1,6 +1,6 @@
-import { GetItemCommand, PutItemCommand, QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Page, PageRequest, PaymentsStore } from '../../domain/ports.js';
-import { loanPaymentSchema, type LoanPayment, type LoanPaymentStatus } from '../../domain/records.js';
+import { GetItemCommand, QueryCommand, TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DueLoanPaymentRetry, LoanPaymentAudit, Page, PageRequest, PaymentsStore } from '../../domain/ports.js';
+import { loanPaymentHistoryRowSchema, loanPaymentSchema, type LoanPayment, type LoanPaymentHistoryRow, type LoanPaymentStatus } from '../../domain/records.js';
 import { marshallItem, unmarshallItem, type Item } from './attribute-codec.js';
 import { CorruptItemError, InvalidTransactionError, toDomainError } from './errors.js';
 import { decodeStartKey, encodeStartKey, listAcrossShards, pageLimit } from './pagination.js';
@@ -19,9 +19,29 @@ export interface PaymentKeys {
   GSI2SK: string;
   GSI3PK?: string;
   GSI3SK?: string;
+  GSI4PK: string;
+  GSI4SK: string;
 }
 
-const KEY_ATTRIBUTES = ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'GSI3PK', 'GSI3SK'] as const;
+const KEY_ATTRIBUTES = ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'GSI3PK', 'GSI3SK', 'GSI4PK', 'GSI4SK'] as const;
+
+/** The GSI2 sort key of a RETRY payment orders by its next attempt (a legacy item without one is due at its last update). */
+export function retrySortKey(payment: Pick<LoanPayment, 'loc_payment_id' | 'loc_next_attempt_at' | 'loc_last_updated'>): string {
+  return `STATUS#RETRY#AT#${payment.loc_next_attempt_at ?? payment.loc_last_updated}#PAYMENT#${payment.loc_payment_id}`;
+}
+
+/**
+ * Audit rows live beside their payment (same PK), one per version: the version orders them and
+ * makes the key unique, so an audit row is never overwritten. They carry no GSI keys, so no index
+ * (and no list of payments) ever sees them.
+ */
+export function historySortKey(payment: Pick<LoanPayment, 'loc_loan_id' | 'loc_payment_id' | 'version'>): string {
+  return `${historyPrefix(payment.loc_loan_id, payment.loc_payment_id)}${String(payment.version).padStart(10, '0')}`;
+}
+
+function historyPrefix(loanId: string, paymentId: string): string {
+  return `LOAN#${loanId}#PAYMENT#${paymentId}#HISTORY#`;
+}
 
 function assertKeyPart(value: string, what: string): void {
   // '#' separates key segments; an id containing it could match another loan's prefix.
@@ -39,7 +59,9 @@ export function paymentKeys(payment: LoanPayment, shardCount: number): PaymentKe
     GSI1PK: `USER#${user}`,
     GSI1SK: `LOAN#${loan}#STATUS#${status}#PAYMENT#${id}`,
     GSI2PK: `PAYMENT#${shardOf(id, shardCount)}`,
-    GSI2SK: `STATUS#${status}#PAYMENT#${id}`,
+    GSI2SK: status === 'RETRY' ? retrySortKey(payment) : `STATUS#${status}#PAYMENT#${id}`,
+    GSI4PK: `USER#${user}#LOAN#${loan}`,
+    GSI4SK: `CREATED#${payment.loc_created_date}#PAYMENT#${id}`,
   };
   if (payment.loc_confirmation_id) {
     keys.GSI3PK = `USER#${user}`;
@@ -57,7 +79,8 @@ export interface DynamoPaymentsStoreOptions {
 
 /**
  * Loan payments (seed 004, DESIGN 2.7). Writes are full puts, conditional on absence (create) or on
- * `version` (update), so a status change rewrites the GSI keys with the item in one write.
+ * `version` (update), so a status change rewrites the GSI keys with the item, each in one
+ * TransactWriteItems with the change's audit row (an item under the same PK, see historySortKey).
  */
 export class DynamoPaymentsStore implements PaymentsStore {
   private readonly client: DynamoDBClient;
@@ -83,21 +106,90 @@ export class DynamoPaymentsStore implements PaymentsStore {
     return out.Item ? this.decode(out.Item) : undefined;
   }
 
-  /** Oldest payment id first (SK order), strongly consistent. */
+  /** Newest first by `loc_created_date` (GSI4; ties by payment id, descending). Eventually consistent, like every index. */
   async listByLoan(userId: string, loanId: string, page?: PageRequest): Promise<Page<LoanPayment>> {
     const out = await this.send('payments.listByLoan', () =>
       this.client.send(
         new QueryCommand({
           TableName: this.table,
+          IndexName: PAYMENTS_INDEXES.byLoanCreated,
+          KeyConditionExpression: 'GSI4PK = :pk',
+          ExpressionAttributeValues: { ':pk': { S: `USER#${userId}#LOAN#${loanId}` } },
+          ScanIndexForward: false,
+          Limit: pageLimit(page),
+          ExclusiveStartKey: decodeStartKey(page?.cursor, ['GSI4PK', 'GSI4SK', 'PK', 'SK'], { GSI4PK: `USER#${userId}#LOAN#${loanId}` }),
+        }),
+      ),
+    );
+    return { items: (out.Items ?? []).map((item) => this.decode(item)), next: encodeStartKey(out.LastEvaluatedKey) };
+  }
+
+  /** Newest first (the version orders the rows), strongly consistent. */
+  async listHistory(userId: string, loanId: string, paymentId: string, page?: PageRequest): Promise<Page<LoanPaymentHistoryRow>> {
+    const out = await this.send('payments.listHistory', () =>
+      this.client.send(
+        new QueryCommand({
+          TableName: this.table,
           KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-          ExpressionAttributeValues: { ':pk': { S: `USER#${userId}` }, ':prefix': { S: `LOAN#${loanId}#PAYMENT#` } },
+          ExpressionAttributeValues: { ':pk': { S: `USER#${userId}` }, ':prefix': { S: historyPrefix(loanId, paymentId) } },
+          ScanIndexForward: false,
           ConsistentRead: true,
           Limit: pageLimit(page),
           ExclusiveStartKey: decodeStartKey(page?.cursor, ['PK', 'SK'], { PK: `USER#${userId}` }),
         }),
       ),
     );
-    return { items: (out.Items ?? []).map((item) => this.decode(item)), next: encodeStartKey(out.LastEvaluatedKey) };
+    return { items: (out.Items ?? []).map((item) => this.decodeHistory(item)), next: encodeStartKey(out.LastEvaluatedKey) };
+  }
+
+  /**
+   * Every GSI2 shard, `STATUS#RETRY#AT#<next attempt>` up to the bound: only due payments are read,
+   * merged oldest due first (ties by payment id). Keys only: a corrupt item is the attempt's to report.
+   */
+  async listDueRetries(dueAtOrBefore: string, page?: PageRequest): Promise<Page<DueLoanPaymentRetry>> {
+    // '$' sorts right after '#': every payment due at exactly the bound is inside the range.
+    const upper = `STATUS#RETRY#AT#${dueAtOrBefore}$`;
+    const { items, next } = await listAcrossShards({
+      shardCount: this.shardCount,
+      fingerprint: `payments-due|${dueAtOrBefore}|${this.shardCount}`,
+      limit: pageLimit(page),
+      cursor: page?.cursor,
+      query: async (shard, startKey, limit) => {
+        const out = await this.send('payments.listDueRetries', () =>
+          this.client.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: PAYMENTS_INDEXES.byStatus,
+              KeyConditionExpression: 'GSI2PK = :pk AND GSI2SK BETWEEN :from AND :to',
+              ExpressionAttributeValues: { ':pk': { S: `PAYMENT#${shard}` }, ':from': { S: 'STATUS#RETRY#AT#' }, ':to': { S: upper } },
+              ProjectionExpression: 'PK, SK, GSI2PK, GSI2SK, loc_user_id, loc_loan_id, loc_payment_id',
+              Limit: limit,
+              ExclusiveStartKey: startKey,
+            }),
+          ),
+        );
+        return { items: out.Items ?? [], lastEvaluatedKey: out.LastEvaluatedKey };
+      },
+      sortValue: (item) => item.GSI2SK?.S ?? '',
+      resumeKeyOf: (item) => ({
+        GSI2PK: item.GSI2PK?.S ?? '',
+        GSI2SK: item.GSI2SK?.S ?? '',
+        PK: item.PK?.S ?? '',
+        SK: item.SK?.S ?? '',
+      }),
+    });
+    const due: DueLoanPaymentRetry[] = [];
+    for (const item of items) {
+      const sortKey = item.GSI2SK?.S ?? '';
+      const at = sortKey.slice('STATUS#RETRY#AT#'.length, sortKey.lastIndexOf('#PAYMENT#'));
+      const user_id = item.loc_user_id?.S;
+      const loan_id = item.loc_loan_id?.S;
+      const payment_id = item.loc_payment_id?.S;
+      // The key attributes are what the message needs; without them there is nothing to enqueue.
+      if (!user_id || !loan_id || !payment_id) continue;
+      due.push({ user_id, loan_id, payment_id, next_attempt_at: at });
+    }
+    return { items: due, next };
   }
 
   async listByLoanAndStatus(userId: string, loanId: string, status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>> {
@@ -119,7 +211,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
     return { items: (out.Items ?? []).map((item) => this.decode(item)), next: encodeStartKey(out.LastEvaluatedKey) };
   }
 
-  /** Every GSI2 shard in parallel, merged in payment id order (GSI2SK). Eventually consistent. */
+  /** Every GSI2 shard in parallel, merged in GSI2SK order (payment id; RETRY: next attempt, then id). Eventually consistent. */
   async listByStatus(status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>> {
     const { items, next } = await listAcrossShards({
       shardCount: this.shardCount,
@@ -133,7 +225,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
               TableName: this.table,
               IndexName: PAYMENTS_INDEXES.byStatus,
               KeyConditionExpression: 'GSI2PK = :pk AND begins_with(GSI2SK, :prefix)',
-              ExpressionAttributeValues: { ':pk': { S: `PAYMENT#${shard}` }, ':prefix': { S: `STATUS#${status}#PAYMENT#` } },
+              ExpressionAttributeValues: { ':pk': { S: `PAYMENT#${shard}` }, ':prefix': { S: `STATUS#${status}#` } },
               Limit: limit,
               ExclusiveStartKey: startKey,
             }),
@@ -172,39 +264,74 @@ export class DynamoPaymentsStore implements PaymentsStore {
     return undefined;
   }
 
-  async create(payment: LoanPayment): Promise<void> {
-    await this.put('payments.create', payment, 'attribute_not_exists(PK)', undefined, 'exists');
+  async create(payment: LoanPayment, audit: LoanPaymentAudit): Promise<void> {
+    await this.write('payments.create', payment, audit, 'attribute_not_exists(PK)', undefined, 'exists');
   }
 
-  async update(payment: LoanPayment, expectedVersion: number): Promise<void> {
+  async update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit): Promise<void> {
     if (payment.version !== expectedVersion + 1) {
       throw new InvalidTransactionError(`payments.update: version must be ${expectedVersion + 1}`);
     }
-    await this.put('payments.update', payment, 'version = :expected', { ':expected': { N: String(expectedVersion) } }, 'concurrent');
+    await this.write('payments.update', payment, audit, 'version = :expected', { ':expected': { N: String(expectedVersion) } }, 'concurrent');
   }
 
-  private async put(
+  /** The payment (full put, conditional) and its audit row (conditional on absence) in one TransactWriteItems. */
+  private async write(
     operation: string,
     payment: LoanPayment,
+    audit: LoanPaymentAudit,
     condition: string,
     values: Record<string, { N: string }> | undefined,
     meaning: 'exists' | 'concurrent',
   ): Promise<void> {
     const parsed = loanPaymentSchema.parse(payment);
     const item = marshallItem({ ...parsed, ...paymentKeys(parsed, this.shardCount) });
+    const row: LoanPaymentHistoryRow = loanPaymentHistoryRowSchema.parse({
+      ...parsed,
+      actor: audit.actor,
+      ...(audit.reason !== undefined ? { reason: audit.reason } : {}),
+      recorded_at: parsed.loc_last_updated,
+    });
+    const historyItem = marshallItem({ ...row, PK: `USER#${parsed.loc_user_id}`, SK: historySortKey(parsed) });
     const label = `${this.table} payment (user=${parsed.loc_user_id}, loan=${parsed.loc_loan_id}, payment=${parsed.loc_payment_id})`;
     try {
       await this.client.send(
-        new PutItemCommand({
-          TableName: this.table,
-          Item: item,
-          ConditionExpression: condition,
-          ...(values ? { ExpressionAttributeValues: values } : {}),
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.table,
+                Item: item,
+                ConditionExpression: condition,
+                ...(values ? { ExpressionAttributeValues: values } : {}),
+              },
+            },
+            { Put: { TableName: this.table, Item: historyItem, ConditionExpression: 'attribute_not_exists(PK)' } },
+          ],
         }),
       );
     } catch (error) {
-      throw toDomainError(error, { operation, item: { onConditionFailed: meaning, label } });
+      throw toDomainError(error, {
+        operation,
+        transactionItems: [
+          { onConditionFailed: meaning, label },
+          // Rows are keyed by version, so an existing row means another writer took this version.
+          { onConditionFailed: 'concurrent', label: `${label} audit row v${parsed.version}` },
+        ],
+      });
     }
+  }
+
+  private decodeHistory(item: Item): LoanPaymentHistoryRow {
+    const raw = unmarshallItem(item);
+    delete raw.PK;
+    delete raw.SK;
+    const parsed = loanPaymentHistoryRowSchema.safeParse(raw);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');
+      throw new CorruptItemError(`${this.table} item (PK=${item.PK?.S ?? '?'}, SK=${item.SK?.S ?? '?'}) is corrupt: ${issues}`);
+    }
+    return parsed.data;
   }
 
   private decode(item: Item): LoanPayment {

@@ -43,6 +43,8 @@ export const PAYMENTS_INDEXES = {
   byLoanStatus: 'GSI1',
   byStatus: 'GSI2',
   byConfirmationId: 'GSI3',
+  /** A loan's payments newest first: `GSI4PK = USER#<user>#LOAN#<loan>`, `GSI4SK = CREATED#<loc_created_date>#PAYMENT#<id>`. */
+  byLoanCreated: 'GSI4',
 } as const;
 
 export const billingActivityTable: TableDefinition = {
@@ -112,6 +114,11 @@ export const paymentsTable: TableDefinition = {
       indexName: PAYMENTS_INDEXES.byConfirmationId,
       partitionKey: { name: 'GSI3PK', type: 'S' },
       sortKey: { name: 'GSI3SK', type: 'S' },
+    },
+    {
+      indexName: PAYMENTS_INDEXES.byLoanCreated,
+      partitionKey: { name: 'GSI4PK', type: 'S' },
+      sortKey: { name: 'GSI4SK', type: 'S' },
     },
   ],
 };

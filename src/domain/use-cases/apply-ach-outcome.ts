@@ -61,7 +61,7 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
   const decision = decideLoanPaymentOutcome(payment, event, now);
   if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: payment.loc_status };
   if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
-  await ports.payments.update(decision.after, payment.version);
+  await ports.payments.update(decision.after, payment.version, { actor: 'system:ach-handler', reason: `ach ${event.type} event ${event.event_id}` });
   return {
     kind: 'applied',
     effect: decision.effect,

@@ -1,14 +1,18 @@
-import { loanRepresentmentFlags } from '../ach-outcomes.js';
-import { AlreadyExistsError, DomainError, NotFoundError } from '../errors.js';
-import type { Clock, Page, PageRequest, PaymentProcessor, PaymentResult, PaymentsStore } from '../ports.js';
-import type { LoanPayment, LoanPaymentStatus } from '../records.js';
+import { loanAchHold, loanRepresentmentFlags } from '../ach-outcomes.js';
+import { HOLD_MESSAGES } from '../collectible.js';
+import { AlreadyExistsError, DomainError, NotFoundError, PaymentHoldError } from '../errors.js';
+import { afterLoanDecline, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
+import type { Clock, LoanPaymentAudit, Page, PageRequest, PaymentProcessor, PaymentResult, PaymentsStore } from '../ports.js';
+import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../records.js';
 import { formatInstant } from '../time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from '../transitions.js';
 
 /**
  * Loan payments made by the user (DESIGN 2.7, seed 004): create PENDING, submit through the
- * processor, then ACHSENT (ach), COMPLETED (pinless, applied to the intended installment) or RETRY
- * (declined). The payment id is derived by the caller from the request's Idempotency-Key, so a
+ * processor, then ACHSENT (ach), COMPLETED (pinless, applied to the intended installment), RETRY
+ * (declined, retried by the collections run) or FAILED (a `do_not_retry` decline). An ACH payment on
+ * an account whose previous debit came back unauthorized or for an account error is refused (409,
+ * DESIGN 3.1) before anything is written. Every write carries its audit row. The payment id is derived by the caller from the request's Idempotency-Key, so a
  * repeat finds the payment it made instead of making another.
  */
 
@@ -27,6 +31,8 @@ export interface LoanPaymentRequest {
   readonly payment_method: LoanPayment['loc_payment_method'];
   readonly account_last_four?: string | undefined;
   readonly intended_installment_id?: string | undefined;
+  /** The JWT `sub`: the audit rows' actor. */
+  readonly actor?: string | undefined;
   readonly signal?: AbortSignal;
 }
 
@@ -52,6 +58,14 @@ export async function makeLoanPayment(deps: LoanPaymentDeps, request: LoanPaymen
   const existing = await deps.payments.get(request.user_id, request.loan_id, request.payment_id);
   if (existing) return repeat(deps, existing, request);
 
+  const recent = await deps.payments.listByLoan(request.user_id, request.loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null });
+  const hold = loanAchHold(
+    { loc_payment_id: request.payment_id, loc_payment_method: request.payment_method, loc_account_last_four: request.account_last_four },
+    recent.items,
+  );
+  if (hold) throw new PaymentHoldError(hold, HOLD_MESSAGES[hold].replace('of this period', 'of this account'));
+  const audit = auditOf(request);
+
   const now = formatInstant(deps.clock.now());
   const pending: LoanPayment = {
     loc_user_id: request.user_id,
@@ -70,7 +84,7 @@ export async function makeLoanPayment(deps: LoanPaymentDeps, request: LoanPaymen
     ...(request.intended_installment_id !== undefined ? { loc_intended_installment_id: request.intended_installment_id } : {}),
   };
   try {
-    await deps.payments.create(pending);
+    await deps.payments.create(pending, audit);
   } catch (error) {
     // A concurrent request with the same key won the create: answer as its repeat.
     if (!(error instanceof AlreadyExistsError)) throw error;
@@ -78,7 +92,7 @@ export async function makeLoanPayment(deps: LoanPaymentDeps, request: LoanPaymen
     if (!raced) throw error;
     return repeat(deps, raced, request);
   }
-  return { payment: await submit(deps, pending, request.signal), created: true };
+  return { payment: await submit(deps, pending, audit, request.signal), created: true };
 }
 
 /** A repeat of the same request: the payment as it is, resuming a submission a crash cut short. */
@@ -88,9 +102,13 @@ async function repeat(deps: LoanPaymentDeps, existing: LoanPayment, request: Loa
   }
   if (existing.loc_status === 'PENDING' && existing.loc_process === 'MANUAL') {
     // The processor key is the same as the interrupted attempt's, so this never charges twice.
-    return { payment: await submit(deps, existing, request.signal), created: false };
+    return { payment: await submit(deps, existing, auditOf(request), request.signal), created: false };
   }
   return { payment: existing, created: false };
+}
+
+function auditOf(request: LoanPaymentRequest): LoanPaymentAudit {
+  return { actor: request.actor ?? `user:${request.user_id}` };
 }
 
 function sameRequest(existing: LoanPayment, request: LoanPaymentRequest): boolean {
@@ -103,7 +121,7 @@ function sameRequest(existing: LoanPayment, request: LoanPaymentRequest): boolea
 }
 
 /** Submits with key `{payment_id}:{attempts + 1}` and writes the outcome, conditional on the version read. */
-async function submit(deps: LoanPaymentDeps, read: LoanPayment, signal?: AbortSignal): Promise<LoanPayment> {
+async function submit(deps: LoanPaymentDeps, read: LoanPayment, audit: LoanPaymentAudit, signal?: AbortSignal): Promise<LoanPayment> {
   const result = await deps.processor.submit(
     {
       idempotency_key: `${read.loc_payment_id}:${read.loc_payment_attempts + 1}`,
@@ -117,37 +135,33 @@ async function submit(deps: LoanPaymentDeps, read: LoanPayment, signal?: AbortSi
     signal,
   );
   const after = afterSubmission(read, result, deps.clock.now());
-  await deps.payments.update(after, read.version);
+  await deps.payments.update(after, read.version, audit);
   return after;
 }
 
-function afterSubmission(read: LoanPayment, result: PaymentResult, now: Date): LoanPayment {
+/** The payment after the processor's answer to attempt `attempts + 1` (any process). */
+export function afterSubmission(read: LoanPayment, result: PaymentResult, now: Date): LoanPayment {
+  if (result.outcome === 'declined') return afterLoanDecline(read, result, now);
   const at = formatInstant(now);
-  const event: LoanPaymentEvent =
-    result.outcome === 'approved' ? 'COLLECTED' : result.outcome === 'submitted' ? 'ACH_SUBMITTED' : 'RETRY_SCHEDULED';
+  const event: LoanPaymentEvent = result.outcome === 'approved' ? 'COLLECTED' : 'ACH_SUBMITTED';
   const after: LoanPayment = {
     ...read,
     loc_status: loanPaymentTransitions.apply(read.loc_status, event),
     loc_payment_attempts: read.loc_payment_attempts + 1,
+    loc_confirmation_id: result.confirmation_id,
     loc_last_updated: at,
     version: read.version + 1,
   };
-  if (result.confirmation_id !== undefined) after.loc_confirmation_id = result.confirmation_id;
-  switch (result.outcome) {
-    case 'approved':
-      after.loc_update_reason = LOAN_PAYMENT_REASONS.collected;
-      if (read.loc_intended_installment_id !== undefined) {
-        after.loc_applications = [
-          { payment_id: read.loc_payment_id, installment_id: read.loc_intended_installment_id, amount: read.loc_amount, payment_date: at },
-        ];
-      }
-      break;
-    case 'submitted':
-      after.loc_update_reason = LOAN_PAYMENT_REASONS.submitted;
-      break;
-    case 'declined':
-      after.loc_update_reason = result.message;
-      break;
+  delete after.loc_next_attempt_at;
+  if (result.outcome === 'approved') {
+    after.loc_update_reason = LOAN_PAYMENT_REASONS.collected;
+    if (read.loc_intended_installment_id !== undefined) {
+      after.loc_applications = [
+        { payment_id: read.loc_payment_id, installment_id: read.loc_intended_installment_id, amount: read.loc_amount, payment_date: at },
+      ];
+    }
+  } else {
+    after.loc_update_reason = LOAN_PAYMENT_REASONS.submitted;
   }
   return after;
 }
@@ -168,4 +182,16 @@ export async function listLoanPayments(
   return options.status === undefined
     ? deps.payments.listByLoan(userId, loanId, page)
     : deps.payments.listByLoanAndStatus(userId, loanId, options.status, page);
+}
+
+/** A payment's audit rows, newest first (404 when the payment does not exist). */
+export async function listLoanPaymentHistory(
+  deps: Pick<LoanPaymentDeps, 'payments'>,
+  userId: string,
+  loanId: string,
+  paymentId: string,
+  page: PageRequest,
+): Promise<Page<LoanPaymentHistoryRow>> {
+  await getLoanPayment(deps, userId, loanId, paymentId);
+  return deps.payments.listHistory(userId, loanId, paymentId, page);
 }

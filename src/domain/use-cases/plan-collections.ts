@@ -1,12 +1,14 @@
-import { COLLECTION_SCANS, decideCollection, messageIdOf, type CollectionMessage } from '../collections.js';
+import { COLLECTION_SCANS, decideCollection, loanRetryMessage, messageIdOf, type CollectionMessage } from '../collections.js';
 import { failureState } from '../ladder.js';
-import type { BillingStore, Clock } from '../ports.js';
+import type { BillingStore, Clock, PaymentsStore } from '../ports.js';
 import { formatInstant } from '../time.js';
 
 export interface CollectionsSummary {
   enqueued: number;
   skipped_waiting: number;
   skipped_parked: number;
+  /** Of `enqueued`: loan payments in RETRY whose next attempt is due (DESIGN 2.7). */
+  loan_retries_enqueued: number;
   truncated: boolean;
 }
 
@@ -31,17 +33,17 @@ export interface CollectionsPlan {
 }
 
 /**
- * Pages through the due records of every scan, sends one message per record that is due and not
+ * Pages through the due records of every scan, then the due RETRY loan payments, sends one message per record that is due and not
  * held by the ladder, and counts live failures for the gauge. A page in hand is always sent in
  * full before the deadline check stops the run.
  */
 export async function planCollections(
-  deps: { readonly billing: Pick<BillingStore, 'listByStatus'>; readonly clock: Clock },
+  deps: { readonly billing: Pick<BillingStore, 'listByStatus'>; readonly payments: Pick<PaymentsStore, 'listDueRetries'>; readonly clock: Clock },
   options: PlanCollectionsOptions,
 ): Promise<CollectionsPlan> {
   const now = deps.clock.now();
   const dueAtOrBefore = formatInstant(now);
-  const summary: CollectionsSummary = { enqueued: 0, skipped_waiting: 0, skipped_parked: 0, truncated: false };
+  const summary: CollectionsSummary = { enqueued: 0, skipped_waiting: 0, skipped_parked: 0, loan_retries_enqueued: 0, truncated: false };
   const failing: FailingCounts = { retrying: 0, parked: 0 };
   const queued = new Set<string>();
 
@@ -78,5 +80,27 @@ export async function planCollections(
       cursor = page.next;
     } while (cursor !== null);
   }
+
+  // Loan payments in RETRY, due by their next attempt (GSI2, every shard): only due ones are read.
+  let cursor: string | null = null;
+  do {
+    if (!options.shouldContinue()) {
+      summary.truncated = true;
+      return { summary, failing };
+    }
+    const page = await deps.payments.listDueRetries(dueAtOrBefore, { ...(options.pageSize !== undefined ? { limit: options.pageSize } : {}), cursor });
+    const messages: CollectionMessage[] = [];
+    for (const due of page.items) {
+      const message = loanRetryMessage(due, now);
+      const id = messageIdOf(message);
+      if (queued.has(id)) continue;
+      queued.add(id);
+      messages.push(message);
+    }
+    if (messages.length > 0) await options.send(messages);
+    summary.enqueued += messages.length;
+    summary.loan_retries_enqueued += messages.length;
+    cursor = page.next;
+  } while (cursor !== null);
   return { summary, failing };
 }

@@ -1,18 +1,19 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import { getLoanPayment, listLoanPayments, makeLoanPayment } from '../../domain/use-cases/make-loan-payment.js';
+import { getLoanPayment, listLoanPayments, listLoanPaymentHistory, makeLoanPayment } from '../../domain/use-cases/make-loan-payment.js';
 import { chargeCentsSchema, positiveCentsSchema } from '../../domain/money.js';
 import { loanPaymentStatusSchema } from '../../domain/records.js';
 import { json, parseJsonBody, type HttpResult } from '../shared/http.js';
-import { serializeLoanPayment, serializePage } from '../shared/serialize.js';
+import { serializeLoanPayment, serializeLoanPaymentHistoryRow, serializePage } from '../shared/serialize.js';
 import { cursorSchema, idSchema, idempotencyKey, limitSchema, pathParams, queryParams } from './request.js';
 import type { RouteContext } from './router.js';
 
-/** Loan payments (DESIGN 2.7, seed 004): list, get, and a user's payment keyed by Idempotency-Key. */
+/** Loan payments (DESIGN 2.7, seed 004): list (newest first), get, history, and a user's payment keyed by Idempotency-Key. */
 
 export const loanParams = z.object({ userId: idSchema, loanId: idSchema });
 export const paymentParams = loanParams.extend({ paymentId: idSchema });
 export const listQuery = z.strictObject({ limit: limitSchema, next: cursorSchema.optional(), status: loanPaymentStatusSchema.optional() });
+export const historyQuery = z.strictObject({ limit: limitSchema, next: cursorSchema.optional() });
 export const newPaymentBody = z.strictObject({
   amount_cents: positiveCentsSchema,
   payment_method: z.enum(['ach', 'pinless']),
@@ -40,6 +41,14 @@ export async function getPayment(ctx: RouteContext): Promise<HttpResult> {
   return json(200, serializeLoanPayment(await getLoanPayment(ctx.deps, userId, loanId, paymentId)));
 }
 
+export async function getPaymentHistory(ctx: RouteContext): Promise<HttpResult> {
+  const { userId, loanId, paymentId } = pathParams(ctx.params, paymentParams);
+  ctx.annotate({ user_id: userId });
+  const query = queryParams(ctx.event, historyQuery);
+  const page = await listLoanPaymentHistory(ctx.deps, userId, loanId, paymentId, { limit: query.limit, cursor: query.next ?? null });
+  return json(200, serializePage(page, serializeLoanPaymentHistoryRow));
+}
+
 /** The body as validated: the amount also bounded by the configured payment maximum. */
 let bounded: { readonly maxCents: number; readonly schema: typeof newPaymentBody } | undefined;
 function boundedPaymentBody(maxCents: number): typeof newPaymentBody {
@@ -60,6 +69,7 @@ export async function createPayment(ctx: RouteContext): Promise<HttpResult> {
     payment_method: body.payment_method,
     account_last_four: body.account_last_four,
     intended_installment_id: body.intended_installment_id,
+    actor: ctx.actor,
   });
   return json(created ? 201 : 200, serializeLoanPayment(payment));
 }

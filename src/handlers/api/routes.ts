@@ -1,5 +1,5 @@
 import { receiveBalanceEvent } from './balance.js';
-import { createPayment, getPayment, listPayments } from './loans.js';
+import { createPayment, getPayment, getPaymentHistory, listPayments } from './loans.js';
 import { SCOPES, type Route } from './router.js';
 import { changeBillingDateRoute, pay, retryBillingRoute, waiveRoute } from './subscription-actions.js';
 import { getSubscription, getSubscriptionHistory, listSubscriptions, listUserSubscriptions } from './subscriptions.js';
@@ -17,5 +17,6 @@ export const API_ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments', scope: SCOPES.read, handle: listPayments },
   { method: 'POST', path: '/v1/users/{userId}/loans/{loanId}/payments', scope: SCOPES.write, handle: createPayment },
   { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments/{paymentId}', scope: SCOPES.read, handle: getPayment },
+  { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history', scope: SCOPES.read, handle: getPaymentHistory },
   { method: 'POST', path: '/webhooks/balance', scope: undefined, handle: receiveBalanceEvent },
 ];

@@ -1,7 +1,7 @@
 import { billingFailureView, type BillingFailureView } from '../../domain/ladder.js';
 import { centsToDollars } from '../../domain/money.js';
 import type { Page } from '../../domain/ports.js';
-import { displayStatus, type BillingRecord, type DisplayStatus, type HistoryRow, type LoanPayment } from '../../domain/records.js';
+import { displayStatus, type BillingRecord, type DisplayStatus, type HistoryRow, type LoanPayment, type LoanPaymentHistoryRow } from '../../domain/records.js';
 
 /**
  * What the API answers (DESIGN 8): the attribute names of DESIGN 2.1, `amount` as a two-decimal
@@ -113,12 +113,27 @@ const LOAN_PAYMENT_ATTRIBUTES = [
   'loc_update_reason',
   'loc_created_date',
   'loc_last_updated',
+  'loc_next_attempt_at',
+  'loc_first_declined_at',
+  'loc_decline_code',
+  'loc_decline_class',
+  'loc_return_code',
+  'loc_error_count',
 ] as const satisfies readonly (keyof LoanPayment)[];
 
 /** A loan payment with seed 004's `loc_*` names; amounts in integer cents. */
 export function serializeLoanPayment(payment: LoanPayment): Record<string, unknown> {
   const view: Record<string, unknown> = {};
   copyPresent(view, payment, LOAN_PAYMENT_ATTRIBUTES);
+  return view;
+}
+
+/** A loan payment's audit row: the payment's view plus who changed it, why and when. */
+export function serializeLoanPaymentHistoryRow(row: LoanPaymentHistoryRow): Record<string, unknown> {
+  const view = serializeLoanPayment(row);
+  view.actor = row.actor;
+  if (row.reason !== undefined) view.reason = row.reason;
+  view.recorded_at = row.recorded_at;
   return view;
 }
 

@@ -1,0 +1,95 @@
+import { classifyDecline, DUNNING_RETRY_DAYS } from './loan-decline-shim.js';
+import type { PaymentResult } from './ports.js';
+import type { LoanPayment } from './records.js';
+import { formatInstant } from './time.js';
+import { loanPaymentTransitions } from './transitions.js';
+
+/**
+ * The retry policy of a loan payment (DESIGN 2.7): a decline is classified by the dunning policy
+ * (DESIGN 5b); `do_not_retry` ends the payment at once (FAILED), any other class is retried at
+ * the 5b waits counted from the first decline (1, 2 and 3 days), and the 4th declined attempt
+ * (3 retries) ends it. Pure: the use cases write what these functions answer.
+ */
+
+/** 1 attempt plus 3 retries. */
+export const LOAN_MAX_ATTEMPTS = 4;
+/** Waits after the first decline before retries 1, 2 and 3: the first three waits of DESIGN 5b. */
+export const LOAN_RETRY_DAYS: readonly number[] = DUNNING_RETRY_DAYS.slice(0, LOAN_MAX_ATTEMPTS - 1);
+/**
+ * Counted processor errors (not declines) a RETRY payment may meet before it is FAILED: each one
+ * moves the next attempt by the 5b wait of its rank (1, 2, 3, 5, 7, 10, 14 days), so a processor
+ * that keeps failing ends the payment after the 5b budget instead of every day forever.
+ */
+export const LOAN_MAX_ERRORS = DUNNING_RETRY_DAYS.length + 1;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export const LOAN_RETRY_REASONS = {
+  doNotRetry: 'Payment declined and must not be retried (dunning: do_not_retry).',
+  exhausted: 'Payment declined on its last allowed attempt (max retries).',
+  processorError: 'The payments service failed before an answer; the retry is rescheduled.',
+  processorErrorsExhausted: 'The payments service kept failing; automatic retries stopped.',
+} as const;
+
+/** The payment after a decline of attempt `attempts + 1`: RETRY with its next attempt, or FAILED. */
+export function afterLoanDecline(read: LoanPayment, result: Extract<PaymentResult, { outcome: 'declined' }>, now: Date): LoanPayment {
+  const at = formatInstant(now);
+  const attempts = read.loc_payment_attempts + 1;
+  const { decline_code, decline_class } = classifyDecline({ decline_code: result.decline_code });
+  const firstDeclinedAt = read.loc_first_declined_at ?? at;
+  const base: LoanPayment = {
+    ...read,
+    loc_payment_attempts: attempts,
+    loc_decline_code: decline_code,
+    loc_decline_class: decline_class,
+    loc_first_declined_at: firstDeclinedAt,
+    loc_last_updated: at,
+    version: read.version + 1,
+  };
+  if (result.confirmation_id !== undefined) base.loc_confirmation_id = result.confirmation_id;
+  delete base.loc_next_attempt_at;
+  if (decline_class === 'do_not_retry' || attempts >= LOAN_MAX_ATTEMPTS) {
+    return {
+      ...base,
+      loc_status: loanPaymentTransitions.apply(read.loc_status, 'RETRIES_EXHAUSTED'),
+      loc_update_reason: decline_class === 'do_not_retry' ? LOAN_RETRY_REASONS.doNotRetry : LOAN_RETRY_REASONS.exhausted,
+    };
+  }
+  return {
+    ...base,
+    loc_status: loanPaymentTransitions.apply(read.loc_status, 'RETRY_SCHEDULED'),
+    loc_next_attempt_at: nextRetryAt(firstDeclinedAt, attempts),
+    // The processor's curated, customer-safe sentence.
+    loc_update_reason: result.message,
+  };
+}
+
+/** When retry `attempts` (1-based count of attempts made) is due: the 5b wait counted from the first decline. */
+export function nextRetryAt(firstDeclinedAt: string, attempts: number): string {
+  const days = LOAN_RETRY_DAYS[Math.min(attempts, LOAN_RETRY_DAYS.length) - 1] ?? LOAN_RETRY_DAYS.at(-1)!;
+  return formatInstant(new Date(Date.parse(firstDeclinedAt) + days * DAY_MS));
+}
+
+/**
+ * A counted processor error during an automatic retry: nothing was presented (or the same key is
+ * sent again), so the attempt count stays; the payment stays RETRY with its next attempt moved by
+ * the 5b wait of this error's rank, or is FAILED after LOAN_MAX_ERRORS.
+ */
+export function afterLoanProcessorError(read: LoanPayment, now: Date): LoanPayment {
+  const at = formatInstant(now);
+  const errors = (read.loc_error_count ?? 0) + 1;
+  const base: LoanPayment = { ...read, loc_error_count: errors, loc_last_updated: at, version: read.version + 1 };
+  if (errors >= LOAN_MAX_ERRORS) {
+    delete base.loc_next_attempt_at;
+    return { ...base, loc_status: loanPaymentTransitions.apply(read.loc_status, 'RETRIES_EXHAUSTED'), loc_update_reason: LOAN_RETRY_REASONS.processorErrorsExhausted };
+  }
+  const days = DUNNING_RETRY_DAYS[errors - 1]!;
+  return {
+    ...base,
+    loc_next_attempt_at: formatInstant(new Date(now.getTime() + days * DAY_MS)),
+    loc_update_reason: LOAN_RETRY_REASONS.processorError,
+  };
+}
+
+/** How many of the loan's newest payments the hold reads. */
+export const LOAN_HOLD_LOOKBACK = 25;

@@ -1,0 +1,133 @@
+import { loanAchHold, loanRepresentmentFlags } from '../ach-outcomes.js';
+import { ConcurrentModificationError, LockedError } from '../errors.js';
+import { classifyFailure } from '../ladder.js';
+import { afterLoanProcessorError, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
+import { withUserLock, type HeldLock, type LockDeps } from '../lock.js';
+import type { LoanPaymentAudit, PaymentProcessor, PaymentsStore } from '../ports.js';
+import type { LoanPayment } from '../records.js';
+import { formatInstant } from '../time.js';
+import { loanPaymentTransitions } from '../transitions.js';
+import { afterSubmission } from './make-loan-payment.js';
+
+/**
+ * The automatic retry of a loan payment in RETRY (DESIGN 2.7), the same attempt shape as a billing
+ * period (DESIGN 3): the user's lock (fail-if-locked), a strongly consistent read, the gate (RETRY
+ * and due), the holds of DESIGN 3.1, the submission with key `{loc_payment_id}:{loc_payment_attempts + 1}`
+ * and process RETRY, and one transaction (the payment, conditional on the version read, and its
+ * audit row). Exactly-once rests on the key and the version fence, not on the lock.
+ *
+ * Errors: a transient or interrupted failure writes nothing and is thrown (the queue delivers the
+ * message again; the same key never charges twice). A counted processor error (not a decline)
+ * keeps the payment RETRY and moves its next attempt by the 5b wait (loan-retries.ts); the billing
+ * failure ladder of DESIGN 5 does not apply to loan payments.
+ */
+
+export interface RetryLoanPaymentDeps extends LockDeps {
+  readonly payments: PaymentsStore;
+  readonly processor: PaymentProcessor;
+  readonly onError?: (error: unknown, context: { user_id: string; payment_id: string; class: string }) => void;
+}
+
+export interface RetryLoanPaymentRequest {
+  readonly user_id: string;
+  readonly loan_id: string;
+  readonly payment_id: string;
+  /** Invocation id: the lock's owner_name. */
+  readonly owner: string;
+  readonly signal?: AbortSignal;
+}
+
+export type RetryLoanPaymentOutcome =
+  | { readonly kind: 'collected' | 'submitted' | 'retry_scheduled' | 'failed' | 'held' | 'error_rescheduled'; readonly payment: LoanPayment }
+  | { readonly kind: 'skipped_locked' }
+  | { readonly kind: 'not_due'; readonly reason: 'not_found' | 'status' | 'not_yet_due'; readonly payment?: LoanPayment }
+  /** Another writer changed the payment between our read and our write: nothing of ours was written. */
+  | { readonly kind: 'raced' };
+
+export const RETRY_ACTOR = 'system:collections';
+
+export async function retryLoanPayment(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRequest): Promise<RetryLoanPaymentOutcome> {
+  try {
+    return await withUserLock(deps, request.user_id, request.owner, (lock) => underLock(deps, request, lock), (error) =>
+      deps.onError?.(error, { user_id: request.user_id, payment_id: request.payment_id, class: 'lock_release' }),
+    );
+  } catch (error) {
+    if (error instanceof LockedError) return { kind: 'skipped_locked' };
+    throw error;
+  }
+}
+
+async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRequest, lock: HeldLock): Promise<RetryLoanPaymentOutcome> {
+  // A corrupt item throws CorruptItemError here: the caller reports it, nothing is written.
+  const read = await deps.payments.get(request.user_id, request.loan_id, request.payment_id);
+  if (!read) return { kind: 'not_due', reason: 'not_found' };
+  if (read.loc_status !== 'RETRY') return { kind: 'not_due', reason: 'status', payment: read };
+  const now = deps.clock.now();
+  if (read.loc_next_attempt_at !== undefined && Date.parse(read.loc_next_attempt_at) > now.getTime()) {
+    return { kind: 'not_due', reason: 'not_yet_due', payment: read };
+  }
+
+  const recent = await deps.payments.listByLoan(read.loc_user_id, read.loc_loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null });
+  const hold = loanAchHold(read, recent.items);
+  if (hold) {
+    // DESIGN 2.7: a hold ends automatic retries (FAILED at the first hold); nothing is presented.
+    const failed: LoanPayment = {
+      ...read,
+      loc_status: loanPaymentTransitions.apply(read.loc_status, 'RETRIES_EXHAUSTED'),
+      loc_update_reason: `hold:${hold}`,
+      loc_last_updated: formatInstant(now),
+      version: read.version + 1,
+    };
+    delete failed.loc_next_attempt_at;
+    return write(deps, read, failed, 'held', { actor: RETRY_ACTOR, reason: `automatic retry refused by the ${hold} hold` });
+  }
+
+  const signal = request.signal ? AbortSignal.any([request.signal, lock.signal]) : lock.signal;
+  const key = `${read.loc_payment_id}:${read.loc_payment_attempts + 1}`;
+  let after: LoanPayment;
+  try {
+    const result = await deps.processor.submit(
+      {
+        idempotency_key: key,
+        user_id: read.loc_user_id,
+        amount_cents: read.loc_amount,
+        rail: read.loc_payment_method,
+        account_last_four: read.loc_account_last_four,
+        reference: { kind: 'loan_payment', user_id: read.loc_user_id, loan_id: read.loc_loan_id, payment_id: read.loc_payment_id },
+        // A re-presented R01/R09 entry says so (NACHA: reinitiated, RETRY PYMT).
+        ...loanRepresentmentFlags(read),
+      },
+      signal,
+    );
+    after = { ...afterSubmission(read, result, deps.clock.now()), loc_process: 'RETRY' };
+  } catch (error) {
+    const cls = classifyFailure(error, signal);
+    deps.onError?.(error, { user_id: read.loc_user_id, payment_id: read.loc_payment_id, class: cls });
+    // Transient or interrupted: nothing written; the message is delivered again with the same key.
+    if (cls !== 'counted') throw error;
+    const moved = afterLoanProcessorError(read, deps.clock.now());
+    const kind = moved.loc_status === 'FAILED' ? 'failed' : 'error_rescheduled';
+    return write(deps, read, moved, kind, { actor: RETRY_ACTOR, reason: `processor error on attempt key ${key}` });
+  }
+  const kind =
+    after.loc_status === 'COMPLETED' ? 'collected' : after.loc_status === 'ACHSENT' ? 'submitted' : after.loc_status === 'RETRY' ? 'retry_scheduled' : 'failed';
+  return write(deps, read, after, kind, { actor: RETRY_ACTOR, reason: `automatic retry, attempt key ${key}` });
+}
+
+async function write(
+  deps: RetryLoanPaymentDeps,
+  read: LoanPayment,
+  after: LoanPayment,
+  kind: 'collected' | 'submitted' | 'retry_scheduled' | 'failed' | 'held' | 'error_rescheduled',
+  audit: LoanPaymentAudit,
+): Promise<RetryLoanPaymentOutcome> {
+  try {
+    await deps.payments.update(after, read.version, audit);
+  } catch (error) {
+    // The fence: another writer (an ACH outcome, a racing retry past its lease) moved the payment.
+    // A submission we made is repaired by the next attempt, which sends the same key.
+    if (error instanceof ConcurrentModificationError) return { kind: 'raced' };
+    throw error;
+  }
+  return { kind, payment: after };
+}
