@@ -1,5 +1,5 @@
 import { LockedError, LockLostError } from './errors.js';
-import type { Clock, LockLease, LockStore } from './ports.js';
+import type { Clock, LockLease, LockRelease, LockStore } from './ports.js';
 
 /** DESIGN 2.6: 60 s lease, 1 s heartbeat, fail-if-locked. */
 export const LOCK_LEASE_MS = 60_000;
@@ -20,6 +20,12 @@ export interface HeldLock {
   /** Aborted when a heartbeat finds the lease lost: the holder must stop before writing. */
   readonly signal: AbortSignal;
   release(): Promise<void>;
+  /**
+   * Runs `commit` with the lease as it is now, heartbeats held so that it cannot change meanwhile;
+   * `commit` deletes the lock item in its own transaction. On success the lock is released (a later
+   * `release()` is a no-op); on failure heartbeats resume and the lock is still held.
+   */
+  releaseWith<T>(commit: (release: LockRelease) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -50,9 +56,10 @@ export async function acquireUserLock(
   }
   const controller = new AbortController();
   let renewing: Promise<void> = Promise.resolve();
+  let held = false;
   const timer = setInterval(() => {
     renewing = renewing.then(async () => {
-      if (controller.signal.aborted) return;
+      if (controller.signal.aborted || held) return;
       const next = leaseAt(options.newVersion());
       try {
         if (await store.renew(key, current.record_version_number, next)) current = next;
@@ -75,6 +82,24 @@ export async function acquireUserLock(
       await renewing;
       if (!controller.signal.aborted) controller.abort(new LockLostError('released'));
       await store.release(key, current.record_version_number);
+    },
+    async releaseWith(commit) {
+      if (released) throw new LockLostError(`billing lock for user ${userId} was already released`);
+      held = true;
+      await renewing;
+      if (controller.signal.aborted) {
+        held = false;
+        throw controller.signal.reason instanceof Error ? controller.signal.reason : new LockLostError(`billing lock for user ${userId} was lost`);
+      }
+      try {
+        const result = await commit({ key, recordVersionNumber: current.record_version_number });
+        released = true;
+        clearInterval(timer);
+        controller.abort(new LockLostError('released'));
+        return result;
+      } finally {
+        held = false;
+      }
     },
   };
 }

@@ -57,6 +57,12 @@ export type BillingWrite =
   /** Delete conditioned on `version = expectedVersion` (due-date change). */
   | { readonly kind: 'delete'; readonly key: BillingKey; readonly expectedVersion: number };
 
+/** The user lock released inside a commit: a conditional Delete on its `record_version_number`. */
+export interface LockRelease {
+  readonly key: string;
+  readonly recordVersionNumber: string;
+}
+
 /** Everything one change writes, committed as one TransactWriteItems. */
 export interface BillingTransaction {
   readonly writes: readonly BillingWrite[];
@@ -64,6 +70,11 @@ export interface BillingTransaction {
   readonly history: readonly HistoryRow[];
   /** The next period: created with its history row unless a record already exists at that key. */
   readonly createIfAbsent?: { readonly record: BillingRecord; readonly history: HistoryRow };
+  /**
+   * Release the user's lock in the same transaction (one request fewer per attempt). A lock that was
+   * lost or taken over fails the whole transaction (ConcurrentModificationError): nothing lands.
+   */
+  readonly releaseLock?: LockRelease;
 }
 
 export interface BillingStore {

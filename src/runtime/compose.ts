@@ -28,6 +28,7 @@ export function dynamoStores(options: {
       client,
       tableName: tables.billingActivity,
       historyTableName: tables.billingActivityHistory,
+      locksTableName: tables.locks,
       ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}),
     }),
     locks: new DynamoLockStore(client, tables.locks),

@@ -6,7 +6,7 @@ import {
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import { isFailureLive, dueKey, type BillingFailureFields } from '../../domain/ladder.js';
-import type { BillingStore, BillingTransaction, Page, PageRequest } from '../../domain/ports.js';
+import type { BillingStore, BillingTransaction, LockRelease, Page, PageRequest } from '../../domain/ports.js';
 import { addNanos, normalizeInstant } from '../../domain/time.js';
 import { keyOf, type BillingKey, type BillingRecord, type BillingStatus, type HistoryRow } from '../../domain/records.js';
 import { marshallItem } from './attribute-codec.js';
@@ -41,6 +41,8 @@ export interface DynamoBillingStoreOptions {
   readonly historyTableName: string;
   /** Shards of status-index (DESIGN 2.1). Changing it strands records under the old shard numbers. */
   readonly statusShardCount?: number;
+  /** locks: needed for a commit that releases the user's lock in its transaction. */
+  readonly locksTableName?: string;
 }
 
 interface PlannedWrite {
@@ -60,9 +62,11 @@ export class DynamoBillingStore implements BillingStore {
   private readonly table: string;
   private readonly historyTable: string;
   private readonly shardCount: number;
+  private readonly locksTable: string | undefined;
 
   constructor(options: DynamoBillingStoreOptions) {
     this.client = options.client;
+    this.locksTable = options.locksTableName;
     this.table = options.tableName;
     this.historyTable = options.historyTableName;
     this.shardCount = assertShardCount(options.statusShardCount ?? DEFAULT_STATUS_SHARD_COUNT, 'statusShardCount');
@@ -257,6 +261,7 @@ export class DynamoBillingStore implements BillingStore {
       else planned.push(this.planDelete(write.key, write.expectedVersion));
     }
     for (const row of tx.history) planned.push(this.planHistory(row));
+    if (tx.releaseLock) planned.push(this.planLockRelease(tx.releaseLock));
     const optionalAt = planned.length;
     if (tx.createIfAbsent) {
       planned.push(this.planCreate(tx.createIfAbsent.record), this.planHistory(tx.createIfAbsent.history));
@@ -268,7 +273,7 @@ export class DynamoBillingStore implements BillingStore {
     } catch (error) {
       if (tx.createIfAbsent && onlyFailed(cancellationCodes(error), optionalAt)) {
         // The next period already exists: commit the rest alone, once.
-        if (optionalAt > 0) await this.commit({ writes: tx.writes, history: tx.history });
+        if (optionalAt > 0) await this.commit({ writes: tx.writes, history: tx.history, ...(tx.releaseLock ? { releaseLock: tx.releaseLock } : {}) });
         return { created: false };
       }
       throw error;
@@ -436,6 +441,23 @@ export class DynamoBillingStore implements BillingStore {
       },
       description: { onConditionFailed: 'concurrent', label: describeKey(this.table, key) },
       identity: `${this.table}|${keyId(key)}`,
+    };
+  }
+
+  /** The holder's lock, deleted only while it is still ours (the same condition as LockStore.release). */
+  private planLockRelease(release: LockRelease): PlannedWrite {
+    if (!this.locksTable) throw new InvalidTransactionError('commit: releaseLock needs the locks table');
+    return {
+      item: {
+        Delete: {
+          TableName: this.locksTable,
+          Key: { PartitionKey: { S: release.key } },
+          ConditionExpression: 'record_version_number = :rvn',
+          ExpressionAttributeValues: { ':rvn': { S: release.recordVersionNumber } },
+        },
+      },
+      description: { onConditionFailed: 'concurrent', label: `${this.locksTable} lock (${release.key})` },
+      identity: `${this.locksTable}|${release.key}`,
     };
   }
 

@@ -5,7 +5,7 @@ import { intentOf, isCancelRequested } from '../intent.js';
 import { allowlistedError, billingFailureView, classifyFailure, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';
 import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
-import type { AccountDirectory, BillingStore, Clock, LockStore, PaymentProcessor, PaymentResult } from '../ports.js';
+import type { AccountDirectory, BillingStore, BillingTransaction, Clock, LockStore, PaymentProcessor, PaymentResult } from '../ports.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
 import { formatInstant } from '../time.js';
 
@@ -64,7 +64,7 @@ export type AttemptOutcomeKind = AttemptOutcome['kind'];
  * version-conditioned transaction, not on the lock.
  */
 export async function runCollectionAttempt(deps: AttemptDeps, request: AttemptRequest): Promise<AttemptOutcome> {
-  if (request.heldLock) return attemptUnderLock(deps, request, request.heldLock);
+  if (request.heldLock) return attemptUnderLock(deps, request, request.heldLock, false);
   let lock: HeldLock;
   try {
     lock = await lockUser(deps, request.key.user_id, request.owner);
@@ -73,14 +73,22 @@ export async function runCollectionAttempt(deps: AttemptDeps, request: AttemptRe
     throw error;
   }
   try {
-    return await attemptUnderLock(deps, request, lock);
+    return await attemptUnderLock(deps, request, lock, true);
   } finally {
     // A failed release is not the attempt's failure: the lease expires on its own in 60 s.
     await releaseQuietly(lock, (error) => deps.onError?.(error, { user_id: request.key.user_id, class: 'transient', recorded: false }));
   }
 }
 
-async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock: HeldLock): Promise<AttemptOutcome> {
+/** Commits one transaction of the attempt. */
+type Commit = (tx: BillingTransaction) => Promise<unknown>;
+
+async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock: HeldLock, ownsLock: boolean): Promise<AttemptOutcome> {
+  // The attempt's own lock is released inside its write (3 requests: lock, read, transaction); a
+  // caller's lock (retry-billing, memberships) stays held for the caller's next step.
+  const commit: Commit = ownsLock
+    ? (tx) => lock.releaseWith((releaseLock) => deps.billing.commit({ ...tx, releaseLock }))
+    : (tx) => deps.billing.commit(tx);
   const read = await deps.billing.get(request.key);
   if (!read) return { kind: 'not_due', reason: 'not_found' };
   const now = deps.clock.now();
@@ -88,7 +96,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
 
   if (read.billing_status === 'PAUSED') {
     // Only the pause run (or an ad-hoc batch) advances a pause; a payment path never skips a period.
-    return mayAdvancePause(process) ? advancePause(deps, read, now, process) : { kind: 'not_due', reason: 'status', record: read };
+    return mayAdvancePause(process) ? advancePause(deps, commit, read, now, process) : { kind: 'not_due', reason: 'status', record: read };
   }
   const notDue = dueGate(read, now, process);
   if (notDue) return { kind: 'not_due', reason: notDue, record: read };
@@ -96,7 +104,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   try {
     if (isCancelRequested(read)) {
       const after = applyBillingEvent(read, 'CANCEL_COMPLETED', now, { process, updatedEvent: 'CANCEL_COMPLETED' });
-      await deps.billing.commit({ writes: [{ kind: 'update', record: after, expectedVersion: read.version }], history: [historyRowOf(after)] });
+      await commit({ writes: [{ kind: 'update', record: after, expectedVersion: read.version }], history: [historyRowOf(after)] });
       return { kind: 'cancelled', record: after };
     }
 
@@ -106,7 +114,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
         process,
         updatedEvent: account.status === 'banned' ? 'USER_BANNED' : 'USER_NOT_ACTIVE',
       });
-      await deps.billing.commit({ writes: [{ kind: 'update', record: after, expectedVersion: read.version }], history: [historyRowOf(after)] });
+      await commit({ writes: [{ kind: 'update', record: after, expectedVersion: read.version }], history: [historyRowOf(after)] });
       return { kind: 'inactive', record: after };
     }
 
@@ -124,7 +132,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
           ...VOIDED_FAILURE,
         },
       });
-      return await commitAttempt(deps, read, after, decision.context, request, now, { kind: 'declined', record: after });
+      return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind: 'declined', record: after });
     }
 
     throwIfAborted(request.signal, lock.signal);
@@ -143,7 +151,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     const after = afterSubmission(read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
-    return await commitAttempt(deps, read, after, decision.context, request, now, { kind, record: after });
+    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after });
   } catch (error) {
     return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal));
   }
@@ -179,6 +187,7 @@ const VOIDED_FAILURE = {
 /** Step 5: one transaction with the audit row (decision context) and, after a first attempt, the next period. */
 async function commitAttempt(
   deps: AttemptDeps,
+  commit: Commit,
   read: BillingRecord,
   after: BillingRecord,
   context: DecisionContext,
@@ -189,7 +198,7 @@ async function commitAttempt(
   const history = historyRowOf(after, { ...context, actor: request.actor, reason: request.reason });
   const leftPending = read.billing_status === 'PENDING';
   const next = leftPending ? successorRecord(after, now, deps.ids, after.last_run_date) : undefined;
-  await deps.billing.commit({
+  await commit({
     writes: [{ kind: 'update', record: after, expectedVersion: read.version }],
     history: [history],
     ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
@@ -201,14 +210,14 @@ async function commitAttempt(
  * A PAUSED record whose period has come: skip it and open the next one calendar month later, still
  * paused while months remain (the successor rule in intent.ts counts the months).
  */
-async function advancePause(deps: AttemptDeps, read: BillingRecord, now: Date, process: Process): Promise<AttemptOutcome> {
+async function advancePause(deps: AttemptDeps, commit: Commit, read: BillingRecord, now: Date, process: Process): Promise<AttemptOutcome> {
   if (Date.parse(read.billing_date) > now.getTime()) return { kind: 'not_due', reason: 'not_yet_due', record: read };
   // The skipped month is spent: the pause months move to the successor (paused_months is non-zero only while PAUSED).
   const { paused_months: _spent, ...rest } = intentOf(read);
   const after = applyIntentChange(read, 'PAUSE_SKIPPED', now, rest, { process, updatedEvent: 'PAUSE_SKIPPED' });
   const planned = successorRecord(read, now, deps.ids, after.last_run_date, { process });
   const next = planned && { ...planned, updated_event: planned.billing_status === 'PAUSED' ? ('PAUSED' as const) : ('RESUMED' as const) };
-  await deps.billing.commit({
+  await commit({
     writes: [{ kind: 'update', record: after, expectedVersion: read.version }],
     history: [historyRowOf(after)],
     ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
