@@ -2,6 +2,7 @@ import { applyBillingEvent, historyRowOf, successorRecord, type IdGenerator } fr
 import type { BillingStore, BillingTransaction, Clock } from './ports.js';
 import type { BillingRecord, Term } from './records.js';
 import { formatInstant } from './time.js';
+import { billingTransitions } from './transitions.js';
 
 /**
  * Card payment outcomes from Stripe webhooks (DESIGN 6), applied to billing records. Inputs are
@@ -44,7 +45,7 @@ export type CardIgnoreReason =
   | 'already_member';
 
 export type CardResult =
-  | { readonly kind: 'applied'; readonly record: BillingRecord }
+  | { readonly kind: 'applied'; readonly record: BillingRecord; readonly exception?: CardExceptionCode }
   | { readonly kind: 'ignored'; readonly reason: CardIgnoreReason; readonly record?: BillingRecord };
 
 export const DISPUTED_PAYMENT_ERROR = 'The cardholder disputed the payment with their bank.';
@@ -69,20 +70,48 @@ export interface PaymentIntentOutcome {
   readonly amount_cents?: number | undefined;
 }
 
+/** Every period is billed in US dollars. */
+export const PERIOD_CURRENCY = 'usd';
+
+export interface PaymentIntentSuccess extends PaymentIntentOutcome {
+  /** Stripe's `amount_received` (falls back to `amount`). */
+  readonly received_cents: number;
+  /** Lower-case ISO currency. */
+  readonly currency: string;
+}
+
+export interface DisputeCreated extends PaymentIntentOutcome {
+  readonly dispute_id: string;
+  /** Stripe's dispute status; `warning_*` is an inquiry: no funds withdrawn. */
+  readonly status: string;
+}
+
+/** Stripe: inquiries (`warning_needs_response`, `warning_under_review`, `warning_closed`) withdraw no funds. */
+export function isDisputeInquiry(status: string): boolean {
+  return status.startsWith('warning_');
+}
+
 export interface PaymentIntentFailure extends PaymentIntentOutcome {
   /** Curated, customer-safe sentence (the adapter maps Stripe's codes). */
   readonly message: string;
 }
 
-export type CardDecision = { readonly kind: 'apply'; readonly tx: BillingTransaction; readonly after: BillingRecord } | { readonly kind: 'ignore'; readonly reason: CardIgnoreReason };
+export type CardDecision =
+  /** `exception`: the outcome did not match and was flagged instead (DESIGN 6.1). */
+  | { readonly kind: 'apply'; readonly tx: BillingTransaction; readonly after: BillingRecord; readonly exception?: CardExceptionCode }
+  | { readonly kind: 'ignore'; readonly reason: CardIgnoreReason };
+
+export type CardExceptionCode = NonNullable<BillingRecord['card_exception']>['code'];
 
 /**
  * payment_intent.succeeded: a PENDING or FAILED record still waiting for this period's payment is
  * COMPLETED with the PaymentIntent as its transaction. This repairs a crash between the charge and
  * the attempt's write; the consumed attempt number is counted so the next key is a fresh one.
  */
-export function decidePaymentSucceeded(record: BillingRecord, input: PaymentIntentOutcome, now: Date, ids: IdGenerator): CardDecision {
+export function decidePaymentSucceeded(record: BillingRecord, input: PaymentIntentSuccess, now: Date, ids: IdGenerator): CardDecision {
   if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
+  const mismatch = input.currency !== PERIOD_CURRENCY ? 'currency_mismatch' : input.received_cents !== record.amount_cents ? 'amount_mismatch' : undefined;
+  if (mismatch) return paymentMismatch(record, input, mismatch, now);
   if (record.billing_status === 'COMPLETED' || record.billing_status === 'REFUNDED') {
     // Another PaymentIntent completed this period: a second charge (an operator must refund it).
     return { kind: 'ignore', reason: record.transaction_id === input.payment_intent_id ? 'already_applied' : 'transaction_mismatch' };
@@ -101,6 +130,33 @@ export function decidePaymentSucceeded(record: BillingRecord, input: PaymentInte
     },
   });
   return { kind: 'apply', after, tx: withNextPeriod(record, after, now, ids) };
+}
+
+/**
+ * A success for another amount or currency than the period's (10.99 EUR on a 19.99 USD period) is
+ * an exception, never a completion (DESIGN 6.1): the period keeps its status, carries
+ * `card_exception` and is listed for operators. Automatic attempts leave it alone (collectible.ts).
+ */
+function paymentMismatch(record: BillingRecord, input: PaymentIntentSuccess, code: 'amount_mismatch' | 'currency_mismatch', now: Date): CardDecision {
+  const seen = record.card_exception;
+  if (seen?.payment_intent_id === input.payment_intent_id && seen.code === code) return { kind: 'ignore', reason: 'already_applied' };
+  // A completed period paid by another PaymentIntent: the other success is a second charge, as today.
+  if ((record.billing_status === 'COMPLETED' || record.billing_status === 'REFUNDED') && record.transaction_id !== input.payment_intent_id) {
+    return { kind: 'ignore', reason: 'transaction_mismatch' };
+  }
+  if (!billingTransitions.allows(record.billing_status, 'EXCEPTION_RAISED')) return { kind: 'ignore', reason: 'status' };
+  const after = applyBillingEvent(record, 'EXCEPTION_RAISED', now, {
+    set: {
+      card_exception: {
+        code,
+        payment_intent_id: input.payment_intent_id,
+        received_cents: input.received_cents,
+        currency: input.currency,
+        at: formatInstant(now),
+      },
+    },
+  });
+  return { kind: 'apply', after, tx: update(record, after), exception: code };
 }
 
 /**
@@ -148,9 +204,10 @@ export function decideChargeRefunded(record: BillingRecord, input: ChargeRefunde
  * CHARGED_BACK). updated_event is removed: 2.4 has no card-dispute tag and ACH_CHARGEBACK would
  * claim an ACH return. `card_disputed` keeps every automatic path from charging the card again.
  */
-export function decideDisputeCreated(record: BillingRecord, input: PaymentIntentOutcome, now: Date): CardDecision {
+export function decideDisputeCreated(record: BillingRecord, input: DisputeCreated, now: Date): CardDecision {
   if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
   if (record.transaction_id !== input.payment_intent_id) return { kind: 'ignore', reason: 'transaction_mismatch' };
+  if (isDisputeInquiry(input.status)) return disputeInquiry(record, input, now);
   if (record.billing_status === 'FAILED' && record.card_disputed === true) return { kind: 'ignore', reason: 'already_applied' };
   if (record.billing_status !== 'COMPLETED') return { kind: 'ignore', reason: 'status' };
   const after = applyBillingEvent(record, 'CHARGED_BACK', now, {
@@ -158,6 +215,27 @@ export function decideDisputeCreated(record: BillingRecord, input: PaymentIntent
   });
   delete after.updated_event;
   return { kind: 'apply', after, tx: update(record, after) };
+}
+
+/**
+ * An inquiry (no funds withdrawn) flags the period for operators (`card_exception`
+ * `dispute_inquiry`, listed by `?billing=exceptions`) and does not fail it (DESIGN 6.1).
+ */
+function disputeInquiry(record: BillingRecord, input: DisputeCreated, now: Date): CardDecision {
+  if (record.card_exception?.code === 'dispute_inquiry' && record.card_exception.dispute_id === input.dispute_id) return { kind: 'ignore', reason: 'already_applied' };
+  if (record.billing_status !== 'COMPLETED') return { kind: 'ignore', reason: 'status' };
+  const after = applyBillingEvent(record, 'EXCEPTION_RAISED', now, {
+    set: {
+      card_exception: {
+        code: 'dispute_inquiry',
+        payment_intent_id: input.payment_intent_id,
+        dispute_id: input.dispute_id,
+        dispute_status: input.status,
+        at: formatInstant(now),
+      },
+    },
+  });
+  return { kind: 'apply', after, tx: update(record, after), exception: 'dispute_inquiry' };
 }
 
 function update(read: BillingRecord, after: BillingRecord): BillingTransaction {

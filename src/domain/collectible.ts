@@ -34,7 +34,7 @@ export const HOLD_MESSAGES: Readonly<Record<HoldCode, string>> = {
   card_disputed: 'the cardholder disputed a payment of this period: the card is not charged again',
 };
 
-export type NotDueReason = 'not_found' | 'status' | 'not_yet_due' | 'waiting' | 'parked' | HoldCode;
+export type NotDueReason = 'not_found' | 'status' | 'not_yet_due' | 'waiting' | 'parked' | 'exception' | HoldCode;
 
 const HOLD_CODE_SET: ReadonlySet<string> = new Set(HOLD_CODES);
 export function isHoldCode(reason: string): reason is HoldCode {
@@ -70,6 +70,8 @@ export function dueGate(record: BillingRecord, now: Date, process: Process): Not
   const hold = holdOf(record, now);
   if (hold) return hold;
   if (PERSON_INITIATED.has(process)) return undefined;
+  // A card payment for another amount or currency was received (DESIGN 6.1): no automatic charge until a person looks.
+  if (record.card_exception !== undefined && record.card_exception.code !== 'dispute_inquiry') return 'exception';
   if (isHeldByLadder(record, now)) return failureState(record) === 'parked' ? 'parked' : 'waiting';
   if (
     process !== 'BALANCE_WEBHOOK' &&

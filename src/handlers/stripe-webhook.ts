@@ -11,7 +11,7 @@ import {
   type StripeEventEnvelope,
 } from '../adapters/stripe/events.js';
 import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
-import { decideChargeRefunded, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
+import { decideChargeRefunded, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
 import { processStripeEventOnce } from '../domain/stripe-events.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
@@ -115,15 +115,24 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
       const parsed = checkoutSessionSchema.safeParse(object);
       if (!parsed.success) return invalid(parsed.error.issues);
       const { metadata } = parsed.data;
+      // A trial (no_payment_required, amount_total 0) bills what its metadata names (DESIGN 6.1).
+      const amountCents = metadata.amount ?? parsed.data.amount_total ?? 0;
+      if (amountCents <= 0) {
+        log.warn(
+          { user_id: metadata.user_id, session: parsed.data.id, payment_status: parsed.data.payment_status ?? null, amount_total: parsed.data.amount_total ?? null },
+          'checkout names no positive amount (neither metadata.amount nor amount_total); recorded without effect',
+        );
+        return { outcome: 'ignored', reason: 'no_amount' };
+      }
       const maxCents = deps.settings.maxPaymentCents;
-      if (parsed.data.amount_total > maxCents) {
+      if (amountCents > maxCents) {
         // A redelivery could not fix it: recorded as processed without effect, the reason logged.
-        log.warn({ user_id: metadata.user_id, amount_total: parsed.data.amount_total, max_payment_cents: maxCents }, 'checkout amount is above the payment maximum; recorded without effect');
+        log.warn({ user_id: metadata.user_id, amount_cents: amountCents, max_payment_cents: maxCents }, 'checkout amount is above the payment maximum; recorded without effect');
         return { outcome: 'ignored', reason: 'amount_above_maximum' };
       }
       result = await applyCheckoutCompleted(deps, {
         user_id: metadata.user_id,
-        amount_cents: parsed.data.amount_total,
+        amount_cents: amountCents,
         tier: metadata.tier,
         term: metadata.term,
         first_billing_date: metadata.first_billing_date,
@@ -139,7 +148,7 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
       const input = { payment_intent_id: intent.id, reference: intent.metadata, amount_cents: intent.amount };
       result =
         event.type === 'payment_intent.succeeded'
-          ? await applyCardOutcome(deps, decidePaymentSucceeded, input)
+          ? await applyCardOutcome(deps, decidePaymentSucceeded, { ...input, received_cents: intent.amount_received ?? intent.amount, currency: intent.currency ?? PERIOD_CURRENCY })
           : await applyCardOutcome(deps, decidePaymentFailed, {
               ...input,
               message: cardDeclineMessage(intent.last_payment_error?.decline_code, intent.last_payment_error?.code),
@@ -166,7 +175,14 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
       const dispute = parsed.data;
       const reference = await referenceOf(deps, dispute.metadata, dispute.payment_intent);
       if (!reference || !dispute.payment_intent) return unlocated(log, dispute.payment_intent);
-      result = await applyCardOutcome(deps, decideDisputeCreated, { payment_intent_id: dispute.payment_intent, reference, amount_cents: dispute.amount });
+      result = await applyCardOutcome(deps, decideDisputeCreated, {
+        payment_intent_id: dispute.payment_intent,
+        reference,
+        amount_cents: dispute.amount,
+        dispute_id: dispute.id,
+        // Absent status: treated as funds withdrawn (the behaviour before inquiries were told apart).
+        status: dispute.status ?? 'needs_response',
+      });
       break;
     }
     default:
@@ -194,7 +210,13 @@ function unlocated(log: Logger, paymentIntentId: string | null | undefined): App
 
 function reported(log: Logger, result: CardResult): Applied {
   if (result.kind === 'applied') {
-    log.info({ user_id: result.record.user_id, subscription_id: result.record.subscription_id, billing_status: result.record.billing_status }, 'stripe event applied');
+    const context = { user_id: result.record.user_id, subscription_id: result.record.subscription_id, billing_status: result.record.billing_status };
+    if (result.exception) {
+      // Flagged for operators (?billing=exceptions), never a completion or a failure (DESIGN 6.1).
+      log.warn({ ...context, exception: result.exception }, 'stripe outcome does not match the period; flagged as an exception');
+      return { outcome: 'applied', reason: `exception:${result.exception}` };
+    }
+    log.info(context, 'stripe event applied');
     return { outcome: 'applied' };
   }
   const context = result.record ? { user_id: result.record.user_id, subscription_id: result.record.subscription_id, billing_status: result.record.billing_status } : {};

@@ -50,3 +50,29 @@ export function stripeEventOf(type: string, object: Record<string, unknown>, cre
     data: { object },
   };
 }
+
+/** Stripe's example PaymentIntent, succeeded: status, amounts, currency, id and our metadata replaced. */
+export function succeededPaymentIntent(input: { reference: { user_id: string; billing_date: string; subscription_id: string }; amountCents: number; currency: string }): Record<string, unknown> {
+  return {
+    ...fixture('payment-intent.json'),
+    id: `pi_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
+    status: 'succeeded',
+    amount: input.amountCents,
+    amount_received: input.amountCents,
+    currency: input.currency,
+    last_payment_error: null,
+    metadata: { ...input.reference },
+  };
+}
+
+/** Stripe's example dispute (a Visa inquiry): id, payment_intent, amount and, when given, status replaced. */
+export function disputeOf(input: { paymentIntentId: string; amountCents: number; status?: string }): Record<string, unknown> {
+  const example = fixture('dispute.json');
+  return {
+    ...example,
+    id: `dp_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
+    payment_intent: input.paymentIntentId,
+    amount: input.amountCents,
+    status: input.status ?? example.status,
+  };
+}

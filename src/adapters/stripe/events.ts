@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { idSchema } from '../../domain/ids.js';
-import { centsSchema, positiveCentsSchema } from '../../domain/money.js';
+import { centsSchema, dollarStringSchema, dollarsToCents } from '../../domain/money.js';
 import { termSchema } from '../../domain/records.js';
 import { instantSchema } from '../../domain/time.js';
 
@@ -28,11 +28,18 @@ export const cardReferenceSchema = z.object({
   subscription_id: idSchema,
 });
 
+/**
+ * A completed Checkout Session. A trial (`payment_status: no_payment_required`, `amount_total: 0`)
+ * still opens the chain: the amount is `metadata.amount` (dollars, as a membership plan says it)
+ * when present, else `amount_total` (DESIGN 6.1); the webhook refuses a session naming neither.
+ */
 export const checkoutSessionSchema = z.object({
   id: nonEmpty,
   object: z.literal('checkout.session'),
-  amount_total: positiveCentsSchema,
+  amount_total: centsSchema.nullish(),
+  payment_status: z.string().nullish(),
   metadata: z.object({
+    amount: dollarStringSchema.transform((dollars) => dollarsToCents(dollars)).optional(),
     user_id: idSchema,
     tier: nonEmpty,
     term: z.string().transform((t) => t.toUpperCase()).pipe(termSchema),
@@ -45,6 +52,10 @@ export const paymentIntentSchema = z.object({
   id: nonEmpty,
   object: z.literal('payment_intent'),
   amount: centsSchema,
+  /** What was received (DESIGN 6.1 compares it, and the currency, with the period's). */
+  amount_received: centsSchema.nullish(),
+  /** Stripe always sends it; an object without one is compared by amount only (see docs/decisions.md). */
+  currency: z.string().trim().min(1).max(16).transform((c) => c.toLowerCase()).optional(),
   metadata: cardReferenceSchema,
   last_payment_error: z
     .object({ code: z.string().nullish(), decline_code: z.string().nullish() })
@@ -67,5 +78,7 @@ export const disputeSchema = z.object({
   charge: nonEmpty,
   payment_intent: z.string().nullish(),
   amount: centsSchema,
+  /** `warning_*`: an inquiry, no funds withdrawn (DESIGN 6.1). */
+  status: z.string().min(1).max(64).optional(),
   metadata: metadataSchema,
 });

@@ -58,7 +58,7 @@ export async function applyCardOutcome<I extends PaymentIntentOutcome>(ports: Ca
     const decision = decide(record, input, ports.clock.now(), ports.ids);
     if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, record };
     await ports.billing.commit(decision.tx);
-    return { kind: 'applied', record: decision.after };
+    return { kind: 'applied', record: decision.after, ...(decision.exception ? { exception: decision.exception } : {}) };
   };
   try {
     return await once();
