@@ -89,7 +89,7 @@ describe('payment_intent.succeeded that does not match the period', () => {
 describe('charge.dispute.created', () => {
   it('a dispute inquiry (warning_needs_response) flags the COMPLETED period without failing it', async () => {
     const record = await seedCard({ billing_status: 'COMPLETED', transaction_id: 'pi_inquiry_1', payment_attempts: 1, completed_date: BILLING_DATE });
-    const dispute = { ...disputeOf({ paymentIntentId: 'pi_inquiry_1', amountCents: 1999 }), metadata: reference(record) };
+    const dispute: Record<string, unknown> = { ...disputeOf({ paymentIntentId: 'pi_inquiry_1', amountCents: 1999 }), metadata: reference(record) };
     expect(dispute.status).toBe('warning_needs_response');
     const answer = await deliver('charge.dispute.created', dispute);
     expect(answer).toEqual({ status: 200, body: { status: 'processed', outcome: 'applied', reason: 'exception:dispute_inquiry' } });
