@@ -38,9 +38,6 @@ const REPORT = process.env.MODEL_REPORT ?? '/tmp/model-long-run.md';
  * commands avoid exactly that path while its name is here. Shrink this list as the fixes land.
  */
 export const KNOWN_BUGS: ReadonlyMap<string, string> = new Map<string, string>([
-  ['failure_row_process', 'F2: a saved billing failure writes the attempt process on the audit row but not on the item (tolerated on failure rows)'],
-  ['cancel_while_banned', 'F3: a CANCEL or CLOSEACCOUNT of a banned member (INACTIVE periods) is dropped; after REACTIVATE the member is charged (no cancel while banned)'],
-  ['new_chain_before_old_end', "F4: membership events act on the newest record by billing date across chains: a new chain starting before the old chain's last period is invisible to CANCEL and PAUSE (new chains start after the old one's last date)"],
 ]);
 
 /** MODEL_KNOWN=a,b overrides the guarded list (MODEL_KNOWN= with nothing: no guard at all). */

@@ -287,11 +287,11 @@ async function cancel(ctx: Ctx): Promise<MembershipOutcome> {
     return { kind: 'applied', written: await commitAll(ctx.deps, [{ read: newest, after }]), attempts };
   }
   if (isCancelRequested(newest)) return { kind: 'ignored', reason: 'cancel_requested', attempts };
-  if (newest.billing_status === 'PENDING' && !isCollectibleAndDue(newest, now)) {
+  if ((newest.billing_status === 'PENDING' || newest.billing_status === 'INACTIVE') && notYetDue(newest, now)) {
     const after = changed(ctx, newest, 'CANCEL_REQUESTED', 'CANCEL_REQUESTED', { cancel_requested_at: ctx.event.occurred_at });
     return { kind: 'applied', written: await commitAll(ctx.deps, [{ read: newest, after }]), attempts };
   }
-  if (hasOpenPeriodWithoutSuccessor(newest, PAUSABLE_HEADS, records)) {
+  if (hasOpenPeriodWithoutSuccessor(newest, CANCELLABLE_HEADS, records)) {
     const chain = successorsUntilNotDue(ctx, newest, (record) => cancelRequested(ctx, record));
     return { kind: 'applied', written: await commitAll(ctx.deps, [], chain), attempts };
   }
