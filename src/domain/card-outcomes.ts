@@ -1,4 +1,5 @@
 import { applyBillingEvent, historyRowOf, successorRecord, type IdGenerator } from './billing-record.js';
+import { classifyDecline, dunningAfterDecline, type DeclineDetails } from './dunning.js';
 import type { BillingStore, BillingTransaction, Clock } from './ports.js';
 import type { BillingRecord, Term } from './records.js';
 import { formatInstant } from './time.js';
@@ -94,6 +95,8 @@ export function isDisputeInquiry(status: string): boolean {
 export interface PaymentIntentFailure extends PaymentIntentOutcome {
   /** Curated, customer-safe sentence (the adapter maps Stripe's codes). */
   readonly message: string;
+  /** The codes of `last_payment_error`, classified as the attempt classifies (DESIGN 5b). */
+  readonly decline: DeclineDetails;
 }
 
 export type CardDecision =
@@ -171,8 +174,11 @@ export function decidePaymentFailed(record: BillingRecord, input: PaymentIntentF
   }
   if (record.billing_status !== 'PENDING') return { kind: 'ignore', reason: 'status' };
   const at = formatInstant(now);
+  // The attempt that made this PaymentIntent crashed before its write: an automatic one as far as we know.
+  const dunning = dunningAfterDecline(record, { classification: classifyDecline(input.decline), card_network: input.decline.card_network, process: record.process, presented: true }, now);
   const after = applyBillingEvent(record, 'DECLINED', now, {
     set: {
+      ...dunning,
       transaction_id: input.payment_intent_id,
       payment_error: input.message,
       payment_attempts: record.payment_attempts + 1,

@@ -1,4 +1,5 @@
 import { ACH_REPRESENTMENT_WINDOW_MS, MAX_ACH_REPRESENTMENTS, classifyReturnCode } from './ach-outcomes.js';
+import { dunningGate, type DunningHold } from './dunning.js';
 import { isHeldByLadder, failureState } from './ladder.js';
 import type { AccountSnapshot } from './ports.js';
 import { COLLECTIBLE_STATUSES, type BillingRecord, type DecisionContext, type Process } from './records.js';
@@ -23,7 +24,7 @@ export interface BalanceObservation {
  * (manual pay, retry-billing) may skip the waits of the ladder and of the daily retry, never these.
  * The code is the API's 409 code.
  */
-export const HOLD_CODES = ['ach_authorization_required', 'ach_account_invalid', 'ach_representment_limit', 'card_disputed'] as const;
+export const HOLD_CODES = ['ach_authorization_required', 'ach_account_invalid', 'ach_representment_limit', 'card_disputed', 'payment_method_required'] as const;
 export type HoldCode = (typeof HOLD_CODES)[number];
 
 /** Customer-safe texts of the 409 answers. */
@@ -32,16 +33,16 @@ export const HOLD_MESSAGES: Readonly<Record<HoldCode, string>> = {
   ach_account_invalid: 'the bank returned an ACH debit of this period for an account error (closed, missing or invalid account): a new account is required',
   ach_representment_limit: 'this ACH debit was already presented again as often as NACHA allows (twice within 180 days of the original entry)',
   card_disputed: 'the cardholder disputed a payment of this period: the card is not charged again',
+  payment_method_required: 'the card on file was declined as one that will never be approved (lost, stolen, closed, ...): a new payment method is required',
 };
 
-export type NotDueReason = 'not_found' | 'status' | 'not_yet_due' | 'waiting' | 'parked' | 'exception' | HoldCode;
+export type NotDueReason = 'not_found' | 'status' | 'not_yet_due' | 'waiting' | 'parked' | 'exception' | HoldCode | DunningHold;
 
 const HOLD_CODE_SET: ReadonlySet<string> = new Set(HOLD_CODES);
 export function isHoldCode(reason: string): reason is HoldCode {
   return HOLD_CODE_SET.has(reason);
 }
 
-const DAILY_RETRY_MS = 24 * 60 * 60 * 1000;
 /** Paths started by a person: they bypass the daily-retry wait and the ladder's wait, never a hold. */
 const PERSON_INITIATED: ReadonlySet<Process> = new Set(['MANUAL', 'OPERATOR_RETRY']);
 /** Paths whose balance gate is the account's balance against the amount. */
@@ -69,25 +70,20 @@ export function dueGate(record: BillingRecord, now: Date, process: Process): Not
   if (!isCollectibleAndDue(record, now)) return 'not_yet_due';
   const hold = holdOf(record, now);
   if (hold) return hold;
-  if (PERSON_INITIATED.has(process)) return undefined;
+  // The dunning schedule (every automatic path, the balance webhook included) and the networks' ceilings.
+  const dunning = dunningGate(record, now, process);
+  if (PERSON_INITIATED.has(process)) return dunning;
   // A card payment for another amount or currency was received (DESIGN 6.1): no automatic charge until a person looks.
   if (record.card_exception !== undefined && record.card_exception.code !== 'dispute_inquiry') return 'exception';
   if (isHeldByLadder(record, now)) return failureState(record) === 'parked' ? 'parked' : 'waiting';
-  if (
-    process !== 'BALANCE_WEBHOOK' &&
-    record.billing_status === 'FAILED' &&
-    record.last_attempt_date !== undefined &&
-    Date.parse(record.last_attempt_date) + DAILY_RETRY_MS > now.getTime()
-  ) {
-    return 'not_yet_due';
-  }
-  return undefined;
+  return dunning;
 }
 
 /**
  * The hold on a record, whatever path asks (DESIGN 3.1, 4): an unauthorized ACH return, an
  * account-error return, the R01/R09 re-presentment limit (two within 180 days of the original
- * entry, counted when each return is applied, so every path's presentment counts), an open card dispute.
+ * entry, counted when each return is applied, so every path's presentment counts), an open card
+ * dispute, a do_not_retry card decline.
  */
 export function holdOf(record: BillingRecord, now: Date): HoldCode | undefined {
   if (record.payment_method === 'ach') {
@@ -96,6 +92,8 @@ export function holdOf(record: BillingRecord, now: Date): HoldCode | undefined {
     if (pastRepresentmentWindow(record, now)) return 'ach_representment_limit';
   }
   if (record.card_disputed) return 'card_disputed';
+  // A do_not_retry card decline (DESIGN 5b): only a new payment method restarts it.
+  if (record.billing_status === 'FAILED' && record.decline_class === 'do_not_retry') return 'payment_method_required';
   return undefined;
 }
 

@@ -50,11 +50,16 @@ export function loanRetryMessage(due: { readonly user_id: string; readonly loan_
   return { kind: 'loan_payment_retry', user_id: due.user_id, loan_id: due.loan_id, payment_id: due.payment_id, enqueued_at: formatInstant(now) };
 }
 
-/** The scans of one run, in order: first attempts, daily retries, expiring pauses (pending cancels are PENDING). */
-export const COLLECTION_SCANS: readonly { readonly status: BillingStatus; readonly process: CollectionProcess }[] = [
-  { status: 'PENDING', process: 'SCHEDULED' },
-  { status: 'FAILED', process: 'RETRY' },
-  { status: 'PAUSED', process: 'PAUSE' },
+/**
+ * The scans of one run, in order: first attempts, retries, expiring pauses (pending cancels are
+ * PENDING). PENDING and PAUSED records are read by billing date from the status index; FAILED ones
+ * by the instant of their next automatic attempt from the dunning index (`next_attempt`), so a
+ * declined period waiting for a later slot, or exhausted, is never read (DESIGN 5b).
+ */
+export const COLLECTION_SCANS: readonly { readonly status: BillingStatus; readonly process: CollectionProcess; readonly by: 'billing_date' | 'next_attempt' }[] = [
+  { status: 'PENDING', process: 'SCHEDULED', by: 'billing_date' },
+  { status: 'FAILED', process: 'RETRY', by: 'next_attempt' },
+  { status: 'PAUSED', process: 'PAUSE', by: 'billing_date' },
 ];
 
 export type CollectionDecision =

@@ -1,3 +1,4 @@
+import type { DeclineDetails, DunningState } from './dunning.js';
 import type { BillingFailureFields } from './ladder.js';
 import type {
   BillingKey,
@@ -95,6 +96,16 @@ export interface BillingStore {
    * every shard of the sparse exceptions index. Eventually consistent.
    */
   listExceptions(page?: PageRequest): Promise<Page<BillingRecord>>;
+  /**
+   * FAILED records whose next automatic attempt (dunning.ts `nextAutomaticAttemptAt`) is at or
+   * before `dueAtOrBefore`, earliest first, across every shard of the sparse dunning index: the
+   * planner never reads a period whose next attempt is later. Eventually consistent.
+   */
+  listRetryDue(dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>>;
+  /** Declined periods in dunning `state` (retrying: soonest next attempt first), from the dunning index. Eventually consistent. */
+  listDunning(state: DunningState, page?: PageRequest): Promise<Page<BillingRecord>>;
+  /** How many declined periods are in each dunning state (the collections-job gauge). */
+  countDunning(): Promise<Record<DunningState, number>>;
   /** Audit rows of one subscription, newest first. */
   history(subscriptionId: string, page?: PageRequest): Promise<Page<HistoryRow>>;
   /**
@@ -148,8 +159,12 @@ export type PaymentResult =
   | { readonly outcome: 'approved'; readonly confirmation_id: string }
   /** ACH: the debit was accepted; the ach-handler settles or returns it later. */
   | { readonly outcome: 'submitted'; readonly confirmation_id: string }
-  /** A decline: the customer's bank said no. `message` is a curated, customer-safe sentence. */
-  | { readonly outcome: 'declined'; readonly confirmation_id?: string; readonly decline_code: string; readonly message: string };
+  /**
+   * A decline: the customer's bank said no. `message` is a curated, customer-safe sentence; the
+   * codes (DeclineDetails: decline, advice and network codes, the card's network) feed the dunning
+   * classification (DESIGN 5b).
+   */
+  | ({ readonly outcome: 'declined'; readonly confirmation_id?: string; readonly message: string } & DeclineDetails);
 
 /**
  * Submits a payment. The same idempotency key always returns the same result and never charges
@@ -252,4 +267,6 @@ export interface QueuePort {
 /** Gauges of failing subscriptions (CloudWatch embedded metrics in AWS). */
 export interface MetricsPort {
   failingSubscriptions(counts: { retrying: number; parked: number }): void;
+  /** Declined periods by dunning state (DESIGN 5b `billing_dunning_subscriptions{state}`). */
+  dunningSubscriptions(counts: { retrying: number; exhausted: number }): void;
 }

@@ -92,6 +92,15 @@ export const cardExceptionSchema = z.object({
   at: instant,
 });
 export type CardException = z.infer<typeof cardExceptionSchema>;
+/** How a decline bears on the next automatic attempt (DESIGN 5b; the table is in dunning.ts). */
+export const DECLINE_CLASSES = ['do_not_retry', 'update_payment_method', 'customer_action', 'retry_later'] as const;
+export const declineClassSchema = z.enum(DECLINE_CLASSES);
+export type DeclineClass = z.infer<typeof declineClassSchema>;
+
+/** Card networks the reattempt ceilings know; `other` (not said, a debit network, amex, ...) gets every ceiling. */
+export const CARD_NETWORKS = ['visa', 'mastercard', 'other'] as const;
+export const cardNetworkSchema = z.enum(CARD_NETWORKS);
+export type CardNetwork = z.infer<typeof cardNetworkSchema>;
 
 /** The five attributes of a saved billing failure (DESIGN 5). Stale values stay until overwritten. */
 export const billingFailureFieldsSchema = z.object({
@@ -163,6 +172,21 @@ export const billingRecordSchema = z
     ach_exception: achExceptionSchema.optional(),
     /** A Stripe outcome that did not match (DESIGN 6.1); listed by `?billing=exceptions`. */
     card_exception: cardExceptionSchema.optional(),
+    /*
+     * Dunning (DESIGN 5b, dunning.ts): the most recent decline's code and class, and the schedule of
+     * this period's automatic attempts. Absent when the period was never declined (or was reset).
+     */
+    decline_code: z.string().min(1).optional(),
+    decline_class: declineClassSchema.optional(),
+    /** First decline of the current cycle: the schedule's day 0. */
+    dunning_first_declined_at: instant.optional(),
+    /** Attempts of the current cycle (slots spent), the first decline included. */
+    dunning_attempts: z.number().int().nonnegative().optional(),
+    /** The next automatic attempt; absent in a cycle = exhausted. */
+    dunning_next_attempt_at: instant.optional(),
+    /** Merchant-initiated presentments of this card for this period in the last 30 days (the networks' ceilings). */
+    dunning_presented_at: z.array(instant).max(64).optional(),
+    card_network: cardNetworkSchema.optional(),
   })
   .extend(billingFailureFieldsSchema.shape);
 export type BillingRecord = z.infer<typeof billingRecordSchema>;

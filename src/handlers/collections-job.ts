@@ -21,7 +21,7 @@ export interface CollectionsJobOptions {
 
 /**
  * EventBridge schedule → find due work on the status index, skip what the failure ladder holds,
- * enqueue one collections message per due record and emit the failing-subscriptions gauge.
+ * enqueue one collections message per due record and emit the failing- and dunning-subscriptions gauges.
  */
 export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJobOptions = {}) {
   return async (event: ScheduledEvent, context?: Context): Promise<CollectionsSummary> => {
@@ -47,7 +47,9 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
 
     // A truncated run saw only part of the index: the gauge is then a lower bound.
     deps.metrics.failingSubscriptions(failing);
-    const log = { ...summary, failing_retrying: failing.retrying, failing_parked: failing.parked };
+    const dunning = await deps.billing.countDunning();
+    deps.metrics.dunningSubscriptions(dunning);
+    const log = { ...summary, failing_retrying: failing.retrying, failing_parked: failing.parked, dunning_retrying: dunning.retrying, dunning_exhausted: dunning.exhausted };
     if (summary.truncated) logger.warn(log, 'collections run stopped before its deadline; the next run continues');
     else logger.info(log, 'collections run enqueued due work');
     return summary;

@@ -1,6 +1,8 @@
 import Stripe from 'stripe';
 import type * as z from 'zod';
 import { cardDeclineMessage } from '../adapters/stripe/decline-messages.js';
+import { declineDetailsOf } from '../adapters/stripe/processor.js';
+import { classifyDecline, type DeclineDetails } from '../domain/dunning.js';
 import {
   cardReferenceSchema,
   chargeSchema,
@@ -152,6 +154,7 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
           : await applyCardOutcome(deps, decidePaymentFailed, {
               ...input,
               message: cardDeclineMessage(intent.last_payment_error?.decline_code, intent.last_payment_error?.code),
+              decline: declineOf(log, intent.last_payment_error),
             });
       break;
     }
@@ -189,6 +192,13 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
       return { outcome: 'unhandled' };
   }
   return reported(log, result);
+}
+
+/** The decline's codes for dunning; a code the table does not know is retry_later and logged. */
+function declineOf(log: Logger, failure: Parameters<typeof declineDetailsOf>[0] | null | undefined): DeclineDetails {
+  const decline = declineDetailsOf(failure ?? {});
+  if (!classifyDecline(decline).known) log.warn({ decline_code: decline.decline_code }, 'unknown decline code; classified retry_later');
+  return decline;
 }
 
 /** The record's key from the object's own metadata, else from its PaymentIntent (disputes carry no metadata). */

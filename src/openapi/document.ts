@@ -91,14 +91,15 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
   },
   'GET /v1/subscriptions': {
     operationId: 'listFailingSubscriptions',
-    summary: 'Periods with a live billing failure (`billing=failing`, retrying or parked) or an exception (`billing=exceptions`)',
+    summary: 'Periods with a live billing failure (`billing=failing`, retrying or parked), in dunning (`billing=dunning`, retrying or exhausted) or with an exception (`billing=exceptions`)',
     description:
       'A page can hold fewer than `limit` items and still have `next` set: keep paging until `next` is null. ' +
       '`billing=exceptions` lists periods whose ACH or Stripe outcome did not match (`ach_exception`: a settlement for another amount; ' +
-      '`card_exception`: a success for another amount or currency, or a dispute inquiry), oldest first; `state` is refused there.',
+      '`card_exception`: a success for another amount or currency, or a dispute inquiry), oldest first; `state` is refused there. ' +
+      '`billing=dunning` lists declined periods (each with `dunning`), retrying ones soonest next attempt first, then exhausted ones.',
     tag: 'operator',
     query: subscriptions.subscriptionsQuerySchema,
-    responses: { '200': { description: 'One page of failing or exception periods', schema: 'SubscriptionPage' }, ...readErrors },
+    responses: { '200': { description: 'One page of failing, dunning or exception periods', schema: 'SubscriptionPage' }, ...readErrors },
   },
   'GET /v1/subscriptions/{subscriptionId}': {
     operationId: 'getSubscription',
@@ -334,7 +335,7 @@ export function openApiDocument(options: DocumentOptions = {}): JsonObject {
     servers: [{ url: options.serverUrl ?? 'http://127.0.0.1:3000', description: 'The local runtime (npm start); in AWS, the HTTP API stage URL' }],
     tags: [
       { name: 'subscriptions', description: 'Billing periods and their history' },
-      { name: 'operator', description: 'The failing list and the audited operator actions' },
+      { name: 'operator', description: 'The failing, dunning and exceptions lists and the audited operator actions' },
       { name: 'loans', description: 'Loan payments' },
       { name: 'webhooks', description: 'Signed deliveries from the payment providers' },
     ],

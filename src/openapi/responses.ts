@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { dollarStringSchema } from '../domain/money.js';
-import { BILLING_STATUSES, billingRecordSchema, historyRowSchema, loanPaymentSchema } from '../domain/records.js';
+import { BILLING_STATUSES, billingRecordSchema, declineClassSchema, historyRowSchema, loanPaymentSchema } from '../domain/records.js';
 
 /**
  * What the API answers, as zod schemas built from the domain's own record schemas, for the OpenAPI
@@ -26,6 +26,11 @@ const INTERNAL_ATTRIBUTES: ReadonlySet<string> = new Set([
   'billing_failed_at',
   'billing_next_attempt_at',
   'billing_last_error',
+  'dunning_first_declined_at',
+  'dunning_attempts',
+  'dunning_next_attempt_at',
+  'dunning_presented_at',
+  'card_network',
 ]);
 
 function publicShape<T extends z.ZodRawShape>(shape: T): z.ZodRawShape {
@@ -42,6 +47,16 @@ export const billingFailureViewSchema = z
   })
   .describe('The live billing failure of DESIGN 5, present only while it is live');
 
+export const dunningViewSchema = z
+  .strictObject({
+    state: z.enum(['retrying', 'exhausted']),
+    attempts: z.number().int().nonnegative().describe('attempts of the current dunning cycle, the first decline included'),
+    next_attempt_at: z.string().nullable().describe('null once exhausted: only a new payment method or an operator retry restarts it'),
+    decline_code: z.string(),
+    decline_class: declineClassSchema,
+  })
+  .describe('The dunning of a declined period (DESIGN 5b), present on every read of a FAILED period that was declined');
+
 export const displayStatusSchema = z.enum([...BILLING_STATUSES, 'PASTDUE']).describe('PASTDUE is computed on read for PENDING/FAILED periods more than 30 days past billing_date');
 
 export const subscriptionViewSchema = z
@@ -50,6 +65,7 @@ export const subscriptionViewSchema = z
     amount: dollarStringSchema.describe('two-decimal dollars, e.g. "19.99"'),
     billing_status: displayStatusSchema,
     billing_failure: billingFailureViewSchema.optional(),
+    dunning: dunningViewSchema.optional(),
   })
   .describe('One billing period of one user');
 
@@ -58,6 +74,7 @@ export const historyRowViewSchema = z
     ...publicShape(historyRowSchema.shape),
     amount: dollarStringSchema,
     billing_failure: billingFailureViewSchema.optional(),
+    dunning: dunningViewSchema.optional(),
   })
   .describe('An append-only audit row: the record as written, the decision context (data_*), and the actor and reason of operator and user actions');
 
@@ -126,6 +143,7 @@ export const stripeResultSchema = z.union([
 /** Component name → schema; operations refer to them by name. */
 export const RESPONSE_COMPONENTS = {
   BillingFailure: billingFailureViewSchema,
+  Dunning: dunningViewSchema,
   Subscription: subscriptionViewSchema,
   HistoryRow: historyRowViewSchema,
   LoanPayment: loanPaymentViewSchema,

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { collectionMessageSchema, decideCollection, type BillingPeriodMessage as CollectionMessage } from '../../src/domain/collections.js';
+import { nextAutomaticAttemptAt } from '../../src/domain/dunning.js';
+import { failureState } from '../../src/domain/ladder.js';
 import { planCollections } from '../../src/domain/use-cases/plan-collections.js';
 import type { BillingStore, Page, PageRequest } from '../../src/domain/ports.js';
 import type { BillingRecord, BillingStatus } from '../../src/domain/records.js';
@@ -14,16 +16,26 @@ const NOW = new Date('2026-12-01T12:00:00.000Z');
 const HOUR = 60 * 60 * 1000;
 const at = (offsetMs: number) => formatInstant(new Date(NOW.getTime() + offsetMs));
 
-/** listByStatus over an array, paged by index, as the port describes it. */
-function storeOf(records: BillingRecord[]): Pick<BillingStore, 'listByStatus'> & { pages: number } {
+/** listByStatus and listRetryDue over an array, paged by index, as the port describes them. */
+function storeOf(records: BillingRecord[]): Pick<BillingStore, 'listByStatus' | 'listRetryDue' | 'listFailing'> & { pages: number; read: BillingRecord[] } {
+  const pageOf = (all: BillingRecord[], page?: PageRequest): Page<BillingRecord> => {
+    store.pages += 1;
+    const start = Number(page?.cursor ?? 0);
+    const end = start + (page?.limit ?? 50);
+    store.read.push(...all.slice(start, end));
+    return { items: all.slice(start, end), next: end < all.length ? String(end) : null };
+  };
   const store = {
     pages: 0,
+    read: [] as BillingRecord[],
     async listByStatus(status: BillingStatus, due: string, page?: PageRequest): Promise<Page<BillingRecord>> {
-      store.pages += 1;
-      const all = records.filter((r) => r.billing_status === status && r.billing_date <= due);
-      const start = Number(page?.cursor ?? 0);
-      const end = start + (page?.limit ?? 50);
-      return { items: all.slice(start, end), next: end < all.length ? String(end) : null };
+      return pageOf(records.filter((r) => r.billing_status === status && r.billing_date <= due), page);
+    },
+    async listRetryDue(due: string, page?: PageRequest): Promise<Page<BillingRecord>> {
+      return pageOf(records.filter((r) => r.billing_status === 'FAILED' && (nextAutomaticAttemptAt(r) ?? '~') <= due), page);
+    },
+    async listFailing(): Promise<Page<BillingRecord>> {
+      return { items: records.filter((r) => failureState(r) !== 'healthy'), next: null };
     },
   };
   return store;
@@ -91,6 +103,19 @@ describe('planCollections', () => {
     const plan = await planCollections({ billing: store, payments: noLoanRetries, clock }, { pageSize: 4, shouldContinue: () => budget-- > 0, send: async () => undefined });
     expect(plan.summary).toMatchObject({ enqueued: 8, truncated: true });
     expect(store.pages).toBe(2);
+  });
+
+  it('reads FAILED records by their next automatic attempt: a declined period waiting for a later slot, or exhausted, is never read', async () => {
+    const failed = { billing_status: 'FAILED' as const, billing_date: at(-48 * HOUR), payment_attempts: 1, last_attempt_date: at(-HOUR), decline_code: 'insufficient_funds' };
+    const due = makeRecord({ ...failed, decline_class: 'retry_later', dunning_first_declined_at: at(-25 * HOUR), dunning_attempts: 1, dunning_next_attempt_at: at(-HOUR) });
+    const later = makeRecord({ ...failed, decline_class: 'retry_later', dunning_first_declined_at: at(-HOUR), dunning_attempts: 1, dunning_next_attempt_at: at(23 * HOUR) });
+    const exhausted = makeRecord({ ...failed, decline_code: 'lost_card', decline_class: 'do_not_retry', dunning_first_declined_at: at(-HOUR), dunning_attempts: 1 });
+    const store = storeOf([due, later, exhausted]);
+    const sent: CollectionMessage[] = [];
+    const plan = await planCollections({ billing: store, payments: noLoanRetries, clock }, { shouldContinue: () => true, send: async (m) => void sent.push(...(m as CollectionMessage[])) });
+    expect(sent.map((m) => m.subscription_id)).toEqual([due.subscription_id]);
+    expect(plan.summary.enqueued).toBe(1);
+    expect(store.read.map((r) => r.subscription_id)).toEqual([due.subscription_id]);
   });
 
   it('sends one message per record even if the index shows it twice', async () => {

@@ -83,7 +83,8 @@ describe('webhook-balance-worker', () => {
 
   it('collects the oldest due record first and never spends the observed balance twice', async () => {
     const user = `user-${randomUUID()}`;
-    const older = makeRecord({ user_id: user, billing_status: 'FAILED', billing_date: at(-31 * DAY), payment_attempts: 1, last_attempt_date: at(-HOUR), payment_method: 'pinless', amount_cents: 4000 });
+    // Declined more than a day ago: past the daily wait, which binds the balance webhook too.
+    const older = makeRecord({ user_id: user, billing_status: 'FAILED', billing_date: at(-31 * DAY), payment_attempts: 1, last_attempt_date: at(-25 * HOUR), payment_method: 'pinless', amount_cents: 4000 });
     const newer = makeRecord({ user_id: user, billing_date: at(-HOUR), payment_method: 'pinless', amount_cents: 4000 });
     const future = makeRecord({ user_id: user, billing_date: at(20 * DAY), payment_method: 'pinless', amount_cents: 4000 });
     await seedRecords(app, older, newer, future);

@@ -33,8 +33,12 @@ export class RecordingQueue implements QueuePort {
 
 export class RecordingMetrics implements MetricsPort {
   readonly gauges: { retrying: number; parked: number }[] = [];
+  readonly dunning: { retrying: number; exhausted: number }[] = [];
   failingSubscriptions(counts: { retrying: number; parked: number }): void {
     this.gauges.push(counts);
+  }
+  dunningSubscriptions(counts: { retrying: number; exhausted: number }): void {
+    this.dunning.push(counts);
   }
 }
 

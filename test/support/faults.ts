@@ -1,3 +1,4 @@
+import type { DunningState } from '../../src/domain/dunning.js';
 import { ProvisionedThroughputExceededException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { BillingFailureFields } from '../../src/domain/ladder.js';
 import type {
@@ -146,6 +147,21 @@ export class FaultyBillingStore implements BillingStore {
   async listFailing(page?: PageRequest): Promise<Page<BillingRecord>> {
     this.faults.alive('billing.listFailing');
     return this.inner.listFailing(page);
+  }
+
+  async listRetryDue(dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>> {
+    this.faults.alive('billing.listRetryDue');
+    return this.inner.listRetryDue(dueAtOrBefore, page);
+  }
+
+  async listDunning(state: DunningState, page?: PageRequest): Promise<Page<BillingRecord>> {
+    this.faults.alive('billing.listDunning');
+    return this.inner.listDunning(state, page);
+  }
+
+  async countDunning(): Promise<Record<DunningState, number>> {
+    this.faults.alive('billing.countDunning');
+    return this.inner.countDunning();
   }
 
   async history(subscriptionId: string, page?: PageRequest): Promise<Page<HistoryRow>> {

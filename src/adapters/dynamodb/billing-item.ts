@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { nextAutomaticAttemptAt, dunningState } from '../../domain/dunning.js';
 import { upgradeLegacyIntent } from '../../domain/intent.js';
 import { isFailureLive } from '../../domain/ladder.js';
 import { centsToDollars, dollarsToCents } from '../../domain/money.js';
@@ -41,6 +42,28 @@ export function exceptionAt(record: Pick<BillingRecord, 'ach_exception' | 'card_
   return times[0];
 }
 
+/** Partitions of the dunning index: declined periods by state, and FAILED periods outside dunning (retried daily). */
+export type DunningPartition = 'RETRYING' | 'EXHAUSTED' | 'DAILY';
+
+export function dunningShard(partition: DunningPartition, userId: string, shardCount: number): string {
+  return `${partition}#${shardOf(userId, shardCount)}`;
+}
+
+/**
+ * The dunning-index key of a record, derived on every full put: FAILED records only. Its sort key
+ * is the instant of the next automatic attempt (dunning.ts `nextAutomaticAttemptAt`, the gate's
+ * own rule), or for an exhausted period its last attempt.
+ */
+export function dunningIndexKey(record: BillingRecord, shardCount: number): { dunning_shard: string; dunning_due_at: string } | undefined {
+  if (record.billing_status !== 'FAILED') return undefined;
+  const state = dunningState(record);
+  if (state === 'exhausted') {
+    return { dunning_shard: dunningShard('EXHAUSTED', record.user_id, shardCount), dunning_due_at: record.last_attempt_date ?? record.last_run_date };
+  }
+  const next = nextAutomaticAttemptAt(record) ?? record.billing_date;
+  return { dunning_shard: dunningShard(state === 'retrying' ? 'RETRYING' : 'DAILY', record.user_id, shardCount), dunning_due_at: next };
+}
+
 /** `{billing_status}#{n}`, n = FNV-1a(user_id) mod shardCount: the status-index partition key. */
 export function statusShard(status: BillingStatus, userId: string, shardCount: number): string {
   return `${status}#${shardOf(userId, shardCount)}`;
@@ -68,6 +91,7 @@ export function primaryItem(record: BillingRecord, shardCount: number): Item {
     // Every primary write is a full put, so the sparse index follows the live predicate exactly.
     ...(isFailureLive(parsed) ? { failing_shard: failingShard(parsed.user_id, shardCount) } : {}),
     ...exceptionKeys(parsed, shardCount),
+    ...dunningIndexKey(parsed, shardCount),
   });
 }
 
@@ -93,7 +117,16 @@ const billingNumbers: NumberDecoder = (text, attribute) => {
 
 function decode<T>(schema: z.ZodType<T>, item: Item, label: string): T {
   const raw = unmarshallItem(item, billingNumbers);
-  const { amount, status_shard: _shard, failing_shard: _failing, exception_shard: _exception, exception_at: _exceptionAt, ...rest } = raw;
+  const {
+    amount,
+    status_shard: _shard,
+    failing_shard: _failing,
+    exception_shard: _exception,
+    exception_at: _exceptionAt,
+    dunning_shard: _dunning,
+    dunning_due_at: _due,
+    ...rest
+  } = raw;
   const parsed = schema.safeParse({ ...rest, amount_cents: amount });
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');

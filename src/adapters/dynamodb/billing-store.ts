@@ -10,8 +10,11 @@ import type { BillingStore, BillingTransaction, LockRelease, Page, PageRequest }
 import { addNanos, normalizeInstant } from '../../domain/time.js';
 import { keyOf, type BillingKey, type BillingRecord, type BillingStatus, type HistoryRow } from '../../domain/records.js';
 import { marshallItem } from './attribute-codec.js';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { DunningState } from '../../domain/dunning.js';
 import {
   DEFAULT_STATUS_SHARD_COUNT,
+  type DunningPartition,
   describeKey,
   failingShard,
   historyFromItem,
@@ -221,6 +224,86 @@ export class DynamoBillingStore implements BillingStore {
       resumeKeyOf: (item) => ({
         exception_shard: item.exception_shard?.S ?? '',
         exception_at: item.exception_at?.S ?? '',
+        user_id: item.user_id?.S ?? '',
+        billing_date: item.billing_date?.S ?? '',
+      }),
+    });
+    return { items: items.map((item) => recordFromItem(item, this.table)), next };
+  }
+
+  async listRetryDue(dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>> {
+    const before = addNanos(normalizeInstant(dueAtOrBefore), 1);
+    return this.listDunningPartitions(['RETRYING', 'DAILY'], `retry-due|${before}`, page, before);
+  }
+
+  async listDunning(state: DunningState, page?: PageRequest): Promise<Page<BillingRecord>> {
+    return this.listDunningPartitions([state === 'retrying' ? 'RETRYING' : 'EXHAUSTED'], `dunning|${state}`, page);
+  }
+
+  /** COUNT queries over the retrying and exhausted partitions (every shard); the items themselves are not returned. */
+  async countDunning(): Promise<Record<DunningState, number>> {
+    const count = async (partition: DunningPartition): Promise<number> => {
+      const shards = await Promise.all(
+        Array.from({ length: this.shardCount }, async (_, shard) => {
+          let total = 0;
+          let startKey: Record<string, AttributeValue> | undefined;
+          do {
+            const out = await this.send('billing.countDunning', () =>
+              this.client.send(
+                new QueryCommand({
+                  TableName: this.table,
+                  IndexName: BILLING_ACTIVITY_INDEXES.dunning,
+                  KeyConditionExpression: 'dunning_shard = :ds',
+                  ExpressionAttributeValues: { ':ds': { S: `${partition}#${shard}` } },
+                  Select: 'COUNT',
+                  ExclusiveStartKey: startKey,
+                }),
+              ),
+            );
+            total += out.Count ?? 0;
+            startKey = out.LastEvaluatedKey;
+          } while (startKey);
+          return total;
+        }),
+      );
+      return shards.reduce((a, b) => a + b, 0);
+    };
+    const [retrying, exhausted] = await Promise.all([count('RETRYING'), count('EXHAUSTED')]);
+    return { retrying, exhausted };
+  }
+
+  /** The dunning index's partitions × every shard, merged by `dunning_due_at` (then the table key). */
+  private async listDunningPartitions(
+    partitions: readonly DunningPartition[],
+    fingerprint: string,
+    page: PageRequest | undefined,
+    before?: string,
+  ): Promise<Page<BillingRecord>> {
+    const { items, next } = await listAcrossShards({
+      shardCount: this.shardCount * partitions.length,
+      fingerprint: `${fingerprint}|${this.shardCount}`,
+      limit: pageLimit(page),
+      cursor: page?.cursor,
+      query: async (virtual, startKey, shardLimit) => {
+        const partition = `${partitions[Math.floor(virtual / this.shardCount)]!}#${virtual % this.shardCount}`;
+        const out = await this.send('billing.listDunning', () =>
+          this.client.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: BILLING_ACTIVITY_INDEXES.dunning,
+              KeyConditionExpression: before === undefined ? 'dunning_shard = :ds' : 'dunning_shard = :ds AND dunning_due_at < :before',
+              ExpressionAttributeValues: { ':ds': { S: partition }, ...(before === undefined ? {} : { ':before': { S: before } }) },
+              Limit: shardLimit,
+              ExclusiveStartKey: startKey,
+            }),
+          ),
+        );
+        return { items: out.Items ?? [], lastEvaluatedKey: out.LastEvaluatedKey };
+      },
+      sortValue: (item) => item.dunning_due_at?.S ?? '',
+      resumeKeyOf: (item) => ({
+        dunning_shard: item.dunning_shard?.S ?? '',
+        dunning_due_at: item.dunning_due_at?.S ?? '',
         user_id: item.user_id?.S ?? '',
         billing_date: item.billing_date?.S ?? '',
       }),

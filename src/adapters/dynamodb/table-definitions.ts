@@ -37,6 +37,12 @@ export const BILLING_ACTIVITY_INDEXES = {
   failing: 'failing-index',
   /** Sparse: only records carrying an ACH or card exception (DESIGN 4.1, 6.1) carry `exception_shard`. */
   exceptions: 'exceptions-index',
+  /**
+   * Sparse: only FAILED (declined) records carry `dunning_shard` (`RETRYING#n`, `EXHAUSTED#n`, or
+   * `DAILY#n` for a FAILED period outside dunning) and `dunning_due_at` (the next automatic attempt;
+   * for an exhausted one, its last attempt). The planner reads due work here, never a later one.
+   */
+  dunning: 'dunning-index',
 } as const;
 
 export const PAYMENTS_INDEXES = {
@@ -68,6 +74,11 @@ export const billingActivityTable: TableDefinition = {
       indexName: BILLING_ACTIVITY_INDEXES.exceptions,
       partitionKey: { name: 'exception_shard', type: 'S' },
       sortKey: { name: 'exception_at', type: 'S' },
+    },
+    {
+      indexName: BILLING_ACTIVITY_INDEXES.dunning,
+      partitionKey: { name: 'dunning_shard', type: 'S' },
+      sortKey: { name: 'dunning_due_at', type: 'S' },
     },
   ],
 };

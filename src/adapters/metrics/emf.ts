@@ -3,6 +3,7 @@ import type { MetricsPort } from '../../domain/ports.js';
 
 export const METRICS_NAMESPACE = 'Billing';
 export const FAILING_SUBSCRIPTIONS_METRIC = 'billing_failing_subscriptions';
+export const DUNNING_SUBSCRIPTIONS_METRIC = 'billing_dunning_subscriptions';
 
 /**
  * MetricsPort as CloudWatch Embedded Metric Format: one JSON line per gauge value on stdout, which
@@ -18,6 +19,12 @@ export class EmfMetrics implements MetricsPort {
   failingSubscriptions(counts: { retrying: number; parked: number }): void {
     for (const state of ['retrying', 'parked'] as const) {
       this.emit({ state }, FAILING_SUBSCRIPTIONS_METRIC, counts[state]);
+    }
+  }
+
+  dunningSubscriptions(counts: { retrying: number; exhausted: number }): void {
+    for (const state of ['retrying', 'exhausted'] as const) {
+      this.emit({ state }, DUNNING_SUBSCRIPTIONS_METRIC, counts[state]);
     }
   }
 

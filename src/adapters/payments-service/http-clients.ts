@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { cardNetworkOf } from '../../domain/dunning.js';
 import { ProcessorError, TransientError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
 import type {
@@ -13,6 +14,10 @@ import type {
  * The in-house payments service (ACH and pinless rails) and accounts service, over HTTPS JSON.
  * Their contract is ours: POST /payments with an Idempotency-Key header answers
  * `{"outcome":"approved"|"submitted"|"declined", ...}`; GET /accounts/{userId} answers a snapshot.
+ * A decline names its reason in Stripe's decline-code vocabulary (`decline_code`: `lost_card`,
+ * `insufficient_funds`, ...), with the debit network's raw response code (`network_decline_code`),
+ * its advice code if any, and the card's brand (`card_brand`) when the service knows it; a pinless
+ * card whose brand is not said gets every network's reattempt ceiling (dunning.ts).
  */
 
 const paymentAnswerSchema = z.discriminatedUnion('outcome', [
@@ -21,8 +26,12 @@ const paymentAnswerSchema = z.discriminatedUnion('outcome', [
   z.object({
     outcome: z.literal('declined'),
     confirmation_id: z.string().optional(),
-    decline_code: z.string().min(1),
+    decline_code: z.string().min(1).max(64),
     message: z.string().min(1),
+    advice_code: z.string().min(1).max(64).optional(),
+    network_advice_code: z.string().min(1).max(16).optional(),
+    network_decline_code: z.string().min(1).max(16).optional(),
+    card_brand: z.string().min(1).max(64).optional(),
   }),
 ]);
 
@@ -63,7 +72,10 @@ export class HttpPaymentsService implements PaymentProcessor {
     });
     const parsed = paymentAnswerSchema.safeParse(body);
     if (!parsed.success) throw new ProcessorError('processor_bad_answer', 'The payment processor is unavailable.');
-    return parsed.data as PaymentResult;
+    if (parsed.data.outcome !== 'declined') return parsed.data;
+    const { card_brand, ...decline } = parsed.data;
+    const network = cardNetworkOf(card_brand);
+    return { ...decline, ...(network ? { card_network: network } : {}) };
   }
 }
 

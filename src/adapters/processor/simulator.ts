@@ -22,6 +22,8 @@ import type {
 export const simulatedOutcomeSchema = z.union([
   z.enum(['approve', 'decline', 'error']),
   z.string().regex(/^ach_return:R\d{2}$/, 'ach_return:R<two digits>'),
+  // A Stripe decline code (DESIGN 9): `decline:lost_card`, `decline:insufficient_funds`, ...
+  z.string().regex(/^decline:[a-z][a-z_]{0,63}$/, 'decline:<stripe decline code>'),
 ]);
 export type SimulatedOutcome = z.infer<typeof simulatedOutcomeSchema>;
 
@@ -64,6 +66,39 @@ export interface PendingAchOutcome {
 
 const DECLINE_MESSAGE = 'The payment was declined by the bank.';
 
+/**
+ * What Stripe sends beside a decline code (its `advice_code`, and for a Visa card the network's
+ * response code), per https://docs.stripe.com/declines/codes and Visa's response codes: the
+ * simulator's card is a Visa. A code not listed here is sent alone, as Stripe does for rare ones.
+ */
+const STRIPE_DECLINE_EXTRAS: Readonly<Record<string, { readonly advice_code?: string; readonly network_decline_code?: string }>> = {
+  lost_card: { advice_code: 'do_not_try_again', network_decline_code: '41' },
+  stolen_card: { advice_code: 'do_not_try_again', network_decline_code: '43' },
+  pickup_card: { advice_code: 'do_not_try_again', network_decline_code: '04' },
+  fraudulent: { advice_code: 'do_not_try_again', network_decline_code: '59' },
+  restricted_card: { advice_code: 'do_not_try_again', network_decline_code: '62' },
+  invalid_account: { advice_code: 'do_not_try_again', network_decline_code: '14' },
+  revocation_of_authorization: { advice_code: 'do_not_try_again', network_decline_code: 'R0' },
+  card_not_supported: { advice_code: 'do_not_try_again', network_decline_code: '57' },
+  expired_card: { advice_code: 'confirm_card_data', network_decline_code: '54' },
+  incorrect_number: { advice_code: 'confirm_card_data', network_decline_code: '14' },
+  incorrect_cvc: { advice_code: 'confirm_card_data', network_decline_code: 'N7' },
+  invalid_expiry_year: { advice_code: 'confirm_card_data', network_decline_code: '54' },
+  insufficient_funds: { advice_code: 'try_again_later', network_decline_code: '51' },
+  generic_decline: { advice_code: 'try_again_later', network_decline_code: '05' },
+  do_not_honor: { advice_code: 'try_again_later', network_decline_code: '05' },
+  try_again_later: { advice_code: 'try_again_later', network_decline_code: '19' },
+  processing_error: { advice_code: 'try_again_later', network_decline_code: '96' },
+  issuer_not_available: { advice_code: 'try_again_later', network_decline_code: '91' },
+  authentication_required: { network_decline_code: '1A' },
+};
+
+/** The decline the simulator answers for `decline` (= `generic_decline`) or `decline:<code>`. */
+export function simulatedDecline(outcome: 'decline' | `decline:${string}`): PaymentResult {
+  const code = outcome === 'decline' ? 'generic_decline' : outcome.slice('decline:'.length);
+  return { outcome: 'declined', decline_code: code, ...(Object.hasOwn(STRIPE_DECLINE_EXTRAS, code) ? STRIPE_DECLINE_EXTRAS[code] : {}), card_network: 'visa', message: DECLINE_MESSAGE };
+}
+
 export class PaymentSimulator implements PaymentProcessor, AccountDirectory, CardPaymentDirectory {
   private settings = processorSettingsSchema.parse({});
   private readonly results = new Map<string, PaymentResult>();
@@ -91,8 +126,8 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     if (seen) return seen;
     const outcome = this.outcomeFor(request.user_id);
     if (outcome === 'error') throw new ProcessorError('processor_unavailable', 'The payment processor is unavailable.');
-    if (outcome === 'decline') {
-      const declined: PaymentResult = { outcome: 'declined', decline_code: 'insufficient_funds', message: DECLINE_MESSAGE };
+    if (outcome === 'decline' || outcome.startsWith('decline:')) {
+      const declined = simulatedDecline(outcome as 'decline' | `decline:${string}`);
       this.results.set(request.idempotency_key, declined);
       return declined;
     }

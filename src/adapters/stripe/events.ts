@@ -58,7 +58,15 @@ export const paymentIntentSchema = z.object({
   currency: z.string().trim().min(1).max(16).transform((c) => c.toLowerCase()).optional(),
   metadata: cardReferenceSchema,
   last_payment_error: z
-    .object({ code: z.string().nullish(), decline_code: z.string().nullish() })
+    .object({
+      code: z.string().nullish(),
+      decline_code: z.string().nullish(),
+      // Dunning (DESIGN 5b) reads the advice and network codes and the card's network.
+      advice_code: z.string().nullish(),
+      network_advice_code: z.string().nullish(),
+      network_decline_code: z.string().nullish(),
+      payment_method: z.object({ card: z.object({ brand: z.string().nullish() }).nullish() }).nullish(),
+    })
     .nullish(),
 });
 

@@ -1,5 +1,6 @@
 import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure, type IdGenerator } from '../billing-record.js';
 import { balanceDecision, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, type BalanceObservation, type NotDueReason } from '../collectible.js';
+import { CLEARED_DUNNING, classifyDecline, dunningAfterDecline, isInDunning } from '../dunning.js';
 import { ConcurrentModificationError, InterruptedError, LockedError } from '../errors.js';
 import { intentOf, isCancelRequested } from '../intent.js';
 import { allowlistedError, billingFailureView, classifyFailure, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';
@@ -21,6 +22,8 @@ export interface AttemptDeps {
   readonly ids: IdGenerator;
   /** Full errors go here (the saved text is an allowlist). */
   readonly onError?: (error: unknown, context: { subscription_id?: string; user_id: string; class: FailureClass; recorded: boolean }) => void;
+  /** A decline code the dunning table does not know (classified retry_later): logged, never an error. */
+  readonly onUnknownDecline?: (context: { subscription_id: string; user_id: string; decline_code: string }) => void;
   readonly lockLeaseMs?: number;
   readonly lockHeartbeatMs?: number;
 }
@@ -121,8 +124,9 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     const decision = balanceDecision(read, account, process, request.balance);
     if (!decision.open) {
       if (request.balance) return { kind: 'gate_closed', record: read };
-      // Scheduled/retry: decline-like, nothing presented to the bank, retried daily. Like a decline it
-      // changes the due work, but nothing was submitted so the due key cannot move: void the failure.
+      // Scheduled/retry: decline-like, nothing presented to the bank, retried daily (a period in dunning
+      // spends its slot). Like a decline it changes the due work, but nothing was submitted so the due
+      // key cannot move: void the failure.
       const after = applyBillingEvent(read, 'DECLINED', now, {
         process,
         set: {
@@ -130,6 +134,9 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
           last_attempt_date: formatInstant(now),
           first_attempt_date: read.first_attempt_date ?? formatInstant(now),
           ...VOIDED_FAILURE,
+          ...(isInDunning(read)
+            ? dunningAfterDecline(read, { classification: { decline_code: read.decline_code!, decline_class: read.decline_class!, known: true }, process, presented: false }, now)
+            : {}),
         },
       });
       return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind: 'declined', record: after });
@@ -148,7 +155,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
       },
       combinedSignal(request.signal, lock.signal),
     );
-    const after = afterSubmission(read, result, now, process);
+    const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
     return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after });
@@ -157,7 +164,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   }
 }
 
-function afterSubmission(read: BillingRecord, result: PaymentResult, now: Date, process: Process): BillingRecord {
+function afterSubmission(deps: AttemptDeps, read: BillingRecord, result: PaymentResult, now: Date, process: Process): BillingRecord {
   const at = formatInstant(now);
   const set: Partial<BillingRecord> = {
     payment_attempts: read.payment_attempts + 1,
@@ -167,11 +174,15 @@ function afterSubmission(read: BillingRecord, result: PaymentResult, now: Date, 
   if (result.confirmation_id !== undefined) set.transaction_id = result.confirmation_id;
   switch (result.outcome) {
     case 'approved':
-      return applyBillingEvent(read, 'COLLECTED', now, { process, set: { ...set, payment_error: '' } });
+      return applyBillingEvent(read, 'COLLECTED', now, { process, set: { ...set, payment_error: '', ...CLEARED_DUNNING } });
     case 'submitted':
-      return applyBillingEvent(read, 'ACH_SUBMITTED', now, { process, set: { ...set, payment_error: '' } });
-    case 'declined':
-      return applyBillingEvent(read, 'DECLINED', now, { process, set: { ...set, payment_error: result.message } });
+      return applyBillingEvent(read, 'ACH_SUBMITTED', now, { process, set: { ...set, payment_error: '', ...CLEARED_DUNNING } });
+    case 'declined': {
+      const classification = classifyDecline(result);
+      if (!classification.known) deps.onUnknownDecline?.({ subscription_id: read.subscription_id, user_id: read.user_id, decline_code: result.decline_code });
+      const dunning = dunningAfterDecline(read, { classification, card_network: result.card_network, process, presented: true }, now);
+      return applyBillingEvent(read, 'DECLINED', now, { process, set: { ...set, payment_error: result.message, ...dunning } });
+    }
   }
 }
 

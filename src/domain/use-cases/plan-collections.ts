@@ -1,6 +1,7 @@
 import { COLLECTION_SCANS, decideCollection, loanRetryMessage, messageIdOf, type CollectionMessage } from '../collections.js';
 import { failureState } from '../ladder.js';
-import type { BillingStore, Clock, PaymentsStore } from '../ports.js';
+import type { BillingStore, Clock, Page, PageRequest, PaymentsStore } from '../ports.js';
+import type { BillingRecord } from '../records.js';
 import { formatInstant } from '../time.js';
 
 export interface CollectionsSummary {
@@ -28,17 +29,22 @@ export interface PlanCollectionsOptions {
 
 export interface CollectionsPlan {
   readonly summary: CollectionsSummary;
-  /** Live billing failures seen on every PENDING/FAILED record scanned; a lower bound when truncated. */
+  /** Live billing failures, read from the sparse failing index after the scans; a lower bound when truncated. */
   readonly failing: FailingCounts;
 }
 
 /**
- * Pages through the due records of every scan, then the due RETRY loan payments, sends one message per record that is due and not
- * held by the ladder, and counts live failures for the gauge. A page in hand is always sent in
- * full before the deadline check stops the run.
+ * Pages through the due records of every scan, then the due RETRY loan payments, sends one message
+ * per record that is due and not held by the ladder, then counts live failures for the gauge from
+ * the failing index (the scans no longer read FAILED records that are not due). A page in hand is
+ * always sent in full before the deadline check stops the run.
  */
 export async function planCollections(
-  deps: { readonly billing: Pick<BillingStore, 'listByStatus'>; readonly payments: Pick<PaymentsStore, 'listDueRetries'>; readonly clock: Clock },
+  deps: {
+    readonly billing: Pick<BillingStore, 'listByStatus' | 'listRetryDue' | 'listFailing'>;
+    readonly payments: Pick<PaymentsStore, 'listDueRetries'>;
+    readonly clock: Clock;
+  },
   options: PlanCollectionsOptions,
 ): Promise<CollectionsPlan> {
   const now = deps.clock.now();
@@ -54,16 +60,15 @@ export async function planCollections(
         summary.truncated = true;
         return { summary, failing };
       }
-      const page = await deps.billing.listByStatus(scan.status, dueAtOrBefore, {
-        ...(options.pageSize !== undefined ? { limit: options.pageSize } : {}),
-        cursor,
-      });
+      const request: PageRequest = { ...(options.pageSize !== undefined ? { limit: options.pageSize } : {}), cursor };
+      const page: Page<BillingRecord> =
+        scan.by === 'next_attempt'
+          ? await deps.billing.listRetryDue(dueAtOrBefore, request)
+          : await deps.billing.listByStatus(scan.status, dueAtOrBefore, request);
       const messages: CollectionMessage[] = [];
       for (const record of page.items) {
         // The index is eventually consistent: trust the item's own status, not the scan's.
         if (record.billing_status !== scan.status) continue;
-        const state = failureState(record);
-        if (state !== 'healthy') failing[state] += 1;
         const decision = decideCollection(record, scan.process, now);
         if (decision.kind === 'skip') {
           if (decision.reason === 'waiting') summary.skipped_waiting += 1;
@@ -100,6 +105,18 @@ export async function planCollections(
     if (messages.length > 0) await options.send(messages);
     summary.enqueued += messages.length;
     summary.loan_retries_enqueued += messages.length;
+    cursor = page.next;
+  } while (cursor !== null);
+
+  // Live billing failures for the gauge, from the sparse failing index.
+  cursor = null;
+  do {
+    if (!options.shouldContinue()) return { summary: { ...summary, truncated: true }, failing };
+    const page = await deps.billing.listFailing({ ...(options.pageSize !== undefined ? { limit: options.pageSize } : {}), cursor });
+    for (const record of page.items) {
+      const state = failureState(record);
+      if (state !== 'healthy') failing[state] += 1;
+    }
     cursor = page.next;
   } while (cursor !== null);
   return { summary, failing };

@@ -1,6 +1,7 @@
 import { applyBillingEvent, historyRowOf } from '../billing-record.js';
 import { HOLD_MESSAGES, holdOf, isCollectibleAndDue, isHoldCode } from '../collectible.js';
 import { PaymentHoldError } from '../errors.js';
+import { resetDunning } from '../dunning.js';
 import { billingFailureView, type BillingFailureView } from '../ladder.js';
 import type { BillingRecord } from '../records.js';
 import { runCollectionAttempt, saveFailure, type AttemptDeps, type AttemptOutcome } from './collect.js';
@@ -36,6 +37,8 @@ export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Pr
         billing_failed_at: undefined,
         billing_next_attempt_at: undefined,
         billing_last_error: undefined,
+        // The dunning schedule starts again with the next decline (DESIGN 5b), audited by this row.
+        ...resetDunning(read),
       },
     });
     await deps.billing.commit({
@@ -85,8 +88,9 @@ async function retryResult(
       return { ...base, outcome: 'still_due', still_due: true, subscription: ('record' in outcome && outcome.record) || cleared };
     case 'not_due':
     case 'gate_closed': {
-      // A hold that landed between the check and the attempt (the ach-handler takes no lock): nothing was presented.
-      if (outcome.kind === 'not_due' && isHoldCode(outcome.reason)) {
+      // A hold that landed between the check and the attempt (the ach-handler takes no lock), or the
+      // card's network ceiling (DESIGN 5b): nothing was presented, nothing is saved.
+      if (outcome.kind === 'not_due' && (isHoldCode(outcome.reason) || outcome.reason === 'network_ceiling')) {
         return { ...base, outcome: 'still_due', still_due: true, subscription: outcome.record ?? cleared };
       }
       const current = (await deps.billing.get(read)) ?? cleared;

@@ -1,5 +1,7 @@
 import * as z from 'zod';
+import { InvalidPageRequestError } from '../../adapters/dynamodb/errors.js';
 import { NotFoundError } from '../../domain/errors.js';
+import { dunningState, type DunningState } from '../../domain/dunning.js';
 import { failureState } from '../../domain/ladder.js';
 import type { Page } from '../../domain/ports.js';
 import type { BillingRecord } from '../../domain/records.js';
@@ -45,18 +47,27 @@ export async function getSubscriptionHistory(ctx: RouteContext): Promise<HttpRes
   return json(200, serializePage(page, serializeHistoryRow));
 }
 
-/* ---------------- GET /v1/subscriptions?billing=failing[&state=retrying|parked] | ?billing=exceptions ---------------- */
+/* ---- GET /v1/subscriptions?billing=failing[&state=retrying|parked] | dunning[&state=retrying|exhausted] | exceptions ---- */
+
+/** The states each list can be filtered by (the exceptions list has none). */
+const LIST_STATES: Readonly<Record<'failing' | 'dunning' | 'exceptions', readonly string[]>> = {
+  failing: ['retrying', 'parked'],
+  dunning: ['retrying', 'exhausted'],
+  exceptions: [],
+};
 
 export const subscriptionsQuerySchema = z
   .strictObject({
-    billing: z.enum(['failing', 'exceptions']).describe('failing: live billing failures (DESIGN 5); exceptions: outcomes that did not match (DESIGN 4.1, 6.1)'),
-    state: z.enum(['retrying', 'parked']).optional().describe('failing only'),
+    billing: z
+      .enum(['failing', 'dunning', 'exceptions'])
+      .describe('failing: live billing failures (DESIGN 5); dunning: declined periods (DESIGN 5b); exceptions: outcomes that did not match (DESIGN 4.1, 6.1)'),
+    state: z.enum(['retrying', 'parked', 'exhausted']).optional().describe('failing: retrying or parked; dunning: retrying or exhausted'),
     limit: limitSchema,
     next: cursorSchema.optional(),
   })
   .superRefine((query, ctx) => {
-    if (query.billing === 'exceptions' && query.state !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['state'], message: 'state filters the failing list only' });
+    if (query.state !== undefined && !LIST_STATES[query.billing].includes(query.state)) {
+      ctx.addIssue({ code: 'custom', path: ['state'], message: 'failing lists retrying or parked, dunning retrying or exhausted; exceptions has no state' });
     }
   });
 
@@ -96,12 +107,45 @@ export async function listExceptionSubscriptions(
   return deps.billing.listExceptions({ limit: options.limit, cursor: options.next ?? null });
 }
 
+/**
+ * The dunning index holds FAILED periods by dunning partition; a declined period's state is checked
+ * again on the record (the index is eventually consistent). Without a state filter, retrying ones
+ * come first, then exhausted ones (one cursor walks both).
+ */
+export async function listDunningSubscriptions(
+  deps: Pick<AppDeps, 'billing'>,
+  options: { state?: DunningState | undefined; limit: number; next?: string | undefined },
+): Promise<Page<BillingRecord>> {
+  const states: readonly DunningState[] = options.state ? [options.state] : ['retrying', 'exhausted'];
+  // Cursor: `<state index>.<store cursor>` so a page can continue in the second state.
+  let at = 0;
+  let cursor: string | null = null;
+  if (options.next !== undefined) {
+    const dot = options.next.indexOf('.');
+    at = Number(options.next.slice(0, dot));
+    cursor = options.next.slice(dot + 1) || null;
+    if (dot < 1 || !Number.isInteger(at) || at < 0 || at >= states.length) throw new InvalidPageRequestError('malformed page cursor');
+  }
+  const items: BillingRecord[] = [];
+  for (let reads = 0; reads < MAX_READS_PER_PAGE && items.length < options.limit && at < states.length; reads++) {
+    const state = states[at]!;
+    const page = await deps.billing.listDunning(state, { limit: options.limit - items.length, cursor });
+    for (const record of page.items) if (dunningState(record) === state) items.push(record);
+    cursor = page.next;
+    if (cursor === null) at += 1;
+  }
+  return { items, next: at < states.length ? `${at}.${cursor ?? ''}` : null };
+}
+
 export async function listSubscriptions(ctx: RouteContext): Promise<HttpResult> {
   const query = queryParams(ctx.event, subscriptionsQuerySchema);
+  const options = { limit: query.limit, next: query.next };
   const page =
     query.billing === 'exceptions'
-      ? await listExceptionSubscriptions(ctx.deps, { limit: query.limit, next: query.next })
-      : await listFailingSubscriptions(ctx.deps, { state: query.state, limit: query.limit, next: query.next });
+      ? await listExceptionSubscriptions(ctx.deps, options)
+      : query.billing === 'dunning'
+        ? await listDunningSubscriptions(ctx.deps, { ...options, state: query.state as DunningState | undefined })
+        : await listFailingSubscriptions(ctx.deps, { ...options, state: query.state as 'retrying' | 'parked' | undefined });
   const now = ctx.deps.clock.now();
   return json(200, serializePage(page, (r) => serializeSubscription(r, now)));
 }

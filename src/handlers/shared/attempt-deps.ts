@@ -12,6 +12,7 @@ export function attemptDepsOf(deps: AppDeps, logger: Logger): AttemptDeps {
     accounts: deps.accounts,
     ids: deps.ids,
     onError: (error, info) => logger.error({ err: error, ...info }, 'collection attempt failed'),
+    onUnknownDecline: (info) => logger.warn(info, 'unknown decline code; classified retry_later'),
     ...(deps.settings.lockLeaseMs !== undefined ? { lockLeaseMs: deps.settings.lockLeaseMs } : {}),
     ...(deps.settings.lockHeartbeatMs !== undefined ? { lockHeartbeatMs: deps.settings.lockHeartbeatMs } : {}),
   };

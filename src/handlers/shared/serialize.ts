@@ -1,3 +1,4 @@
+import { dunningView, type DunningView } from '../../domain/dunning.js';
 import { billingFailureView, type BillingFailureView } from '../../domain/ladder.js';
 import { centsToDollars } from '../../domain/money.js';
 import type { Page } from '../../domain/ports.js';
@@ -5,7 +6,8 @@ import { displayStatus, type BillingRecord, type DisplayStatus, type HistoryRow,
 
 /**
  * What the API answers (DESIGN 8): the attribute names of DESIGN 2.1, `amount` as a two-decimal
- * string plus `amount_cents`, `billing_failure` when live, PASTDUE computed on read.
+ * string plus `amount_cents`, `billing_failure` when live, `dunning` on a declined period (5b),
+ * PASTDUE computed on read.
  * Internal bookkeeping (`version`, the raw failure attributes, idempotency and membership markers,
  * ACH re-presentment counters, the billing anchor day) is never part of an answer: clients cannot
  * act on it and it would read as business data. Absent attributes are left out, not null.
@@ -19,6 +21,7 @@ export interface SubscriptionView {
   readonly amount_cents: number;
   readonly billing_status: DisplayStatus;
   readonly billing_failure?: BillingFailureView;
+  readonly dunning?: DunningView;
   readonly [attribute: string]: unknown;
 }
 
@@ -42,6 +45,8 @@ const RECORD_ATTRIBUTES = [
   'last_attempt_date',
   'ach_exception',
   'card_exception',
+  'decline_code',
+  'decline_class',
 ] as const satisfies readonly (keyof BillingRecord)[];
 
 const HISTORY_ATTRIBUTES = [
@@ -79,6 +84,8 @@ function recordView(record: BillingRecord, status: DisplayStatus): Record<string
   copyPresent(view, record, RECORD_ATTRIBUTES);
   const failure = billingFailureView(record);
   if (failure) view.billing_failure = failure;
+  const dunning = dunningView(record);
+  if (dunning) view.dunning = dunning;
   return view;
 }
 
