@@ -1,0 +1,293 @@
+import fc from 'fast-check';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { NETWORK_CEILINGS } from '../../src/domain/dunning.js';
+import { PaymentHoldError } from '../../src/domain/errors.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
+import type { BillingRecord, Process } from '../../src/domain/records.js';
+import { formatInstant } from '../../src/domain/time.js';
+import { collectOnBalanceEvent } from '../../src/domain/use-cases/collect-on-balance-event.js';
+import { runCollectionAttempt, type AttemptDeps } from '../../src/domain/use-cases/collect.js';
+import { manualPay } from '../../src/domain/use-cases/manual-pay.js';
+import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
+import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
+import { callerFor, type Caller } from '../handlers/api-fixtures.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { scheduledEvent } from '../support/aws-events.js';
+import { makeRecord } from '../support/billing-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+
+/**
+ * Dunning through the real attempt on DynamoDB Local (DESIGN 5b): what each decline code costs the
+ * card over 30 simulated days, the manual-pay refusal, the balance webhook's wait, the operator
+ * reset and what the API shows.
+ */
+
+const NOW = '2026-12-01T12:00:00.000Z';
+const HOUR = 60 * 60 * 1000;
+const DAY = 24 * HOUR;
+
+/** Counts every payment presented to the processor (declines included), per user, with its process. */
+class PresentmentLog implements PaymentProcessor {
+  readonly log: { user_id: string; at: number }[] = [];
+  constructor(
+    private readonly inner: PaymentProcessor,
+    private readonly now: () => number,
+  ) {}
+  async submit(request: PaymentRequest): Promise<PaymentResult> {
+    this.log.push({ user_id: request.user_id, at: this.now() });
+    return this.inner.submit(request);
+  }
+  of(userId: string): number[] {
+    return this.log.filter((p) => p.user_id === userId).map((p) => p.at);
+  }
+}
+
+let app: TestApp;
+let presented: PresentmentLog;
+let deps: AttemptDeps;
+let call: Caller;
+let unknownCodes: string[];
+
+beforeAll(async () => {
+  let clockNow = () => Date.parse(NOW);
+  presented = new PresentmentLog({ submit: (r) => app.simulator.submit(r) }, () => clockNow());
+  app = await createTestApp({ label: 'dunning', now: NOW, processor: presented });
+  clockNow = () => app.clock.now().getTime();
+  unknownCodes = [];
+  deps = { ...app.deps, onUnknownDecline: (info) => unknownCodes.push(info.decline_code) };
+  call = callerFor(app);
+});
+
+beforeEach(() => {
+  app.clock.set(NOW);
+});
+
+let users = 0;
+async function declinedPeriod(code: string, overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
+  const record = makeRecord({ user_id: `dunning-${code}-${++users}-${Date.now()}`, payment_method: 'card', billing_date: formatInstant(new Date(Date.parse(NOW) - HOUR)), ...overrides });
+  await seedRecords(app, record);
+  app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: code === 'generic_decline' ? 'decline' : `decline:${code}` } });
+  return record;
+}
+
+const balanceEventOf = (userId: string) => ({
+  event_id: `bal-${userId}-${app.clock.now().getTime()}`,
+  user_id: userId,
+  institution_id: 'inst-1',
+  available_balance_cents: 1_000_000,
+  current_balance_cents: 1_000_000,
+  occurred_at: formatInstant(app.clock.now()),
+});
+
+/**
+ * 30 simulated days of every automatic path: the scheduled first attempt, then every 6 hours the
+ * retry path and a balance webhook with a large balance. Answers the presentments made.
+ */
+async function thirtyDaysOf(code: string): Promise<number> {
+  const record = await declinedPeriod(code);
+  await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' });
+  const end = Date.parse(NOW) + 30 * DAY;
+  while (app.clock.now().getTime() + 6 * HOUR <= end) {
+    app.clock.advance(6 * HOUR);
+    await runCollectionAttempt(deps, { key: record, process: 'RETRY', owner: 'test' });
+    await collectOnBalanceEvent(deps, { event: balanceEventOf(record.user_id), thresholdCents: 5000, owner: 'test', stopAfter: () => false });
+  }
+  return presented.of(record.user_id).length;
+}
+
+describe('attempts in 30 simulated days, by decline code', () => {
+  it('`lost_card` is not retried (was: 31 attempts in 30 days)', async () => {
+    expect(await thirtyDaysOf('lost_card')).toBe(1);
+  });
+
+  it('`expired_card` waits for a new card: one attempt', async () => {
+    expect(await thirtyDaysOf('expired_card')).toBe(1);
+  });
+
+  it.each(['insufficient_funds', 'generic_decline'])('`%s` follows the schedule: 8 attempts, all within 14 days', async (code) => {
+    const record = await declinedPeriod(code);
+    await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' });
+    const end = Date.parse(NOW) + 30 * DAY;
+    while (app.clock.now().getTime() + 6 * HOUR <= end) {
+      app.clock.advance(6 * HOUR);
+      await runCollectionAttempt(deps, { key: record, process: 'RETRY', owner: 'test' });
+      await collectOnBalanceEvent(deps, { event: balanceEventOf(record.user_id), thresholdCents: 5000, owner: 'test', stopAfter: () => false });
+    }
+    const times = presented.of(record.user_id);
+    expect(times).toHaveLength(8);
+    expect(times.at(-1)! - times[0]!).toBeLessThanOrEqual(14 * DAY);
+    const stored = await app.deps.billing.get(record);
+    expect(stored).toMatchObject({ billing_status: 'FAILED', decline_code: code, decline_class: 'retry_later', dunning_attempts: 8 });
+    expect(stored?.dunning_next_attempt_at).toBeUndefined();
+  });
+
+  it('an unknown decline code is retry_later and reported, never an error', async () => {
+    const record = await declinedPeriod('brand_new_code');
+    expect((await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' })).kind).toBe('declined');
+    expect(await app.deps.billing.get(record)).toMatchObject({ decline_code: 'brand_new_code', decline_class: 'retry_later', dunning_attempts: 1 });
+    expect(unknownCodes).toContain('brand_new_code');
+  });
+});
+
+describe('the gate on every path', () => {
+  it('a manual pay after do_not_retry answers 409 payment_method_required and charges nothing', async () => {
+    const record = await declinedPeriod('stolen_card');
+    await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' });
+    const before = presented.of(record.user_id).length;
+    await expect(manualPay(deps, { subscriptionId: record.subscription_id, owner: 'test', idempotencyKey: 'pay-stolen' })).rejects.toBeInstanceOf(PaymentHoldError);
+    const answer = await call('POST', {
+      route: '/v1/subscriptions/{subscriptionId}/pay',
+      pathParameters: { subscriptionId: record.subscription_id },
+      headers: { 'Idempotency-Key': 'pay-stolen-api' },
+    });
+    expect(answer.status).toBe(409);
+    expect(answer.body.error.code).toBe('payment_method_required');
+    const retry = await call('POST', { route: '/v1/subscriptions/{subscriptionId}/retry-billing', pathParameters: { subscriptionId: record.subscription_id }, body: { reason: 'try again' } });
+    expect(retry.status).toBe(409);
+    expect(retry.body.error.code).toBe('payment_method_required');
+    expect(presented.of(record.user_id)).toHaveLength(before);
+    expect((await app.deps.billing.get(record))?.last_request_key).toBeUndefined();
+  });
+
+  it('the balance webhook does not re-present a payment declined an hour earlier', async () => {
+    const record = await declinedPeriod('insufficient_funds');
+    await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' });
+    app.clock.advance(HOUR);
+    const done = await collectOnBalanceEvent(deps, { event: balanceEventOf(record.user_id), thresholdCents: 5000, owner: 'test', stopAfter: () => false });
+    expect(done.map((d) => d.outcome)).toEqual([expect.objectContaining({ kind: 'not_due', reason: 'not_yet_due' })]);
+    expect(presented.of(record.user_id)).toHaveLength(1);
+    app.clock.advance(23 * HOUR);
+    await collectOnBalanceEvent(deps, { event: balanceEventOf(record.user_id), thresholdCents: 5000, owner: 'test', stopAfter: () => false });
+    expect(presented.of(record.user_id)).toHaveLength(2);
+  });
+
+  it('a manual pay of a retry_later decline is the customer asking: it skips the schedule and spends no slot', async () => {
+    const record = await declinedPeriod('insufficient_funds');
+    await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' });
+    app.clock.advance(HOUR);
+    const result = await manualPay(deps, { subscriptionId: record.subscription_id, owner: 'test', idempotencyKey: 'pay-if' });
+    expect(result.outcome.kind).toBe('declined');
+    expect(result.subscription).toMatchObject({ dunning_attempts: 1, dunning_next_attempt_at: formatInstant(new Date(Date.parse(NOW) + DAY)) });
+  });
+
+  it('retry-billing resets an exhausted schedule, audited with actor and reason', async () => {
+    const record = await declinedPeriod('expired_card');
+    await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' });
+    app.clock.advance(2 * DAY);
+    app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'decline:insufficient_funds' } });
+    const result = await retryBilling(deps, { subscriptionId: record.subscription_id, owner: 'test', actor: 'ops|alice', reason: 'customer updated the card' });
+    expect(result.outcome).toBe('failed');
+    expect(result.subscription).toMatchObject({
+      decline_code: 'insufficient_funds',
+      decline_class: 'retry_later',
+      dunning_attempts: 1,
+      dunning_first_declined_at: formatInstant(app.clock.now()),
+      dunning_next_attempt_at: formatInstant(new Date(app.clock.now().getTime() + DAY)),
+    });
+    const history = (await app.deps.billing.history(record.subscription_id, { limit: 10 })).items;
+    const resetRow = history.find((row) => row.updated_event === 'BILLING_RETRY_REQUESTED' && row.decline_class === undefined);
+    expect(resetRow).toMatchObject({ actor: 'ops|alice', reason: 'customer updated the card', process: 'OPERATOR_RETRY' });
+    expect(history[0]).toMatchObject({ decline_code: 'insufficient_funds', decline_class: 'retry_later', actor: 'ops|alice' });
+    expect(history.find((row) => row.decline_code === 'expired_card')).toMatchObject({ decline_class: 'update_payment_method' });
+  });
+});
+
+describe('the planner, the lists and the gauge', () => {
+  it('the planner reads a declined period at its next attempt and never before; an exhausted one never', async () => {
+    const retrying = await declinedPeriod('insufficient_funds');
+    const exhausted = await declinedPeriod('lost_card');
+    await runCollectionAttempt(deps, { key: retrying, process: 'SCHEDULED', owner: 'test' });
+    await runCollectionAttempt(deps, { key: exhausted, process: 'SCHEDULED', owner: 'test' });
+    const ids = async (offsetMs: number) =>
+      (await app.deps.billing.listRetryDue(formatInstant(new Date(Date.parse(NOW) + offsetMs)), { limit: 1000 })).items.map((r) => r.subscription_id);
+    expect(await ids(DAY - 1)).not.toContain(retrying.subscription_id);
+    expect(await ids(DAY)).toContain(retrying.subscription_id);
+    expect(await ids(365 * DAY)).not.toContain(exhausted.subscription_id);
+
+    app.clock.advance(DAY);
+    await createCollectionsJobHandler(app.deps)(scheduledEvent(formatInstant(app.clock.now())));
+    const enqueued = app.collectionsQueue.bodies<{ subscription_id: string; process: Process }>().map((m) => m.subscription_id);
+    expect(enqueued).toContain(retrying.subscription_id);
+    expect(enqueued).not.toContain(exhausted.subscription_id);
+    expect(app.metrics.dunning.at(-1)!.exhausted).toBeGreaterThanOrEqual(1);
+    expect(app.metrics.dunning.at(-1)!.retrying).toBeGreaterThanOrEqual(1);
+  });
+
+  it('every read of a declined period carries `dunning`; ?billing=dunning lists them by state', async () => {
+    const record = await declinedPeriod('lost_card');
+    await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' });
+    const read = await call('GET', { route: '/v1/subscriptions/{subscriptionId}', pathParameters: { subscriptionId: record.subscription_id } });
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({
+      decline_code: 'lost_card',
+      decline_class: 'do_not_retry',
+      dunning: { state: 'exhausted', attempts: 1, next_attempt_at: null, decline_code: 'lost_card', decline_class: 'do_not_retry' },
+    });
+    expect(read.body.dunning_presented_at).toBeUndefined();
+    const history = await call('GET', { route: '/v1/subscriptions/{subscriptionId}/history', pathParameters: { subscriptionId: record.subscription_id } });
+    expect(history.body.items[0]).toMatchObject({ decline_code: 'lost_card', decline_class: 'do_not_retry', dunning: { state: 'exhausted' } });
+
+    const list = async (query: Record<string, string>) => call('GET', { route: '/v1/subscriptions', path: '/v1/subscriptions', query });
+    const exhausted = await list({ billing: 'dunning', state: 'exhausted', limit: '100' });
+    expect(exhausted.status).toBe(200);
+    expect(exhausted.body.items.map((i: { subscription_id: string }) => i.subscription_id)).toContain(record.subscription_id);
+    const retrying = await list({ billing: 'dunning', state: 'retrying', limit: '100' });
+    expect(retrying.body.items.map((i: { subscription_id: string }) => i.subscription_id)).not.toContain(record.subscription_id);
+    const all = await list({ billing: 'dunning', limit: '100' });
+    expect(all.body.items.every((i: { dunning?: unknown }) => i.dunning !== undefined)).toBe(true);
+    expect((await list({ billing: 'dunning', state: 'parked' })).status).toBe(400);
+    expect((await list({ billing: 'failing', state: 'exhausted' })).status).toBe(400);
+  });
+});
+
+/* ---------------- the property, through the real attempt ---------------- */
+
+const PATHS = ['RETRY', 'BALANCE_WEBHOOK', 'BATCH', 'OPERATOR_RETRY', 'MANUAL'] as const;
+const OUTCOMES = ['decline', 'decline:insufficient_funds', 'decline:lost_card', 'decline:expired_card', 'decline:try_again_later'];
+
+describe('the dunning policy on DynamoDB Local, as a property', () => {
+  it('no sequence of paths and clock moves exceeds a ceiling or presents a card after a do_not_retry decline', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({ path: fc.constantFrom(...PATHS), advanceHours: fc.integer({ min: 0, max: 60 }), outcome: fc.constantFrom(...OUTCOMES) }),
+          { minLength: 1, maxLength: 25 },
+        ),
+        async (steps) => {
+          app.clock.set(NOW);
+          run += 1;
+          const record = await declinedPeriod('generic_decline');
+          const setOutcome = (outcome: string) =>
+            app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: outcome as 'decline' } });
+          setOutcome('decline');
+          await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' });
+          let merchant = [app.clock.now().getTime()];
+          for (const [i, s] of steps.entries()) {
+            app.clock.advance(s.advanceHours * HOUR);
+            setOutcome(s.outcome);
+            const before = presented.of(record.user_id).length;
+            const stored = await app.deps.billing.get(record);
+            const doNotRetry = stored?.decline_class === 'do_not_retry';
+            try {
+              if (s.path === 'OPERATOR_RETRY') await retryBilling(deps, { subscriptionId: record.subscription_id, owner: 'test', actor: 'ops', reason: 'property' });
+              else if (s.path === 'MANUAL') await manualPay(deps, { subscriptionId: record.subscription_id, owner: 'test', idempotencyKey: `k-${run}-${i}` });
+              else if (s.path === 'BALANCE_WEBHOOK') await collectOnBalanceEvent(deps, { event: balanceEventOf(record.user_id), thresholdCents: 5000, owner: 'test', stopAfter: () => false });
+              else await runCollectionAttempt(deps, { key: record, process: s.path, owner: 'test' });
+            } catch (error) {
+              if (!(error instanceof PaymentHoldError)) throw error;
+            }
+            const made = presented.of(record.user_id).length - before;
+            if (doNotRetry) expect(made).toBe(0);
+            if (made > 0 && s.path !== 'MANUAL') merchant = [...merchant, app.clock.now().getTime()];
+            const now = app.clock.now().getTime();
+            for (const ceiling of NETWORK_CEILINGS.visa) expect(merchant.filter((t) => t > now - ceiling.windowMs).length).toBeLessThanOrEqual(ceiling.max);
+            // A successful collection (none here: every outcome declines) would end the test's premise.
+            expect((await app.deps.billing.get(record))?.billing_status).toBe('FAILED');
+          }
+        },
+      ),
+      { numRuns: 6 },
+    );
+  });
+});

@@ -1,0 +1,218 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  DECLINE_TABLE,
+  DUNNING_RETRY_DAYS,
+  MAX_DUNNING_ATTEMPTS,
+  NETWORK_CEILINGS,
+  classifyDecline,
+  dunningAfterDecline,
+  dunningGate,
+  dunningView,
+  nextAutomaticAttemptAt,
+  resetDunning,
+  type CardNetwork,
+  type DeclineDetails,
+} from '../../src/domain/dunning.js';
+import type { BillingRecord, Process } from '../../src/domain/records.js';
+import { formatInstant } from '../../src/domain/time.js';
+import { makeRecord } from '../support/billing-fixtures.js';
+
+const T0 = Date.parse('2026-12-01T12:00:00.000Z');
+const HOUR = 60 * 60 * 1000;
+const DAY = 24 * HOUR;
+
+describe('the classification table', () => {
+  it.each(DECLINE_TABLE.map((r) => [r.field, r.code, r.network ?? 'any', r.class] as const))('%s %s (%s network) is %s', (field, code, network, cls) => {
+    const details: DeclineDetails = {
+      decline_code: field === 'decline_code' ? code : 'not_in_the_table',
+      [field]: code,
+      ...(network !== 'any' ? { card_network: network as CardNetwork } : {}),
+    };
+    expect(classifyDecline(details)).toEqual({ decline_code: details.decline_code, decline_class: cls, known: true });
+  });
+
+  it('names every class DESIGN 5b lists in the bucket it names', () => {
+    const of = (decline_code: string, extra: Partial<DeclineDetails> = {}) => classifyDecline({ decline_code, ...extra }).decline_class;
+    for (const code of ['lost_card', 'stolen_card', 'pickup_card', 'fraudulent', 'revocation_of_authorization', 'invalid_account', 'card_not_supported']) {
+      expect(of(code)).toBe('do_not_retry');
+    }
+    expect(of('generic_decline', { advice_code: 'do_not_try_again' })).toBe('do_not_retry');
+    expect(of('generic_decline', { network_advice_code: '03', card_network: 'mastercard' })).toBe('do_not_retry');
+    expect(of('generic_decline', { network_advice_code: '21', card_network: 'mastercard' })).toBe('do_not_retry');
+    for (const code of ['expired_card', 'incorrect_number', 'incorrect_cvc', 'invalid_expiry_month']) expect(of(code)).toBe('update_payment_method');
+    expect(of('generic_decline', { advice_code: 'confirm_card_data' })).toBe('update_payment_method');
+    expect(of('authentication_required')).toBe('customer_action');
+    for (const code of ['insufficient_funds', 'do_not_honor', 'generic_decline', 'try_again_later', 'processing_error', 'issuer_not_available']) {
+      expect(of(code)).toBe('retry_later');
+    }
+  });
+
+  it('lets the most restrictive code win when the codes disagree', () => {
+    expect(classifyDecline({ decline_code: 'insufficient_funds', advice_code: 'do_not_try_again' }).decline_class).toBe('do_not_retry');
+    expect(classifyDecline({ decline_code: 'lost_card', advice_code: 'try_again_later' }).decline_class).toBe('do_not_retry');
+    // A Visa category-1 response code under a generic decline: never reattempted.
+    expect(classifyDecline({ decline_code: 'generic_decline', network_decline_code: '41', card_network: 'visa' }).decline_class).toBe('do_not_retry');
+  });
+
+  it('reads a network code for its own network, and for a card whose network is not known', () => {
+    expect(classifyDecline({ decline_code: 'generic_decline', network_decline_code: '14', card_network: 'visa' }).decline_class).toBe('do_not_retry');
+    expect(classifyDecline({ decline_code: 'generic_decline', network_decline_code: '14', card_network: 'mastercard' }).decline_class).toBe('update_payment_method');
+    expect(classifyDecline({ decline_code: 'generic_decline', network_advice_code: '03', card_network: 'visa' }).decline_class).toBe('retry_later');
+    expect(classifyDecline({ decline_code: 'generic_decline', network_advice_code: '03' }).decline_class).toBe('do_not_retry');
+  });
+
+  it('classifies an unknown code as retry_later, marked unknown so that the caller logs it, never an error', () => {
+    expect(classifyDecline({ decline_code: 'brand_new_code_2027' })).toEqual({ decline_code: 'brand_new_code_2027', decline_class: 'retry_later', known: false });
+  });
+});
+
+/** A FAILED card period as the attempt leaves it after a decline at `at`. */
+function declined(record: BillingRecord, code: string, at: number, process: Process = 'SCHEDULED', network?: CardNetwork): BillingRecord {
+  const fields = dunningAfterDecline(record, { classification: classifyDecline({ decline_code: code }), card_network: network, process, presented: true }, new Date(at));
+  const after: BillingRecord = { ...record, ...fields, billing_status: 'FAILED', last_attempt_date: formatInstant(new Date(at)), payment_attempts: record.payment_attempts + 1 };
+  for (const [k, v] of Object.entries(after)) if (v === undefined) delete (after as Record<string, unknown>)[k];
+  return after;
+}
+
+const cardPeriod = () => makeRecord({ payment_method: 'card', billing_date: formatInstant(new Date(T0 - HOUR)) });
+
+describe('the retry schedule', () => {
+  it('retries a retry_later decline at 1, 2, 3, 5, 7, 10 and 14 days after the first decline, then is exhausted', () => {
+    let record = declined(cardPeriod(), 'insufficient_funds', T0);
+    const attempts: number[] = [T0];
+    while (record.dunning_next_attempt_at !== undefined) {
+      const at = Date.parse(record.dunning_next_attempt_at);
+      expect(dunningGate(record, new Date(at - 1), 'RETRY')).toBe('not_yet_due');
+      expect(dunningGate(record, new Date(at), 'RETRY')).toBeUndefined();
+      attempts.push(at);
+      record = declined(record, 'insufficient_funds', at);
+    }
+    expect(attempts.map((t) => (t - T0) / DAY)).toEqual([0, ...DUNNING_RETRY_DAYS]);
+    expect(attempts).toHaveLength(MAX_DUNNING_ATTEMPTS);
+    expect(dunningView(record)).toEqual({ state: 'exhausted', attempts: 8, next_attempt_at: null, decline_code: 'insufficient_funds', decline_class: 'retry_later' });
+    expect(dunningGate(record, new Date(T0 + 60 * DAY), 'RETRY')).toBe('exhausted');
+    expect(nextAutomaticAttemptAt(record)).toBeUndefined();
+  });
+
+  it('a late attempt takes the next slot still ahead, never an extra one', () => {
+    const first = declined(cardPeriod(), 'generic_decline', T0);
+    const late = declined(first, 'generic_decline', T0 + 4 * DAY);
+    expect(late.dunning_attempts).toBe(2);
+    expect(late.dunning_next_attempt_at).toBe(formatInstant(new Date(T0 + 5 * DAY)));
+  });
+
+  it.each(['lost_card', 'expired_card', 'authentication_required'])('%s ends automatic attempts at once', (code) => {
+    const record = declined(cardPeriod(), code, T0);
+    expect(dunningView(record)?.state).toBe('exhausted');
+    for (const process of ['SCHEDULED', 'RETRY', 'BALANCE_WEBHOOK', 'BATCH'] as const) expect(dunningGate(record, new Date(T0 + 30 * DAY), process)).toBe('exhausted');
+  });
+
+  it('a manual pay is refused for do_not_retry only, and a declined manual pay spends no slot', () => {
+    const lost = declined(cardPeriod(), 'lost_card', T0);
+    expect(dunningGate(lost, new Date(T0), 'MANUAL')).toBe('payment_method_required');
+    const expired = declined(cardPeriod(), 'expired_card', T0);
+    expect(dunningGate(expired, new Date(T0), 'MANUAL')).toBeUndefined();
+    const first = declined(cardPeriod(), 'insufficient_funds', T0);
+    const manual = declined(first, 'insufficient_funds', T0 + HOUR, 'MANUAL');
+    expect(manual.dunning_attempts).toBe(1);
+    expect(manual.dunning_next_attempt_at).toBe(first.dunning_next_attempt_at);
+    expect(manual.dunning_presented_at).toEqual(first.dunning_presented_at);
+  });
+
+  it('an operator reset starts a new cycle and keeps the card presentments the networks count', () => {
+    const exhausted = declined(cardPeriod(), 'expired_card', T0);
+    const reset = { ...exhausted, ...resetDunning(exhausted) };
+    expect(dunningView(reset)).toBeUndefined();
+    expect(reset.dunning_presented_at).toEqual(exhausted.dunning_presented_at);
+    const again = declined(reset, 'insufficient_funds', T0 + DAY, 'OPERATOR_RETRY');
+    expect(again.dunning_first_declined_at).toBe(formatInstant(new Date(T0 + DAY)));
+    expect(again.dunning_presented_at).toHaveLength(2);
+  });
+
+  it('a FAILED period outside dunning (a closed gate, an ACH return) waits 24 h after its last attempt on every automatic path', () => {
+    const record = makeRecord({ billing_status: 'FAILED', billing_date: formatInstant(new Date(T0 - DAY)), payment_attempts: 1, last_attempt_date: formatInstant(new Date(T0)) });
+    expect(dunningGate(record, new Date(T0 + HOUR), 'BALANCE_WEBHOOK')).toBe('not_yet_due');
+    expect(dunningGate(record, new Date(T0 + DAY), 'BALANCE_WEBHOOK')).toBeUndefined();
+  });
+});
+
+describe('the network ceilings', () => {
+  it.each([
+    ['mastercard', 10, DAY],
+    ['visa', 20, 30 * DAY],
+    [undefined, 10, DAY],
+  ] as const)('%s: operator retries stop at %i presentments in the window, and resume as it slides', (network, max, windowMs) => {
+    let record = declined(cardPeriod(), 'insufficient_funds', T0, 'SCHEDULED', network);
+    let now = T0;
+    let presented = 1;
+    const gap = Math.floor(windowMs / (max * 4));
+    for (let i = 0; i < max * 2; i++) {
+      now += gap;
+      const reset = { ...record, ...resetDunning(record) };
+      if (dunningGate(reset, new Date(now), 'OPERATOR_RETRY') === 'network_ceiling') break;
+      record = declined(reset, 'insufficient_funds', now, 'OPERATOR_RETRY', network);
+      presented += 1;
+    }
+    expect(presented).toBe(max);
+    const reset = { ...record, ...resetDunning(record) };
+    expect(dunningGate(reset, new Date(T0 + windowMs), 'OPERATOR_RETRY')).toBeUndefined();
+    // A customer's own payment is not a merchant reattempt: the ceiling does not bind it.
+    expect(dunningGate(record, new Date(now), 'MANUAL')).toBeUndefined();
+  });
+});
+
+/* ---------------- the property: no path and no clock move beats a ceiling or a do_not_retry ---------------- */
+
+const PATHS = ['SCHEDULED', 'RETRY', 'BALANCE_WEBHOOK', 'BATCH', 'REACTIVATION', 'OPERATOR_RETRY', 'MANUAL'] as const;
+const CODES = ['insufficient_funds', 'generic_decline', 'do_not_honor', 'try_again_later', 'lost_card', 'expired_card', 'authentication_required', 'no_such_code'];
+
+const step = fc.oneof(
+  fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 3 * DAY }) }),
+  fc.record({ kind: fc.constant('path' as const), process: fc.constantFrom(...PATHS), code: fc.constantFrom(...CODES) }),
+);
+
+describe('the dunning policy, as a property', () => {
+  it('no sequence of paths and clock moves exceeds a network ceiling, retries a do_not_retry decline, or exceeds the schedule', () => {
+    fc.assert(
+      fc.property(fc.constantFrom<CardNetwork | undefined>('visa', 'mastercard', undefined), fc.array(step, { maxLength: 400 }), (network, steps) => {
+        let now = T0;
+        let record = declined(cardPeriod(), 'insufficient_funds', now, 'SCHEDULED', network);
+        const merchant: number[] = [now];
+        let doNotRetry = false;
+        let cycle: number[] = [now];
+        for (const s of steps) {
+          if (s.kind === 'advance') {
+            now += s.ms;
+            continue;
+          }
+          let current = record;
+          if (s.process === 'OPERATOR_RETRY') {
+            // retry-billing: refused for do_not_retry, else the schedule is reset before the attempt.
+            if (current.decline_class === 'do_not_retry') continue;
+            current = { ...current, ...resetDunning(current) };
+            record = current;
+            cycle = [];
+          }
+          if (dunningGate(current, new Date(now), s.process) !== undefined) continue;
+          // Presented: the payment goes to the bank (and declines again).
+          expect(doNotRetry).toBe(false);
+          if (s.process !== 'MANUAL') {
+            merchant.push(now);
+            if (s.process !== 'OPERATOR_RETRY') cycle.push(now);
+          }
+          record = declined(current, s.code, now, s.process, network);
+          if (record.decline_class === 'do_not_retry') doNotRetry = true;
+          // The schedule: at most 8 automatic attempts in a cycle, all within 14 days of its first decline.
+          expect(cycle.length).toBeLessThanOrEqual(MAX_DUNNING_ATTEMPTS);
+          if (cycle.length > 0) expect(now - cycle[0]!).toBeLessThanOrEqual(14 * DAY);
+          // The ceilings, over every merchant-initiated presentment of this card.
+          for (const ceiling of NETWORK_CEILINGS[network ?? 'other']) {
+            expect(merchant.filter((t) => t > now - ceiling.windowMs).length).toBeLessThanOrEqual(ceiling.max);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
