@@ -98,11 +98,11 @@ async function thirtyDaysOf(code: string): Promise<number> {
 describe('attempts in 30 simulated days, by decline code', () => {
   it('`lost_card` is not retried (was: 31 attempts in 30 days)', async () => {
     expect(await thirtyDaysOf('lost_card')).toBe(1);
-  });
+  }, 240_000);
 
   it('`expired_card` waits for a new card: one attempt', async () => {
     expect(await thirtyDaysOf('expired_card')).toBe(1);
-  });
+  }, 240_000);
 
   it.each(['insufficient_funds', 'generic_decline'])('`%s` follows the schedule: 8 attempts, all within 14 days', async (code) => {
     const record = await declinedPeriod(code);
@@ -119,7 +119,7 @@ describe('attempts in 30 simulated days, by decline code', () => {
     const stored = await app.deps.billing.get(record);
     expect(stored).toMatchObject({ billing_status: 'FAILED', decline_code: code, decline_class: 'retry_later', dunning_attempts: 8 });
     expect(stored?.dunning_next_attempt_at).toBeUndefined();
-  });
+  }, 240_000);
 
   it('an unknown decline code is retry_later and reported, never an error', async () => {
     const record = await declinedPeriod('brand_new_code');
@@ -289,5 +289,5 @@ describe('the dunning policy on DynamoDB Local, as a property', () => {
       ),
       { numRuns: 6 },
     );
-  });
+  }, 240_000);
 });

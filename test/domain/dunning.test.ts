@@ -16,6 +16,7 @@ import {
 } from '../../src/domain/dunning.js';
 import type { BillingRecord, Process } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
+import { dueGate } from '../../src/domain/collectible.js';
 import { makeRecord } from '../support/billing-fixtures.js';
 
 const T0 = Date.parse('2026-12-01T12:00:00.000Z');
@@ -110,9 +111,10 @@ describe('the retry schedule', () => {
 
   it('a manual pay is refused for do_not_retry only, and a declined manual pay spends no slot', () => {
     const lost = declined(cardPeriod(), 'lost_card', T0);
-    expect(dunningGate(lost, new Date(T0), 'MANUAL')).toBe('payment_method_required');
+    expect(dueGate(lost, new Date(T0), 'MANUAL')).toBe('payment_method_required');
+    expect(dueGate(lost, new Date(T0), 'OPERATOR_RETRY')).toBe('payment_method_required');
     const expired = declined(cardPeriod(), 'expired_card', T0);
-    expect(dunningGate(expired, new Date(T0), 'MANUAL')).toBeUndefined();
+    expect(dueGate(expired, new Date(T0), 'MANUAL')).toBeUndefined();
     const first = declined(cardPeriod(), 'insufficient_funds', T0);
     const manual = declined(first, 'insufficient_funds', T0 + HOUR, 'MANUAL');
     expect(manual.dunning_attempts).toBe(1);
@@ -194,7 +196,7 @@ describe('the dunning policy, as a property', () => {
             record = current;
             cycle = [];
           }
-          if (dunningGate(current, new Date(now), s.process) !== undefined) continue;
+          if (dueGate(current, new Date(now), s.process) !== undefined) continue;
           // Presented: the payment goes to the bank (and declines again).
           expect(doNotRetry).toBe(false);
           if (s.process !== 'MANUAL') {

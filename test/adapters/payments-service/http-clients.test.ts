@@ -68,6 +68,20 @@ describe('payments and accounts service clients against a local HTTP server', ()
     expect(await new HttpPaymentsService(base).submit(request)).toMatchObject({ outcome: 'declined', decline_code: 'nsf' });
   });
 
+  it("passes a pinless decline's codes and the card's network to dunning", async () => {
+    answer = {
+      status: 200,
+      body: JSON.stringify({ outcome: 'declined', decline_code: 'stolen_card', network_decline_code: '43', card_brand: 'Visa', message: 'The payment was declined by the bank.' }),
+    };
+    expect(await new HttpPaymentsService(base).submit(request)).toEqual({
+      outcome: 'declined',
+      decline_code: 'stolen_card',
+      network_decline_code: '43',
+      card_network: 'visa',
+      message: 'The payment was declined by the bank.',
+    });
+  });
+
   it('treats 429 and 5xx as transient, other 4xx and malformed answers as counted processor errors', async () => {
     const service = new HttpPaymentsService(base);
     answer = { status: 503, body: '{}' };

@@ -31,6 +31,18 @@ describe('the local payment simulator', () => {
     expect(sim.charges().map((c) => c.user_id)).toEqual(['u2']);
   });
 
+  it('declines with Stripe decline codes and the advice Stripe sends; plain decline is generic_decline', async () => {
+    const sim = new PaymentSimulator(new ManualClock());
+    sim.configure({ users: { u1: 'decline', u2: 'decline:lost_card', u3: 'decline:expired_card', u4: 'decline:some_new_code' } });
+    const as = (user: string) => sim.submit(request({ user_id: user, idempotency_key: `${user}:1` }));
+    expect(await as('u1')).toMatchObject({ outcome: 'declined', decline_code: 'generic_decline', advice_code: 'try_again_later', card_network: 'visa' });
+    expect(await as('u2')).toMatchObject({ decline_code: 'lost_card', advice_code: 'do_not_try_again', network_decline_code: '41' });
+    expect(await as('u3')).toMatchObject({ decline_code: 'expired_card', advice_code: 'confirm_card_data' });
+    expect(await as('u4')).toEqual({ outcome: 'declined', decline_code: 'some_new_code', card_network: 'visa', message: 'The payment was declined by the bank.' });
+    expect(() => sim.configure({ users: { u5: 'decline:Lost Card' as 'decline' } })).toThrow();
+    expect(sim.charges()).toHaveLength(0);
+  });
+
   it('hands out ACH outcomes once their settle delay has passed, each once', async () => {
     const clock = new ManualClock('2026-12-01T00:00:00Z');
     const sim = new PaymentSimulator(clock);

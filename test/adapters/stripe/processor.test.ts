@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { StripePaymentIntentDirectory } from '../../../src/adapters/stripe/payment-directory.js';
 import { StripeCardProcessor, StripeCustomerSearchResolver, type StripeCustomerResolver } from '../../../src/adapters/stripe/processor.js';
@@ -93,6 +94,32 @@ describe('StripeCardProcessor', () => {
       confirmation_id: 'pi_declined',
       decline_code: 'insufficient_funds',
       message: 'The card has insufficient funds.',
+    });
+  });
+
+  it("reads Stripe's real decline object: codes and the card's network, from last_payment_error and from the card error", async () => {
+    const real = JSON.parse(readFileSync(new URL('../../fixtures/stripe/payment-intent-last-payment-error.json', import.meta.url), 'utf8')) as Record<string, any>;
+    // Only the status is replaced: `requires_source` is the old API's name of `requires_payment_method`.
+    fake.reply = () => ({ status: 200, body: { ...real, status: 'requires_payment_method' } });
+    expect(await processor().submit(request())).toEqual({
+      outcome: 'declined',
+      confirmation_id: 'pi_123',
+      decline_code: 'generic_decline',
+      card_network: 'visa',
+      message: 'The card was declined.',
+    });
+    // The same decline as the 402 a confirm answers, with the advice and network codes Stripe adds today.
+    fake.reply = () =>
+      stripeError(402, { ...real.last_payment_error, advice_code: 'do_not_try_again', network_decline_code: '41', network_advice_code: '03', payment_intent: { ...real, status: 'requires_payment_method' } });
+    expect(await processor().submit(request())).toEqual({
+      outcome: 'declined',
+      confirmation_id: 'pi_123',
+      decline_code: 'generic_decline',
+      advice_code: 'do_not_try_again',
+      network_advice_code: '03',
+      network_decline_code: '41',
+      card_network: 'visa',
+      message: 'The card was declined.',
     });
   });
 
