@@ -26,6 +26,7 @@ const V1_ROUTES: [string, string][] = [
   ['GET /v1/users/{userId}/loans/{loanId}/payments', 'billing:read'],
   ['POST /v1/users/{userId}/loans/{loanId}/payments', 'billing:write'],
   ['GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}', 'billing:read'],
+  ['GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history', 'billing:read'],
 ];
 const WEBHOOKS: [string, string][] = [
   ['POST /webhooks/stripe', 'prod-billing-stripe-webhook'],
