@@ -55,22 +55,6 @@ export function rememberEvent(record: BillingRecord, event: { readonly event_id:
   return { ...intentOf(record), membership_event_ids: [...ids, event.event_id].slice(-REMEMBERED_EVENT_IDS), membership_event_at: at };
 }
 
-/**
- * Items written before intent had its own attributes kept a cancel request in `updated_event` and
- * one event id in `membership_event_id`: read the old marker once; the next write stores the new form.
- */
-export function upgradeLegacyIntent(record: BillingRecord): BillingRecord {
-  let upgraded = record;
-  if (record.updated_event === 'CANCEL_REQUESTED' && record.cancel_requested_at === undefined && (record.billing_status === 'PENDING' || record.billing_status === 'PAUSED')) {
-    upgraded = { ...upgraded, cancel_requested_at: record.last_run_date };
-  }
-  if (record.membership_event_id !== undefined) {
-    const { membership_event_id: _legacy, ...rest } = upgraded;
-    upgraded = { ...rest, membership_event_ids: [...appliedEventIds(record)] };
-  }
-  return upgraded;
-}
-
 /** What the period after `record` is, by the member's intent; undefined when the chain ends there. */
 export interface SuccessorPlan {
   readonly billing_date: string;

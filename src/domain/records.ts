@@ -151,7 +151,7 @@ export const billingRecordSchema = z
     payment_attempts: z.number().int().nonnegative(),
     last_attempt_date: instant.optional(),
     version: z.number().int().nonnegative(),
-    /** Legacy form of `membership_event_ids` (one id); read once by `upgradeLegacyIntent`, never written. */
+    /** Legacy form of `membership_event_ids` (one id); read once by `upgradeLegacyIntent` (the billing store decode), never written. */
     membership_event_id: z.string().optional(),
     /** `occurred_at` of the newest membership event applied: an older one for this user is not applied again. */
     membership_event_at: instant.optional(),

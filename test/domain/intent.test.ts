@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyBillingEvent, applyIntentChange, successorRecord, type WritableAttributes } from '../../src/domain/billing-record.js';
-import { INTENT_KEYS, intentOf, successorPlan, upgradeLegacyIntent, rememberEvent, REMEMBERED_EVENT_IDS } from '../../src/domain/intent.js';
+import { upgradeLegacyIntent } from '../../src/adapters/dynamodb/billing-item.js';
+import { INTENT_KEYS, intentOf, successorPlan, rememberEvent, REMEMBERED_EVENT_IDS } from '../../src/domain/intent.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { billingTransitions, type BillingEvent } from '../../src/domain/transitions.js';
 import { makeRecord } from '../support/billing-fixtures.js';

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { nextAutomaticAttemptAt, dunningState } from '../../domain/dunning.js';
-import { upgradeLegacyIntent } from '../../domain/intent.js';
+import { appliedEventIds } from '../../domain/intent.js';
 import { isFailureLive } from '../../domain/ladder.js';
 import { centsToDollars, dollarsToCents } from '../../domain/money.js';
 import {
@@ -146,4 +146,20 @@ export function recordFromItem(item: Item, table: string): BillingRecord {
 
 export function historyFromItem(item: Item, table: string): HistoryRow {
   return decode(historyRowSchema, item, keyLabel(table, item, 'last_run_date'));
+}
+
+/**
+ * Items written before membership intent had its own attributes (design 2.9) kept a cancel request in `updated_event` and
+ * one event id in `membership_event_id`: read the old marker once; the next write stores the new form.
+ */
+export function upgradeLegacyIntent(record: BillingRecord): BillingRecord {
+  let upgraded = record;
+  if (record.updated_event === 'CANCEL_REQUESTED' && record.cancel_requested_at === undefined && (record.billing_status === 'PENDING' || record.billing_status === 'PAUSED')) {
+    upgraded = { ...upgraded, cancel_requested_at: record.last_run_date };
+  }
+  if (record.membership_event_id !== undefined) {
+    const { membership_event_id: _legacy, ...rest } = upgraded;
+    upgraded = { ...rest, membership_event_ids: [...appliedEventIds(record)] };
+  }
+  return upgraded;
 }
