@@ -1,4 +1,4 @@
-import { classifyDecline, DUNNING_RETRY_DAYS } from './loan-decline-shim.js';
+import { classifyDecline, DUNNING_RETRY_DAYS } from './dunning.js';
 import type { PaymentResult } from './ports.js';
 import type { LoanPayment } from './records.js';
 import { formatInstant } from './time.js';
@@ -35,7 +35,7 @@ export const LOAN_RETRY_REASONS = {
 export function afterLoanDecline(read: LoanPayment, result: Extract<PaymentResult, { outcome: 'declined' }>, now: Date): LoanPayment {
   const at = formatInstant(now);
   const attempts = read.loc_payment_attempts + 1;
-  const { decline_code, decline_class } = classifyDecline({ decline_code: result.decline_code });
+  const { decline_code, decline_class } = classifyDecline(result);
   const firstDeclinedAt = read.loc_first_declined_at ?? at;
   const base: LoanPayment = {
     ...read,

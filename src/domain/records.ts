@@ -304,7 +304,7 @@ export const loanPaymentSchema = z.object({
   loc_first_declined_at: instant.optional(),
   /** The last decline's processor code and its dunning class (DESIGN 5b). */
   loc_decline_code: z.string().optional(),
-  loc_decline_class: z.enum(['do_not_retry', 'update_payment_method', 'customer_action', 'retry_later']).optional(),
+  loc_decline_class: declineClassSchema.optional(),
   /** The NACHA code of the last ACH return of this payment (DESIGN 4, 3.1 holds). */
   loc_return_code: z.string().optional(),
   /** Counted processor errors (not declines) of the automatic retries: each moves the next attempt by the 5b wait. */

@@ -21,7 +21,7 @@ const NOW = '2026-12-01T12:00:00.000Z';
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
 
-type Step = { decline: string } | { error: 'counted' | 'transient' } | 'approve';
+type Step = { decline: string; advice_code?: string } | { error: 'counted' | 'transient' } | 'approve';
 
 /**
  * The simulator (which records charges by idempotency key and never charges a key twice), with
@@ -51,7 +51,7 @@ class ScriptedProcessor implements PaymentProcessor {
       if (step.error === 'transient') throw new TransientError('connection reset');
       throw new ProcessorError('processor_unavailable', 'The payment processor is unavailable.');
     }
-    const result: PaymentResult = { outcome: 'declined', decline_code: step.decline, message: 'The payment was declined by the bank.' };
+    const result: PaymentResult = { outcome: 'declined', decline_code: step.decline, ...(step.advice_code ? { advice_code: step.advice_code } : {}), message: 'The payment was declined by the bank.' };
     this.declined.set(request.idempotency_key, result);
     return result;
   }
@@ -181,6 +181,16 @@ describe('loan payment retries (collections-job → batch-worker)', () => {
     expect(await runWorker(message(p))).toEqual([]);
     expect(await reread(p)).toMatchObject({ loc_status: 'FAILED', loc_payment_attempts: 2, loc_decline_code: 'stolen_card', loc_decline_class: 'do_not_retry' });
     expect((await history(p))[0]).toMatchObject({ loc_status: 'FAILED', actor: 'system:collections' });
+  });
+
+  it('classifies by the dunning table itself: an advice code do_not_try_again on a generic decline, or a revoked-authorization code, is FAILED at once', async () => {
+    const advised = await seedRetry();
+    const revoked = await seedRetry();
+    processor.script(advised.loc_user_id, { decline: 'generic_decline', advice_code: 'do_not_try_again' });
+    processor.script(revoked.loc_user_id, { decline: 'revocation_of_all_authorizations' });
+    expect(await runWorker(message(advised), message(revoked))).toEqual([]);
+    expect(await reread(advised)).toMatchObject({ loc_status: 'FAILED', loc_decline_code: 'generic_decline', loc_decline_class: 'do_not_retry' });
+    expect(await reread(revoked)).toMatchObject({ loc_status: 'FAILED', loc_decline_code: 'revocation_of_all_authorizations', loc_decline_class: 'do_not_retry' });
   });
 
   it('a counted processor error keeps RETRY and moves the next attempt by the 5b wait; a transient one writes nothing and the message is delivered again without a second charge', async () => {
