@@ -30,7 +30,7 @@ export interface LocalRuntime {
   stop(): Promise<number | null>;
 }
 
-export async function startLocalRuntime(options: { readonly env?: Record<string, string> } = {}): Promise<LocalRuntime> {
+export async function startLocalRuntime(options: { readonly env?: Record<string, string>; readonly args?: readonly string[] } = {}): Promise<LocalRuntime> {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'billing-local-'));
   const base = `http://127.0.0.1:${port}`;
@@ -38,7 +38,7 @@ export async function startLocalRuntime(options: { readonly env?: Record<string,
   // `npm start` runs scripts/local/start.ts under tsx; here node loads tsx itself, so SIGTERM reaches
   // the runtime directly. The tsx CLI relays signals and SIGKILLs a child that has not
   // acknowledged one within ~60 ms, which a loaded machine misses (exit 143, Java left behind).
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/local/start.ts', '--port', String(port), '--fresh', '--no-seed', '--data-dir', dataDir], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/local/start.ts', '--port', String(port), '--fresh', '--no-seed', '--data-dir', dataDir, ...(options.args ?? [])], {
     cwd: ROOT,
     env: { ...process.env, COLLECTIONS_INTERVAL_MS: '0', LOG_FORMAT: 'json', LOG_LEVEL: 'warn', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
