@@ -4,11 +4,11 @@ import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import type { BillingRecord, LoanPayment } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
-import { signPayload } from '../../src/handlers/shared/signature.js';
-import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
+import { createTestApp, type TestApp } from '../support/app.js';
 import { tableItemCounts } from '../support/ledger.js';
+import { achDelivery, achEventBody } from '../support/webhooks.js';
 import { callerFor, DAY_MS, seedOne, type Caller } from './api-fixtures.js';
-import { parseBody, webhookEvent } from './webhook-events.js';
+import { parseBody } from './webhook-events.js';
 
 /**
  * ACH outcomes that do not match (DESIGN 4.1), through the real ach-handler and api on DynamoDB
@@ -32,28 +32,13 @@ const current = async (record: Pick<BillingRecord, 'user_id' | 'billing_date'>) 
 const historyOf = async (record: BillingRecord) => (await app.deps.billing.history(record.subscription_id)).items;
 const chargesOf = (userId: string) => app.simulator.charges().filter((c) => c.user_id === userId);
 
-function delivery(body: Record<string, unknown>) {
-  const raw = JSON.stringify(body);
-  const signature = signPayload(raw, TEST_SECRETS.achWebhook, Math.floor(app.wallClock.now().getTime() / 1000));
-  return webhookEvent('/webhooks/ach', raw, { 'X-ACH-Signature': signature });
-}
-
 async function send(body: Record<string, unknown>) {
-  const result = await createAchHandler(app.deps)(delivery(body));
+  const result = await createAchHandler(app.deps)(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() }));
   return { status: result.statusCode, body: parseBody(result) };
 }
 
-function outcome(record: BillingRecord, type: string, extra: Record<string, unknown> = {}) {
-  return {
-    event_id: `ach-${randomUUID()}`,
-    type,
-    confirmation_id: record.transaction_id,
-    amount_cents: record.amount_cents,
-    occurred_at: formatInstant(app.clock.now()),
-    reference: { kind: 'subscription', user_id: record.user_id, billing_date: record.billing_date },
-    ...extra,
-  };
-}
+const outcome = (record: BillingRecord, type: string, extra: Record<string, unknown> = {}) =>
+  achEventBody(record, type, record.transaction_id, formatInstant(app.clock.now()), extra);
 
 /** A 19.99 ACH period submitted by the scheduled attempt (status ACHSENT). */
 async function submittedPeriod(): Promise<BillingRecord> {

@@ -4,11 +4,11 @@ import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createBalanceWorkerHandler } from '../../src/handlers/webhook-balance-worker.js';
-import { signPayload } from '../../src/handlers/shared/signature.js';
-import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
+import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/aws-events.js';
+import { achDelivery, achEventBody } from '../support/webhooks.js';
 import { callerFor, DAY_MS, seedOne, type Caller } from './api-fixtures.js';
-import { parseBody, webhookEvent } from './webhook-events.js';
+import { parseBody } from './webhook-events.js';
 
 /**
  * Holds bind every path (DESIGN 3.1): manual pay and retry-billing may skip the waits, never an
@@ -38,17 +38,8 @@ const retryBilling = (record: BillingRecord) =>
   call('POST', { route: `${SUB}/retry-billing`, pathParameters: { subscriptionId: record.subscription_id }, body: { reason: 'customer called' } });
 
 async function achOutcome(record: BillingRecord, type: string, extra: Record<string, unknown> = {}) {
-  const body = JSON.stringify({
-    event_id: `ach-${randomUUID()}`,
-    type,
-    confirmation_id: record.transaction_id,
-    amount_cents: record.amount_cents,
-    occurred_at: formatInstant(app.clock.now()),
-    reference: { kind: 'subscription', user_id: record.user_id, billing_date: record.billing_date },
-    ...extra,
-  });
-  const signature = signPayload(body, TEST_SECRETS.achWebhook, Math.floor(app.wallClock.now().getTime() / 1000));
-  return parseBody(await createAchHandler(app.deps)(webhookEvent('/webhooks/ach', body, { 'X-ACH-Signature': signature })));
+  const body = achEventBody(record, type, record.transaction_id, formatInstant(app.clock.now()), extra);
+  return parseBody(await createAchHandler(app.deps)(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() })));
 }
 
 /** An ACH period submitted by the scheduled run, then returned with `code`. */

@@ -48,7 +48,8 @@ export function disputeObject(record: BillingRecord, intentId: string) {
   return { id: `dp_${randomUUID().slice(0, 8)}`, object: 'dispute', charge: `ch_${randomUUID().slice(0, 8)}`, payment_intent: intentId, amount: record.amount_cents, metadata: cardMetadata(record) };
 }
 
-export function achEventBody(record: BillingRecord, type: 'settled' | 'returned' | 'refunded' | 'chargeback', confirmationId: string, nowIso: string, extra: Record<string, unknown> = {}) {
+/** An ACH outcome as the bank posts it, for `record`'s debit; `type` is a string so tests can send unknown ones. */
+export function achEventBody(record: Pick<BillingRecord, 'user_id' | 'billing_date' | 'amount_cents'>, type: string, confirmationId: string | undefined, nowIso: string, extra: Record<string, unknown> = {}) {
   return {
     event_id: `ach_${randomUUID()}`,
     type,
