@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { historyRowOf } from '../../src/domain/billing-record.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
+import { cardPeriod } from '../support/billing-fixtures.js';
+import { seedRecords } from '../support/seed.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { tableItemCounts } from '../support/ledger.js';
 import { completedCheckoutSession, disputeOf, stripeEventOf, succeededPaymentIntent } from '../support/stripe-fixtures.js';
@@ -35,24 +36,8 @@ async function deliver(type: string, object: Record<string, unknown>) {
 }
 
 async function seedCard(overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-  const record: BillingRecord = {
-    user_id: `user-${randomUUID()}`,
-    billing_date: BILLING_DATE,
-    subscription_id: randomUUID(),
-    amount_cents: 1999,
-    billing_status: 'PENDING',
-    last_run_date: '2026-11-01T00:00:00.000000001Z',
-    created_date: '2026-11-01T00:00:00.000000000Z',
-    process: 'SCHEDULED',
-    term: 'MONTHLY',
-    tier: 'plus:v3',
-    payment_method: 'card',
-    payment_attempts: 0,
-    version: 1,
-    billing_anchor_day: 30,
-    ...overrides,
-  };
-  await app.deps.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
+  const record = cardPeriod(BILLING_DATE, overrides);
+  await seedRecords(app, record);
   return record;
 }
 

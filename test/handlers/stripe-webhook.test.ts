@@ -2,13 +2,15 @@ import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
-import { historyRowOf, nextPeriodDate } from '../../src/domain/billing-record.js';
+import { nextPeriodDate } from '../../src/domain/billing-record.js';
 import type { CardPaymentDirectory, CardPaymentReference } from '../../src/domain/card-outcomes.js';
 import type { BillingStore } from '../../src/domain/ports.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { STRIPE_EVENT_LEASE_MS } from '../../src/domain/stripe-events.js';
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
 import type { AppDeps } from '../../src/runtime/deps.js';
+import { cardPeriod } from '../support/billing-fixtures.js';
+import { seedRecords } from '../support/seed.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { parseBody, webhookEvent } from './webhook-events.js';
 
@@ -55,24 +57,8 @@ function delivery(body: unknown, options: { secret?: string; timestamp?: number;
 }
 
 async function seedRecord(overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-  const record: BillingRecord = {
-    user_id: `user-${randomUUID()}`,
-    billing_date: BILLING_DATE,
-    subscription_id: randomUUID(),
-    amount_cents: 1999,
-    billing_status: 'PENDING',
-    last_run_date: '2026-11-01T00:00:00.000000001Z',
-    created_date: '2026-11-01T00:00:00.000000000Z',
-    process: 'SCHEDULED',
-    term: 'MONTHLY',
-    tier: 'plus:v3',
-    payment_method: 'card',
-    payment_attempts: 0,
-    version: 1,
-    billing_anchor_day: 1,
-    ...overrides,
-  };
-  await app.deps.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
+  const record = cardPeriod(BILLING_DATE, overrides);
+  await seedRecords(app, record);
   return record;
 }
 

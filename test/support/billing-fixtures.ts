@@ -71,3 +71,24 @@ export function dueRecord(now: Date, rail: BillingRecord['payment_method'] = 'pi
     ...overrides,
   };
 }
+
+/** A PENDING card period due at `billingDate` (anchor day from it), created a month earlier, overridable. */
+export function cardPeriod(billingDate: string, overrides: Partial<BillingRecord> = {}): BillingRecord {
+  return {
+    user_id: `user-${randomUUID()}`,
+    billing_date: billingDate,
+    subscription_id: randomUUID(),
+    amount_cents: 1999,
+    billing_status: 'PENDING',
+    last_run_date: '2026-11-01T00:00:00.000000001Z',
+    created_date: '2026-11-01T00:00:00.000000000Z',
+    process: 'SCHEDULED',
+    term: 'MONTHLY',
+    tier: 'plus:v3',
+    payment_method: 'card',
+    payment_attempts: 0,
+    version: 1,
+    billing_anchor_day: Number(billingDate.slice(8, 10)),
+    ...overrides,
+  };
+}
