@@ -113,6 +113,20 @@ export function withFailure(record: BillingRecord, failure: BillingFailureFields
   };
 }
 
+/**
+ * The after-image of `record` once its successor was moved to `successorDate` (a due-date change
+ * of that period): only the chain link, the stamp and the version move; the status does not.
+ */
+export function withSuccessorLink(record: BillingRecord, successorDate: string, now: Date): BillingRecord {
+  return {
+    ...record,
+    successor_billing_date: successorDate,
+    updated_event: 'DUE_DATE_CHANGED',
+    last_run_date: freshStamp(now, record.last_run_date),
+    version: record.version + 1,
+  };
+}
+
 /** The audit row for an after-image, with decision context and who/why where known. */
 export function historyRowOf(
   after: BillingRecord,

@@ -55,6 +55,20 @@ export function rememberEvent(record: BillingRecord, event: { readonly event_id:
   return { ...intentOf(record), membership_event_ids: [...ids, event.event_id].slice(-REMEMBERED_EVENT_IDS), membership_event_at: at };
 }
 
+/**
+ * The status a period takes when nothing but the member's intent holds it (a successor, a
+ * reactivation): PAUSED while pause months remain, otherwise PENDING. The one place that reads
+ * `paused_months` to decide a status.
+ */
+export function resumedStatus(intent: Pick<MembershipIntent, 'paused_months'>): 'PENDING' | 'PAUSED' {
+  return (intent.paused_months ?? 0) > 0 ? 'PAUSED' : 'PENDING';
+}
+
+/** The transition that reactivates an INACTIVE period: back to PAUSED when its pause is not over (a ban keeps the intent). */
+export function reactivationEvent(record: Pick<BillingRecord, 'paused_months'>): 'REACTIVATED' | 'REACTIVATED_PAUSED' {
+  return resumedStatus(record) === 'PAUSED' ? 'REACTIVATED_PAUSED' : 'REACTIVATED';
+}
+
 /** What the period after `record` is, by the member's intent; undefined when the chain ends there. */
 export interface SuccessorPlan {
   readonly billing_date: string;
@@ -66,9 +80,16 @@ export interface SuccessorPlan {
  * The one successor rule. A cancel-requested period has none. A paused period (months left) is
  * followed one calendar month later, whatever the term, with a month less to skip (PAUSED while
  * months remain, then PENDING): a pause of N months moves an ANNUAL chain N months, never a year.
- * Otherwise the next period per term, Friday billing and anchor day.
+ * Otherwise the next period per term, Friday billing and anchor day. When the chain already has
+ * its next period at another date (`successor_billing_date`, set by a due-date change of that
+ * period), the successor is that one: a create finds it there and opens nothing.
  */
 export function successorPlan(record: BillingRecord): SuccessorPlan | undefined {
+  const plan = calendarSuccessor(record);
+  return plan && record.successor_billing_date !== undefined ? { ...plan, billing_date: record.successor_billing_date } : plan;
+}
+
+function calendarSuccessor(record: BillingRecord): SuccessorPlan | undefined {
   if (isCancelRequested(record)) return undefined;
   const date = toDate(record.billing_date);
   const calendar = { fridayBilling: record.friday_billing, anchorDay: record.billing_anchor_day };
@@ -77,11 +98,8 @@ export function successorPlan(record: BillingRecord): SuccessorPlan | undefined 
   if (pausedMonths > 0) {
     const left = pausedMonths - 1;
     const { paused_months: _months, ...rest } = intent;
-    return {
-      billing_date: formatInstant(nextBillingDate(date, 'MONTHLY', calendar)),
-      billing_status: left > 0 ? 'PAUSED' : 'PENDING',
-      intent: left > 0 ? { ...rest, paused_months: left } : rest,
-    };
+    const next: MembershipIntent = left > 0 ? { ...rest, paused_months: left } : rest;
+    return { billing_date: formatInstant(nextBillingDate(date, 'MONTHLY', calendar)), billing_status: resumedStatus(next), intent: next };
   }
   return { billing_date: formatInstant(nextBillingDate(date, record.term, calendar)), billing_status: 'PENDING', intent };
 }

@@ -148,6 +148,12 @@ export const billingRecordSchema = z
     cancel_requested_at: instant.optional(),
     /** Membership events applied to this chain (most recent last, bounded): a replay of any of them is a no-op. */
     membership_event_ids: z.array(z.string().min(1)).max(64).optional(),
+    /**
+     * The chain link (docs/decisions.md): where this period's successor is when a due-date change
+     * moved it off the calendar date. The successor rule follows it, so a later attempt of this
+     * period finds its next period instead of opening a second one at the old date.
+     */
+    successor_billing_date: instant.optional(),
     payment_attempts: z.number().int().nonnegative(),
     last_attempt_date: instant.optional(),
     version: z.number().int().nonnegative(),

@@ -50,6 +50,7 @@ export type BillingEvent =
   | 'PAUSE_SKIPPED'
   | 'USER_NOT_ACTIVE'
   | 'REACTIVATED'
+  | 'REACTIVATED_PAUSED' // a reactivation of a period whose pause is not over (intent.ts reactivationEvent)
   | 'DUE_DATE_CHANGED'
   | 'BILLING_RETRY_REQUESTED'
   | 'BILLING_FAILURE_RECORDED'
@@ -75,6 +76,7 @@ export const billingTransitions = new TransitionTable<BillingStatus, BillingEven
   PAUSE_SKIPPED: { from: ['PAUSED'], to: 'SKIPPED' },
   USER_NOT_ACTIVE: { from: NOT_STARTED, to: 'INACTIVE' },
   REACTIVATED: { from: ['INACTIVE'], to: 'PENDING' },
+  REACTIVATED_PAUSED: { from: ['INACTIVE'], to: 'PAUSED' },
   DUE_DATE_CHANGED: { from: ['PENDING'], to: 'same' },
   BILLING_RETRY_REQUESTED: { from: OPEN, to: 'same' },
   BILLING_FAILURE_RECORDED: { from: OPEN, to: 'same' },

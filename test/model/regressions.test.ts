@@ -104,6 +104,44 @@ describe('model counterexamples, as regressions', () => {
     await w.check('cancel of the new chain');
   });
 
+  // F5 (long run 2, seed 378880125 path "5"): the ban turned the PAUSED period INACTIVE and the reactivation made it PENDING.
+  regression('a REACTIVATE of a banned member whose period was paused restores the pause: nothing is charged', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'pinless', 'MONTHLY', 3));
+    await member(w, 0, 'PAUSE', 3);
+    await member(w, 0, 'BAN');
+    expect((await recordsOf(w, 0)).map((r) => r.billing_status)).toEqual(['INACTIVE']);
+    w.app.clock.advance(5 * DAY); // the paused period's date has passed
+    await member(w, 0, 'REACTIVATE');
+    expect((await recordsOf(w, 0))[0]!.billing_status).toBe('PAUSED');
+    await w.collectionsRun();
+    expect(w.charges(w.users[0]!)).toEqual([]);
+    await w.check('reactivate of a paused period');
+  });
+
+  // F6 (long run 2, seed 378880179 path "3"): the owed period's attempt opened its successor at the calendar date again.
+  regression('collecting an owed period whose successor was moved by a due-date change opens no second successor', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'pinless', 'MONTHLY', 0));
+    w.app.clock.advance(6 * 3_600_000); // due at noon: owed
+    await member(w, 0, 'CLOSEACCOUNT'); // the owed period stays; the next one is created cancel-requested
+    const [owed, next] = await recordsOf(w, 0);
+    expect(next?.cancel_requested_at).toBeDefined();
+    await w.changeDueDate(0, next!, ms(next!.billing_date) - 4 * DAY);
+    const res = await w.api('POST', '/v1/subscriptions/{subscriptionId}/retry-billing', { subscriptionId: owed!.subscription_id }, { reason: 'regression' });
+    expect(res.status).toBe(200);
+    const after = await recordsOf(w, 0);
+    expect(after.map((r) => [r.billing_date, r.billing_status])).toEqual([
+      [owed!.billing_date, 'COMPLETED'],
+      [expect.any(String), 'PENDING'],
+    ]);
+    expect(after[1]!.subscription_id).toBe(next!.subscription_id);
+    w.app.clock.advance(40 * DAY);
+    await w.collectionsRun();
+    expect(w.charges(w.users[0]!).map((c) => c.billing_date)).toEqual([owed!.billing_date]);
+    await w.check('collect after a moved successor');
+  });
+
   regression('a saved billing failure writes an audit row equal to the item it leaves', async () => {
     const w = await world();
     await join(w, 0, plan(w, 'card', 'MONTHLY', 0, 8));

@@ -1,7 +1,7 @@
 import { applyIntentChange, firstBillingRecord, historyRowOf, successorRecord, withIntent } from '../billing-record.js';
 import { isCollectibleAndDue } from '../collectible.js';
 import { AlreadyExistsError, UnbilledPeriodError } from '../errors.js';
-import { appliedEventIds, hasOpenChain, isCancelRequested, OPEN_CHAIN_STATUSES, successorPlan, rememberEvent, type MembershipIntent } from '../intent.js';
+import { appliedEventIds, hasOpenChain, isCancelRequested, OPEN_CHAIN_STATUSES, reactivationEvent, successorPlan, rememberEvent, type MembershipIntent } from '../intent.js';
 import { withUserLock, type HeldLock } from '../lock.js';
 import type { MembershipEvent } from '../membership-events.js';
 import type { BillingWrite } from '../ports.js';
@@ -313,7 +313,7 @@ async function reactivate(ctx: Ctx, records: readonly BillingRecord[]): Promise<
     inactive.push(r);
   }
   if (inactive.length === 0) return { kind: 'ignored', reason: 'not_inactive', attempts: [] };
-  const updates = inactive.map((read) => ({ read, after: changed(ctx, read, 'REACTIVATED', 'REACTIVATED') }));
+  const updates = inactive.map((read) => ({ read, after: changed(ctx, read, reactivationEvent(read), 'REACTIVATED') }));
   const written = await commitAll(ctx.deps, updates);
   const attempts = await collectDue(ctx, () => 'REACTIVATION');
   return { kind: 'applied', written, attempts };

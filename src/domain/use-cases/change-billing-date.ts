@@ -1,7 +1,7 @@
-import { applyIntentChange, freshStamp, historyRowOf } from '../billing-record.js';
+import { applyIntentChange, freshStamp, historyRowOf, withSuccessorLink } from '../billing-record.js';
 import { isCollectibleAndDue } from '../collectible.js';
 import { PreconditionFailedError, UnbilledPeriodError } from '../errors.js';
-import { intentOf } from '../intent.js';
+import { intentOf, OPEN_CHAIN_STATUSES, successorPlan } from '../intent.js';
 import type { BillingRecord } from '../records.js';
 import { toDate } from '../time.js';
 import type { AttemptDeps } from './collect.js';
@@ -11,6 +11,8 @@ import { withLockedSubscription, type ActorRequest } from './locked-subscription
  * Due-date change (DESIGN 8): delete-then-put in one transaction. Refused with `unbilled_period`
  * when the period is already due and unbilled. It moves the billing anchor, and only the anchor
  * (DESIGN 2.9): the periods after it follow the new date's day; a cancel request or pause stays.
+ * An open predecessor whose successor this period is gets the chain link (`successor_billing_date`)
+ * in the same transaction, so its later attempt does not open a second period at the old date.
  */
 export async function changeBillingDate(
   deps: AttemptDeps,
@@ -34,13 +36,27 @@ export async function changeBillingDate(
     const deletedRow = historyRowOf({ ...read, last_run_date: moved.last_run_date, updated_event: 'DUE_DATE_CHANGED', version: read.version + 1 }, { actor: request.actor, reason: request.reason });
     const createdRow = historyRowOf({ ...moved, last_run_date: freshStamp(now, moved.last_run_date) }, { actor: request.actor, reason: request.reason });
     moved.last_run_date = createdRow.last_run_date;
+    const predecessor = await openPredecessor(deps, read);
+    const linked = predecessor ? withSuccessorLink(predecessor, request.billingDate, now) : undefined;
     await deps.billing.commit({
       writes: [
         { kind: 'delete', key: read, expectedVersion: read.version },
         { kind: 'create', record: moved },
+        ...(predecessor && linked ? [{ kind: 'update' as const, record: linked, expectedVersion: predecessor.version }] : []),
       ],
-      history: [deletedRow, createdRow],
+      history: [deletedRow, createdRow, ...(linked ? [historyRowOf(linked, { actor: request.actor, reason: request.reason })] : [])],
     });
     return moved;
   });
+}
+
+/** Records of the user searched for the moved period's predecessor (newest first). */
+const PREDECESSOR_SEARCH = 24;
+
+/** The open period whose successor (by the one successor rule) is `read`: it can still open one. */
+async function openPredecessor(deps: AttemptDeps, read: BillingRecord): Promise<BillingRecord | undefined> {
+  const records = (await deps.billing.listByUser(read.user_id, { limit: PREDECESSOR_SEARCH })).items;
+  return records.find(
+    (r) => r.subscription_id !== read.subscription_id && OPEN_CHAIN_STATUSES.has(r.billing_status) && successorPlan(r)?.billing_date === read.billing_date,
+  );
 }
