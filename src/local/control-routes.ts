@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import { processorSettingsSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
 import { membershipEventSchema } from '../domain/use-cases/apply-membership-event.js';
 import { formatInstant, InvalidInstantError, instantSchema, parseDurationMs, toDate } from '../domain/time.js';
+import { internalErrorBody } from '../handlers/shared/http.js';
 import type { Logger } from '../runtime/logger.js';
 import { ClockBackwardsError, type SimulatedClock } from './clock.js';
 import type { GatewayRequest, GatewayResponse } from './gateway.js';
@@ -99,8 +101,10 @@ export function controlRoutes(control: LocalControl) {
       if (caught instanceof ClockBackwardsError) {
         return error(409, 'clock_backwards', caught.message, { now: formatInstant(caught.current), requested: formatInstant(caught.requested) });
       }
-      control.logger.error({ err: caught, path }, 'control route failed');
-      return error(500, 'internal_error', caught instanceof Error ? caught.message : 'control route failed');
+      // As the API: the error stays in the log under a reference; the answer carries no internals.
+      const reference = randomUUID();
+      control.logger.error({ err: caught, path, reference }, 'control route failed');
+      return json(500, internalErrorBody(reference));
     }
   };
 }
