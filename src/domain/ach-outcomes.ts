@@ -125,13 +125,21 @@ export type AchDecision<T> =
 
 const notYetRecorded = <T>(): AchDecision<T> => ({ kind: 'not_yet_recorded' });
 
+/**
+ * Statuses whose record can still record a submission it does not show: an owed period (its repair
+ * attempt resends the same key), and an INACTIVE one (a ban after the bank accepted the debit; the
+ * reactivation's attempt records it). An outcome for another transaction meeting one of these may be
+ * that submission's, so it is answered 409 `not_yet_recorded` and delivered again (DESIGN 4.1).
+ */
+const MAY_RECORD_SUBMISSION: ReadonlySet<BillingRecord['billing_status']> = new Set([...COLLECTIBLE_STATUSES, 'INACTIVE']);
+
 const ignore = <T>(reason: AchIgnoreReason): AchDecision<T> => ({ kind: 'ignore', reason });
 
 /** The after-image of a subscription period for one ACH outcome, or why nothing is written. */
 export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent, now: Date): AchDecision<BillingRecord> {
   if (record.transaction_id !== event.confirmation_id) {
-    // Still owed and showing no such submission: the attempt that made it has not recorded it yet.
-    if (COLLECTIBLE_STATUSES.has(record.billing_status)) return notYetRecorded();
+    // Showing no such submission and still able to record one: the attempt that made it has not recorded it yet.
+    if (MAY_RECORD_SUBMISSION.has(record.billing_status)) return notYetRecorded();
     // Each attempt overwrites transaction_id: a different one means this outcome is for an older entry.
     return ignore('confirmation_mismatch');
   }

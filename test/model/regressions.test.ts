@@ -142,6 +142,30 @@ describe('model counterexamples, as regressions', () => {
     await w.check('collect after a moved successor');
   });
 
+  // F7 (long run 2, seed 378880194 path "5"): the debit was accepted, the attempt's commit failed, the member was banned,
+  // and the settlement met an INACTIVE record showing no transaction: dropped as confirmation_mismatch.
+  regression('an ACH settlement for a banned member’s unrecorded submission is redelivered until the record shows it', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'ach', 'MONTHLY', 0));
+    w.app.clock.advance(6 * 3_600_000);
+    w.arm({ point: 'billing.commit.before', mode: 'throw', error: () => new Error('injected bug before the commit') });
+    await w.collectionsRun(); // the bank accepted the debit; the record does not show it
+    expect((await recordsOf(w, 0))[0]!.transaction_id).toBeUndefined();
+    await member(w, 0, 'BAN');
+    w.app.clock.advance(3 * DAY);
+    w.collectBankOutcomes();
+    const [outcome] = w.bankOutcomesOf(0);
+    expect(outcome?.type).toBe('settled');
+    await w.deliverBankOutcome(outcome!); // answered 409 not_yet_recorded: the bank delivers it again
+    await member(w, 0, 'REACTIVATE'); // the repair attempt records the submission under the same key
+    const [record] = await recordsOf(w, 0);
+    expect(record!.transaction_id).toBe(outcome!.charge.confirmation_id);
+    await w.drain(); // the redelivery settles it
+    expect((await recordsOf(w, 0))[0]!.billing_status).toBe('COMPLETED');
+    expect(w.charges(w.users[0]!)).toHaveLength(1);
+    await w.check('settlement of an unrecorded submission while banned');
+  });
+
   regression('a saved billing failure writes an audit row equal to the item it leaves', async () => {
     const w = await world();
     await join(w, 0, plan(w, 'card', 'MONTHLY', 0, 8));
