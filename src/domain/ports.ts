@@ -82,6 +82,11 @@ export interface BillingStore {
   /** Strongly consistent read of one period. */
   get(key: BillingKey): Promise<BillingRecord | undefined>;
   findBySubscriptionId(subscriptionId: string): Promise<BillingRecord | undefined>;
+  /**
+   * The keys the subscription_id-index shows for a subscription (one request, no item read).
+   * Eventually consistent: read a key strongly consistent and check its subscription_id before acting.
+   */
+  locateSubscription(subscriptionId: string): Promise<readonly BillingKey[]>;
   /** Newest billing_date first. */
   listByUser(userId: string, page?: PageRequest): Promise<Page<BillingRecord>>;
   /** Records in `status` with billing_date <= dueAtOrBefore, across every status shard. */

@@ -127,6 +127,13 @@ export class FaultyBillingStore implements BillingStore {
     return record;
   }
 
+  async locateSubscription(subscriptionId: string): Promise<readonly BillingKey[]> {
+    this.faults.alive('billing.find');
+    const keys = await this.inner.locateSubscription(subscriptionId);
+    this.faults.pass('billing.find.after');
+    return keys;
+  }
+
   async listByUser(userId: string, page?: PageRequest): Promise<Page<BillingRecord>> {
     this.faults.alive('billing.list');
     const out = await this.inner.listByUser(userId, page);

@@ -86,7 +86,15 @@ export class DynamoBillingStore implements BillingStore {
 
   /** The GSI is eventually consistent: it only finds the key; the record comes from a consistent get. */
   async findBySubscriptionId(subscriptionId: string): Promise<BillingRecord | undefined> {
-    const out = await this.send('billing.findBySubscriptionId', () =>
+    const keys = await this.locateSubscription(subscriptionId);
+    // A due-date change keeps the subscription id on a new key; the index may still show the old one.
+    const candidates = await Promise.all(keys.map((key) => this.get(key)));
+    const current = candidates.filter((r): r is BillingRecord => r !== undefined && r.subscription_id === subscriptionId);
+    return current.sort((a, b) => (a.last_run_date < b.last_run_date ? 1 : -1))[0];
+  }
+
+  async locateSubscription(subscriptionId: string): Promise<readonly BillingKey[]> {
+    const out = await this.send('billing.locateSubscription', () =>
       this.client.send(
         new QueryCommand({
           TableName: this.table,
@@ -97,12 +105,7 @@ export class DynamoBillingStore implements BillingStore {
         }),
       ),
     );
-    // A due-date change keeps the subscription id on a new key; the index may still show the old one.
-    const candidates = await Promise.all(
-      (out.Items ?? []).map((item) => this.get({ user_id: item.user_id?.S ?? '', billing_date: item.billing_date?.S ?? '' })),
-    );
-    const current = candidates.filter((r): r is BillingRecord => r !== undefined && r.subscription_id === subscriptionId);
-    return current.sort((a, b) => (a.last_run_date < b.last_run_date ? 1 : -1))[0];
+    return (out.Items ?? []).map((item) => ({ user_id: item.user_id?.S ?? '', billing_date: item.billing_date?.S ?? '' }));
   }
 
   async listByUser(userId: string, page?: PageRequest): Promise<Page<BillingRecord>> {

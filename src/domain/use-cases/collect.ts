@@ -43,6 +43,13 @@ export interface AttemptRequest {
   readonly requestKey?: string | undefined;
   /** A lock the caller already holds (retry-billing, memberships); otherwise the attempt takes it. */
   readonly heldLock?: HeldLock;
+  /** With heldLock: the caller is done with it after this attempt, so the attempt's transaction releases it. */
+  readonly releaseHeldLock?: boolean;
+  /**
+   * With heldLock: the record as the caller read it (strongly consistent) or last wrote it under that
+   * lock, so the attempt does not read it again. Its version still conditions the attempt's write.
+   */
+  readonly read?: BillingRecord;
 }
 
 export type AttemptOutcome =
@@ -67,7 +74,7 @@ export type AttemptOutcomeKind = AttemptOutcome['kind'];
  * version-conditioned transaction, not on the lock.
  */
 export async function runCollectionAttempt(deps: AttemptDeps, request: AttemptRequest): Promise<AttemptOutcome> {
-  if (request.heldLock) return attemptUnderLock(deps, request, request.heldLock, false);
+  if (request.heldLock) return attemptUnderLock(deps, request, request.heldLock, request.releaseHeldLock === true);
   let lock: HeldLock;
   try {
     lock = await lockUser(deps, request.key.user_id, request.owner);
@@ -88,11 +95,12 @@ type Commit = (tx: BillingTransaction) => Promise<unknown>;
 
 async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock: HeldLock, ownsLock: boolean): Promise<AttemptOutcome> {
   // The attempt's own lock is released inside its write (3 requests: lock, read, transaction); a
-  // caller's lock (retry-billing, memberships) stays held for the caller's next step.
+  // caller's lock (retry-billing, memberships) stays held for the caller's next step unless the
+  // caller says it has none (releaseHeldLock).
   const commit: Commit = ownsLock
     ? (tx) => lock.releaseWith((releaseLock) => deps.billing.commit({ ...tx, releaseLock }))
     : (tx) => deps.billing.commit(tx);
-  const read = await deps.billing.get(request.key);
+  const read = request.heldLock && request.read ? request.read : await deps.billing.get(request.key);
   if (!read) return { kind: 'not_due', reason: 'not_found' };
   const now = deps.clock.now();
   const process = request.process;

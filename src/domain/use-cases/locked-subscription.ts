@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.js';
 import { withUserLock, type HeldLock } from '../lock.js';
-import type { BillingRecord } from '../records.js';
+import type { BillingKey, BillingRecord } from '../records.js';
 import type { AttemptDeps } from './collect.js';
 
 /** An operator or user action on one subscription, named by its id. */
@@ -20,25 +20,38 @@ export async function findSubscription(deps: Pick<AttemptDeps, 'billing'>, subsc
 }
 
 /**
- * Locates the subscription, takes its user's lock (LockedError → 409, nothing changed), reads it
- * strongly consistent and runs `work`. The lock is always released; once `work` has committed, a
- * failed release never turns its result into an error (DESIGN 3.1).
+ * Locates the subscription on the subscription_id-index (its keys only), takes its user's lock
+ * (LockedError → 409, nothing changed), reads it strongly consistent and runs `work`. A
+ * subscription never changes user, so the index's user_id names the right lock even when the index
+ * lags; the consistent read under the lock is what `work` acts on (a key the index still shows after
+ * a due-date change reads as another subscription or nothing, and is passed over). The lock is
+ * always released, by `work`'s own transaction or afterwards; once `work` has committed, a failed
+ * release never turns its result into an error (DESIGN 3.1).
  */
 export async function withLockedSubscription<T>(
   deps: AttemptDeps,
   request: ActorRequest,
   work: (read: BillingRecord, lock: HeldLock) => Promise<T>,
 ): Promise<T> {
-  const located = await findSubscription(deps, request.subscriptionId);
+  const keys = await deps.billing.locateSubscription(request.subscriptionId);
+  const userId = keys[0]?.user_id;
+  if (userId === undefined) throw new NotFoundError(`subscription ${request.subscriptionId} not found`);
   return withUserLock(
     deps,
-    located.user_id,
+    userId,
     request.owner,
     async (lock) => {
-      const read = await deps.billing.get(located);
+      const read = await currentRecord(deps, keys.filter((k) => k.user_id === userId), request.subscriptionId);
       if (!read) throw new NotFoundError(`subscription ${request.subscriptionId} not found`);
       return work(read, lock);
     },
-    (error) => deps.onError?.(error, { subscription_id: located.subscription_id, user_id: located.user_id, class: 'transient', recorded: false }),
+    (error) => deps.onError?.(error, { subscription_id: request.subscriptionId, user_id: userId, class: 'transient', recorded: false }),
   );
+}
+
+/** The newest of the keys' consistent reads that is still this subscription. */
+async function currentRecord(deps: Pick<AttemptDeps, 'billing'>, keys: readonly BillingKey[], subscriptionId: string): Promise<BillingRecord | undefined> {
+  const reads = await Promise.all(keys.map((key) => deps.billing.get(key)));
+  const current = reads.filter((r): r is BillingRecord => r !== undefined && r.subscription_id === subscriptionId);
+  return current.sort((a, b) => (a.last_run_date < b.last_run_date ? 1 : -1))[0];
 }

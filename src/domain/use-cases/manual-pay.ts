@@ -1,8 +1,8 @@
 import { HOLD_MESSAGES, isHoldCode } from '../collectible.js';
-import { PaymentHoldError } from '../errors.js';
+import { LockedError, PaymentHoldError } from '../errors.js';
 import type { BillingRecord } from '../records.js';
 import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from './collect.js';
-import { findSubscription, type ActorRequest } from './locked-subscription.js';
+import { findSubscription, withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
 export interface ManualPayResult {
   readonly replayed: boolean;
@@ -14,29 +14,47 @@ export interface ManualPayResult {
  * Manual pay (DESIGN 8): the attempt with process MANUAL. A repeat of the same Idempotency-Key is
  * answered with the record as it is, never re-run. A hold (DESIGN 3.1) is a PaymentHoldError
  * (409 with the hold's code): the attempt's gate refused it before anything was presented or written.
+ *
+ * Four DynamoDB requests when it bills: the index lookup (keys only), the user's lock, the
+ * consistent read under it (which also answers a repeat), and the attempt's one transaction, which
+ * releases the lock.
  */
 export async function manualPay(
   deps: AttemptDeps,
   request: ActorRequest & { readonly idempotencyKey: string },
 ): Promise<ManualPayResult> {
-  const located = await findSubscription(deps, request.subscriptionId);
-  if (located.last_request_key === request.idempotencyKey) {
-    return { replayed: true, outcome: { kind: 'not_due', reason: 'status', record: located }, subscription: located };
+  try {
+    return await withLockedSubscription(deps, request, async (read, lock) => {
+      if (read.last_request_key === request.idempotencyKey) return replay(read);
+      const outcome = await runCollectionAttempt(deps, {
+        key: read,
+        read,
+        heldLock: lock,
+        releaseHeldLock: true,
+        process: 'MANUAL',
+        owner: request.owner,
+        actor: request.actor,
+        reason: request.reason,
+        requestKey: request.idempotencyKey,
+        ...(request.signal ? { signal: request.signal } : {}),
+      });
+      if (outcome.kind === 'not_due' && isHoldCode(outcome.reason)) throw new PaymentHoldError(outcome.reason, HOLD_MESSAGES[outcome.reason]);
+      const current = 'record' in outcome && outcome.record ? outcome.record : ((await deps.billing.get(read)) ?? read);
+      if (outcome.kind === 'not_due' && current.last_request_key === request.idempotencyKey) {
+        return { replayed: true, outcome, subscription: current };
+      }
+      return { replayed: false, outcome, subscription: current };
+    });
+  } catch (error) {
+    if (!(error instanceof LockedError)) throw error;
+    // Another invocation holds the user's lock: a repeat of a request already answered is still
+    // answered (from a consistent read); anything else is 409 locked.
+    const current = await findSubscription(deps, request.subscriptionId);
+    if (current.last_request_key === request.idempotencyKey) return replay(current);
+    throw error;
   }
-  const outcome = await runCollectionAttempt(deps, {
-    key: located,
-    process: 'MANUAL',
-    owner: request.owner,
-    actor: request.actor,
-    reason: request.reason,
-    requestKey: request.idempotencyKey,
-    ...(request.signal ? { signal: request.signal } : {}),
-  });
-  if (outcome.kind === 'not_due' && isHoldCode(outcome.reason)) throw new PaymentHoldError(outcome.reason, HOLD_MESSAGES[outcome.reason]);
-  const current = 'record' in outcome && outcome.record ? outcome.record : ((await deps.billing.get(located)) ?? located);
-  if (outcome.kind === 'not_due' && current.last_request_key === request.idempotencyKey) {
-    return { replayed: true, outcome, subscription: current };
-  }
-  return { replayed: false, outcome, subscription: current };
 }
 
+function replay(record: BillingRecord): ManualPayResult {
+  return { replayed: true, outcome: { kind: 'not_due', reason: 'status', record }, subscription: record };
+}

@@ -48,11 +48,15 @@ export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Pr
 
     let outcome: AttemptOutcome;
     try {
+      // The cleared record is what the store now holds (written under this lock, version-conditioned):
+      // the attempt does not read it again, and its transaction releases the lock (5 requests in all).
       outcome = await runCollectionAttempt(deps, {
         key: read,
+        read: cleared,
         process: 'OPERATOR_RETRY',
         owner: request.owner,
         heldLock: lock,
+        releaseHeldLock: true,
         actor: request.actor,
         reason: request.reason,
         ...(request.signal ? { signal: request.signal } : {}),
