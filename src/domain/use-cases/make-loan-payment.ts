@@ -1,7 +1,7 @@
-import { loanAchHold, loanRepresentmentFlags } from '../ach-outcomes.js';
+import { loanAchHold } from '../ach-outcomes.js';
 import { HOLD_MESSAGES } from '../collectible.js';
 import { AlreadyExistsError, DomainError, NotFoundError, PaymentHoldError } from '../errors.js';
-import { afterLoanDecline, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
+import { afterLoanDecline, LOAN_HOLD_LOOKBACK, loanAttemptRequest } from '../loan-retries.js';
 import type { Clock, LoanPaymentAudit, Page, PageRequest, PaymentProcessor, PaymentResult, PaymentsStore } from '../ports.js';
 import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../records.js';
 import { formatInstant } from '../time.js';
@@ -122,18 +122,7 @@ function sameRequest(existing: LoanPayment, request: LoanPaymentRequest): boolea
 
 /** Submits with key `{payment_id}:{attempts + 1}` and writes the outcome, conditional on the version read. */
 async function submit(deps: LoanPaymentDeps, read: LoanPayment, audit: LoanPaymentAudit, signal?: AbortSignal): Promise<LoanPayment> {
-  const result = await deps.processor.submit(
-    {
-      idempotency_key: `${read.loc_payment_id}:${read.loc_payment_attempts + 1}`,
-      user_id: read.loc_user_id,
-      amount_cents: read.loc_amount,
-      rail: read.loc_payment_method,
-      account_last_four: read.loc_account_last_four,
-      reference: { kind: 'loan_payment', user_id: read.loc_user_id, loan_id: read.loc_loan_id, payment_id: read.loc_payment_id },
-      ...loanRepresentmentFlags(read),
-    },
-    signal,
-  );
+  const result = await deps.processor.submit(loanAttemptRequest(read), signal);
   const after = afterSubmission(read, result, deps.clock.now());
   await deps.payments.update(after, read.version, audit);
   return after;

@@ -1,7 +1,7 @@
-import { loanAchHold, loanRepresentmentFlags } from '../ach-outcomes.js';
+import { loanAchHold } from '../ach-outcomes.js';
 import { ConcurrentModificationError, LockedError } from '../errors.js';
 import { classifyFailure } from '../ladder.js';
-import { afterLoanProcessorError, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
+import { afterLoanProcessorError, LOAN_HOLD_LOOKBACK, loanAttemptKey, loanAttemptRequest } from '../loan-retries.js';
 import { withUserLock, type HeldLock, type LockDeps } from '../lock.js';
 import type { LoanPaymentAudit, PaymentProcessor, PaymentsStore } from '../ports.js';
 import type { LoanPayment } from '../records.js';
@@ -83,22 +83,10 @@ async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRe
   }
 
   const signal = request.signal ? AbortSignal.any([request.signal, lock.signal]) : lock.signal;
-  const key = `${read.loc_payment_id}:${read.loc_payment_attempts + 1}`;
+  const key = loanAttemptKey(read);
   let after: LoanPayment;
   try {
-    const result = await deps.processor.submit(
-      {
-        idempotency_key: key,
-        user_id: read.loc_user_id,
-        amount_cents: read.loc_amount,
-        rail: read.loc_payment_method,
-        account_last_four: read.loc_account_last_four,
-        reference: { kind: 'loan_payment', user_id: read.loc_user_id, loan_id: read.loc_loan_id, payment_id: read.loc_payment_id },
-        // A re-presented R01/R09 entry says so (NACHA: reinitiated, RETRY PYMT).
-        ...loanRepresentmentFlags(read),
-      },
-      signal,
-    );
+    const result = await deps.processor.submit(loanAttemptRequest(read), signal);
     after = { ...afterSubmission(read, result, deps.clock.now()), loc_process: 'RETRY' };
   } catch (error) {
     const cls = classifyFailure(error, signal);
