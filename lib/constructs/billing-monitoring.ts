@@ -3,7 +3,13 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { FAILING_SUBSCRIPTIONS_METRIC as METRIC_NAME, METRICS_NAMESPACE } from '../../src/adapters/metrics/emf.js';
+import { ACH_RETURN_RATE_METRIC, FAILING_SUBSCRIPTIONS_METRIC as METRIC_NAME, METRICS_NAMESPACE } from '../../src/adapters/metrics/emf.js';
+import {
+  NACHA_RETURN_RATE_THRESHOLDS_PERCENT,
+  RETURN_RATE_CLASSES,
+  RETURN_RATE_WARNING_PERCENT,
+  type ReturnRateClass,
+} from '../../src/domain/ach-return-rates.js';
 import type { HandlerName } from '../handlers.js';
 import { type AlarmTarget, notify } from './alarms.js';
 
@@ -18,11 +24,12 @@ export interface BillingMonitoringProps extends AlarmTarget {
   readonly queues: Readonly<Record<string, sqs.IQueue>>;
 }
 
-/** Error alarms per function, Kinesis iterator age, parked subscriptions, and the billing dashboard. */
+/** Error alarms per function, Kinesis iterator age, parked subscriptions, ACH return rates, and the billing dashboard. */
 export class BillingMonitoring extends Construct {
   readonly functionErrorAlarms: Partial<Record<HandlerName, cloudwatch.Alarm>> = {};
   readonly iteratorAgeAlarm: cloudwatch.Alarm;
   readonly parkedAlarm: cloudwatch.Alarm;
+  readonly returnRateAlarms = {} as Record<ReturnRateClass, cloudwatch.Alarm>;
   readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: BillingMonitoringProps) {
@@ -87,6 +94,35 @@ export class BillingMonitoring extends Construct {
       props,
     );
 
+    // NACHA return rates over the trailing 60 days (docs/design.md 4.1): each alarm fires at the
+    // warning level, 80 % of NACHA's threshold, so there is time to act before the bank must.
+    // A label would turn the alarm's metric into a metric-math expression: dashboards only.
+    const returnRate = (cls: ReturnRateClass, label?: string) =>
+      new cloudwatch.Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: ACH_RETURN_RATE_METRIC,
+        dimensionsMap: { class: cls },
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period: gaugePeriod,
+        ...(label ? { label } : {}),
+      });
+    for (const cls of RETURN_RATE_CLASSES) {
+      this.returnRateAlarms[cls] = notify(
+        new cloudwatch.Alarm(this, `AchReturnRate-${cls}`, {
+          alarmName: `${stage}-billing-ach-return-rate-${cls}`,
+          alarmDescription:
+            `The ${cls} ACH return rate of the trailing 60 days reached ${RETURN_RATE_WARNING_PERCENT[cls]} % of the debits originated ` +
+            `(NACHA threshold ${NACHA_RETURN_RATE_THRESHOLDS_PERCENT[cls]} %). See the returns by code before the bank asks.`,
+          metric: returnRate(cls),
+          threshold: RETURN_RATE_WARNING_PERCENT[cls],
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+        props,
+      );
+    }
+
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: `${stage}-billing`,
       defaultInterval: Duration.days(1),
@@ -120,6 +156,20 @@ export class BillingMonitoring extends Construct {
         right: [props.membershipsConsumer.metric('IteratorAge', { statistic: cloudwatch.Stats.MAXIMUM, label: 'memberships iterator age (ms)' })],
         width: 12,
       }),
+    );
+    this.dashboard.addWidgets(
+      ...RETURN_RATE_CLASSES.map(
+        (cls) =>
+          new cloudwatch.GraphWidget({
+            title: `ACH ${cls} return rate, trailing 60 days (%)`,
+            left: [returnRate(cls, `${cls} (%)`)],
+            leftAnnotations: [
+              { value: RETURN_RATE_WARNING_PERCENT[cls], label: 'warning (alarm)', color: cloudwatch.Color.ORANGE },
+              { value: NACHA_RETURN_RATE_THRESHOLDS_PERCENT[cls], label: 'NACHA threshold', color: cloudwatch.Color.RED },
+            ],
+            width: 8,
+          }),
+      ),
     );
   }
 }

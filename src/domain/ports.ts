@@ -1,3 +1,4 @@
+import type { AchRateCounts, AchRateTally, ReturnRate, ReturnRateClass } from './ach-return-rates.js';
 import type { DeclineDetails, DunningState } from './dunning.js';
 import type { BillingFailureFields } from './ladder.js';
 import type {
@@ -76,6 +77,8 @@ export interface BillingTransaction {
    * lost or taken over fails the whole transaction (ConcurrentModificationError): nothing lands.
    */
   readonly releaseLock?: LockRelease;
+  /** An ACH debit originated or returned by this change: added to its day's return-rate counters in the same transaction (DESIGN 4.1). */
+  readonly achRates?: AchRateTally;
 }
 
 export interface BillingStore {
@@ -111,6 +114,8 @@ export interface BillingStore {
   listDunning(state: DunningState, page?: PageRequest): Promise<Page<BillingRecord>>;
   /** How many declined periods are in each dunning state (the collections-job gauge). */
   countDunning(): Promise<Record<DunningState, number>>;
+  /** The subscriptions' ACH return-rate counters summed over the UTC days `fromDay`..`toDay` (both included). */
+  achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts>;
   /** Audit rows of one subscription, newest first. */
   history(subscriptionId: string, page?: PageRequest): Promise<Page<HistoryRow>>;
   /**
@@ -235,8 +240,13 @@ export interface PaymentsStore {
   listHistory(userId: string, loanId: string, paymentId: string, page?: PageRequest): Promise<Page<LoanPaymentHistoryRow>>;
   /** Put with attribute_not_exists and its audit row, in one transaction; AlreadyExistsError when the payment id is taken. */
   create(payment: LoanPayment, audit: LoanPaymentAudit): Promise<void>;
-  /** Full put conditioned on version = expectedVersion and its audit row, in one transaction; ConcurrentModificationError otherwise. */
-  update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit): Promise<void>;
+  /**
+   * Full put conditioned on version = expectedVersion and its audit row, in one transaction; ConcurrentModificationError otherwise.
+   * `achRates`: an ACH debit originated or returned by this change, added to its day's counters in the same transaction.
+   */
+  update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally): Promise<void>;
+  /** The loan payments' ACH return-rate counters summed over the UTC days `fromDay`..`toDay` (both included). */
+  achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts>;
 }
 
 /* ---------------- stripe-events (DESIGN 2.8) ---------------- */
@@ -269,9 +279,11 @@ export interface QueuePort {
   sendBatch(messages: readonly QueueMessage[]): Promise<void>;
 }
 
-/** Gauges of failing subscriptions (CloudWatch embedded metrics in AWS). */
+/** The collections-job's gauges (CloudWatch embedded metrics in AWS). */
 export interface MetricsPort {
   failingSubscriptions(counts: { retrying: number; parked: number }): void;
   /** Declined periods by dunning state (DESIGN 5b `billing_dunning_subscriptions{state}`). */
   dunningSubscriptions(counts: { retrying: number; exhausted: number }): void;
+  /** ACH return rates over the trailing 60 days by NACHA class (DESIGN 4.1 `billing_ach_return_rate{class}`). */
+  achReturnRates(rates: Readonly<Record<ReturnRateClass, ReturnRate>>): void;
 }

@@ -1,4 +1,5 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
+import { addAchRateCounts, returnRates, returnRateWindow } from '../domain/ach-return-rates.js';
 import { messageIdOf, type CollectionMessage } from '../domain/collections.js';
 import { planCollections, type CollectionsSummary } from '../domain/use-cases/plan-collections.js';
 import type { AppDeps } from '../runtime/deps.js';
@@ -21,7 +22,8 @@ export interface CollectionsJobOptions {
 
 /**
  * EventBridge schedule → find due work on the status index, skip what the failure ladder holds,
- * enqueue one collections message per due record and emit the failing- and dunning-subscriptions gauges.
+ * enqueue one collections message per due record and emit the failing- and dunning-subscriptions gauges
+ * and the ACH return rates of the trailing 60 days (DESIGN 4.1: two counter queries, not a scan).
  */
 export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJobOptions = {}) {
   return async (event: ScheduledEvent, context?: Context): Promise<CollectionsSummary> => {
@@ -49,7 +51,24 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
     deps.metrics.failingSubscriptions(failing);
     const dunning = await deps.billing.countDunning();
     deps.metrics.dunningSubscriptions(dunning);
-    const log = { ...summary, failing_retrying: failing.retrying, failing_parked: failing.parked, dunning_retrying: dunning.retrying, dunning_exhausted: dunning.exhausted };
+    const window = returnRateWindow(deps.clock.now());
+    const [subscriptionCounts, loanCounts] = await Promise.all([
+      deps.billing.achRateCounts(window.from, window.to),
+      deps.payments.achRateCounts(window.from, window.to),
+    ]);
+    const rates = returnRates(addAchRateCounts(subscriptionCounts, loanCounts));
+    deps.metrics.achReturnRates(rates);
+    const log = {
+      ...summary,
+      failing_retrying: failing.retrying,
+      failing_parked: failing.parked,
+      dunning_retrying: dunning.retrying,
+      dunning_exhausted: dunning.exhausted,
+      ach_debits_60d: rates.overall.debits,
+      ach_return_rate_unauthorized: rates.unauthorized.percent,
+      ach_return_rate_administrative: rates.administrative.percent,
+      ach_return_rate_overall: rates.overall.percent,
+    };
     if (summary.truncated) logger.warn(log, 'collections run stopped before its deadline; the next run continues');
     else logger.info(log, 'collections run enqueued due work');
     return summary;

@@ -47,6 +47,26 @@ describe('alarms', () => {
   });
 });
 
+describe('ACH return-rate alarms (NACHA, trailing 60 days)', () => {
+  it.each([
+    ['unauthorized', 0.4, 0.5],
+    ['administrative', 2.4, 3],
+    ['overall', 12, 15],
+  ] as const)('%s fires at %s %, below the NACHA threshold of %s %, on exactly the dimensions the collections-job emits', (cls, warning, nacha) => {
+    const alarm = alarmNamed(`prod-billing-ach-return-rate-${cls}`);
+    expect(alarm).toMatchObject({
+      Namespace: 'Billing',
+      MetricName: 'billing_ach_return_rate',
+      Dimensions: [{ Name: 'class', Value: cls }],
+      Threshold: warning,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Statistic: 'Maximum',
+    });
+    expect(alarm.Threshold).toBeLessThan(nacha);
+    expect(JSON.stringify(alarm.AlarmActions)).toMatch(/AlarmTopic/);
+  });
+});
+
 describe('dashboard', () => {
   it('shows the retrying and parked gauges', () => {
     const dashboards = Object.values(resourcesOfType(prod.statelessTemplate, 'AWS::CloudWatch::Dashboard'));
@@ -56,5 +76,7 @@ describe('dashboard', () => {
     expect(body).toContain('billing_failing_subscriptions');
     expect(body).toMatch(/\\"state\\",\\"retrying\\"/);
     expect(body).toMatch(/\\"state\\",\\"parked\\"/);
+    expect(body).toContain('billing_ach_return_rate');
+    for (const cls of ['unauthorized', 'administrative', 'overall']) expect(body).toContain(`\\"class\\",\\"${cls}\\"`);
   });
 });

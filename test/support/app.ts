@@ -3,6 +3,7 @@ import { PaymentSimulator } from '../../src/adapters/processor/simulator.js';
 import type { AccountDirectory, Clock, PaymentProcessor } from '../../src/domain/ports.js';
 import { dynamoStores, systemClock, uuidIds } from '../../src/runtime/compose.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../../src/runtime/config.js';
+import type { ReturnRate, ReturnRateClass } from '../../src/domain/ach-return-rates.js';
 import type { AppDeps, MetricsPort, QueueMessage, QueuePort, Settings, WebhookSecrets } from '../../src/runtime/deps.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import { createTestDynamo, type TestDynamo } from './dynamo.js';
@@ -39,6 +40,10 @@ export class RecordingMetrics implements MetricsPort {
   }
   dunningSubscriptions(counts: { retrying: number; exhausted: number }): void {
     this.dunning.push(counts);
+  }
+  readonly returnRates: Readonly<Record<ReturnRateClass, ReturnRate>>[] = [];
+  achReturnRates(rates: Readonly<Record<ReturnRateClass, ReturnRate>>): void {
+    this.returnRates.push(rates);
   }
 }
 

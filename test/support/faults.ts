@@ -1,3 +1,4 @@
+import type { AchRateCounts } from '../../src/domain/ach-return-rates.js';
 import type { DunningState } from '../../src/domain/dunning.js';
 import { ProvisionedThroughputExceededException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { BillingFailureFields } from '../../src/domain/ladder.js';
@@ -169,6 +170,11 @@ export class FaultyBillingStore implements BillingStore {
   async countDunning(): Promise<Record<DunningState, number>> {
     this.faults.alive('billing.countDunning');
     return this.inner.countDunning();
+  }
+
+  async achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts> {
+    this.faults.alive('billing.achRateCounts');
+    return this.inner.achRateCounts(fromDay, toDay);
   }
 
   async history(subscriptionId: string, page?: PageRequest): Promise<Page<HistoryRow>> {

@@ -9,8 +9,10 @@ import { isFailureLive, dueKey, type BillingFailureFields } from '../../domain/l
 import type { BillingStore, BillingTransaction, LockRelease, Page, PageRequest } from '../../domain/ports.js';
 import { addNanos, normalizeInstant } from '../../domain/time.js';
 import { keyOf, type BillingKey, type BillingRecord, type BillingStatus, type HistoryRow } from '../../domain/records.js';
+import { counterUpdate, readCounters, type CounterKeyNames } from './ach-rate-counters.js';
 import { marshallItem } from './attribute-codec.js';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { AchRateCounts, AchRateTally } from '../../domain/ach-return-rates.js';
 import type { DunningState } from '../../domain/dunning.js';
 import {
   DEFAULT_STATUS_SHARD_COUNT,
@@ -32,6 +34,9 @@ import {
 import { decodeStartKey, encodeStartKey, listAcrossShards, pageLimit } from './pagination.js';
 import { assertShardCount } from './sharding.js';
 import { BILLING_ACTIVITY_INDEXES } from './table-definitions.js';
+
+/** The ACH return-rate counters live in billing-activity under these key attributes (ach-rate-counters.ts). */
+const COUNTER_KEYS: CounterKeyNames = { partition: 'user_id', sort: 'billing_date' };
 
 /** DynamoDB's limit on items in one TransactWriteItems. */
 export const MAX_TRANSACTION_ITEMS = 100;
@@ -314,6 +319,10 @@ export class DynamoBillingStore implements BillingStore {
     return { items: items.map((item) => recordFromItem(item, this.table)), next };
   }
 
+  async achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts> {
+    return readCounters(this.client, this.table, COUNTER_KEYS, fromDay, toDay, 'billing.achRateCounts');
+  }
+
   /** Audit rows of one subscription from the history table's subscription_id-index, newest first. */
   async history(subscriptionId: string, page?: PageRequest): Promise<Page<HistoryRow>> {
     const out = await this.send('billing.history', () =>
@@ -348,6 +357,7 @@ export class DynamoBillingStore implements BillingStore {
     }
     for (const row of tx.history) planned.push(this.planHistory(row));
     if (tx.releaseLock) planned.push(this.planLockRelease(tx.releaseLock));
+    if (tx.achRates) planned.push(this.planAchRates(tx.achRates, tx));
     const optionalAt = planned.length;
     if (tx.createIfAbsent) {
       planned.push(this.planCreate(tx.createIfAbsent.record), this.planHistory(tx.createIfAbsent.history));
@@ -359,7 +369,14 @@ export class DynamoBillingStore implements BillingStore {
     } catch (error) {
       if (tx.createIfAbsent && onlyFailed(cancellationCodes(error), optionalAt)) {
         // The next period already exists: commit the rest alone, once.
-        if (optionalAt > 0) await this.commit({ writes: tx.writes, history: tx.history, ...(tx.releaseLock ? { releaseLock: tx.releaseLock } : {}) });
+        if (optionalAt > 0) {
+          await this.commit({
+            writes: tx.writes,
+            history: tx.history,
+            ...(tx.releaseLock ? { releaseLock: tx.releaseLock } : {}),
+            ...(tx.achRates ? { achRates: tx.achRates } : {}),
+          });
+        }
         return { created: false };
       }
       throw error;
@@ -544,6 +561,18 @@ export class DynamoBillingStore implements BillingStore {
       },
       description: { onConditionFailed: 'concurrent', label: `${this.locksTable} lock (${release.key})` },
       identity: `${this.locksTable}|${release.key}`,
+    };
+  }
+
+  /** The day's ACH return-rate counter, sharded by the user whose record the transaction writes. */
+  private planAchRates(tally: AchRateTally, tx: BillingTransaction): PlannedWrite {
+    const first = tx.writes[0];
+    const seed = first ? (first.kind === 'delete' ? first.key.user_id : first.record.user_id) : (tx.history[0]?.user_id ?? '');
+    const item = counterUpdate(this.table, COUNTER_KEYS, tally, seed);
+    return {
+      item,
+      description: { onConditionFailed: 'concurrent', label: `${this.table} ACH return-rate counter (${tally.day})` },
+      identity: `${this.table}|${JSON.stringify(item.Update!.Key)}`,
     };
   }
 

@@ -1,6 +1,8 @@
 import { GetItemCommand, QueryCommand, TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DueLoanPaymentRetry, LoanPaymentAudit, Page, PageRequest, PaymentsStore } from '../../domain/ports.js';
 import { loanPaymentHistoryRowSchema, loanPaymentSchema, type LoanPayment, type LoanPaymentHistoryRow, type LoanPaymentStatus } from '../../domain/records.js';
+import type { AchRateCounts, AchRateTally } from '../../domain/ach-return-rates.js';
+import { counterUpdate, readCounters, type CounterKeyNames } from './ach-rate-counters.js';
 import { marshallItem, unmarshallItem, type Item } from './attribute-codec.js';
 import { CorruptItemError, InvalidTransactionError, toDomainError } from './errors.js';
 import { decodeStartKey, encodeStartKey, listAcrossShards, pageLimit } from './pagination.js';
@@ -8,6 +10,9 @@ import { assertShardCount, shardOf } from './sharding.js';
 import { PAYMENTS_INDEXES } from './table-definitions.js';
 
 export const DEFAULT_PAYMENT_SHARD_COUNT = 8;
+
+/** The ACH return-rate counters of loan payments live here under PK/SK (ach-rate-counters.ts). */
+const COUNTER_KEYS: CounterKeyNames = { partition: 'PK', sort: 'SK' };
 
 /** Key attributes of a payment item (seed 004, GSI2 sharded per DESIGN 2.7). */
 export interface PaymentKeys {
@@ -268,11 +273,15 @@ export class DynamoPaymentsStore implements PaymentsStore {
     await this.write('payments.create', payment, audit, 'attribute_not_exists(PK)', undefined, 'exists');
   }
 
-  async update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit): Promise<void> {
+  async update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally): Promise<void> {
     if (payment.version !== expectedVersion + 1) {
       throw new InvalidTransactionError(`payments.update: version must be ${expectedVersion + 1}`);
     }
-    await this.write('payments.update', payment, audit, 'version = :expected', { ':expected': { N: String(expectedVersion) } }, 'concurrent');
+    await this.write('payments.update', payment, audit, 'version = :expected', { ':expected': { N: String(expectedVersion) } }, 'concurrent', achRates);
+  }
+
+  async achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts> {
+    return readCounters(this.client, this.table, COUNTER_KEYS, fromDay, toDay, 'payments.achRateCounts');
   }
 
   /** The payment (full put, conditional) and its audit row (conditional on absence) in one TransactWriteItems. */
@@ -283,6 +292,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
     condition: string,
     values: Record<string, { N: string }> | undefined,
     meaning: 'exists' | 'concurrent',
+    achRates?: AchRateTally,
   ): Promise<void> {
     const parsed = loanPaymentSchema.parse(payment);
     const item = marshallItem({ ...parsed, ...paymentKeys(parsed, this.shardCount) });
@@ -307,6 +317,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
               },
             },
             { Put: { TableName: this.table, Item: historyItem, ConditionExpression: 'attribute_not_exists(PK)' } },
+            ...(achRates ? [counterUpdate(this.table, COUNTER_KEYS, achRates, parsed.loc_user_id)] : []),
           ],
         }),
       );
@@ -317,6 +328,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
           { onConditionFailed: meaning, label },
           // Rows are keyed by version, so an existing row means another writer took this version.
           { onConditionFailed: 'concurrent', label: `${label} audit row v${parsed.version}` },
+          ...(achRates ? [{ onConditionFailed: 'concurrent' as const, label: `${this.table} ACH return-rate counter (${achRates.day})` }] : []),
         ],
       });
     }

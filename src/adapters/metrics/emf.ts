@@ -1,14 +1,21 @@
 import type { Writable } from 'node:stream';
+import { RETURN_RATE_CLASSES, type ReturnRate, type ReturnRateClass } from '../../domain/ach-return-rates.js';
 import type { MetricsPort } from '../../domain/ports.js';
 
 export const METRICS_NAMESPACE = 'Billing';
 export const FAILING_SUBSCRIPTIONS_METRIC = 'billing_failing_subscriptions';
 export const DUNNING_SUBSCRIPTIONS_METRIC = 'billing_dunning_subscriptions';
+/** Percent of the ACH debits originated in the trailing 60 days, dimension `class` (DESIGN 4.1). */
+export const ACH_RETURN_RATE_METRIC = 'billing_ach_return_rate';
+/** The denominator: ACH debits originated in the same window (no dimension). */
+export const ACH_DEBITS_METRIC = 'billing_ach_debits_60d';
+
+type Unit = 'Count' | 'Percent';
 
 /**
  * MetricsPort as CloudWatch Embedded Metric Format: one JSON line per gauge value on stdout, which
- * Lambda ships to CloudWatch Logs and CloudWatch turns into metrics. The dimension set is exactly
- * [["state"]], as the parked-subscriptions alarm expects.
+ * Lambda ships to CloudWatch Logs and CloudWatch turns into metrics. Each dimension set is exactly
+ * what its alarm names: [["state"]] for the subscription gauges, [["class"]] for the return rates.
  */
 export class EmfMetrics implements MetricsPort {
   constructor(
@@ -28,7 +35,12 @@ export class EmfMetrics implements MetricsPort {
     }
   }
 
-  private emit(dimensions: Record<string, string>, metric: string, value: number): void {
+  achReturnRates(rates: Readonly<Record<ReturnRateClass, ReturnRate>>): void {
+    for (const cls of RETURN_RATE_CLASSES) this.emit({ class: cls }, ACH_RETURN_RATE_METRIC, rates[cls].percent, 'Percent');
+    this.emit({}, ACH_DEBITS_METRIC, rates.overall.debits);
+  }
+
+  private emit(dimensions: Record<string, string>, metric: string, value: number, unit: Unit = 'Count'): void {
     const line = {
       _aws: {
         Timestamp: this.now(),
@@ -36,7 +48,7 @@ export class EmfMetrics implements MetricsPort {
           {
             Namespace: METRICS_NAMESPACE,
             Dimensions: [Object.keys(dimensions)],
-            Metrics: [{ Name: metric, Unit: 'Count' }],
+            Metrics: [{ Name: metric, Unit: unit }],
           },
         ],
       },

@@ -1,3 +1,4 @@
+import { achReturnTally } from '../ach-return-rates.js';
 import { historyRowOf } from '../billing-record.js';
 import { decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchEffect, type AchEvent, type AchIgnoreReason } from '../ach-outcomes.js';
 import { ConcurrentModificationError } from '../errors.js';
@@ -47,6 +48,7 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
     await ports.billing.commit({
       writes: [{ kind: 'update', record: decision.after, expectedVersion: record.version }],
       history: [historyRowOf(decision.after)],
+      ...returnCounted(event, now),
     });
     return {
       kind: 'applied',
@@ -61,7 +63,7 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
   const decision = decideLoanPaymentOutcome(payment, event, now);
   if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: payment.loc_status };
   if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
-  await ports.payments.update(decision.after, payment.version, { actor: 'system:ach-handler', reason: `ach ${event.type} event ${event.event_id}` });
+  await ports.payments.update(decision.after, payment.version, { actor: 'system:ach-handler', reason: `ach ${event.type} event ${event.event_id}` }, returnCounted(event, now).achRates);
   return {
     kind: 'applied',
     effect: decision.effect,
@@ -69,4 +71,9 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
     amount_mismatch: event.amount_cents !== payment.loc_amount,
     reversed: decision.reversed === true,
   };
+}
+
+/** A return that changed the record counts in its day's return-rate counters (DESIGN 4.1); replays and ignored events write nothing. */
+function returnCounted(event: AchEvent, now: Date): { achRates?: ReturnType<typeof achReturnTally> } {
+  return event.type === 'returned' && event.return_code !== undefined ? { achRates: achReturnTally(event.return_code, now) } : {};
 }

@@ -1,5 +1,6 @@
 import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure, type IdGenerator } from '../billing-record.js';
 import { balanceDecision, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, type BalanceObservation, type NotDueReason } from '../collectible.js';
+import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
 import { CLEARED_DUNNING, classifyDecline, dunningAfterDecline, isInDunning } from '../dunning.js';
 import { ConcurrentModificationError, InterruptedError, LockedError } from '../errors.js';
 import { intentOf, isCancelRequested } from '../intent.js';
@@ -221,6 +222,8 @@ async function commitAttempt(
     writes: [{ kind: 'update', record: after, expectedVersion: read.version }],
     history: [history],
     ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
+    // NACHA return rates (DESIGN 4.1): every ACH entry presented counts in its day's debits.
+    ...(originatesAchDebit(read, after) ? { achRates: achDebitTally(now) } : {}),
   });
   return outcome;
 }

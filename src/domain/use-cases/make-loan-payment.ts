@@ -1,4 +1,5 @@
 import { loanAchHold } from '../ach-outcomes.js';
+import { achDebitTally, originatesLoanAchDebit } from '../ach-return-rates.js';
 import { HOLD_MESSAGES } from '../collectible.js';
 import { AlreadyExistsError, DomainError, NotFoundError, PaymentHoldError } from '../errors.js';
 import { afterLoanDecline, LOAN_HOLD_LOOKBACK, loanAttemptRequest } from '../loan-retries.js';
@@ -123,8 +124,9 @@ function sameRequest(existing: LoanPayment, request: LoanPaymentRequest): boolea
 /** Submits with key `{payment_id}:{attempts + 1}` and writes the outcome, conditional on the version read. */
 async function submit(deps: LoanPaymentDeps, read: LoanPayment, audit: LoanPaymentAudit, signal?: AbortSignal): Promise<LoanPayment> {
   const result = await deps.processor.submit(loanAttemptRequest(read), signal);
-  const after = afterSubmission(read, result, deps.clock.now());
-  await deps.payments.update(after, read.version, audit);
+  const now = deps.clock.now();
+  const after = afterSubmission(read, result, now);
+  await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined);
   return after;
 }
 

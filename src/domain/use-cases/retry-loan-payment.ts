@@ -1,4 +1,5 @@
 import { loanAchHold } from '../ach-outcomes.js';
+import { achDebitTally, originatesLoanAchDebit } from '../ach-return-rates.js';
 import { ConcurrentModificationError, LockedError } from '../errors.js';
 import { classifyFailure } from '../ladder.js';
 import { afterLoanProcessorError, LOAN_HOLD_LOOKBACK, loanAttemptKey, loanAttemptRequest } from '../loan-retries.js';
@@ -110,7 +111,7 @@ async function write(
   audit: LoanPaymentAudit,
 ): Promise<RetryLoanPaymentOutcome> {
   try {
-    await deps.payments.update(after, read.version, audit);
+    await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(deps.clock.now()) : undefined);
   } catch (error) {
     // The fence: another writer (an ACH outcome, a racing retry past its lease) moved the payment.
     // A submission we made is repaired by the next attempt, which sends the same key.

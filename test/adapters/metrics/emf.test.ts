@@ -27,4 +27,19 @@ describe('EmfMetrics', () => {
     new EmfMetrics({ write: (chunk: string) => lines.push(chunk) > 0 }).failingSubscriptions({ retrying: 0, parked: 0 });
     expect(lines.map((l) => JSON.parse(l).billing_failing_subscriptions)).toEqual([0, 0]);
   });
+
+  it('prints the ACH return rates in percent with dimension set [["class"]], and the window\'s debits with none', () => {
+    const lines: string[] = [];
+    const rate = (percent: number, returns: number) => ({ percent, returns, debits: 250 });
+    new EmfMetrics({ write: (chunk: string) => lines.push(chunk) > 0 }, () => 1).achReturnRates({ unauthorized: rate(0.4, 1), administrative: rate(0.8, 2), overall: rate(2, 5) });
+    const parsed = lines.map((l) => JSON.parse(l));
+    expect(parsed.slice(0, 3)).toEqual(
+      (['unauthorized', 'administrative', 'overall'] as const).map((cls, i) => ({
+        _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'Billing', Dimensions: [['class']], Metrics: [{ Name: 'billing_ach_return_rate', Unit: 'Percent' }] }] },
+        class: cls,
+        billing_ach_return_rate: [0.4, 0.8, 2][i],
+      })),
+    );
+    expect(parsed[3]).toEqual({ _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'Billing', Dimensions: [[]], Metrics: [{ Name: 'billing_ach_debits_60d', Unit: 'Count' }] }] }, billing_ach_debits_60d: 250 });
+  });
 });

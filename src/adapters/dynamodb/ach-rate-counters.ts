@@ -1,0 +1,90 @@
+import { QueryCommand, type AttributeValue, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { NO_ACH_RATE_COUNTS, type AchRateCounts, type AchRateTally } from '../../domain/ach-return-rates.js';
+import { toDomainError } from './errors.js';
+import { shardOf } from './sharding.js';
+
+/**
+ * The ACH return-rate counters (DESIGN 4.1, docs/decisions.md): one small item per UTC day and
+ * counter shard in the table of the records they count (billing-activity for subscriptions, payments
+ * for loan payments), added to in the same TransactWriteItems as the submission or return. All of a
+ * table's counters share one partition, so the collections-job reads a 60-day window in one Query
+ * (60 days x 32 shards of ~100 bytes: one page); the shards keep concurrent transactions off one
+ * item (a transaction conflict there would cancel the money write beside it).
+ *
+ * The partition value contains '#', which no user id may (ids.ts): no user's query ever reads it.
+ */
+export const ACH_RATE_PARTITION = 'ACH_RATES#';
+/** Counter items per day. It may grow (every shard below it is read), never shrink. */
+export const ACH_RATE_COUNTER_SHARDS = 32;
+
+/** The table's own key attribute names. */
+export interface CounterKeyNames {
+  readonly partition: string;
+  readonly sort: string;
+}
+
+const ATTRIBUTES: Readonly<Record<keyof AchRateCounts, string>> = {
+  debits: 'debits',
+  returns: 'returns',
+  unauthorized: 'returns_unauthorized',
+  administrative: 'returns_administrative',
+};
+
+function sortKey(day: string, shard: number): string {
+  return `DAY#${day}#${String(shard).padStart(2, '0')}`;
+}
+
+/** The transaction item that adds `tally` to its day's counter (created by the first ADD). `seed` picks the shard (the user id). */
+export function counterUpdate(table: string, keys: CounterKeyNames, tally: AchRateTally, seed: string): TransactWriteItem {
+  const adds: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, AttributeValue> = {};
+  for (const [field, attribute] of Object.entries(ATTRIBUTES) as [keyof AchRateCounts, string][]) {
+    const n = tally.counts[field];
+    if (n === 0) continue;
+    adds.push(`#${field} :${field}`);
+    names[`#${field}`] = attribute;
+    values[`:${field}`] = { N: String(n) };
+  }
+  if (adds.length === 0) throw new RangeError('an ACH rate tally with nothing to count');
+  return {
+    Update: {
+      TableName: table,
+      Key: { [keys.partition]: { S: ACH_RATE_PARTITION }, [keys.sort]: { S: sortKey(tally.day, shardOf(seed, ACH_RATE_COUNTER_SHARDS)) } },
+      UpdateExpression: `ADD ${adds.join(', ')}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+/** Every shard's counters of the days `fromDay`..`toDay` (both included), summed: one Query (paged). */
+export async function readCounters(client: DynamoDBClient, table: string, keys: CounterKeyNames, fromDay: string, toDay: string, operation: string): Promise<AchRateCounts> {
+  const totals = { ...NO_ACH_RATE_COUNTS };
+  let startKey: Record<string, AttributeValue> | undefined;
+  do {
+    let out;
+    try {
+      out = await client.send(
+        new QueryCommand({
+          TableName: table,
+          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+          ExpressionAttributeNames: { '#pk': keys.partition, '#sk': keys.sort },
+          // '~' sorts after every shard suffix.
+          ExpressionAttributeValues: { ':pk': { S: ACH_RATE_PARTITION }, ':from': { S: `DAY#${fromDay}#` }, ':to': { S: `DAY#${toDay}#~` } },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+    } catch (error) {
+      throw toDomainError(error, { operation });
+    }
+    for (const item of out.Items ?? []) {
+      for (const [field, attribute] of Object.entries(ATTRIBUTES) as [keyof AchRateCounts, string][]) {
+        const n = Number(item[attribute]?.N ?? 0);
+        if (Number.isFinite(n)) (totals as Record<keyof AchRateCounts, number>)[field] += n;
+      }
+    }
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return totals;
+}
