@@ -73,7 +73,7 @@ const UNAVAILABLE = { description: 'A dependency is briefly unavailable; retry (
 /** Manual pay and retry-billing: the holds that bind every path (DESIGN 3.1) answer 409 with their code. */
 const PAYMENT_CONFLICT = {
   description: `locked (being billed right now), or a hold that binds every path, nothing changed or charged: ${HOLD_CODES.map((c) => `\`${c}\``).join(', ')}`,
-  schema: 'Error',
+  schema: 'PaymentConflict',
 } as const;
 
 const readErrors = { '400': BAD_REQUEST, '401': GATEWAY_401, '403': GATEWAY_403, '404': NOT_FOUND, '500': INTERNAL, '503': UNAVAILABLE };
@@ -175,6 +175,7 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
       '201': { description: 'Created', schema: 'LoanPayment' },
       '200': { description: 'A repeat of the same Idempotency-Key: the payment it created', schema: 'LoanPayment' },
       ...actionErrors,
+      '409': { description: 'An ACH hold of the account (ach_authorization_required, ach_account_invalid) or a reused Idempotency-Key: nothing written or charged', schema: 'LoanPaymentConflict' },
     },
   },
   'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}': {
@@ -204,7 +205,7 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
   'POST /webhooks/ach': {
     operationId: 'achWebhook',
     summary: 'ACH settlement, return, refund and chargeback outcomes (the ach-handler Lambda)',
-    description: 'Answers 200 for everything the sender must not repeat (applied, replays, unknown references).',
+    description: 'Answers 200 for everything the sender must not repeat (applied, replays, unknown references), 409 for what it must deliver again.',
     tag: 'webhooks',
     method: 'POST',
     security: 'ach',
@@ -213,7 +214,7 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
     responses: {
       '200': { description: 'Applied or ignored', schema: 'AchResult' },
       '400': { description: 'Bad signature or body', schema: 'Error' },
-      '409': { description: 'The record kept changing; the sender retries', schema: 'Error' },
+      '409': { description: '`not_yet_recorded` (DESIGN 4.1: the submission is not recorded yet) or the record kept changing; the sender delivers it again', schema: 'AchConflict' },
       '500': INTERNAL,
     },
   },

@@ -1,4 +1,6 @@
 import * as z from 'zod';
+import { NOT_YET_RECORDED } from '../domain/ach-outcomes.js';
+import { HOLD_CODES } from '../domain/collectible.js';
 import { dollarStringSchema } from '../domain/money.js';
 import { BILLING_STATUSES, billingRecordSchema, declineClassSchema, historyRowSchema, loanPaymentSchema } from '../domain/records.js';
 
@@ -121,6 +123,43 @@ export const errorSchema = z
   })
   .describe('Every error the functions answer');
 
+/** An error whose `code` is one of a closed list: the 409s an operation can answer, each named. */
+function conflictSchema(codes: readonly [string, ...string[]], description: string) {
+  return z
+    .strictObject({
+      error: z.strictObject({
+        code: z.enum(codes).describe(description),
+        message: z.string(),
+      }),
+    })
+    .describe(`A conflict: nothing was changed or charged. ${description}`);
+}
+
+/** Manual pay and retry-billing (DESIGN 3.1, 5b): the holds that bind every path, or a lock or version race. */
+export const paymentConflictSchema = conflictSchema(
+  ['locked', 'concurrent_modification', 'illegal_transition', ...HOLD_CODES],
+  'locked: being billed right now, retry shortly; concurrent_modification: changed meanwhile, retry; ' +
+    'ach_authorization_required: an ACH debit was returned unauthorized (R05/R07/R10/R11/R29), a new authorization is needed; ' +
+    'ach_account_invalid: an ACH debit was returned for an account error (R02/R03/R04, ...), a new account is needed; ' +
+    'ach_representment_limit: an R01/R09 entry was already re-presented twice within 180 days; ' +
+    'card_disputed: a payment of the period is disputed; ' +
+    'payment_method_required: the card was declined do_not_retry (lost, stolen, closed, ...), a new payment method is needed',
+);
+
+/** A loan payment's creation: the account's ACH holds (DESIGN 2.7, 3.1) or a reused Idempotency-Key. */
+export const loanPaymentConflictSchema = conflictSchema(
+  ['ach_authorization_required', 'ach_account_invalid', 'idempotency_key_reused', 'already_exists', 'concurrent_modification'],
+  'ach_authorization_required / ach_account_invalid: the newest ACH payment of this loan from this account was returned unauthorized or for an account error; ' +
+    'idempotency_key_reused: the key was used for a payment with other details',
+);
+
+/** The ACH webhook (DESIGN 4.1): deliver it again later. */
+export const achConflictSchema = conflictSchema(
+  [NOT_YET_RECORDED, 'concurrent_modification'],
+  'not_yet_recorded: the outcome is for a submission the record does not show yet (the attempt is being repaired); ' +
+    'concurrent_modification: the record kept changing. Either way the sender delivers the event again.',
+);
+
 export const gatewayMessageSchema = z.strictObject({ message: z.string() }).describe("API Gateway's own answer (the JWT authorizer's 401/403, an unknown route's 404)");
 
 export const acceptedSchema = z.strictObject({ accepted: z.literal(true) });
@@ -156,6 +195,9 @@ export const RESPONSE_COMPONENTS = {
   RetryBillingResult: retryBillingResultSchema,
   SubscriptionResult: subscriptionResultSchema,
   Error: errorSchema,
+  PaymentConflict: paymentConflictSchema,
+  LoanPaymentConflict: loanPaymentConflictSchema,
+  AchConflict: achConflictSchema,
   GatewayMessage: gatewayMessageSchema,
   Accepted: acceptedSchema,
   AchResult: achResultSchema,

@@ -3,6 +3,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES as STACK_ROUTES } from '../../src/runtime/api-routes.js';
+import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';
@@ -55,6 +56,10 @@ interface Case {
   readonly build: (body: JsonObject | undefined) => HttpEvent;
   readonly send: (event: HttpEvent) => Promise<ReturnType<typeof responseOf>>;
   readonly status: number;
+  /** The error code a 409 case must answer (a documented one). */
+  readonly code?: string;
+  /** A listing case must return at least one item. */
+  readonly nonEmpty?: boolean;
 }
 
 let app: TestApp;
@@ -106,9 +111,73 @@ beforeAll(async () => {
     occurred_at: formatInstant(app.clock.now()),
   };
 
+  // One period per hold of DESIGN 3.1 / 5b: manual pay and retry-billing answer 409 with its code, charging nothing.
+  const failedAt = instantAt(app, -3 * DAY_MS);
+  const failed = { billing_status: 'FAILED' as const, payment_attempts: 1, first_attempt_date: failedAt, last_attempt_date: failedAt, billing_date: instantAt(app, -4 * DAY_MS) };
+  const holds: [string, Partial<BillingRecord>][] = [
+    ['ach_authorization_required', { ...failed, payment_method: 'ach', ach_unauthorized: true, ach_blocked: true, ach_return_code: 'R10' }],
+    ['ach_account_invalid', { ...failed, payment_method: 'ach', ach_blocked: true, ach_return_code: 'R02' }],
+    ['ach_representment_limit', { ...failed, payment_method: 'ach', ach_blocked: true, ach_return_code: 'R01', ach_represented: 2, ach_original_entry_date: instantAt(app, -20 * DAY_MS), payment_attempts: 3 }],
+    ['card_disputed', { ...failed, payment_method: 'card', card_disputed: true }],
+    ['payment_method_required', { ...failed, payment_method: 'card', decline_code: 'lost_card', decline_class: 'do_not_retry', dunning_first_declined_at: failedAt, dunning_attempts: 1, card_network: 'visa' }],
+  ];
+  const held = await Promise.all(holds.map(async ([code, overrides]) => [code, await seedOne(app, overrides)] as const));
+  const holdCases: Case[] = held.flatMap(([code, record]) => [
+    {
+      routeKey: 'POST /v1/subscriptions/{subscriptionId}/pay',
+      body: { reason: 'member asked' },
+      build: jwt('POST', '/v1/subscriptions/{subscriptionId}/pay', { pathParameters: sub(record.subscription_id), headers: { 'Idempotency-Key': `openapi-hold-${code}` } }),
+      send: viaApi,
+      status: 409,
+      code,
+    },
+    { routeKey: 'POST /v1/subscriptions/{subscriptionId}/retry-billing', body: { reason: 'operator retry' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/retry-billing', { pathParameters: sub(record.subscription_id) }), send: viaApi, status: 409, code },
+  ]);
+
+  // An ACH exception (DESIGN 4.1) for ?billing=exceptions; the do_not_retry period above is in ?billing=dunning&state=exhausted.
+  await seedOne(app, { billing_status: 'ACHSENT', payment_method: 'ach', transaction_id: 'conf-exception', payment_attempts: 1, last_attempt_date: failedAt, ach_exception: { code: 'amount_mismatch', received_cents: 1, at: failedAt } });
+
+  // Two loans whose last ACH payment from account 6789 came back R10 and R02: a new ACH payment from it is refused.
+  const loanHolds: Case[] = [];
+  for (const [returnCode, code] of [['R10', 'ach_authorization_required'], ['R02', 'ach_account_invalid']] as const) {
+    const heldLoan = { userId: read.user_id, loanId: `loan-held-${returnCode}` };
+    await app.deps.payments.create(
+      {
+        loc_user_id: heldLoan.userId,
+        loc_loan_id: heldLoan.loanId,
+        loc_payment_id: `pay-returned-${returnCode}`,
+        loc_amount: 2500,
+        loc_status: 'RETURNED',
+        loc_payment_method: 'ach',
+        loc_process: 'MANUAL',
+        loc_account_last_four: '6789',
+        loc_confirmation_id: `conf-loan-${returnCode}`,
+        loc_payment_attempts: 1,
+        loc_return_code: returnCode,
+        loc_update_reason: `ach_returned:${returnCode}`,
+        loc_created_date: failedAt,
+        loc_last_updated: failedAt,
+        version: 2,
+      },
+      { actor: 'test:seed' },
+    );
+    loanHolds.push({
+      routeKey: 'POST /v1/users/{userId}/loans/{loanId}/payments',
+      body: { amount_cents: 2500, payment_method: 'ach', account_last_four: '6789' },
+      build: jwt('POST', '/v1/users/{userId}/loans/{loanId}/payments', { pathParameters: heldLoan, headers: { 'Idempotency-Key': `openapi-loan-hold-${returnCode}` } }),
+      send: viaApi,
+      status: 409,
+      code,
+    });
+  }
+
   cases = [
     { routeKey: 'GET /v1/users/{userId}/subscriptions', build: jwt('GET', '/v1/users/{userId}/subscriptions', { pathParameters: { userId: read.user_id }, query: { limit: '5' } }), send: viaApi, status: 200 },
-    { routeKey: 'GET /v1/subscriptions', build: jwt('GET', '/v1/subscriptions', { query: { billing: 'failing', state: 'parked' } }), send: viaApi, status: 200 },
+    { routeKey: 'GET /v1/subscriptions', build: jwt('GET', '/v1/subscriptions', { query: { billing: 'failing', state: 'parked' } }), send: viaApi, status: 200, nonEmpty: true },
+    { routeKey: 'GET /v1/subscriptions', build: jwt('GET', '/v1/subscriptions', { query: { billing: 'exceptions', limit: '10' } }), send: viaApi, status: 200, nonEmpty: true },
+    { routeKey: 'GET /v1/subscriptions', build: jwt('GET', '/v1/subscriptions', { query: { billing: 'dunning', state: 'exhausted' } }), send: viaApi, status: 200, nonEmpty: true },
+    ...holdCases,
+    ...loanHolds,
     { routeKey: 'GET /v1/subscriptions/{subscriptionId}', build: jwt('GET', '/v1/subscriptions/{subscriptionId}', { pathParameters: sub(parked.subscription_id) }), send: viaApi, status: 200 },
     { routeKey: 'POST /v1/subscriptions/{subscriptionId}/pay', body: { reason: 'member asked' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/pay', { pathParameters: sub(paid.subscription_id), headers: { 'Idempotency-Key': 'openapi-pay-1' } }), send: viaApi, status: 200 },
     { routeKey: 'POST /v1/subscriptions/{subscriptionId}/retry-billing', body: { reason: 'processor fixed' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/retry-billing', { pathParameters: sub(parked.subscription_id) }), send: viaApi, status: 200 },
@@ -149,6 +218,7 @@ beforeAll(async () => {
       send: async (event) => responseOf(await ach(event)),
       // The record is still PENDING: an outcome for a submission not recorded yet is 409 not_yet_recorded (DESIGN 4.1).
       status: 409,
+      code: 'not_yet_recorded',
     },
     {
       routeKey: 'POST /webhooks/stripe',
@@ -204,13 +274,37 @@ describe('GET /openapi.json document', () => {
       }
       const answer = await sendAndCheck(c, c.build(c.body));
       expect(answer.status, `${c.routeKey}: ${JSON.stringify(answer.body)}`).toBe(c.status);
+      if (c.code !== undefined) expect(answer.body?.error?.code, `${c.routeKey}: ${JSON.stringify(answer.body)}`).toBe(c.code);
+      if (c.nonEmpty) expect((answer.body as { items: unknown[] }).items.length, `${c.routeKey}: ${JSON.stringify(answer.body)}`).toBeGreaterThan(0);
     }
     const history = seen.find((s) => s.routeKey === 'GET /v1/subscriptions/{subscriptionId}/history')!.body as { items: JsonObject[] };
     // The retry wrote an audit row with who and why; its shape is part of the documented answer.
     expect(history.items.some((row) => row.actor === 'operator-1' && row.reason === 'processor fixed')).toBe(true);
-    const failing = seen.find((s) => s.routeKey === 'GET /v1/subscriptions')!.body as { items: JsonObject[] };
-    expect(failing.items.length).toBeGreaterThan(0);
-  }, 90_000);
+    const lists = seen.filter((s) => s.routeKey === 'GET /v1/subscriptions').map((s) => s.body as { items: JsonObject[] });
+    expect(lists.some((l) => l.items.some((i) => (i.ach_exception as JsonObject | undefined)?.code === 'amount_mismatch'))).toBe(true);
+    expect(lists.some((l) => l.items.some((i) => (i.dunning as JsonObject | undefined)?.state === 'exhausted' && i.decline_class === 'do_not_retry'))).toBe(true);
+  }, 120_000);
+
+  it('documents every 409 code DESIGN names (3.1 holds, 5b payment_method_required, 4.1 not_yet_recorded) in the answer schema, and the drift cases answer each', () => {
+    const conflictCodes = (routeKey: string): string[] => {
+      const schema = (operationOf(routeKey).responses as Record<string, { content: { 'application/json': { schema: { $ref: string } } } }>)['409']!.content['application/json'].schema;
+      const name = schema.$ref.split('/').at(-1)!;
+      const component = ((doc.components as JsonObject).schemas as Record<string, { properties: { error: { properties: { code: { enum: string[] } } } } }>)[name]!;
+      return component.properties.error.properties.code.enum;
+    };
+    const answered = (routeKey: string) => new Set(seen.filter((s) => s.routeKey === routeKey && s.status === 409).map((s) => (s.body as { error: { code: string } }).error.code));
+    const holds = ['ach_authorization_required', 'ach_account_invalid', 'ach_representment_limit', 'card_disputed', 'payment_method_required'];
+    for (const routeKey of ['POST /v1/subscriptions/{subscriptionId}/pay', 'POST /v1/subscriptions/{subscriptionId}/retry-billing']) {
+      expect(conflictCodes(routeKey)).toEqual(expect.arrayContaining(['locked', ...holds]));
+      expect([...answered(routeKey)].sort()).toEqual([...holds].sort());
+    }
+    expect(conflictCodes('POST /v1/users/{userId}/loans/{loanId}/payments')).toEqual(expect.arrayContaining(['ach_authorization_required', 'ach_account_invalid']));
+    expect([...answered('POST /v1/users/{userId}/loans/{loanId}/payments')].sort()).toEqual(['ach_account_invalid', 'ach_authorization_required']);
+    expect(conflictCodes('POST /webhooks/ach')).toContain('not_yet_recorded');
+    expect(answered('POST /webhooks/ach')).toEqual(new Set(['not_yet_recorded']));
+    const billing = (operationOf('GET /v1/subscriptions').parameters as { name: string; schema: { enum?: string[] } }[]).find((p) => p.name === 'billing')!;
+    expect(billing.schema.enum).toEqual(['failing', 'dunning', 'exceptions']);
+  });
 
   it('bodies the document refuses (an unknown field, a missing required field) are refused by the handler with a documented 400', async () => {
     for (const c of cases) {
