@@ -1,49 +1,33 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type { TableGrant } from '../src/manifest/index.js';
+
+const READ_ACTIONS = { get: 'dynamodb:GetItem', query: 'dynamodb:Query' } as const;
+const WRITE_ACTIONS = { put: 'dynamodb:PutItem', update: 'dynamodb:UpdateItem' } as const;
 
 /**
- * DynamoDB access levels, as explicit actions (no wildcards). TransactWriteItems and
- * TransactGetItems are not IAM actions: a transaction needs the per-item action for each of
- * its items (Put, Update, Delete, ConditionCheck; Get for reads).
+ * The DynamoDB actions on a table's own items for a manifest grant, as explicit actions (no
+ * wildcards). TransactWriteItems and TransactGetItems are not IAM actions: a transaction needs
+ * the per-item action for each of its items, which is how the manifest writes them.
  */
-export const DYNAMODB_ACTIONS = {
-  read: ['dynamodb:GetItem', 'dynamodb:Query'],
-  /** Append-only audit rows: a conditional put, never an update or delete. */
-  append: ['dynamodb:PutItem'],
-  /** The audit table read back (history endpoint) and appended to. */
-  readAppend: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem'],
-  readWrite: [
-    'dynamodb:GetItem',
-    'dynamodb:Query',
-    'dynamodb:PutItem',
-    'dynamodb:UpdateItem',
-    'dynamodb:DeleteItem',
-    'dynamodb:ConditionCheckItem',
-  ],
-} as const;
-
-export type TableAccessLevel = keyof typeof DYNAMODB_ACTIONS;
-
-export interface TableAccess {
-  readonly level: TableAccessLevel;
-  /** GSIs the function queries; each is granted by its own ARN, never `index/*`. */
-  readonly indexes?: readonly string[];
+export function tableActions(grant: TableGrant): string[] {
+  return [
+    ...(grant.read ?? []).map((action) => READ_ACTIONS[action]),
+    ...(grant.write ?? []).map((action) => WRITE_ACTIONS[action]),
+    ...(grant.delete ? ['dynamodb:DeleteItem'] : []),
+  ];
 }
 
-export function tableStatements(sid: string, table: dynamodb.ITable, access: TableAccess): iam.PolicyStatement[] {
-  const statements = [
-    new iam.PolicyStatement({
-      sid,
-      actions: [...DYNAMODB_ACTIONS[access.level]],
-      resources: [table.tableArn],
-    }),
-  ];
-  if (access.indexes && access.indexes.length > 0) {
+export function tableStatements(sid: string, table: dynamodb.ITable, grant: TableGrant): iam.PolicyStatement[] {
+  const statements: iam.PolicyStatement[] = [];
+  const actions = tableActions(grant);
+  if (actions.length > 0) statements.push(new iam.PolicyStatement({ sid, actions, resources: [table.tableArn] }));
+  if (grant.indexes && grant.indexes.length > 0) {
     statements.push(
       new iam.PolicyStatement({
         sid: `${sid}Indexes`,
         actions: ['dynamodb:Query'],
-        resources: access.indexes.map((index) => `${table.tableArn}/index/${index}`),
+        resources: grant.indexes.map((index) => `${table.tableArn}/index/${index}`),
       }),
     );
   }

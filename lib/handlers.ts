@@ -1,45 +1,39 @@
 import { Duration } from 'aws-cdk-lib';
 import { fileURLToPath } from 'node:url';
+import { FUNCTION_NAMES, FUNCTIONS, type FunctionName } from '../src/manifest/index.js';
 
-/** The seven Lambda entry points (docs/design.md); each is `src/handlers/{name}.ts` exporting `handler`. */
-export const HANDLER_NAMES = [
-  'collections-job',
-  'batch-worker',
-  'webhook-balance-worker',
-  'ach-handler',
-  'memberships-consumer',
-  'stripe-webhook',
-  'api',
-] as const;
+/** The Lambda functions, as the manifest (src/manifest/functions.ts) names them. */
+export const HANDLER_NAMES: readonly FunctionName[] = FUNCTION_NAMES;
 
-export type HandlerName = (typeof HANDLER_NAMES)[number];
+export type HandlerName = FunctionName;
 
 /** Resolves a handler name to its entry file; tests swap in stub entries. */
 export type HandlerEntryResolver = (name: HandlerName) => string;
 
-export const sourceHandlerEntry: HandlerEntryResolver = (name) =>
-  fileURLToPath(new URL(`../src/handlers/${name}.ts`, import.meta.url));
+/** The entry module the manifest names for the function. */
+export const sourceHandlerEntry: HandlerEntryResolver = (name) => fileURLToPath(new URL(`../${FUNCTIONS[name].entry}`, import.meta.url));
 
 /**
- * Function timeouts, shared by both stacks: the stateful stack sizes each queue's visibility
- * timeout from its consumer's timeout, so the two can never drift apart.
+ * Function timeouts (from the manifest), shared by both stacks: the stateful stack sizes each
+ * queue's visibility timeout from its consumer's timeout, so the two can never drift apart.
  */
-export const HANDLER_TIMEOUTS: Record<HandlerName, Duration> = {
-  // Fans out over every status shard and enqueues one message per due record.
-  'collections-job': Duration.minutes(5),
-  // Up to 10 collection attempts per batch, each with a processor call.
-  'batch-worker': Duration.minutes(2),
-  'webhook-balance-worker': Duration.seconds(60),
-  // Behind the HTTP API, whose integration timeout is 30 s.
-  'ach-handler': Duration.seconds(20),
-  'memberships-consumer': Duration.minutes(2),
-  'stripe-webhook': Duration.seconds(20),
-  'api': Duration.seconds(29),
-};
+export const HANDLER_TIMEOUTS = Object.fromEntries(
+  FUNCTION_NAMES.map((name) => [name, Duration.seconds(FUNCTIONS[name].timeoutSeconds)]),
+) as Record<HandlerName, Duration>;
 
 /** Lambda's guidance for SQS event sources: visibility timeout at least six times the function timeout. */
 export const SQS_VISIBILITY_FACTOR = 6;
 
 export function visibilityTimeoutFor(consumer: HandlerName): Duration {
   return Duration.seconds(HANDLER_TIMEOUTS[consumer].toSeconds() * SQS_VISIBILITY_FACTOR);
+}
+
+/** The function that consumes a queue (its manifest trigger), for the queue's visibility timeout. */
+export function consumerOf(queue: string): HandlerName {
+  const consumers = FUNCTION_NAMES.filter((name) => {
+    const trigger = FUNCTIONS[name].trigger;
+    return trigger.kind === 'sqs' && trigger.queue === queue;
+  });
+  if (consumers.length !== 1) throw new Error(`queue ${queue} has ${consumers.length} consumers in the manifest; expected one`);
+  return consumers[0]!;
 }

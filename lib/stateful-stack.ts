@@ -11,30 +11,23 @@ import { resourceName, retainsData } from './config.js';
 import { createQueueDepthAlarm } from './constructs/alarms.js';
 import { createBillingTable } from './constructs/billing-table.js';
 import { createSecureQueue, WorkQueue } from './constructs/work-queue.js';
-import { visibilityTimeoutFor } from './handlers.js';
+import { SECRETS, type SecretId } from '../src/manifest/index.js';
+import { consumerOf, visibilityTimeoutFor } from './handlers.js';
 
 export interface BillingStatefulStackProps extends StackProps {
   readonly stage: string;
   readonly alarmEmail?: string;
 }
 
-/** Secrets the functions read at cold start; the stack creates them, operators set their values. */
-export const BILLING_SECRETS = {
-  stripeApiKey: { envVar: 'STRIPE_API_KEY_ARN', name: 'stripe-api-key', holds: 'the Stripe secret API key' },
-  stripeWebhook: {
-    envVar: 'STRIPE_WEBHOOK_SECRET_ARN',
-    name: 'stripe-webhook-secret',
-    holds: 'the Stripe webhook endpoint signing secret (whsec_...)',
-  },
-  achWebhook: { envVar: 'ACH_WEBHOOK_SECRET_ARN', name: 'ach-webhook-secret', holds: 'the ACH webhook HMAC secret' },
-  balanceWebhook: {
-    envVar: 'BALANCE_WEBHOOK_SECRET_ARN',
-    name: 'balance-webhook-secret',
-    holds: 'the balance webhook HMAC secret',
-  },
-} as const;
+/**
+ * Secrets the functions read at cold start (src/manifest/resources.ts); the stack creates them,
+ * operators set their values. Each function gets `{env}_ARN` for the secrets its manifest names.
+ */
+export const BILLING_SECRETS = Object.fromEntries(
+  (Object.keys(SECRETS) as SecretId[]).map((id) => [id, { envVar: `${SECRETS[id].env}_ARN`, name: SECRETS[id].name, holds: SECRETS[id].holds }]),
+) as Record<SecretId, { readonly envVar: string; readonly name: string; readonly holds: string }>;
 
-export type SecretId = keyof typeof BILLING_SECRETS;
+export type { SecretId };
 
 export function secretNameFor(stage: string, id: SecretId): string {
   return `billing/${stage}/${BILLING_SECRETS[id].name}`;
@@ -88,13 +81,13 @@ export class BillingStatefulStack extends Stack {
 
     this.collections = new WorkQueue(this, 'CollectionsQueue', {
       queueName: resourceName(stage, 'collections'),
-      visibilityTimeout: visibilityTimeoutFor('batch-worker'),
+      visibilityTimeout: visibilityTimeoutFor(consumerOf('collections')),
       retain,
       alarmTopic: this.alarmTopic,
     });
     this.balanceEvents = new WorkQueue(this, 'BalanceEventsQueue', {
       queueName: resourceName(stage, 'balance-events'),
-      visibilityTimeout: visibilityTimeoutFor('webhook-balance-worker'),
+      visibilityTimeout: visibilityTimeoutFor(consumerOf('balanceEvents')),
       retain,
       alarmTopic: this.alarmTopic,
     });

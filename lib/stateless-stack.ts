@@ -5,17 +5,16 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as eventSources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { allTables, type TableId } from '../src/adapters/dynamodb/table-definitions.js';
+import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
+import { environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
-import { API_ROUTES } from '../src/runtime/api-routes.js';
 import { resourceName, retainsData } from './config.js';
 import { BillingFunction } from './constructs/billing-function.js';
 import { BillingHttpApi } from './constructs/billing-http-api.js';
 import { BillingMonitoring } from './constructs/billing-monitoring.js';
 import { OperatorConsole } from './constructs/operator-console.js';
-import { FUNCTION_ACCESS, type QueueId } from './function-access.js';
 import { HANDLER_NAMES, HANDLER_TIMEOUTS, type HandlerEntryResolver, type HandlerName, sourceHandlerEntry } from './handlers.js';
-import { BILLING_SECRETS, type BillingStatefulStack, type SecretId } from './stateful-stack.js';
+import { BILLING_SECRETS, type BillingStatefulStack } from './stateful-stack.js';
 
 export const STATUS_SHARD_COUNT = 16;
 export const PAYMENT_SHARD_COUNT = 8;
@@ -34,22 +33,10 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly handlerEntry?: HandlerEntryResolver;
 }
 
-const DESCRIPTIONS: Record<HandlerName, string> = {
-  'collections-job': 'Finds due billing work on the status index and enqueues it',
-  'batch-worker': 'Runs one collection attempt per collections-queue message',
-  'webhook-balance-worker': 'Collects a due record when a balance update opens the balance gate',
-  'ach-handler': 'Applies signed ACH settlement, return, refund and chargeback outcomes',
-  'memberships-consumer': 'Applies membership changes from the memberships Kinesis stream',
-  'stripe-webhook': 'Claims and applies signed Stripe events',
-  'api': 'Billing HTTP API (/v1) and the balance webhook',
-};
-
-/** Settings only some functions read, by function. */
-function functionSettings(name: HandlerName, props: BillingStatelessStackProps): Record<string, string> {
-  return name === 'webhook-balance-worker' ? { BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents) } : {};
+/** Values of the settings a manifest can name. */
+function settingValues(props: BillingStatelessStackProps): Record<string, string> {
+  return { BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents) };
 }
-
-const MEMORY_MB: Partial<Record<HandlerName, number>> = { 'collections-job': 1024, 'api': 1024 };
 
 /** Functions, their triggers, the HTTP API, the schedule, and monitoring; holds no data. */
 export class BillingStatelessStack extends Stack {
@@ -69,76 +56,87 @@ export class BillingStatelessStack extends Stack {
       balanceEvents: stateful.balanceEvents.queue,
     };
 
-    // Every function gets the full configuration (names and ARNs are not secrets, and one
-    // config schema can validate them all at cold start); IAM decides what each may touch.
-    const environment: Record<string, string> = {
+    // Each function gets the configuration its manifest names, and nothing else: the base
+    // settings, its tables' names, the queues it sends to, its services, its secrets' ARNs.
+    const base: Record<string, string> = {
       STAGE: stage,
       DYNAMO_REGION: Aws.REGION,
       STATUS_SHARD_COUNT: String(STATUS_SHARD_COUNT),
       PAYMENT_SHARD_COUNT: String(PAYMENT_SHARD_COUNT),
-      COLLECTIONS_QUEUE_URL: stateful.collections.queue.queueUrl,
-      BALANCE_EVENTS_QUEUE_URL: stateful.balanceEvents.queue.queueUrl,
-      PAYMENTS_API_URL: props.paymentsApiUrl,
-      ACCOUNTS_API_URL: props.accountsApiUrl,
     };
-    for (const tableId of Object.keys(allTables) as TableId[]) {
-      environment[allTables[tableId].envVar] = stateful.tables[tableId].tableName;
-    }
-    for (const secretId of Object.keys(BILLING_SECRETS) as SecretId[]) {
-      environment[BILLING_SECRETS[secretId].envVar] = stateful.secrets[secretId].secretArn;
-    }
+    const available: Record<string, string> = {
+      ...settingValues(props),
+      [SERVICES.payments.urlEnv]: props.paymentsApiUrl,
+      [SERVICES.accounts.urlEnv]: props.accountsApiUrl,
+    };
+    for (const [id, queue] of Object.entries(queues)) available[QUEUES[id as QueueId].urlEnv] = queue.queueUrl;
+    const environmentFor = (manifest: FunctionManifest): Record<string, string> => {
+      const environment = { ...base };
+      for (const tableId of tablesOf(manifest)) environment[allTables[tableId].envVar] = stateful.tables[tableId].tableName;
+      for (const variable of environmentOf(manifest).variables) {
+        if (environment[variable] !== undefined) continue;
+        const value = available[variable];
+        if (value === undefined) throw new Error(`no value for ${variable}`);
+        environment[variable] = value;
+      }
+      for (const secretId of manifest.secrets ?? []) environment[BILLING_SECRETS[secretId].envVar] = stateful.secrets[secretId].secretArn;
+      return environment;
+    };
 
     const functions = {} as Record<HandlerName, BillingFunction>;
     for (const name of HANDLER_NAMES) {
+      const manifest: FunctionManifest = FUNCTIONS[name];
       const billingFunction = new BillingFunction(this, `${pascalCase(name)}Function`, {
         functionName: functionNameFor(stage, name),
-        description: DESCRIPTIONS[name],
+        description: manifest.description,
         entry: entryFor(name),
         timeout: HANDLER_TIMEOUTS[name],
-        ...(MEMORY_MB[name] ? { memorySize: MEMORY_MB[name] } : {}),
-        environment: { ...environment, ...functionSettings(name, props) },
+        ...(manifest.memoryMb ? { memorySize: manifest.memoryMb } : {}),
+        environment: environmentFor(manifest),
         logRetention,
         retainLogs: retain,
       });
-      const access = FUNCTION_ACCESS[name];
-      for (const [tableId, tableAccess] of Object.entries(access.tables) as [TableId, NonNullable<(typeof access.tables)[TableId]>][]) {
-        for (const statement of tableStatements(`${pascalCase(tableId)}Table`, stateful.tables[tableId], tableAccess)) {
+      for (const tableId of tablesOf(manifest)) {
+        for (const statement of tableStatements(`${pascalCase(tableId)}Table`, stateful.tables[tableId], manifest.tables[tableId]!)) {
           billingFunction.allow(statement);
         }
       }
-      for (const queueId of access.sendsTo ?? []) {
+      for (const queueId of manifest.sendsTo ?? []) {
         billingFunction.allow(sendMessageStatement(`SendTo${pascalCase(queueId)}`, queues[queueId].queueArn));
       }
-      if (access.secrets && access.secrets.length > 0) {
-        billingFunction.allow(readSecretStatement('ReadSecrets', access.secrets.map((id) => stateful.secrets[id].secretArn)));
+      if (manifest.secrets && manifest.secrets.length > 0) {
+        billingFunction.allow(readSecretStatement('ReadSecrets', manifest.secrets.map((id) => stateful.secrets[id].secretArn)));
       }
       functions[name] = billingFunction;
     }
     this.functions = functions;
 
-    // SQS consumers: failed records are reported per item and redriven to the DLQ after 5 receives.
-    for (const [consumer, queue] of [
-      ['batch-worker', stateful.collections.queue],
-      ['webhook-balance-worker', stateful.balanceEvents.queue],
-    ] as const) {
-      functions[consumer].function.addEventSource(
-        new eventSources.SqsEventSource(queue, { batchSize: 10, reportBatchItemFailures: true }),
-      );
+    // Event sources from each manifest's trigger. SQS: failed records are reported per item and
+    // redriven to the DLQ after 5 receives. Kinesis: failed records are reported per item.
+    const streams = { memberships: stateful.membershipsStream };
+    for (const name of HANDLER_NAMES) {
+      const trigger = FUNCTIONS[name].trigger;
+      const fn = functions[name].function;
+      if (trigger.kind === 'sqs') {
+        fn.addEventSource(new eventSources.SqsEventSource(stateful[trigger.queue].queue, { batchSize: trigger.batchSize, reportBatchItemFailures: true }));
+      } else if (trigger.kind === 'kinesis') {
+        fn.addEventSource(
+          new eventSources.KinesisEventSource(streams[trigger.stream], {
+            startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+            batchSize: trigger.batchSize,
+            reportBatchItemFailures: true,
+            bisectBatchOnError: true,
+            retryAttempts: trigger.retryAttempts,
+            // A poison record leaves the shard after its maximum age at the latest, never blocking it for good.
+            maxRecordAge: Duration.hours(trigger.maxRecordAgeHours),
+            onFailure: new eventSources.SqsDlq(stateful.membershipsFailures),
+          }),
+        );
+      }
     }
 
-    functions['memberships-consumer'].function.addEventSource(
-      new eventSources.KinesisEventSource(stateful.membershipsStream, {
-        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
-        reportBatchItemFailures: true,
-        bisectBatchOnError: true,
-        retryAttempts: 10,
-        // A poison record leaves the shard after a day at the latest, never blocking it for good.
-        maxRecordAge: Duration.hours(24),
-        onFailure: new eventSources.SqsDlq(stateful.membershipsFailures),
-      }),
-    );
-
+    const scheduled = HANDLER_NAMES.filter((name) => FUNCTIONS[name].trigger.kind === 'schedule');
+    if (scheduled.length !== 1 || scheduled[0] !== 'collections-job') throw new Error(`the collections schedule targets collections-job; the manifest schedules ${scheduled.join(', ')}`);
     const collectionsJob = functions['collections-job'].function;
     new events.Rule(this, 'CollectionsSchedule', {
       ruleName: resourceName(stage, 'collections-schedule'),
@@ -156,12 +154,8 @@ export class BillingStatelessStack extends Stack {
       corsOrigins: [this.console.origin],
       jwtIssuer: props.jwtIssuer,
       jwtAudience: props.jwtAudience,
-      routes: API_ROUTES,
-      targets: {
-        'api': functions.api.function,
-        'stripe-webhook': functions['stripe-webhook'].function,
-        'ach-handler': functions['ach-handler'].function,
-      },
+      routes: ROUTES,
+      targets: Object.fromEntries(HANDLER_NAMES.filter((name) => FUNCTIONS[name].trigger.kind === 'http').map((name) => [name, functions[name].function])),
       logRetention,
       retainLogs: retain,
     });

@@ -6,14 +6,14 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { ApiRoute } from '../../src/runtime/api-routes.js';
+import type { ManifestRoute } from '../../src/manifest/index.js';
 import type { HandlerName } from '../handlers.js';
 
 export interface BillingHttpApiProps {
   readonly apiName: string;
   readonly jwtIssuer: string;
   readonly jwtAudience: readonly string[];
-  readonly routes: readonly ApiRoute[];
+  readonly routes: readonly ManifestRoute[];
   /** Browser origins allowed to call the API (the operator console's CloudFront origin). */
   readonly corsOrigins?: readonly string[];
   readonly targets: Partial<Record<HandlerName, lambda.IFunction>>;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { API_ROUTES, type ApiRoute } from '../runtime/api-routes.js';
+import { ROUTES, type ManifestRoute as ApiRoute } from '../manifest/index.js';
 import type { Logger } from '../runtime/logger.js';
 import { LOCAL_ACCOUNT, lambdaContext, type FunctionName } from './lambda-shapes.js';
 
@@ -51,7 +51,7 @@ interface CompiledRoute {
 }
 
 /** The HTTP API route templates of docs/design.md (the same list the CDK stack deploys), as matchers. */
-export const COMPILED_ROUTES: readonly CompiledRoute[] = API_ROUTES.map((route) => {
+export const COMPILED_ROUTES: readonly CompiledRoute[] = (ROUTES as readonly ApiRoute[]).map((route) => {
   const params: string[] = [];
   const source = route.path
     .split('/')

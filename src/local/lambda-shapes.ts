@@ -2,21 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Context, EventBridgeEvent, KinesisStreamRecord, SQSRecord } from 'aws-lambda';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { _Record as KinesisRecord } from '@aws-sdk/client-kinesis';
+import { FUNCTION_NAMES, FUNCTIONS, type FunctionName } from '../manifest/index.js';
 import { LOCAL_REGION } from './emulators.js';
 
 export const LOCAL_ACCOUNT = '000000000000';
 
-/** Lambda timeouts as the stack sets them (lib/handlers.ts), so getRemainingTimeInMillis means the same. */
-export const FUNCTION_TIMEOUT_MS = {
-  'collections-job': 300_000,
-  'batch-worker': 120_000,
-  'webhook-balance-worker': 60_000,
-  'ach-handler': 20_000,
-  'memberships-consumer': 120_000,
-  'stripe-webhook': 20_000,
-  api: 29_000,
-} as const;
-export type FunctionName = keyof typeof FUNCTION_TIMEOUT_MS;
+/** Lambda timeouts as the stack sets them (from the manifest), so getRemainingTimeInMillis means the same. */
+export const FUNCTION_TIMEOUT_MS = Object.fromEntries(FUNCTION_NAMES.map((name) => [name, FUNCTIONS[name].timeoutSeconds * 1000])) as Record<FunctionName, number>;
+export type { FunctionName };
 
 /** A Lambda context for one invocation of `functionName`. */
 export function lambdaContext(functionName: FunctionName, requestId: string = randomUUID()): Context {

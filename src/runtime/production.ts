@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { createDynamoClient } from '../adapters/dynamodb/client.js';
-import type { TableId, TableNames } from '../adapters/dynamodb/table-definitions.js';
+import type { TableNames } from '../adapters/dynamodb/table-definitions.js';
+import { FUNCTIONS, type FunctionManifest, isFunctionName, QUEUES, type QueueId, SECRETS, type SecretId, tablesOf } from '../manifest/index.js';
 import { EmfMetrics } from '../adapters/metrics/emf.js';
 import { HttpAccountDirectory, HttpPaymentsService, RailRouter } from '../adapters/payments-service/http-clients.js';
 import { createSqsClient, SqsQueue } from '../adapters/sqs/queue.js';
@@ -13,41 +14,11 @@ import type { AppDeps, QueuePort, WebhookSecrets } from './deps.js';
 import { createLogger } from './logger.js';
 import { resolveSecret } from './secrets.js';
 
-/** What each function needs at cold start; anything else it touches is a configuration error. */
-interface FunctionNeeds {
-  readonly tables: readonly TableId[];
-  readonly queues: readonly ('COLLECTIONS_QUEUE_URL' | 'BALANCE_EVENTS_QUEUE_URL')[];
-  readonly secrets: readonly (keyof WebhookSecrets)[];
-  /** Runs the collection attempt: needs the processors and the accounts service. */
-  readonly collects: boolean;
-}
-
-const ATTEMPT_TABLES = ['billingActivity', 'billingActivityHistory', 'locks'] as const;
-
-export const FUNCTION_NEEDS: Record<string, FunctionNeeds> = {
-  'collections-job': { tables: ['billingActivity'], queues: ['COLLECTIONS_QUEUE_URL'], secrets: [], collects: false },
-  'batch-worker': { tables: ATTEMPT_TABLES, queues: [], secrets: [], collects: true },
-  'webhook-balance-worker': { tables: ATTEMPT_TABLES, queues: [], secrets: [], collects: true },
-  'ach-handler': { tables: ['billingActivity', 'billingActivityHistory', 'payments'], queues: [], secrets: ['achWebhook'], collects: false },
-  'memberships-consumer': { tables: ATTEMPT_TABLES, queues: [], secrets: [], collects: true },
-  'stripe-webhook': {
-    tables: ['billingActivity', 'billingActivityHistory', 'locks', 'stripeEvents'],
-    queues: [],
-    secrets: ['stripeWebhook'],
-    collects: false,
-  },
-  api: {
-    tables: ['billingActivity', 'billingActivityHistory', 'locks', 'payments'],
-    queues: ['BALANCE_EVENTS_QUEUE_URL'],
-    secrets: ['balanceWebhook'],
-    collects: true,
-  },
-};
-
-const SECRET_ENV: Record<keyof WebhookSecrets, string> = {
-  stripeWebhook: 'STRIPE_WEBHOOK_SECRET',
-  achWebhook: 'ACH_WEBHOOK_SECRET',
-  balanceWebhook: 'BALANCE_WEBHOOK_SECRET',
+/** The webhook secrets by manifest id (the Stripe API key goes to the Stripe SDK, not to handlers). */
+const WEBHOOK_SECRETS: Partial<Record<SecretId, keyof WebhookSecrets>> = {
+  stripeWebhook: 'stripeWebhook',
+  achWebhook: 'achWebhook',
+  balanceWebhook: 'balanceWebhook',
 };
 
 /** A dependency this function was not configured for: using it is a bug, reported loudly. */
@@ -64,11 +35,12 @@ function notConfigured<T extends object>(what: string, functionName: string): T 
 
 /** Production wiring for one function: config parsed once; a missing table name or secret fails the cold start. */
 export async function productionDeps(functionName: string, env: NodeJS.ProcessEnv = process.env): Promise<AppDeps> {
-  const needs = FUNCTION_NEEDS[functionName];
-  if (!needs) throw new ConfigError(`unknown function ${functionName}`);
+  if (!isFunctionName(functionName)) throw new ConfigError(`unknown function ${functionName}`);
+  const manifest: FunctionManifest = FUNCTIONS[functionName];
+  const services = new Set(manifest.services ?? []);
   const base = loadBaseConfig(env);
-  const tableNames = loadTableNames(env, needs.tables) as Partial<TableNames>;
-  const queueUrls = loadRequired(env, needs.queues) as Partial<Record<string, string>>;
+  const tableNames = loadTableNames(env, tablesOf(manifest)) as Partial<TableNames>;
+  const queueUrls = loadRequired(env, (manifest.sendsTo ?? []).map((id) => QUEUES[id].urlEnv)) as Partial<Record<string, string>>;
   const logger = createLogger({ level: base.LOG_LEVEL, base: { fn: functionName, stage: base.STAGE } });
 
   const client = createDynamoClient({ region: base.DYNAMO_REGION, ...(base.DYNAMO_ENDPOINT ? { endpoint: base.DYNAMO_ENDPOINT } : {}) });
@@ -87,21 +59,26 @@ export async function productionDeps(functionName: string, env: NodeJS.ProcessEn
   });
 
   const secrets: Record<keyof WebhookSecrets, string> = { stripeWebhook: '', achWebhook: '', balanceWebhook: '' };
-  for (const name of needs.secrets) secrets[name] = await resolveSecret(env, SECRET_ENV[name], base.DYNAMO_REGION);
+  await Promise.all(
+    (manifest.secrets ?? []).flatMap((id) => {
+      const name = WEBHOOK_SECRETS[id];
+      return name ? [resolveSecret(env, SECRETS[id].env, base.DYNAMO_REGION).then((value) => (secrets[name] = value))] : [];
+    }),
+  );
 
-  const sqs = needs.queues.length > 0 ? createSqsClient({ region: base.DYNAMO_REGION, endpoint: base.SQS_ENDPOINT }) : undefined;
-  const queue = (name: 'COLLECTIONS_QUEUE_URL' | 'BALANCE_EVENTS_QUEUE_URL'): QueuePort => {
-    const url = queueUrls[name];
-    return url && sqs ? new SqsQueue(sqs, url) : notConfigured<QueuePort>(name, functionName);
+  const sqs = (manifest.sendsTo ?? []).length > 0 ? createSqsClient({ region: base.DYNAMO_REGION, endpoint: base.SQS_ENDPOINT }) : undefined;
+  const queue = (id: QueueId): QueuePort => {
+    const url = queueUrls[QUEUES[id].urlEnv];
+    return url && sqs ? new SqsQueue(sqs, url) : notConfigured<QueuePort>(`the ${id} queue`, functionName);
   };
 
   let processor: PaymentProcessor = notConfigured<PaymentProcessor>('the payment processor', functionName);
   let accounts: AccountDirectory = notConfigured<AccountDirectory>('the accounts service', functionName);
   let stripe: Stripe | undefined;
-  if (needs.collects || functionName === 'stripe-webhook') {
-    stripe = new Stripe(await resolveSecret(env, 'STRIPE_API_KEY', base.DYNAMO_REGION), { maxNetworkRetries: 1, timeout: 10_000 });
+  if (services.has('stripe')) {
+    stripe = new Stripe(await resolveSecret(env, SECRETS.stripeApiKey.env, base.DYNAMO_REGION), { maxNetworkRetries: 1, timeout: 10_000 });
   }
-  if (needs.collects) {
+  if (services.has('payments') && services.has('accounts')) {
     const services = loadRequired(env, ['PAYMENTS_API_URL', 'ACCOUNTS_API_URL'] as const);
     const rails = new HttpPaymentsService(services.PAYMENTS_API_URL);
     processor = new RailRouter({
@@ -120,8 +97,8 @@ export async function productionDeps(functionName: string, env: NodeJS.ProcessEn
     logger,
     processor,
     accounts,
-    collectionsQueue: queue('COLLECTIONS_QUEUE_URL'),
-    balanceEventsQueue: queue('BALANCE_EVENTS_QUEUE_URL'),
+    collectionsQueue: queue('collections'),
+    balanceEventsQueue: queue('balanceEvents'),
     metrics: new EmfMetrics(),
     secrets,
     settings: {

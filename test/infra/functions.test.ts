@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseRateMinutes, readBillingAppConfig } from '../../lib/config.js';
 import { HANDLER_NAMES } from '../../lib/handlers.js';
 import { allTables } from '../../src/adapters/dynamodb/table-definitions.js';
+import { environmentOf, FUNCTIONS, type FunctionManifest, tablesOf } from '../../src/manifest/index.js';
 import { newBillingApp, resourcesOfType, synthBilling } from './support.js';
 
 const prod = synthBilling({ stage: 'prod', paymentsApiUrl: 'https://payments.test', accountsApiUrl: 'https://accounts.test' });
@@ -39,18 +40,18 @@ describe('Lambda functions', () => {
       expect(logGroup.Properties).toMatchObject({ LogGroupName: `/aws/lambda/prod-billing-${name}`, RetentionInDays: 90 });
     });
 
-    it('gets every table name, queue URL, the region, the stage, shard counts and secret ARNs', () => {
+    it('gets exactly the configuration its manifest names: base settings, its tables, the queues it sends to, its services and secret ARNs', () => {
       const env = fn.props.Environment.Variables as Record<string, unknown>;
-      for (const definition of Object.values(allTables)) expect(env[definition.envVar]).toBeDefined();
+      const manifest: FunctionManifest = FUNCTIONS[name];
       expect(env).toMatchObject({ STAGE: 'prod', DYNAMO_REGION: { Ref: 'AWS::Region' }, STATUS_SHARD_COUNT: '16', PAYMENT_SHARD_COUNT: '8' });
-      expect(env).toMatchObject({ PAYMENTS_API_URL: 'https://payments.test', ACCOUNTS_API_URL: 'https://accounts.test' });
-      expect(env.COLLECTIONS_QUEUE_URL).toBeDefined();
-      expect(env.BALANCE_EVENTS_QUEUE_URL).toBeDefined();
-      // STRIPE_API_KEY_ARN is the name src/runtime/secrets.ts reads.
-      for (const secretVar of ['STRIPE_API_KEY_ARN', 'STRIPE_WEBHOOK_SECRET_ARN', 'ACH_WEBHOOK_SECRET_ARN', 'BALANCE_WEBHOOK_SECRET_ARN']) {
-        // A reference to the secret resource, never a literal value.
-        expect(JSON.stringify(env[secretVar])).toMatch(/Fn::ImportValue.*Secret/);
-      }
+      const { variables, secrets } = environmentOf(manifest);
+      const expected = ['STAGE', 'DYNAMO_REGION', 'STATUS_SHARD_COUNT', 'PAYMENT_SHARD_COUNT', 'NODE_OPTIONS', ...variables, ...secrets.map((s) => `${s}_ARN`)];
+      expect(Object.keys(env).sort()).toEqual([...new Set(expected)].sort());
+      for (const id of tablesOf(manifest)) expect(env[allTables[id].envVar]).toBeDefined();
+      if (manifest.services?.includes('payments')) expect(env.PAYMENTS_API_URL).toBe('https://payments.test');
+      if (manifest.services?.includes('accounts')) expect(env.ACCOUNTS_API_URL).toBe('https://accounts.test');
+      // STRIPE_API_KEY_ARN is the name src/runtime/secrets.ts reads; a reference to the secret resource, never a literal value.
+      for (const secretVar of secrets.map((s) => `${s}_ARN`)) expect(JSON.stringify(env[secretVar])).toMatch(/Fn::ImportValue.*Secret/);
     });
   });
 

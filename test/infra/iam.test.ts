@@ -1,8 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { CfnResource } from 'aws-cdk-lib';
-import { HANDLER_NAMES, type HandlerName } from '../../lib/handlers.js';
+import { HANDLER_NAMES } from '../../lib/handlers.js';
 import type { TableId } from '../../src/adapters/dynamodb/table-definitions.js';
+import { FUNCTIONS, type FunctionManifest, type TableGrant } from '../../src/manifest/index.js';
 import { actionsOf, permissionsOf, referencedIds, synthBilling } from './support.js';
+
+/**
+ * Each execution role is exactly what the function's manifest grants (src/manifest/functions.ts):
+ * every statement of the role is accounted for by one manifest entry (a table grant, a queue it
+ * sends to, its secrets, its trigger's event source, its log group) and every grant has its
+ * statement. The grant → IAM action mapping is restated here, not imported from lib/access.ts.
+ */
 
 const prod = synthBilling({ stage: 'prod' });
 const logicalId = (resource: { node: { defaultChild?: unknown } }) =>
@@ -19,79 +27,23 @@ const queueIds = {
 const secretIds = Object.fromEntries(
   Object.entries(prod.stateful.secrets).map(([id, secret]) => [id, logicalId(secret)]),
 ) as Record<string, string>;
+const streamId = logicalId(prod.stateful.membershipsStream);
 
-const READ = ['dynamodb:GetItem', 'dynamodb:Query'];
-const WRITE = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'];
-const READ_WRITE = [...READ, ...WRITE];
-const APPEND = ['dynamodb:PutItem'];
+const IAM_READ = { get: 'dynamodb:GetItem', query: 'dynamodb:Query' } as const;
+const IAM_WRITE = { put: 'dynamodb:PutItem', update: 'dynamodb:UpdateItem' } as const;
+/** What Lambda's SQS event source needs on the queue it polls (CDK grants it with the mapping). */
+const SQS_CONSUME = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
 
-interface Expected {
-  tables: Partial<Record<TableId, { actions: string[]; indexes?: string[] }>>;
-  sendsTo: (keyof typeof queueIds)[];
-  secrets: string[];
+function expectedTableAccess(grant: TableGrant): { actions: string[]; indexes: string[] } {
+  return {
+    actions: [...(grant.read ?? []).map((a) => IAM_READ[a]), ...(grant.write ?? []).map((a) => IAM_WRITE[a]), ...(grant.delete ? ['dynamodb:DeleteItem'] : [])].sort(),
+    indexes: [...(grant.indexes ?? [])].sort(),
+  };
 }
-
-/** Restated from the brief on purpose, not imported from lib/, so the test checks the stack. */
-const EXPECTED: Record<HandlerName, Expected> = {
-  'collections-job': {
-    tables: { billingActivity: { actions: READ, indexes: ['status-index'] }, payments: { actions: READ, indexes: ['GSI2'] } },
-    sendsTo: ['collections'],
-    secrets: [],
-  },
-  'batch-worker': {
-    tables: {
-      billingActivity: { actions: READ_WRITE },
-      billingActivityHistory: { actions: APPEND },
-      locks: { actions: READ_WRITE },
-      payments: { actions: READ_WRITE, indexes: ['GSI4'] },
-    },
-    sendsTo: [],
-    secrets: ['stripeApiKey'],
-  },
-  'webhook-balance-worker': {
-    tables: { billingActivity: { actions: READ_WRITE }, billingActivityHistory: { actions: APPEND }, locks: { actions: READ_WRITE } },
-    sendsTo: [],
-    secrets: ['stripeApiKey'],
-  },
-  'ach-handler': {
-    tables: {
-      billingActivity: { actions: READ_WRITE },
-      billingActivityHistory: { actions: APPEND },
-      payments: { actions: READ_WRITE },
-    },
-    sendsTo: [],
-    secrets: ['achWebhook'],
-  },
-  'memberships-consumer': {
-    tables: { billingActivity: { actions: READ_WRITE }, billingActivityHistory: { actions: APPEND }, locks: { actions: READ_WRITE } },
-    sendsTo: ['membershipsFailures'],
-    secrets: ['stripeApiKey'],
-  },
-  'stripe-webhook': {
-    tables: {
-      stripeEvents: { actions: READ_WRITE },
-      billingActivity: { actions: READ_WRITE },
-      billingActivityHistory: { actions: APPEND },
-      locks: { actions: READ_WRITE },
-    },
-    sendsTo: [],
-    secrets: ['stripeWebhook', 'stripeApiKey'],
-  },
-  'api': {
-    tables: {
-      billingActivity: { actions: READ_WRITE, indexes: ['subscription_id-index', 'status-index', 'failing-index', 'exceptions-index'] },
-      billingActivityHistory: { actions: [...READ, ...APPEND], indexes: ['subscription_id-index'] },
-      locks: { actions: READ_WRITE },
-      payments: { actions: READ_WRITE, indexes: ['GSI1', 'GSI2', 'GSI3', 'GSI4'] },
-    },
-    sendsTo: ['balanceEvents'],
-    secrets: ['stripeApiKey', 'balanceWebhook'],
-  },
-};
 
 describe.each(HANDLER_NAMES)('%s execution role', (name) => {
   const { role, statements } = permissionsOf(prod.statelessTemplate, `prod-billing-${name}`);
-  const expected = EXPECTED[name];
+  const manifest: FunctionManifest = FUNCTIONS[name];
 
   it('has no AWS managed policy and no inline policy outside its own', () => {
     expect(role.Properties?.ManagedPolicyArns).toBeUndefined();
@@ -109,7 +61,7 @@ describe.each(HANDLER_NAMES)('%s execution role', (name) => {
     }
   });
 
-  it('reaches exactly the tables and indexes it uses, with exactly the expected actions', () => {
+  it('reaches exactly the tables and indexes its manifest grants, with exactly the granted actions', () => {
     const actual: Record<string, { actions: Set<string>; indexes: Set<string> }> = {};
     for (const statement of statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')))) {
       const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
@@ -127,36 +79,44 @@ describe.each(HANDLER_NAMES)('%s execution role', (name) => {
       }
     }
     const normalized = Object.fromEntries(
-      Object.entries(actual).map(([id, { actions, indexes }]) => [
-        id,
-        { actions: [...actions].sort(), indexes: [...indexes].sort() },
-      ]),
+      Object.entries(actual).map(([id, { actions, indexes }]) => [id, { actions: [...actions].sort(), indexes: [...indexes].sort() }]),
     );
     expect(normalized).toEqual(
-      Object.fromEntries(
-        Object.entries(expected.tables).map(([id, access]) => [id, { actions: [...access.actions].sort(), indexes: [...(access.indexes ?? [])].sort() }]),
-      ),
+      Object.fromEntries(Object.entries(manifest.tables).map(([id, grant]) => [id, expectedTableAccess(grant as TableGrant)])),
     );
   });
 
-  it('sends only to the queues it feeds', () => {
-    const sendsTo = statements
-      .filter((s) => actionsOf(s).includes('sqs:SendMessage'))
-      .flatMap((s) => referencedIds(s, queueIds));
-    expect(sendsTo.sort()).toEqual([...expected.sendsTo].sort());
+  it('sends only to the queues its manifest names (and, for a Kinesis consumer, its on-failure queue)', () => {
+    const sends = statements.filter((s) => actionsOf(s).includes('sqs:SendMessage'));
+    const expected: string[] = [...(manifest.sendsTo ?? [])];
+    if (manifest.trigger.kind === 'kinesis') expected.push('membershipsFailures');
+    expect(sends.flatMap((s) => referencedIds(s, queueIds)).sort()).toEqual(expected.sort());
+    for (const statement of sends) {
+      // The on-failure destination's grant adds the attribute reads CDK's SqsDlq asks for.
+      const onFailure = referencedIds(statement, queueIds).includes('membershipsFailures');
+      expect(actionsOf(statement).sort()).toEqual(onFailure ? ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'] : ['sqs:SendMessage']);
+    }
   });
 
-  it('reads only its own secrets, and only their values', () => {
+  it('consumes only the queue its trigger names', () => {
+    const consumes = statements.filter((s) => actionsOf(s).includes('sqs:ReceiveMessage'));
+    const trigger = manifest.trigger;
+    expect(consumes.flatMap((s) => referencedIds(s, queueIds))).toEqual(trigger.kind === 'sqs' ? [trigger.queue] : []);
+    for (const statement of consumes) expect(actionsOf(statement).sort()).toEqual(SQS_CONSUME);
+  });
+
+  it('reads only its manifest secrets, and only their values', () => {
     const secretStatements = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
     for (const statement of secretStatements) expect(actionsOf(statement)).toEqual(['secretsmanager:GetSecretValue']);
-    expect(secretStatements.flatMap((s) => referencedIds(s, secretIds)).sort()).toEqual([...expected.secrets].sort());
+    expect(secretStatements.flatMap((s) => referencedIds(s, secretIds)).sort()).toEqual([...(manifest.secrets ?? [])].sort());
   });
 
-  it(name === 'memberships-consumer' ? 'reads the memberships stream' : 'cannot read the memberships stream', () => {
+  it(manifest.trigger.kind === 'kinesis' ? 'reads the stream its trigger names, read-only' : 'cannot read any stream', () => {
     const kinesis = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('kinesis:')));
-    expect(kinesis.length > 0).toBe(name === 'memberships-consumer');
+    expect(kinesis.length > 0).toBe(manifest.trigger.kind === 'kinesis');
     for (const statement of kinesis) {
-      expect(actionsOf(statement).every((a) => !/Put|Create|Delete|Update/.test(a))).toBe(true);
+      expect(JSON.stringify(statement.Resource)).toContain(streamId);
+      expect(actionsOf(statement).every((a) => !/Put|Create|Delete|Update|Merge|Split|Tag|Register/.test(a))).toBe(true);
     }
   });
 
@@ -165,5 +125,12 @@ describe.each(HANDLER_NAMES)('%s execution role', (name) => {
     expect(logStatements).toHaveLength(1);
     expect(actionsOf(logStatements[0]!).sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
     expect(JSON.stringify(logStatements[0]!.Resource)).toMatch(/"Fn::GetAtt":\["\w+LogGroup\w+","Arn"\]/);
+  });
+
+  it('has no statement the manifest does not account for', () => {
+    const unaccounted = statements.filter(
+      (s) => !actionsOf(s).some((a) => /^(dynamodb|secretsmanager|kinesis|logs):/.test(a) || a === 'sqs:SendMessage' || a === 'sqs:ReceiveMessage'),
+    );
+    expect(unaccounted).toEqual([]);
   });
 });

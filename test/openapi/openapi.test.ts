@@ -2,8 +2,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { API_ROUTES as STACK_ROUTES } from '../../src/runtime/api-routes.js';
 import type { BillingRecord } from '../../src/domain/records.js';
+import { ROUTES as STACK_ROUTES, type ManifestRoute } from '../../src/manifest/index.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';
@@ -241,9 +241,9 @@ describe('GET /openapi.json document', () => {
 
   it('documents every route of the api route table and of the stack, with its scope, and nothing else', () => {
     const tableKeys = API_ROUTES.map(routeKeyOf);
-    const stackKeys = STACK_ROUTES.map((r) => `${r.method} ${r.path}`);
+    const stackKeys = STACK_ROUTES.map((r: ManifestRoute) => `${r.method} ${r.path}`);
     expect(new Set(documentedRouteKeys())).toEqual(new Set([...tableKeys, ...stackKeys]));
-    for (const route of STACK_ROUTES) {
+    for (const route of STACK_ROUTES as readonly ManifestRoute[]) {
       const operation = operationOf(`${route.method} ${route.path}`);
       if (route.scope) expect(operation.security).toEqual([{ bearerJwt: [route.scope] }]);
       else expect(Object.keys((operation.security as JsonObject[])[0]!)[0]).toMatch(/Signature$/);

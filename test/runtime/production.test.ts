@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../../src/runtime/config.js';
-import { FUNCTION_NEEDS, productionDeps } from '../../src/runtime/production.js';
+import { FUNCTION_NAMES } from '../../src/manifest/index.js';
+import { productionDeps } from '../../src/runtime/production.js';
 
 const complete: NodeJS.ProcessEnv = {
   STAGE: 'prod',
@@ -23,7 +24,7 @@ const complete: NodeJS.ProcessEnv = {
 };
 
 describe('production wiring at cold start', () => {
-  it.each(Object.keys(FUNCTION_NEEDS))('builds %s from a complete environment (region alias accepted)', async (fn) => {
+  it.each(FUNCTION_NAMES)('builds %s from a complete environment (region alias accepted)', async (fn) => {
     const deps = await productionDeps(fn, complete);
     expect(deps.settings.stage).toBe('prod');
     expect(typeof deps.billing.get).toBe('function');

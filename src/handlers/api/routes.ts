@@ -1,22 +1,37 @@
+import { ROUTES, type RouteKeyOf } from '../../manifest/index.js';
 import { receiveBalanceEvent } from './balance.js';
 import { createPayment, getPayment, getPaymentHistory, listPayments } from './loans.js';
-import { SCOPES, type Route } from './router.js';
+import type { Route, RouteContext } from './router.js';
 import { changeBillingDateRoute, pay, retryBillingRoute, waiveRoute } from './subscription-actions.js';
 import { getSubscription, getSubscriptionHistory, listSubscriptions, listUserSubscriptions } from './subscriptions.js';
+import type { HttpResult } from '../shared/http.js';
 
-/** The api Lambda's routes (DESIGN 8); the paths are the HTTP API's route keys. */
-export const API_ROUTES: readonly Route[] = [
-  { method: 'GET', path: '/v1/users/{userId}/subscriptions', scope: SCOPES.read, handle: listUserSubscriptions },
-  { method: 'GET', path: '/v1/subscriptions', scope: SCOPES.read, handle: listSubscriptions },
-  { method: 'GET', path: '/v1/subscriptions/{subscriptionId}', scope: SCOPES.read, handle: getSubscription },
-  { method: 'GET', path: '/v1/subscriptions/{subscriptionId}/history', scope: SCOPES.read, handle: getSubscriptionHistory },
-  { method: 'POST', path: '/v1/subscriptions/{subscriptionId}/pay', scope: SCOPES.write, handle: pay },
-  { method: 'POST', path: '/v1/subscriptions/{subscriptionId}/retry-billing', scope: SCOPES.operate, handle: retryBillingRoute },
-  { method: 'POST', path: '/v1/subscriptions/{subscriptionId}/waive', scope: SCOPES.operate, handle: waiveRoute },
-  { method: 'PUT', path: '/v1/subscriptions/{subscriptionId}/billing-date', scope: SCOPES.operate, handle: changeBillingDateRoute },
-  { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments', scope: SCOPES.read, handle: listPayments },
-  { method: 'POST', path: '/v1/users/{userId}/loans/{loanId}/payments', scope: SCOPES.write, handle: createPayment },
-  { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments/{paymentId}', scope: SCOPES.read, handle: getPayment },
-  { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history', scope: SCOPES.read, handle: getPaymentHistory },
-  { method: 'POST', path: '/webhooks/balance', scope: undefined, handle: receiveBalanceEvent },
-];
+/**
+ * The api Lambda's handler for each of its routes in the manifest's route table
+ * (src/manifest/routes.ts). The record is exhaustive: a route added to the table for `api`
+ * without a handler here, or a handler for a route the table does not give to `api`, fails the
+ * type check.
+ */
+const HANDLERS: Record<RouteKeyOf<'api'>, (ctx: RouteContext) => Promise<HttpResult>> = {
+  'GET /v1/users/{userId}/subscriptions': listUserSubscriptions,
+  'GET /v1/subscriptions': listSubscriptions,
+  'GET /v1/subscriptions/{subscriptionId}': getSubscription,
+  'GET /v1/subscriptions/{subscriptionId}/history': getSubscriptionHistory,
+  'POST /v1/subscriptions/{subscriptionId}/pay': pay,
+  'POST /v1/subscriptions/{subscriptionId}/retry-billing': retryBillingRoute,
+  'POST /v1/subscriptions/{subscriptionId}/waive': waiveRoute,
+  'PUT /v1/subscriptions/{subscriptionId}/billing-date': changeBillingDateRoute,
+  'GET /v1/users/{userId}/loans/{loanId}/payments': listPayments,
+  'POST /v1/users/{userId}/loans/{loanId}/payments': createPayment,
+  'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}': getPayment,
+  'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history': getPaymentHistory,
+  'POST /webhooks/balance': receiveBalanceEvent,
+};
+
+/** The api Lambda's routes (DESIGN 8), in the table's order; the paths are the HTTP API's route keys. */
+export const API_ROUTES: readonly Route[] = ROUTES.filter((route) => route.target === 'api').map((route) => ({
+  method: route.method,
+  path: route.path,
+  scope: 'scope' in route ? route.scope : undefined,
+  handle: HANDLERS[`${route.method} ${route.path}` as RouteKeyOf<'api'>],
+}));

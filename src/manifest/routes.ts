@@ -1,23 +1,25 @@
+import type { FunctionName } from './functions.js';
+
 /**
- * The HTTP route table: the CDK (lib/) builds the HTTP API from it and the local gateway
- * (src/local) routes with it. It lives under src because src never imports lib/ (the layer rules).
+ * The one HTTP route table. The CDK builds the HTTP API from it (route keys, JWT scopes,
+ * integrations), the local gateway routes with it, and the api Lambda's router gives each of its
+ * routes a handler (src/handlers/api/routes.ts, checked exhaustive by the type checker).
  */
 
-/** The functions behind HTTP routes (a subset of lib/handlers.ts's HANDLER_NAMES). */
-export type HttpTarget = 'api' | 'stripe-webhook' | 'ach-handler';
-
 export type BillingScope = 'billing:read' | 'billing:write' | 'billing:operate';
+export type Method = 'GET' | 'POST' | 'PUT';
 
-export interface ApiRoute {
-  readonly method: 'GET' | 'POST' | 'PUT';
+export interface ManifestRoute {
+  readonly method: Method;
+  /** Path template as API Gateway writes it, e.g. `/v1/subscriptions/{subscriptionId}`. */
   readonly path: string;
-  readonly target: HttpTarget;
+  /** The function behind the route. */
+  readonly target: FunctionName;
   /** JWT scope the gateway requires; absent only on signed webhooks, verified in the handler. */
   readonly scope?: BillingScope;
 }
 
-/** The HTTP API of docs/design.md, route by route. */
-export const API_ROUTES: readonly ApiRoute[] = [
+export const ROUTES = [
   { method: 'GET', path: '/v1/users/{userId}/subscriptions', target: 'api', scope: 'billing:read' },
   { method: 'GET', path: '/v1/subscriptions', target: 'api', scope: 'billing:read' },
   { method: 'GET', path: '/v1/subscriptions/{subscriptionId}', target: 'api', scope: 'billing:read' },
@@ -32,6 +34,25 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history', target: 'api', scope: 'billing:read' },
   { method: 'POST', path: '/webhooks/stripe', target: 'stripe-webhook' },
   { method: 'POST', path: '/webhooks/ach', target: 'ach-handler' },
-  // The API Lambda verifies the signature and enqueues for the webhook-balance-worker.
+  // The api Lambda verifies the signature and enqueues for the webhook-balance-worker.
   { method: 'POST', path: '/webhooks/balance', target: 'api' },
-];
+] as const satisfies readonly ManifestRoute[];
+
+type AnyRoute = (typeof ROUTES)[number];
+/** `METHOD /path`, as API Gateway names a route. */
+export type RouteKey = `${AnyRoute['method']} ${AnyRoute['path']}`;
+/** The route keys of one function. */
+export type RouteKeyOf<F extends FunctionName> = Extract<AnyRoute, { target: F }> extends infer R
+  ? R extends { method: infer M extends string; path: infer P extends string }
+    ? `${M} ${P}`
+    : never
+  : never;
+
+export function routeKey(route: Pick<ManifestRoute, 'method' | 'path'>): string {
+  return `${route.method} ${route.path}`;
+}
+
+/** The routes a function serves. */
+export function routesOf(target: FunctionName): readonly ManifestRoute[] {
+  return (ROUTES as readonly ManifestRoute[]).filter((route) => route.target === target);
+}

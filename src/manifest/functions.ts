@@ -1,0 +1,195 @@
+import { BILLING_ACTIVITY_INDEXES, PAYMENTS_INDEXES, type TableId } from '../adapters/dynamodb/table-definitions.js';
+import type { QueueId, SecretId, ServiceId, SettingEnv, StreamId } from './resources.js';
+
+/**
+ * What each function may touch, written once. The CDK derives each function's IAM policy,
+ * environment and event sources from it (lib/stateless-stack.ts); the Lambda wiring
+ * (src/runtime) builds only the ports it grants; test/manifest checks that the code stays inside
+ * it and test/infra/iam.test.ts that each role is exactly it.
+ *
+ * Adding a function: add its entry here (and its routes to routes.ts), write its entry module
+ * (`entry`, exporting `handler`), and run `npx vitest run test/manifest test/infra`.
+ */
+
+/** DynamoDB actions on a table's own items (the base table ARN). */
+export type ReadAction = 'get' | 'query';
+export type WriteAction = 'put' | 'update';
+
+/**
+ * One function's access to one table. A transaction needs the per-item action for each of its
+ * items (put, update, delete; get for reads): TransactWriteItems is not an IAM action of its own.
+ */
+export interface TableGrant {
+  /** GetItem and/or Query on the base table. */
+  readonly read?: readonly ReadAction[];
+  /** PutItem (conditional puts: creates, versioned replacements, audit rows, lock takes) and/or UpdateItem. */
+  readonly write?: readonly WriteAction[];
+  /** DeleteItem (a lock release, a claim release, the old period of a due-date change). */
+  readonly delete?: boolean;
+  /** GSIs the function queries; each is granted by its own ARN, never `index/*`. */
+  readonly indexes?: readonly string[];
+}
+
+export type Trigger =
+  | { readonly kind: 'http' }
+  | { readonly kind: 'schedule' }
+  /** An SQS event source with partial batch responses (ReportBatchItemFailures). */
+  | { readonly kind: 'sqs'; readonly queue: QueueId; readonly batchSize: number }
+  /** A Kinesis event source with partial batch responses, bisecting, and an SQS on-failure destination. */
+  | {
+      readonly kind: 'kinesis';
+      readonly stream: StreamId;
+      readonly batchSize: number;
+      readonly retryAttempts: number;
+      readonly maxRecordAgeHours: number;
+    };
+
+export interface FunctionManifest {
+  /** The Lambda entry module (exports `handler`), relative to the repository root. */
+  readonly entry: string;
+  readonly description: string;
+  readonly timeoutSeconds: number;
+  readonly memoryMb?: number;
+  readonly trigger: Trigger;
+  readonly tables: Partial<Record<TableId, TableGrant>>;
+  /** Queues it sends to (consuming is its trigger). */
+  readonly sendsTo?: readonly QueueId[];
+  readonly secrets?: readonly SecretId[];
+  readonly services?: readonly ServiceId[];
+  readonly settings?: readonly SettingEnv[];
+}
+
+const { bySubscriptionId, byStatus, failing, exceptions, dunning } = BILLING_ACTIVITY_INDEXES;
+const { byLoanStatus, byStatus: paymentsByStatus, byLoanCreated } = PAYMENTS_INDEXES;
+
+/**
+ * The collection attempt (runCollectionAttempt under the user lock): the lock taken, renewed and
+ * released (PutItem, DeleteItem; the release inside the commit), the period read and replaced,
+ * its successor created, a counted failure recorded and an ACH debit counted (UpdateItem), audit
+ * rows appended. It charges
+ * cards through Stripe and the ACH and pinless rails through the payments service.
+ */
+const ATTEMPT = {
+  billingActivity: { read: ['get'], write: ['put', 'update'] },
+  billingActivityHistory: { write: ['put'] },
+  locks: { write: ['put'], delete: true },
+} as const satisfies Partial<Record<TableId, TableGrant>>;
+const COLLECTS = { services: ['stripe', 'payments', 'accounts'], secrets: ['stripeApiKey'] } as const;
+
+export const FUNCTIONS = {
+  'collections-job': {
+    entry: 'src/handlers/collections-job.ts',
+    description: 'Finds due billing work on the status index and enqueues it',
+    timeoutSeconds: 300,
+    memoryMb: 1024,
+    trigger: { kind: 'schedule' },
+    tables: {
+      // Due PENDING periods (status-index), due FAILED ones and the dunning gauge (dunning-index),
+      // the failing gauge (failing-index), the ACH return-rate counters (one base-table Query).
+      billingActivity: { read: ['query'], indexes: [byStatus, dunning, failing] },
+      // Due RETRY loan payments (GSI2) and the loan payments' ACH return-rate counters.
+      payments: { read: ['query'], indexes: [paymentsByStatus] },
+    },
+    sendsTo: ['collections'],
+  },
+  'batch-worker': {
+    entry: 'src/handlers/batch-worker.ts',
+    description: 'Runs one collection attempt per collections-queue message',
+    timeoutSeconds: 120,
+    trigger: { kind: 'sqs', queue: 'collections', batchSize: 10 },
+    tables: {
+      ...ATTEMPT,
+      // Loan payment retries with their audit rows (and the ACH counter, an UpdateItem ADD), and the
+      // loan's recent payments (GSI4) for the holds.
+      payments: { read: ['get'], write: ['put', 'update'], indexes: [byLoanCreated] },
+    },
+    ...COLLECTS,
+  },
+  'webhook-balance-worker': {
+    entry: 'src/handlers/webhook-balance-worker.ts',
+    description: 'Collects a due record when a balance update opens the balance gate',
+    timeoutSeconds: 60,
+    trigger: { kind: 'sqs', queue: 'balanceEvents', batchSize: 10 },
+    tables: {
+      ...ATTEMPT,
+      // The user's periods (a Query on the user's partition).
+      billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
+    },
+    ...COLLECTS,
+    settings: ['BALANCE_THRESHOLD_CENTS'],
+  },
+  // Settles by the reference's keys; never takes the lock: the record's version is the fence.
+  'ach-handler': {
+    entry: 'src/handlers/ach-handler.ts',
+    description: 'Applies signed ACH settlement, return, refund and chargeback outcomes',
+    timeoutSeconds: 20,
+    trigger: { kind: 'http' },
+    tables: {
+      // A return also adds to its day's ACH return-rate counter (UpdateItem ADD) in the same transaction.
+      billingActivity: { read: ['get'], write: ['put', 'update'] },
+      billingActivityHistory: { write: ['put'] },
+      payments: { read: ['get'], write: ['put', 'update'] },
+    },
+    secrets: ['achWebhook'],
+  },
+  // Applies changes to the user's chain; a reactivation collects synchronously.
+  'memberships-consumer': {
+    entry: 'src/handlers/memberships-consumer.ts',
+    description: 'Applies membership changes from the memberships Kinesis stream',
+    timeoutSeconds: 120,
+    trigger: { kind: 'kinesis', stream: 'memberships', batchSize: 100, retryAttempts: 10, maxRecordAgeHours: 24 },
+    tables: {
+      ...ATTEMPT,
+      billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
+    },
+    ...COLLECTS,
+  },
+  // Claims each event; a checkout takes the user lock; the API key finds the PaymentIntent behind
+  // charge and dispute events. It charges nothing.
+  'stripe-webhook': {
+    entry: 'src/handlers/stripe-webhook.ts',
+    description: 'Claims and applies signed Stripe events',
+    timeoutSeconds: 20,
+    trigger: { kind: 'http' },
+    tables: {
+      stripeEvents: { read: ['get'], write: ['put', 'update'], delete: true },
+      billingActivity: { read: ['get', 'query'], write: ['put'] },
+      billingActivityHistory: { write: ['put'] },
+      locks: { write: ['put'], delete: true },
+    },
+    services: ['stripe'],
+    secrets: ['stripeWebhook', 'stripeApiKey'],
+  },
+  api: {
+    entry: 'src/handlers/api.ts',
+    description: 'Billing HTTP API (/v1) and the balance webhook',
+    timeoutSeconds: 29,
+    memoryMb: 1024,
+    trigger: { kind: 'http' },
+    tables: {
+      // Reads and lists (by user, by subscription id, ?billing=failing|exceptions|dunning), manual
+      // pay and operator retry (the attempt), waive, and the due-date change (deletes the old period).
+      billingActivity: { read: ['get', 'query'], write: ['put', 'update'], delete: true, indexes: [bySubscriptionId, failing, exceptions, dunning] },
+      // The history endpoint (by subscription id) and the audit rows of every write.
+      billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
+      locks: { write: ['put'], delete: true },
+      // Loan payments: get, create, update; a loan's payments (GSI4), by status (GSI1), a payment's history rows (base Query).
+      // The ACH debit a payment originates adds to its day's counter (UpdateItem ADD).
+      payments: { read: ['get', 'query'], write: ['put', 'update'], indexes: [byLoanStatus, byLoanCreated] },
+    },
+    sendsTo: ['balanceEvents'],
+    ...COLLECTS,
+    secrets: ['stripeApiKey', 'balanceWebhook'],
+  },
+} as const satisfies Record<string, FunctionManifest>;
+
+export type FunctionName = keyof typeof FUNCTIONS;
+export const FUNCTION_NAMES = Object.keys(FUNCTIONS) as FunctionName[];
+
+export function manifestOf(name: FunctionName): FunctionManifest {
+  return FUNCTIONS[name];
+}
+
+export function isFunctionName(name: string): name is FunctionName {
+  return Object.hasOwn(FUNCTIONS, name);
+}

@@ -1,0 +1,39 @@
+import { allTables, type TableId } from '../adapters/dynamodb/table-definitions.js';
+import { FUNCTIONS, type FunctionManifest, type FunctionName, type TableGrant } from './functions.js';
+import { QUEUES, SECRETS, SERVICES } from './resources.js';
+
+export * from './functions.js';
+export * from './resources.js';
+export * from './routes.js';
+
+/** The tables a function is granted, in a stable order. */
+export function tablesOf(manifest: FunctionManifest): TableId[] {
+  return (Object.keys(allTables) as TableId[]).filter((id) => manifest.tables[id] !== undefined);
+}
+
+export function grantOf(manifest: FunctionManifest, table: TableId): TableGrant | undefined {
+  return manifest.tables[table];
+}
+
+/**
+ * The environment variables a function reads beyond the base ones (STAGE, DYNAMO_REGION, shard
+ * counts, LOG_LEVEL): its tables' names, the URLs of the queues it sends to, its services' URLs,
+ * its settings; and, by name, the secrets it resolves (the CDK sets `{name}_ARN`).
+ */
+export function environmentOf(manifest: FunctionManifest): { readonly variables: string[]; readonly secrets: string[] } {
+  const variables = [
+    ...tablesOf(manifest).map((id) => allTables[id].envVar),
+    ...(manifest.sendsTo ?? []).map((id) => QUEUES[id].urlEnv),
+    ...(manifest.services ?? []).flatMap((id) => {
+      const service = SERVICES[id];
+      return 'urlEnv' in service ? [service.urlEnv] : [];
+    }),
+    ...(manifest.settings ?? []),
+  ];
+  return { variables, secrets: (manifest.secrets ?? []).map((id) => SECRETS[id].env) };
+}
+
+/** Every function, with its manifest. */
+export function allFunctions(): [FunctionName, FunctionManifest][] {
+  return Object.entries(FUNCTIONS) as [FunctionName, FunctionManifest][];
+}

@@ -1,0 +1,48 @@
+/**
+ * The shared resources a function can be granted, by id: queues, streams, secrets and outside
+ * services, with the environment variable that carries each to the function. The tables (keys,
+ * indexes, their environment variables) are `src/adapters/dynamodb/table-definitions.ts`.
+ *
+ * Pure data: nothing here imports an SDK, the CDK or a handler, so the CDK app, the Lambda wiring,
+ * the local runtime and the tests can all read it.
+ */
+
+/** SQS queues: what the functions send to or consume. */
+export const QUEUES = {
+  collections: { urlEnv: 'COLLECTIONS_QUEUE_URL', holds: 'one collection attempt per message (a billing period or a loan payment retry)' },
+  balanceEvents: { urlEnv: 'BALANCE_EVENTS_QUEUE_URL', holds: 'verified balance webhook events' },
+} as const;
+export type QueueId = keyof typeof QUEUES;
+
+/** Kinesis streams a function consumes. */
+export const STREAMS = {
+  memberships: { holds: 'membership changes (NEW, PAUSE, CANCEL, ...) from the memberships service' },
+} as const;
+export type StreamId = keyof typeof STREAMS;
+
+/**
+ * Secrets, read at cold start: the value itself in `env` (local runtime, tests) or its ARN in
+ * `{env}_ARN`, resolved once from Secrets Manager (AWS; the CDK sets only the ARN).
+ */
+export const SECRETS = {
+  stripeApiKey: { env: 'STRIPE_API_KEY', name: 'stripe-api-key', holds: 'the Stripe secret API key' },
+  stripeWebhook: { env: 'STRIPE_WEBHOOK_SECRET', name: 'stripe-webhook-secret', holds: 'the Stripe webhook endpoint signing secret (whsec_...)' },
+  achWebhook: { env: 'ACH_WEBHOOK_SECRET', name: 'ach-webhook-secret', holds: 'the ACH webhook HMAC secret' },
+  balanceWebhook: { env: 'BALANCE_WEBHOOK_SECRET', name: 'balance-webhook-secret', holds: 'the balance webhook HMAC secret' },
+} as const;
+export type SecretId = keyof typeof SECRETS;
+
+/**
+ * Outside services a function calls. `stripe` is the Stripe SDK (card charges, PaymentIntent
+ * lookups, webhook signatures) and needs the API key; the payments service runs the ACH and
+ * pinless rails; the accounts service names a user's payment accounts.
+ */
+export const SERVICES = {
+  stripe: { secrets: ['stripeApiKey'] as readonly SecretId[] },
+  payments: { urlEnv: 'PAYMENTS_API_URL' },
+  accounts: { urlEnv: 'ACCOUNTS_API_URL' },
+} as const;
+export type ServiceId = keyof typeof SERVICES;
+
+/** Settings only some functions read, by environment variable. */
+export type SettingEnv = 'BALANCE_THRESHOLD_CENTS';
