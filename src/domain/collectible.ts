@@ -157,3 +157,14 @@ export function balanceDecision(record: BillingRecord, account: AccountSnapshot,
   return { open: true, context };
 }
 
+
+/**
+ * The attempt's lock replaced an expired lease whose holder was attempting this period (or held the
+ * user for a use case that attempts several, so no purpose): that holder died or lost its release,
+ * and the processor may already hold a charge under this period's key that no record shows. The
+ * attempt then resends that same key before the balance gate is consulted: the processor answers
+ * with the charge it took (never a second one for one key), and a closed gate cannot hide it.
+ */
+export function repairsUnrecordedAttempt(takenOver: { readonly purpose?: string } | undefined, record: Pick<BillingRecord, 'billing_date'>): boolean {
+  return takenOver !== undefined && (takenOver.purpose === undefined || takenOver.purpose === record.billing_date);
+}

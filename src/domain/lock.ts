@@ -13,12 +13,19 @@ export interface LockOptions {
   readonly leaseMs?: number;
   readonly heartbeatMs?: number;
   readonly newVersion: () => string;
+  /** Stored on the lease: the period this holder attempts (a takeover tells the next holder). */
+  readonly purpose?: string;
 }
 
 export interface HeldLock {
   readonly key: string;
   /** Aborted when a heartbeat finds the lease lost: the holder must stop before writing. */
   readonly signal: AbortSignal;
+  /**
+   * The expired lease this lock replaced, when there was one: its holder died (or lost its release)
+   * while it held the user, so an attempt of its period may have reached the processor unrecorded.
+   */
+  readonly takenOver?: LockLease;
   release(): Promise<void>;
   /**
    * Runs `commit` with the lease as it is now, heartbeats held so that it cannot change meanwhile;
@@ -49,9 +56,11 @@ export async function acquireUserLock(
     record_version_number: version,
     lease_duration_ms: leaseMs,
     lease_expires_at: clock.now().getTime() + leaseMs,
+    ...(options.purpose !== undefined ? { purpose: options.purpose } : {}),
   });
   let current = leaseAt(options.newVersion());
-  if (!(await store.tryAcquire(current, clock.now().getTime()))) {
+  let takenOver: LockLease | undefined;
+  if (!(await store.tryAcquire(current, clock.now().getTime(), (previous) => (takenOver = previous)))) {
     throw new LockedError(`billing lock for user ${userId} is held`);
   }
   const controller = new AbortController();
@@ -75,6 +84,7 @@ export async function acquireUserLock(
   return {
     key,
     signal: controller.signal,
+    ...(takenOver !== undefined ? { takenOver } : {}),
     async release() {
       if (released) return;
       released = true;
@@ -114,9 +124,10 @@ export interface LockDeps {
 }
 
 /** The one way a use case takes a user's lock (fail-if-locked: LockedError at once). */
-export function lockUser(deps: LockDeps, userId: string, owner: string): Promise<HeldLock> {
+export function lockUser(deps: LockDeps, userId: string, owner: string, purpose?: string): Promise<HeldLock> {
   return acquireUserLock(deps.locks, deps.clock, userId, owner, {
     newVersion: () => deps.ids.newId(),
+    ...(purpose !== undefined ? { purpose } : {}),
     ...(deps.lockLeaseMs !== undefined ? { leaseMs: deps.lockLeaseMs } : {}),
     ...(deps.lockHeartbeatMs !== undefined ? { heartbeatMs: deps.lockHeartbeatMs } : {}),
   });

@@ -181,6 +181,26 @@ describe('model counterexamples, as regressions', () => {
     await w.settle(); // every charge the processor took must be on a record
   });
 
+  // F8 (long run 2, seed 378880196 path "2"): the process died after the processor took the pinless charge; the balance then
+  // fell below the amount, and the repair attempt was gated (FAILED, "Insufficient available balance") instead of resending its key.
+  regression('the repair of an attempt that died after the processor took the charge records it, whatever the balance gate says', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'pinless', 'MONTHLY', 0));
+    w.app.clock.advance(6 * 3_600_000);
+    w.arm({ point: 'processor.accepted', mode: 'crash' });
+    await w.collectionsRun(); // the charge is taken; the process is dead before anything is written
+    expect(w.charges(w.users[0]!)).toHaveLength(1);
+    expect((await recordsOf(w, 0))[0]!.billing_status).toBe('PENDING');
+    w.setBalance(0, 500); // below the 1999 due
+    w.app.clock.advance(2 * 60_000); // the dead process's lease (60 s) has lapsed
+    await w.collectionsRun();
+    const [record] = await recordsOf(w, 0);
+    expect(record!.billing_status).toBe('COMPLETED');
+    expect(record!.transaction_id).toBe(w.charges(w.users[0]!)[0]!.confirmation_id);
+    expect(w.charges(w.users[0]!)).toHaveLength(1); // the same key: never a second charge
+    await w.check('repair before the gate');
+  });
+
   regression('a saved billing failure writes an audit row equal to the item it leaves', async () => {
     const w = await world();
     await join(w, 0, plan(w, 'card', 'MONTHLY', 0, 8));

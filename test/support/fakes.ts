@@ -32,11 +32,12 @@ export class InMemoryLockStore implements LockStore {
   failNextRenewWith: Error | undefined;
   readonly calls = { tryAcquire: 0, renew: 0, release: 0 };
 
-  async tryAcquire(lease: LockLease, nowMs: number): Promise<boolean> {
+  async tryAcquire(lease: LockLease, nowMs: number, onTakeover?: (previous: LockLease) => void): Promise<boolean> {
     this.calls.tryAcquire += 1;
     const existing = this.items.get(lease.key);
     if (existing && !(existing.lease_expires_at < nowMs)) return false;
     this.items.set(lease.key, { ...lease });
+    if (existing) onTakeover?.({ ...existing });
     return true;
   }
 

@@ -90,9 +90,9 @@ export class FaultyLockStore implements LockStore {
     private readonly faults: FaultInjector,
   ) {}
 
-  async tryAcquire(lease: LockLease, nowMs: number): Promise<boolean> {
+  async tryAcquire(lease: LockLease, nowMs: number, onTakeover?: (previous: LockLease) => void): Promise<boolean> {
     this.faults.alive('lock.acquire');
-    const acquired = await this.inner.tryAcquire(lease, nowMs);
+    const acquired = await this.inner.tryAcquire(lease, nowMs, onTakeover);
     if (acquired) this.faults.pass('lock.acquire.after');
     return acquired;
   }

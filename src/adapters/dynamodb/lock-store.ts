@@ -17,12 +17,13 @@ export class DynamoLockStore implements LockStore {
     private readonly tableName: string,
   ) {}
 
-  async tryAcquire(lease: LockLease, nowMs: number): Promise<boolean> {
+  async tryAcquire(lease: LockLease, nowMs: number, onTakeover?: (previous: LockLease) => void): Promise<boolean> {
     return this.conditionalPut(
       'locks.tryAcquire',
       lease,
       'attribute_not_exists(PartitionKey) OR lease_expires_at < :now',
       { ':now': { N: String(nowMs) } },
+      onTakeover,
     );
   }
 
@@ -53,9 +54,10 @@ export class DynamoLockStore implements LockStore {
     lease: LockLease,
     condition: string,
     values: Record<string, { N: string } | { S: string }>,
+    onReplaced?: (previous: LockLease) => void,
   ): Promise<boolean> {
     try {
-      await this.client.send(
+      const out = await this.client.send(
         new PutItemCommand({
           TableName: this.tableName,
           Item: marshallItem({
@@ -65,11 +67,25 @@ export class DynamoLockStore implements LockStore {
             lease_duration_ms: lease.lease_duration_ms,
             lease_expires_at: lease.lease_expires_at,
             expires_at: Math.ceil(lease.lease_expires_at / 1000) + LOCK_TTL_SLACK_SECONDS,
+            ...(lease.purpose !== undefined ? { purpose: lease.purpose } : {}),
           }),
           ConditionExpression: condition,
           ExpressionAttributeValues: values,
+          // The replaced item comes back with the same request (no extra read): an expired lease taken over.
+          ...(onReplaced ? { ReturnValues: 'ALL_OLD' as const } : {}),
         }),
       );
+      const old = out.Attributes;
+      if (onReplaced && old) {
+        onReplaced({
+          key: old.PartitionKey?.S ?? lease.key,
+          owner_name: old.owner_name?.S ?? '',
+          record_version_number: old.record_version_number?.S ?? '',
+          lease_duration_ms: Number(old.lease_duration_ms?.N ?? 0),
+          lease_expires_at: Number(old.lease_expires_at?.N ?? 0),
+          ...(old.purpose?.S !== undefined ? { purpose: old.purpose.S } : {}),
+        });
+      }
       return true;
     } catch (error) {
       if (isConditionalCheckFailed(error)) return false;

@@ -1,5 +1,5 @@
 import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure, type IdGenerator } from '../billing-record.js';
-import { balanceDecision, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, type BalanceObservation, type NotDueReason } from '../collectible.js';
+import { balanceDecision, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, repairsUnrecordedAttempt, type BalanceObservation, type NotDueReason } from '../collectible.js';
 import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
 import { CLEARED_DUNNING, classifyDecline, dunningAfterDecline, isInDunning } from '../dunning.js';
 import { ConcurrentModificationError, InterruptedError, LockedError } from '../errors.js';
@@ -78,7 +78,7 @@ export async function runCollectionAttempt(deps: AttemptDeps, request: AttemptRe
   if (request.heldLock) return attemptUnderLock(deps, request, request.heldLock, request.releaseHeldLock === true);
   let lock: HeldLock;
   try {
-    lock = await lockUser(deps, request.key.user_id, request.owner);
+    lock = await lockUser(deps, request.key.user_id, request.owner, request.key.billing_date);
   } catch (error) {
     if (error instanceof LockedError) return { kind: 'skipped_locked' };
     throw error;
@@ -131,7 +131,8 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     }
 
     const decision = balanceDecision(read, account, process, request.balance);
-    if (!decision.open) {
+    // A dead holder's attempt of this period may have reached the processor: resend its key first (F8).
+    if (!decision.open && !repairsUnrecordedAttempt(lock.takenOver, read)) {
       if (request.balance) return { kind: 'gate_closed', record: read };
       // Scheduled/retry: decline-like, nothing presented to the bank, retried daily (a period in dunning
       // spends its slot). Like a decline it changes the due work, but nothing was submitted so the due

@@ -57,6 +57,17 @@ describe('DynamoLockStore on DynamoDB Local', () => {
     expect((await stored(key))?.owner_name).toEqual({ S: 'b' });
   });
 
+  it('tells the new holder which expired lease it took over (its purpose included), in the same request', async () => {
+    const key = userLockKey(randomUUID());
+    const dead = { ...lease(key, 'dead', NOW, 1_000), purpose: '2026-12-01T12:00:00.000000000Z' };
+    const seen: LockLease[] = [];
+    expect(await store.tryAcquire(dead, NOW, (previous) => seen.push(previous))).toBe(true);
+    expect(seen).toEqual([]); // nothing was there
+    expect((await stored(key))?.purpose).toEqual({ S: dead.purpose });
+    expect(await store.tryAcquire(lease(key, 'next', NOW + 2_000), NOW + 2_000, (previous) => seen.push(previous))).toBe(true);
+    expect(seen).toEqual([dead]);
+  });
+
   it('renews with the current record_version_number and refuses a stale one', async () => {
     const key = userLockKey(randomUUID());
     const first = lease(key, 'a');
