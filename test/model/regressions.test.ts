@@ -14,6 +14,7 @@ import { DAY, ms, type Method, type Plan, type Term } from './reference-model.js
  */
 const OPEN: ReadonlySet<string> = new Set<string>([
   'a waive of a period whose ACH debit was accepted but not recorded keeps the money on the books',
+  'a new chain whose period falls on the date of a closed chain’s record keeps billing',
 ]);
 
 function regression(name: string, body: () => Promise<void>): void {
@@ -199,6 +200,24 @@ describe('model counterexamples, as regressions', () => {
     expect(record!.transaction_id).toBe(w.charges(w.users[0]!)[0]!.confirmation_id);
     expect(w.charges(w.users[0]!)).toHaveLength(1); // the same key: never a second charge
     await w.check('repair before the gate');
+  });
+
+  // F10 (long run 4, seed 771100001 path "4", shrunk): records are keyed by user and billing date, so a closed chain's
+  // WAIVED period on the second Friday of Dec 2027 is where the new chain's December period would be created.
+  regression('a new chain whose period falls on the date of a closed chain’s record keeps billing', async () => {
+    const w = await world();
+    await join(w, 0, { ...plan(w, 'pinless', 'ANNUAL', 0), friday: 2 });
+    w.app.clock.advance(DAY);
+    await member(w, 0, 'CANCEL'); // collects the due period; its successor (Dec 10 2027) is created cancel-requested
+    const requested = (await recordsOf(w, 0)).find((r) => r.cancel_requested_at !== undefined)!;
+    await w.waive(0, requested);
+    await join(w, 0, { ...plan(w, 'pinless', 'MONTHLY', 0), friday: 2 });
+    for (let month = 0; month < 14; month++) {
+      w.app.clock.advance(31 * DAY);
+      await w.collectionsRun();
+    }
+    const open = (await recordsOf(w, 0)).filter((r) => r.billing_status === 'PENDING' && ms(r.billing_date) > w.now());
+    expect(open).toHaveLength(1); // the new chain goes on past Dec 2027
   });
 
   regression('a saved billing failure writes an audit row equal to the item it leaves', async () => {
