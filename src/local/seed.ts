@@ -1,6 +1,7 @@
 import { nextPeriodDate } from '../domain/billing-record.js';
 import { addMonths, nthFridayOfMonth } from '../domain/calendar.js';
 import { AlreadyExistsError } from '../domain/errors.js';
+import type { SimulatedOutcome } from '../adapters/processor/simulator.js';
 import type { BillingStore, PaymentsStore } from '../domain/ports.js';
 import type { BillingRecord, HistoryRow, LoanPayment, LoanPaymentStatus, PaymentMethod, Term } from '../domain/records.js';
 import { formatInstant } from '../domain/time.js';
@@ -8,7 +9,8 @@ import { formatInstant } from '../domain/time.js';
 /**
  * Demo data for `npm start`: a few hundred members across every billing status, payment rail and
  * term, each with a paid history, written through the real BillingStore (records and their audit
- * rows in the same transactions) and a handful of loan payments through the PaymentsStore.
+ * rows in the same transactions) and a handful of loan payments through the PaymentsStore, two of
+ * them in RETRY and due (RETRY_LOANS), so the first collections run retries them.
  * Deterministic for a given start time, so two fresh starts at the same `--now` look the same.
  */
 
@@ -259,6 +261,48 @@ function loanPayments(userId: string, now: Date, random: () => number, rail: 'ac
   });
 }
 
+/**
+ * Two loan payments in RETRY whose next attempt is due at the seed time (docs/design.md 2.7): the
+ * first collections run retries both. `approved` was declined once (insufficient funds, a day ago)
+ * and the simulator approves its retry: COMPLETED. `declined` has had 3 declined attempts and the
+ * simulator declines its 4th, the last allowed: FAILED (max retries). Fixed ids, for the README.
+ */
+export const RETRY_LOANS = {
+  approved: { user_id: 'seed-loan-0001', loan_id: 'loan-retry', payment_id: 'pay-retry-approved' },
+  declined: { user_id: 'seed-loan-0002', loan_id: 'loan-retry', payment_id: 'pay-retry-declined' },
+} as const;
+
+/** The simulator's per-user outcomes the demo data relies on (applied at start when seeding is on). */
+export const SEED_PROCESSOR_USERS: Readonly<Record<string, SimulatedOutcome>> = {
+  [RETRY_LOANS.declined.user_id]: 'decline:insufficient_funds',
+};
+
+function retryLoanPayments(now: Date): LoanPayment[] {
+  const ago = (days: number) => formatInstant(new Date(now.getTime() - days * DAY));
+  const due = formatInstant(now);
+  const retry = (ids: { user_id: string; loan_id: string; payment_id: string }, attempts: number, firstDeclinedDaysAgo: number): LoanPayment => ({
+    loc_user_id: ids.user_id,
+    loc_loan_id: ids.loan_id,
+    loc_payment_id: ids.payment_id,
+    loc_amount: 12_500,
+    loc_status: 'RETRY',
+    loc_payment_method: 'pinless',
+    loc_process: attempts > 1 ? 'RETRY' : 'AUTO',
+    loc_confirmation_id: `seed_loan_declined_${ids.payment_id}`,
+    loc_account_last_four: '4242',
+    loc_payment_attempts: attempts,
+    loc_decline_code: 'insufficient_funds',
+    loc_decline_class: 'retry_later',
+    loc_update_reason: 'The payment was declined by the bank.',
+    loc_first_declined_at: ago(firstDeclinedDaysAgo),
+    loc_next_attempt_at: due,
+    loc_created_date: ago(firstDeclinedDaysAgo),
+    loc_last_updated: ago(attempts > 1 ? 1 : firstDeclinedDaysAgo),
+    version: attempts,
+  });
+  return [retry(RETRY_LOANS.approved, 1, 1), retry(RETRY_LOANS.declined, 3, 3)];
+}
+
 export async function seedDemoData(
   stores: { billing: BillingStore; payments: PaymentsStore },
   now: Date,
@@ -316,14 +360,13 @@ export async function seedDemoData(
   await Promise.all(Array.from({ length: 6 }, worker));
 
   let loans = 0;
-  for (const plan of plans.filter((_, i) => i % 20 === 7)) {
-    for (const payment of loanPayments(plan.userId, now, random, plan.rail === 'ach' ? 'ach' : 'pinless')) {
-      try {
-        await stores.payments.create(payment, { actor: 'system:seed', reason: 'local seed data' });
-        loans += 1;
-      } catch (error) {
-        if (!(error instanceof AlreadyExistsError)) throw error;
-      }
+  const seededLoans = plans.filter((_, i) => i % 20 === 7).flatMap((plan) => loanPayments(plan.userId, now, random, plan.rail === 'ach' ? 'ach' : 'pinless'));
+  for (const payment of [...seededLoans, ...retryLoanPayments(now)]) {
+    try {
+      await stores.payments.create(payment, { actor: 'system:seed', reason: 'local seed data' });
+      loans += 1;
+    } catch (error) {
+      if (!(error instanceof AlreadyExistsError)) throw error;
     }
   }
   return { users: total, records, historyRows, loanPayments: loans, byStatus };

@@ -31,7 +31,7 @@ import { lambdaContext, scheduledEvent } from './lambda-shapes.js';
 import { LOCAL_OPERATOR_SUB, resolveOptions, type LocalSystemOptions } from './options.js';
 import { emptyCounts, OutcomeTally, type OutcomeCounts } from './outcome-tally.js';
 import { assertJavaAvailable, assertPortFree, LocalStartupError, portInUseMessage } from './runtime-errors.js';
-import { seedDemoData, type SeedResult } from './seed.js';
+import { SEED_PROCESSOR_USERS, seedDemoData, type SeedResult } from './seed.js';
 import { SqsEventSource, type SqsDelivery } from './sqs-event-source.js';
 import { demoteInfo } from './quiet-logger.js';
 
@@ -305,6 +305,8 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     } else if (options.seed) {
       seeded = safeJson(readFileSync(marker, 'utf8')) as SeedResult | undefined;
     }
+    // The demo data's simulated outcomes (the RETRY loan payment the simulator declines); a PUT /local/processor replaces them.
+    if (options.seed) simulator.configure({ default: 'approve', users: { ...SEED_PROCESSOR_USERS } });
     parts.seed = true;
     mark('seed');
 

@@ -114,4 +114,27 @@ describe('local runtime (npm start)', () => {
     expect((await periodOf(runtime, 'tour-pinless', billingDate)).billing_status).toBe('COMPLETED');
     expect(await chargesFor(runtime, 'tour-pinless')).toHaveLength(1);
   }, 120_000); // 23 collections runs through the real process tree: slow on a loaded machine
+
+  it('dunning: a lost card is not retried and manual pay answers 409 payment_method_required; a low balance is retried on the schedule, 8 attempts in 14 days, then exhausted', async () => {
+    const users = { 'tour-lost': 'decline:lost_card', 'tour-low': 'decline:insufficient_funds' };
+    expect((await runtime.call('PUT', '/local/processor', { default: 'approve', users })).status).toBe(200);
+    const lostDate = await newMember(runtime, 'tour-lost', 'card');
+    const lowDate = await newMember(runtime, 'tour-low', 'card');
+    const run = await runtime.call('POST', '/local/collections/run');
+    expect(run.body.outcomes.declined, JSON.stringify(run.body)).toBe(2);
+    const lost = await periodOf(runtime, 'tour-lost', lostDate);
+    expect(lost.dunning).toEqual({ state: 'exhausted', attempts: 1, next_attempt_at: null, decline_code: 'lost_card', decline_class: 'do_not_retry' });
+    const low = await periodOf(runtime, 'tour-low', lowDate);
+    expect(Date.parse(low.dunning.next_attempt_at) - Date.parse(low.last_attempt_date)).toBe(86_400_000);
+    const pay = await runtime.call('POST', `/v1/subscriptions/${lost.subscription_id}/pay`, undefined, { authorization: `Bearer ${LOCAL_SECRET_DEFAULTS.LOCAL_API_TOKEN}`, 'idempotency-key': 'tour-lost-pay' });
+    expect(pay.status).toBe(409);
+    expect(pay.body.error.code).toBe('payment_method_required');
+    for (let day = 1; day <= 15; day++) {
+      expect((await runtime.call('POST', '/local/clock', { advance: 'P1D' })).status).toBe(200);
+      expect((await runtime.call('POST', '/local/collections/run')).status).toBe(200);
+    }
+    const exhausted = await runtime.api('GET', '/v1/subscriptions?billing=dunning&state=exhausted');
+    expect(exhausted.body.items.map((r: any) => `${r.user_id} ${r.dunning.attempts}`).sort()).toEqual(['tour-lost 1', 'tour-low 8']);
+    expect(await chargesFor(runtime, 'tour-lost')).toHaveLength(0);
+  }, 120_000);
 });

@@ -102,14 +102,14 @@ export async function simulatedNow(runtime: LocalRuntime): Promise<string> {
 }
 
 /** A NEW membership event, due now; answers its billing date. */
-export async function newMember(runtime: LocalRuntime, userId: string, paymentMethod: 'ach' | 'pinless'): Promise<string> {
+export async function newMember(runtime: LocalRuntime, userId: string, paymentMethod: 'ach' | 'pinless' | 'card'): Promise<string> {
   const now = await simulatedNow(runtime);
   const answer = await runtime.call('POST', '/local/memberships', {
     event_id: `evt-new-${userId}`,
     type: 'NEW',
     user_id: userId,
     occurred_at: now,
-    plan: { amount: '19.99', term: 'MONTHLY', tier: 'plus:v3', payment_method: paymentMethod, account_last_four: '6789', first_billing_date: now },
+    plan: { amount: '19.99', term: 'MONTHLY', tier: 'plus:v3', payment_method: paymentMethod, ...(paymentMethod === 'card' ? {} : { account_last_four: '6789' }), first_billing_date: now },
   });
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
   expect(answer.body.status).toBe('applied');
