@@ -269,7 +269,6 @@ export function expectMembership(model: ModelState, m: MemberModel, event: Membe
     }
     case 'PAUSE': {
       if (!chain || isEnded(chain)) return { kind: 'noop', why: 'no open chain or a cancel is requested' };
-      if (isBanned(m)) return { kind: 'either', why: 'pause while banned', decide: () => undefined };
       slotsUntil(chain, t + 800 * DAY);
       if (chain.slots.some((s) => pauseNotSkipped(s, records))) return { kind: 'noop', why: 'already paused' };
       const pauseNow = () => {
@@ -279,6 +278,13 @@ export function expectMembership(model: ModelState, m: MemberModel, event: Membe
         slot.why = `PAUSE ${event.months} at ${iso(t)}`;
         truncateAfter(chain, slot);
       };
+      // A banned member's pause may land (on a chain opened while banned) or not: the model follows what the system did.
+      if (isBanned(m)) return { kind: 'either', why: 'pause while banned', decide: (_after, applied) => {
+        if (!applied) return;
+        pauseNow();
+        markApplied(m, event);
+        model.log.push(`${m.userId}: PAUSE while banned applied at ${iso(t)}`);
+      } };
       if (openRecords.length === 0) {
         if (!before.some((r) => r.billing_status === 'INACTIVE')) return { kind: 'noop', why: 'nothing open to pause' };
         return { kind: 'either', why: 'pause of an INACTIVE chain', decide: (_after, applied) => {
@@ -292,17 +298,23 @@ export function expectMembership(model: ModelState, m: MemberModel, event: Membe
     }
     case 'UNPAUSE': {
       if (!chain) return { kind: 'noop', why: 'no chain' };
-      if (isBanned(m)) return { kind: 'either', why: 'unpause while banned', decide: () => undefined };
       slotsUntil(chain, t + 800 * DAY);
       const slot = chain.slots.find((s) => pauseNotSkipped(s, records));
+      const unpauseNow = () => {
+        slot!.kind = 'charge';
+        delete slot!.pauseLeft;
+        slot!.chargeableFrom = Math.max(slot!.date, t);
+        slot!.why = `UNPAUSE at ${iso(t)}`;
+        truncateAfter(chain, slot!);
+      };
+      // While banned the paused period is INACTIVE (the UNPAUSE finds nothing PAUSED), unless it was paused while banned.
+      if (isBanned(m)) return { kind: 'either', why: 'unpause while banned', decide: (_after, applied) => {
+        if (!applied || !slot) return;
+        unpauseNow();
+        markApplied(m, event);
+      } };
       if (!slot) return { kind: 'noop', why: 'not paused' };
-      return applied('unpause', () => {
-        slot.kind = 'charge';
-        delete slot.pauseLeft;
-        slot.chargeableFrom = Math.max(slot.date, t);
-        slot.why = `UNPAUSE at ${iso(t)}`;
-        truncateAfter(chain, slot);
-      });
+      return applied('unpause', unpauseNow);
     }
     case 'CANCEL':
     case 'CLOSEACCOUNT': {
@@ -327,7 +339,10 @@ export function expectMembership(model: ModelState, m: MemberModel, event: Membe
       });
     }
     case 'BAN':
-      if (isBanned(m)) return { kind: 'noop', why: 'already banned' };
+      // A repeated BAN deactivates what opened since the first (a NEW or checkout while banned): either is fine.
+      if (isBanned(m)) return { kind: 'either', why: 'already banned', decide: (_after, applied) => {
+        if (applied) markApplied(m, event);
+      } };
       // The ban is the account's (the harness tells the account directory at once): no charge from now on,
       // whether or not a period had to change (only PENDING, FAILED and PAUSED periods do).
       return { kind: 'either', why: 'ban', decide: (_after, applied) => {
