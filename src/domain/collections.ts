@@ -52,9 +52,9 @@ export function loanRetryMessage(due: { readonly user_id: string; readonly loan_
 
 /**
  * The scans of one run, in order: first attempts, retries, expiring pauses (pending cancels are
- * PENDING). PENDING and PAUSED records are read by billing date from the status index; FAILED ones
- * by the instant of their next automatic attempt from the dunning index (`next_attempt`), so a
- * declined period waiting for a later slot, or exhausted, is never read (DESIGN 5b).
+ * PENDING). Every scan reads the due-index, keyed on each record's next eligible instant (the
+ * billing date, or for FAILED the next automatic attempt, `next_attempt`; later when the ladder
+ * holds it), so a record waiting for a later slot, parked, exhausted or held is never read.
  */
 export const COLLECTION_SCANS: readonly { readonly status: BillingStatus; readonly process: CollectionProcess; readonly by: 'billing_date' | 'next_attempt' }[] = [
   { status: 'PENDING', process: 'SCHEDULED', by: 'billing_date' },

@@ -110,11 +110,11 @@ export interface BillingStore {
    */
   listExceptions(page?: PageRequest): Promise<Page<BillingRecord>>;
   /**
-   * FAILED records whose next automatic attempt (dunning.ts `nextAutomaticAttemptAt`) is at or
-   * before `dueAtOrBefore`, earliest first, across every shard of the sparse dunning index: the
-   * planner never reads a period whose next attempt is later. Eventually consistent.
+   * Records in `status` (PENDING, FAILED or PAUSED) whose next eligible instant (due-work.ts
+   * `nextEligibleAt`) is at or before `dueAtOrBefore`, across every shard of the sparse due-index,
+   * oldest first. Parked, exhausted and held records are never returned. Eventually consistent.
    */
-  listRetryDue(dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>>;
+  listDue(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>>;
   /** Declined periods in dunning `state` (retrying: soonest next attempt first), from the dunning index. Eventually consistent. */
   listDunning(state: DunningState, page?: PageRequest): Promise<Page<BillingRecord>>;
   /** How many declined periods are in each dunning state (the collections-job gauge). */

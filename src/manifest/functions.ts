@@ -59,7 +59,7 @@ export interface FunctionManifest {
   readonly settings?: readonly SettingEnv[];
 }
 
-const { bySubscriptionId, byStatus, failing, exceptions, dunning } = BILLING_ACTIVITY_INDEXES;
+const { bySubscriptionId, failing, exceptions, dunning, due } = BILLING_ACTIVITY_INDEXES;
 const { byLoanStatus, byStatus: paymentsByStatus, byLoanCreated } = PAYMENTS_INDEXES;
 
 /**
@@ -84,9 +84,9 @@ export const FUNCTIONS = {
     memoryMb: 1024,
     trigger: { kind: 'schedule' },
     tables: {
-      // Due PENDING periods (status-index), due FAILED ones and the dunning gauge (dunning-index),
+      // Due PENDING, FAILED and PAUSED periods (due-index), the dunning gauge (dunning-index),
       // the failing gauge (failing-index), the ACH return-rate counters (one base-table Query).
-      billingActivity: { read: ['query'], indexes: [byStatus, dunning, failing] },
+      billingActivity: { read: ['query'], indexes: [due, dunning, failing] },
       // Due RETRY loan payments (GSI2) and the loan payments' ACH return-rate counters.
       payments: { read: ['query'], indexes: [paymentsByStatus] },
     },

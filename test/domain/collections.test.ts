@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { collectionMessageSchema, decideCollection, type BillingPeriodMessage as CollectionMessage } from '../../src/domain/collections.js';
-import { nextAutomaticAttemptAt } from '../../src/domain/dunning.js';
+import { nextEligibleAt } from '../../src/domain/due-work.js';
 import { failureState } from '../../src/domain/ladder.js';
 import { planCollections } from '../../src/domain/use-cases/plan-collections.js';
 import type { BillingStore, Page, PageRequest } from '../../src/domain/ports.js';
@@ -16,8 +16,8 @@ const NOW = new Date('2026-12-01T12:00:00.000Z');
 const HOUR = 60 * 60 * 1000;
 const at = (offsetMs: number) => formatInstant(new Date(NOW.getTime() + offsetMs));
 
-/** listByStatus and listRetryDue over an array, paged by index, as the port describes them. */
-function storeOf(records: BillingRecord[]): Pick<BillingStore, 'listByStatus' | 'listRetryDue' | 'listFailing'> & { pages: number; read: BillingRecord[] } {
+/** listDue over an array (the due-index: each open record at its next eligible instant), paged by index, as the port describes it. */
+function storeOf(records: BillingRecord[]): Pick<BillingStore, 'listDue' | 'listFailing'> & { pages: number; read: BillingRecord[] } {
   const pageOf = (all: BillingRecord[], page?: PageRequest): Page<BillingRecord> => {
     store.pages += 1;
     const start = Number(page?.cursor ?? 0);
@@ -28,11 +28,8 @@ function storeOf(records: BillingRecord[]): Pick<BillingStore, 'listByStatus' | 
   const store = {
     pages: 0,
     read: [] as BillingRecord[],
-    async listByStatus(status: BillingStatus, due: string, page?: PageRequest): Promise<Page<BillingRecord>> {
-      return pageOf(records.filter((r) => r.billing_status === status && r.billing_date <= due), page);
-    },
-    async listRetryDue(due: string, page?: PageRequest): Promise<Page<BillingRecord>> {
-      return pageOf(records.filter((r) => r.billing_status === 'FAILED' && (nextAutomaticAttemptAt(r) ?? '~') <= due), page);
+    async listDue(status: BillingStatus, due: string, page?: PageRequest): Promise<Page<BillingRecord>> {
+      return pageOf(records.filter((r) => r.billing_status === status && (nextEligibleAt(r) ?? '~') <= due), page);
     },
     async listFailing(): Promise<Page<BillingRecord>> {
       return { items: records.filter((r) => failureState(r) !== 'healthy'), next: null };
@@ -82,16 +79,19 @@ describe('decideCollection', () => {
 describe('planCollections', () => {
   const clock = new ManualClock(NOW);
 
-  it('sends every page in full and counts live failures across all scans', async () => {
+  it('sends every page in full and counts live failures across all scans; a parked record is not read', async () => {
     const d = at(-HOUR);
+    const parked = makeRecord({ billing_date: d, billing_failed_for: `${d}#0`, billing_failure_count: 8, billing_failed_at: d, billing_last_error: 'x' });
     const records = [
       ...Array.from({ length: 7 }, () => makeRecord({ billing_date: d })),
-      makeRecord({ billing_date: d, billing_failed_for: `${d}#0`, billing_failure_count: 8, billing_failed_at: d, billing_last_error: 'x' }),
+      parked,
       makeRecord({ billing_status: 'PAUSED', billing_date: d, paused_months: 1 }),
     ];
     const sent: CollectionMessage[][] = [];
-    const plan = await planCollections({ billing: storeOf(records), payments: noLoanRetries, clock }, { pageSize: 3, shouldContinue: () => true, send: async (m) => void sent.push([...(m as CollectionMessage[])]) });
-    expect(plan.summary).toEqual({ enqueued: 8, skipped_waiting: 0, skipped_parked: 1, loan_retries_enqueued: 0, truncated: false });
+    const store = storeOf(records);
+    const plan = await planCollections({ billing: store, payments: noLoanRetries, clock }, { pageSize: 3, shouldContinue: () => true, send: async (m) => void sent.push([...(m as CollectionMessage[])]) });
+    expect(plan.summary).toEqual({ enqueued: 8, skipped_waiting: 0, skipped_parked: 0, loan_retries_enqueued: 0, truncated: false });
+    expect(store.read).not.toContain(parked);
     expect(plan.failing).toEqual({ retrying: 0, parked: 1 });
     expect(sent.map((page) => page.length)).toEqual([3, 3, 1, 1]);
     expect(sent.flat().filter((m) => m.process === 'PAUSE')).toHaveLength(1);

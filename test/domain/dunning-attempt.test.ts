@@ -199,7 +199,7 @@ describe('the planner, the lists and the gauge', () => {
     await runCollectionAttempt(deps, { key: retrying, process: 'SCHEDULED', owner: 'test' });
     await runCollectionAttempt(deps, { key: exhausted, process: 'SCHEDULED', owner: 'test' });
     const ids = async (offsetMs: number) =>
-      (await app.deps.billing.listRetryDue(formatInstant(new Date(Date.parse(NOW) + offsetMs)), { limit: 1000 })).items.map((r) => r.subscription_id);
+      (await app.deps.billing.listDue('FAILED', formatInstant(new Date(Date.parse(NOW) + offsetMs)), { limit: 1000 })).items.map((r) => r.subscription_id);
     expect(await ids(DAY - 1)).not.toContain(retrying.subscription_id);
     expect(await ids(DAY)).toContain(retrying.subscription_id);
     expect(await ids(365 * DAY)).not.toContain(exhausted.subscription_id);

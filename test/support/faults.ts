@@ -157,9 +157,9 @@ export class FaultyBillingStore implements BillingStore {
     return this.inner.listFailing(page);
   }
 
-  async listRetryDue(dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>> {
-    this.faults.alive('billing.listRetryDue');
-    return this.inner.listRetryDue(dueAtOrBefore, page);
+  async listDue(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>> {
+    this.faults.alive('billing.listDue');
+    return this.inner.listDue(status, dueAtOrBefore, page);
   }
 
   async listDunning(state: DunningState, page?: PageRequest): Promise<Page<BillingRecord>> {

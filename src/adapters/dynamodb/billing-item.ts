@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { NumberValue } from '@aws-sdk/lib-dynamodb';
 import { nextAutomaticAttemptAt, dunningState } from '../../domain/dunning.js';
+import { nextEligibleAt } from '../../domain/due-work.js';
 import { appliedEventIds } from '../../domain/intent.js';
 import { isFailureLive } from '../../domain/ladder.js';
 import { centsToDollars, dollarsToCents } from '../../domain/money.js';
@@ -42,17 +43,18 @@ export function exceptionAt(record: Pick<BillingRecord, 'ach_exception' | 'card_
   return times[0];
 }
 
-/** Partitions of the dunning index: declined periods by state, and FAILED periods outside dunning (retried daily). */
-export type DunningPartition = 'RETRYING' | 'EXHAUSTED' | 'DAILY';
+/** Partitions of the dunning index: declined periods in dunning, by state. */
+export type DunningPartition = 'RETRYING' | 'EXHAUSTED';
 
 export function dunningShard(partition: DunningPartition, userId: string, shardCount: number): string {
   return `${partition}#${shardOf(userId, shardCount)}`;
 }
 
 /**
- * The dunning-index key of a record, derived on every full put: FAILED records only. Its sort key
- * is the instant of the next automatic attempt (dunning.ts `nextAutomaticAttemptAt`, the gate's
- * own rule), or for an exhausted period its last attempt.
+ * The dunning-index key of a record, derived on every full put: FAILED records in dunning only
+ * (the dunning views and gauge read it; the planner reads due-index). Its sort key is the instant
+ * of the next automatic attempt (dunning.ts `nextAutomaticAttemptAt`), or for an exhausted period
+ * its last attempt.
  */
 export function dunningIndexKey(record: BillingRecord, shardCount: number): { dunning_shard: string; dunning_due_at: string } | undefined {
   if (record.billing_status !== 'FAILED') return undefined;
@@ -60,8 +62,20 @@ export function dunningIndexKey(record: BillingRecord, shardCount: number): { du
   if (state === 'exhausted') {
     return { dunning_shard: dunningShard('EXHAUSTED', record.user_id, shardCount), dunning_due_at: record.last_attempt_date ?? record.last_run_date };
   }
+  if (state !== 'retrying') return undefined;
   const next = nextAutomaticAttemptAt(record) ?? record.billing_date;
-  return { dunning_shard: dunningShard(state === 'retrying' ? 'RETRYING' : 'DAILY', record.user_id, shardCount), dunning_due_at: next };
+  return { dunning_shard: dunningShard('RETRYING', record.user_id, shardCount), dunning_due_at: next };
+}
+
+/**
+ * The due-index key of a record (sparse): `due_shard` = `{billing_status}#{n}` and `due_at` = the
+ * next instant the collections run may act on it (due-work.ts `nextEligibleAt`). Absent for a
+ * record only a write can make due again (parked, exhausted, held, terminal), so the planner never
+ * reads it. Derived on every full put and by RecordBillingFailure's update.
+ */
+export function dueIndexKey(record: BillingRecord, shardCount: number): { due_shard: string; due_at: string } | undefined {
+  const at = nextEligibleAt(record);
+  return at === undefined ? undefined : { due_shard: statusShard(record.billing_status, record.user_id, shardCount), due_at: at };
 }
 
 /** `{billing_status}#{n}`, n = FNV-1a(user_id) mod shardCount: the status-index partition key. */
@@ -92,6 +106,7 @@ export function primaryItem(record: BillingRecord, shardCount: number): Item {
     ...(isFailureLive(parsed) ? { failing_shard: failingShard(parsed.user_id, shardCount) } : {}),
     ...exceptionKeys(parsed, shardCount),
     ...dunningIndexKey(parsed, shardCount),
+    ...dueIndexKey(parsed, shardCount),
   });
 }
 
@@ -124,7 +139,9 @@ function decode<T>(schema: z.ZodType<T>, item: Item, label: string): T {
     exception_shard: _exception,
     exception_at: _exceptionAt,
     dunning_shard: _dunning,
-    dunning_due_at: _due,
+    dunning_due_at: _dunningDue,
+    due_shard: _dueShard,
+    due_at: _dueAt,
     ...rest
   } = raw;
   const parsed = schema.safeParse({ ...rest, amount_cents: amount });

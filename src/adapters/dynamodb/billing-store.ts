@@ -18,6 +18,7 @@ import {
   DEFAULT_STATUS_SHARD_COUNT,
   type DunningPartition,
   describeKey,
+  dueIndexKey,
   failingShard,
   historyFromItem,
   historyItem,
@@ -239,9 +240,43 @@ export class DynamoBillingStore implements BillingStore {
     return { items: items.map((item) => recordFromItem(item, this.table)), next };
   }
 
-  async listRetryDue(dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>> {
+  /**
+   * Records in `status` whose next eligible instant (due-index `due_at`) is at or before
+   * `dueAtOrBefore`, across every shard, oldest first: only due work is read (parked, exhausted and
+   * held records are not in the index). Eventually consistent: the attempt re-reads before acting.
+   */
+  async listDue(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>> {
+    // `due_at < due + 1 ns` is `<= due`, said so that a resume key tied at the bound still matches.
     const before = addNanos(normalizeInstant(dueAtOrBefore), 1);
-    return this.listDunningPartitions(['RETRYING', 'DAILY'], `retry-due|${before}`, page, before);
+    const { items, next } = await listAcrossShards({
+      shardCount: this.shardCount,
+      fingerprint: `due|${status}|${before}|${this.shardCount}`,
+      limit: pageLimit(page),
+      cursor: page?.cursor,
+      query: async (shard, startKey, shardLimit) => {
+        const out = await this.send('billing.listDue', () =>
+          this.client.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: BILLING_ACTIVITY_INDEXES.due,
+              KeyConditionExpression: 'due_shard = :ds AND due_at < :before',
+              ExpressionAttributeValues: { ':ds': { S: `${status}#${shard}` }, ':before': { S: before } },
+              Limit: shardLimit,
+              ExclusiveStartKey: startKey,
+            }),
+          ),
+        );
+        return { items: out.Items ?? [], lastEvaluatedKey: out.LastEvaluatedKey };
+      },
+      sortValue: (item) => item.due_at?.S ?? '',
+      resumeKeyOf: (item) => ({
+        due_shard: item.due_shard?.S ?? '',
+        due_at: item.due_at?.S ?? '',
+        user_id: item.user_id?.S ?? '',
+        billing_date: item.billing_date?.S ?? '',
+      }),
+    });
+    return { items: items.map((item) => recordFromItem(item, this.table)), next };
   }
 
   async listDunning(state: DunningState, page?: PageRequest): Promise<Page<BillingRecord>> {
@@ -458,10 +493,18 @@ export class DynamoBillingStore implements BillingStore {
       ':pa': read.payment_attempts,
       ':bd': read.billing_date,
     };
+    const removes: string[] = [];
     if (after.billing_next_attempt_at !== undefined) {
       sets.push('billing_next_attempt_at = :nextAttempt');
       values[':nextAttempt'] = after.billing_next_attempt_at;
-    }
+    } else removes.push('billing_next_attempt_at');
+    // The due-index follows the failure: the ladder's next attempt, or out of the index when parked.
+    const due = dueIndexKey(after, this.shardCount);
+    if (due) {
+      sets.push('due_shard = :dueShard', 'due_at = :dueAt');
+      values[':dueShard'] = due.due_shard;
+      values[':dueAt'] = due.due_at;
+    } else removes.push('due_shard', 'due_at');
     const proofs = [
       'version = :readVersion',
       'billing_status IN (:pending, :failed)',
@@ -479,8 +522,7 @@ export class DynamoBillingStore implements BillingStore {
         Update: {
           TableName: this.table,
           Key: primaryKey(read),
-          UpdateExpression:
-            `SET ${sets.join(', ')}` + (after.billing_next_attempt_at === undefined ? ' REMOVE billing_next_attempt_at' : ''),
+          UpdateExpression: `SET ${sets.join(', ')}` + (removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''),
           ConditionExpression: proofs.join(' AND '),
           ExpressionAttributeNames: { '#process': 'process' },
           ExpressionAttributeValues: marshallItem(values),

@@ -38,11 +38,18 @@ export const BILLING_ACTIVITY_INDEXES = {
   /** Sparse: only records carrying an ACH or card exception (DESIGN 4.1, 6.1) carry `exception_shard`. */
   exceptions: 'exceptions-index',
   /**
-   * Sparse: only FAILED (declined) records carry `dunning_shard` (`RETRYING#n`, `EXHAUSTED#n`, or
-   * `DAILY#n` for a FAILED period outside dunning) and `dunning_due_at` (the next automatic attempt;
-   * for an exhausted one, its last attempt). The planner reads due work here, never a later one.
+   * Sparse: only FAILED records in dunning carry `dunning_shard` (`RETRYING#n`, `EXHAUSTED#n`) and
+   * `dunning_due_at` (the next automatic attempt; for an exhausted one, its last attempt). The
+   * dunning views and gauge read it.
    */
   dunning: 'dunning-index',
+  /**
+   * Sparse: the planner's only source. PENDING, FAILED and PAUSED records the collections run may
+   * act on without a write carry `due_shard` (`{billing_status}#n`) and `due_at` (the next eligible
+   * instant: billing date, daily retry, ladder or dunning next attempt); parked, exhausted and held
+   * records carry neither, so no run reads them.
+   */
+  due: 'due-index',
 } as const;
 
 export const PAYMENTS_INDEXES = {
@@ -79,6 +86,11 @@ export const billingActivityTable: TableDefinition = {
       indexName: BILLING_ACTIVITY_INDEXES.dunning,
       partitionKey: { name: 'dunning_shard', type: 'S' },
       sortKey: { name: 'dunning_due_at', type: 'S' },
+    },
+    {
+      indexName: BILLING_ACTIVITY_INDEXES.due,
+      partitionKey: { name: 'due_shard', type: 'S' },
+      sortKey: { name: 'due_at', type: 'S' },
     },
   ],
 };

@@ -34,14 +34,16 @@ export interface CollectionsPlan {
 }
 
 /**
- * Pages through the due records of every scan, then the due RETRY loan payments, sends one message
- * per record that is due and not held by the ladder, then counts live failures for the gauge from
- * the failing index (the scans no longer read FAILED records that are not due). A page in hand is
- * always sent in full before the deadline check stops the run.
+ * Pages through the due records of every scan (the sparse due-index, keyed on each open record's
+ * next eligible instant: billing date, daily retry, ladder or dunning next attempt; parked,
+ * exhausted and held records are not in it, so the run's reads grow with due work only), then the
+ * due RETRY loan payments, sends one message per record that is due and not held, then counts live
+ * failures for the gauge from the failing index. A page in hand is always sent in full before the
+ * deadline check stops the run.
  */
 export async function planCollections(
   deps: {
-    readonly billing: Pick<BillingStore, 'listByStatus' | 'listRetryDue' | 'listFailing'>;
+    readonly billing: Pick<BillingStore, 'listDue' | 'listFailing'>;
     readonly payments: Pick<PaymentsStore, 'listDueRetries'>;
     readonly clock: Clock;
   },
@@ -61,10 +63,8 @@ export async function planCollections(
         return { summary, failing };
       }
       const request: PageRequest = { ...(options.pageSize !== undefined ? { limit: options.pageSize } : {}), cursor };
-      const page: Page<BillingRecord> =
-        scan.by === 'next_attempt'
-          ? await deps.billing.listRetryDue(dueAtOrBefore, request)
-          : await deps.billing.listByStatus(scan.status, dueAtOrBefore, request);
+      // The due-index holds each open record at its next eligible instant: only due work is read.
+      const page: Page<BillingRecord> = await deps.billing.listDue(scan.status, dueAtOrBefore, request);
       const messages: CollectionMessage[] = [];
       for (const record of page.items) {
         // The index is eventually consistent: trust the item's own status, not the scan's.

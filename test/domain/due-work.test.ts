@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { decideCollection } from '../../src/domain/collections.js';
+import { nextEligibleAt } from '../../src/domain/due-work.js';
+import type { BillingRecord } from '../../src/domain/records.js';
+import { formatInstant } from '../../src/domain/time.js';
+import { makeRecord } from '../support/billing-fixtures.js';
+
+const NOW = Date.parse('2026-12-01T12:00:00.000Z');
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const at = (offsetMs: number) => formatInstant(new Date(NOW + offsetMs));
+const failure = (record: Pick<BillingRecord, 'billing_date' | 'payment_attempts'>, next?: string) => ({
+  billing_failed_for: `${record.billing_date}#${record.payment_attempts}`,
+  billing_failure_count: 3,
+  billing_failed_at: at(-HOUR),
+  billing_last_error: 'x',
+  ...(next !== undefined ? { billing_next_attempt_at: next } : {}),
+});
+const failed = { billing_status: 'FAILED' as const, billing_date: at(-3 * DAY), payment_attempts: 1, last_attempt_date: at(-2 * HOUR) };
+
+describe('nextEligibleAt: the instant the planner reads a record at (the due-index sort key)', () => {
+  it('PENDING at its billing date, PAUSED at its billing date, FAILED 24 h after its last attempt', () => {
+    const pending = makeRecord({ billing_date: at(5 * DAY) });
+    expect(nextEligibleAt(pending)).toBe(pending.billing_date);
+    const paused = makeRecord({ billing_status: 'PAUSED', billing_date: at(-HOUR), paused_months: 2 });
+    expect(nextEligibleAt(paused)).toBe(paused.billing_date);
+    expect(nextEligibleAt(makeRecord(failed))).toBe(at(22 * HOUR));
+  });
+
+  it('a FAILED period in dunning at its next scheduled attempt; an exhausted one never', () => {
+    const dunning = { ...failed, decline_code: 'insufficient_funds', dunning_first_declined_at: at(-2 * HOUR), dunning_attempts: 1 };
+    expect(nextEligibleAt(makeRecord({ ...dunning, decline_class: 'retry_later', dunning_next_attempt_at: at(2 * DAY) }))).toBe(at(2 * DAY));
+    expect(nextEligibleAt(makeRecord({ ...dunning, decline_class: 'retry_later' }))).toBeUndefined();
+  });
+
+  it('a live billing failure moves the record to the ladder’s next attempt; a parked one is never read', () => {
+    const base = makeRecord({ billing_date: at(-HOUR) });
+    expect(nextEligibleAt({ ...base, ...failure(base, at(4 * HOUR)) })).toBe(at(4 * HOUR));
+    expect(nextEligibleAt({ ...base, ...failure(base) })).toBeUndefined();
+    // A failure saved for work that has moved on (another attempt since) is void: the billing date counts.
+    expect(nextEligibleAt({ ...base, ...failure(base), payment_attempts: 1 })).toBe(base.billing_date);
+    // The later of the two waits wins: a FAILED record whose daily retry is after the ladder's slot.
+    const f = makeRecord(failed);
+    expect(nextEligibleAt({ ...f, ...failure(f, at(HOUR)) })).toBe(at(22 * HOUR));
+  });
+
+  it('holds and card exceptions keep it out of the index until a write clears them; terminal statuses are never keyed', () => {
+    expect(nextEligibleAt(makeRecord({ ...failed, payment_method: 'ach', ach_unauthorized: true }))).toBeUndefined();
+    expect(nextEligibleAt(makeRecord({ ...failed, payment_method: 'card', card_disputed: true }))).toBeUndefined();
+    expect(nextEligibleAt(makeRecord({ ...failed, decline_code: 'lost_card', decline_class: 'do_not_retry', dunning_first_declined_at: at(-HOUR), dunning_attempts: 1 }))).toBeUndefined();
+    // The re-presentment window closes with time: held at the eligible instant, held for good.
+    const represented = { ...failed, payment_method: 'ach' as const, ach_represented: 1 };
+    expect(nextEligibleAt(makeRecord({ ...represented, ach_original_entry_date: at(-181 * DAY) }))).toBeUndefined();
+    expect(nextEligibleAt(makeRecord({ ...represented, ach_original_entry_date: at(-170 * DAY) }))).toBe(at(22 * HOUR));
+    for (const billing_status of ['COMPLETED', 'ACHSENT', 'WAIVED', 'CANCELLED', 'SKIPPED', 'INACTIVE'] as const) {
+      expect(nextEligibleAt(makeRecord({ billing_status })), billing_status).toBeUndefined();
+    }
+  });
+
+  it('never hides a record the planner would enqueue: over a grid of records and instants, due-now implies keyed at or before now', () => {
+    const records: BillingRecord[] = [];
+    for (const offset of [-5 * DAY, -HOUR, 0, HOUR, 3 * DAY]) {
+      const p = makeRecord({ billing_date: at(offset) });
+      records.push(p, { ...p, ...failure(p, at(offset + 2 * HOUR)) }, { ...p, ...failure(p) });
+      const f = makeRecord({ ...failed, billing_date: at(offset - DAY), last_attempt_date: at(offset) });
+      records.push(f, { ...f, ...failure(f, at(offset + 30 * HOUR)) });
+      records.push(makeRecord({ billing_status: 'PAUSED', billing_date: at(offset), paused_months: 1 }));
+    }
+    for (const record of records) {
+      for (const when of [-6 * DAY, -DAY, 0, HOUR, 2 * DAY, 10 * DAY]) {
+        const now = new Date(NOW + when);
+        const process = record.billing_status === 'PENDING' ? 'SCHEDULED' : record.billing_status === 'FAILED' ? 'RETRY' : 'PAUSE';
+        if (decideCollection(record, process, now).kind !== 'enqueue') continue;
+        const key = nextEligibleAt(record);
+        expect(key, `${record.billing_status} ${record.billing_date} at ${now.toISOString()}`).toBeDefined();
+        expect(Date.parse(key!)).toBeLessThanOrEqual(now.getTime());
+      }
+    }
+  });
+});
