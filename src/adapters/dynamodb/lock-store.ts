@@ -66,7 +66,7 @@ export class DynamoLockStore implements LockStore {
             record_version_number: lease.record_version_number,
             lease_duration_ms: lease.lease_duration_ms,
             lease_expires_at: lease.lease_expires_at,
-            expires_at: Math.ceil(lease.lease_expires_at / 1000) + LOCK_TTL_SLACK_SECONDS,
+            expires_at: ttlOf(lease),
             ...(lease.purpose !== undefined ? { purpose: lease.purpose } : {}),
           }),
           ConditionExpression: condition,
@@ -92,4 +92,14 @@ export class DynamoLockStore implements LockStore {
       throw toDomainError(error, { operation });
     }
   }
+}
+
+/**
+ * The item's TTL (epoch seconds): DynamoDB deletes on the wall clock, not on the lease's (business)
+ * clock, so the later of the two is used. Equal in production; where the business clock runs behind
+ * (a simulated now, tests, the bench) a lock still held must not vanish under its holder, which
+ * would fail the holder's transaction that releases it.
+ */
+export function ttlOf(lease: Pick<LockLease, 'lease_expires_at'>, wallNowMs = Date.now()): number {
+  return Math.ceil(Math.max(lease.lease_expires_at, wallNowMs) / 1000) + LOCK_TTL_SLACK_SECONDS;
 }

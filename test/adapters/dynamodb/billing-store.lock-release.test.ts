@@ -1,7 +1,7 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing-store.js';
-import { DynamoLockStore } from '../../../src/adapters/dynamodb/lock-store.js';
+import { DynamoLockStore, LOCK_TTL_SLACK_SECONDS, ttlOf } from '../../../src/adapters/dynamodb/lock-store.js';
 import { historyRowOf } from '../../../src/domain/billing-record.js';
 import { ConcurrentModificationError } from '../../../src/domain/errors.js';
 import { acquireUserLock, userLockKey } from '../../../src/domain/lock.js';
@@ -36,6 +36,17 @@ describe('releasing the user lock inside the billing transaction, on DynamoDB Lo
     await lock.releaseWith((releaseLock) => store.commit({ writes: [{ kind: 'update', record: after, expectedVersion: record.version }], history: [historyRowOf(after)], releaseLock }));
     expect(await lockItem(record.user_id)).toBeUndefined();
     expect((await store.get(record))?.version).toBe(after.version);
+    await lock.release();
+  });
+
+  it('a lock taken on a business clock hours behind the wall clock keeps a TTL after wall-clock now (DynamoDB deletes by wall time)', async () => {
+    const behind = { now: () => new Date(Date.now() - 6 * 3_600_000) };
+    const userId = `user-ttl-${++n}`;
+    const lock = await acquireUserLock(locks, behind, userId, 'worker', { newVersion, heartbeatMs: 60_000 });
+    const expiresAt = Number((await lockItem(userId))?.expires_at?.N);
+    expect(expiresAt).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000) + LOCK_TTL_SLACK_SECONDS - 5);
+    expect(ttlOf({ lease_expires_at: 0 }, 1_000_000)).toBe(1000 + LOCK_TTL_SLACK_SECONDS);
+    expect(ttlOf({ lease_expires_at: 5_000_000 }, 1_000_000)).toBe(5000 + LOCK_TTL_SLACK_SECONDS);
     await lock.release();
   });
 
