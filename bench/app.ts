@@ -83,6 +83,7 @@ export async function createBenchApp(endpoint: string, label: string): Promise<B
     accounts: simulator,
     collectionsQueue,
     balanceEventsQueue: balanceQueue,
+    retryRunsQueue: new MemoryQueue(),
     metrics: { failingSubscriptions: () => undefined, dunningSubscriptions: () => undefined, achReturnRates: () => undefined },
     secrets: { stripeWebhook: 'whsec_bench', achWebhook: 'ach_bench', balanceWebhook: 'balance_bench' },
     settings: { stage: 'bench', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS },

@@ -39,6 +39,8 @@ export class BillingStatefulStack extends Stack {
   readonly membershipsStream: kinesis.Stream;
   readonly collections: WorkQueue;
   readonly balanceEvents: WorkQueue;
+  /** Items of bulk retry runs, for the retry-run-worker. */
+  readonly retryRuns: WorkQueue;
   /** Kinesis on-failure destination for memberships records the consumer gave up on. */
   readonly membershipsFailures: sqs.Queue;
   readonly secrets: Record<SecretId, secretsmanager.Secret>;
@@ -88,6 +90,13 @@ export class BillingStatefulStack extends Stack {
     this.balanceEvents = new WorkQueue(this, 'BalanceEventsQueue', {
       queueName: resourceName(stage, 'balance-events'),
       visibilityTimeout: visibilityTimeoutFor(consumerOf('balanceEvents')),
+      retain,
+      alarmTopic: this.alarmTopic,
+    });
+
+    this.retryRuns = new WorkQueue(this, 'RetryRunsQueue', {
+      queueName: resourceName(stage, 'retry-runs'),
+      visibilityTimeout: visibilityTimeoutFor(consumerOf('retryRuns')),
       retain,
       alarmTopic: this.alarmTopic,
     });

@@ -54,6 +54,7 @@ export class BillingStatelessStack extends Stack {
     const queues: Record<QueueId, { queueUrl: string; queueArn: string }> = {
       collections: stateful.collections.queue,
       balanceEvents: stateful.balanceEvents.queue,
+      retryRuns: stateful.retryRuns.queue,
     };
 
     // Each function gets the configuration its manifest names, and nothing else: the base
@@ -174,6 +175,7 @@ export class BillingStatelessStack extends Stack {
       queues: {
         'collections-dlq': stateful.collections.deadLetterQueue,
         'balance-events-dlq': stateful.balanceEvents.deadLetterQueue,
+        'retry-runs-dlq': stateful.retryRuns.deadLetterQueue,
         'memberships-failures': stateful.membershipsFailures,
       },
     });

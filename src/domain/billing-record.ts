@@ -130,7 +130,7 @@ export function withSuccessorLink(record: BillingRecord, successorDate: string, 
 /** The audit row for an after-image, with decision context and who/why where known. */
 export function historyRowOf(
   after: BillingRecord,
-  extra: DecisionContext & { actor?: string | undefined; reason?: string | undefined } = {},
+  extra: DecisionContext & { actor?: string | undefined; reason?: string | undefined; run_id?: string | undefined } = {},
 ): HistoryRow {
   const row: HistoryRow = { ...after };
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) (row as Record<string, unknown>)[k] = v;

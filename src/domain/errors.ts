@@ -107,3 +107,15 @@ export class ProcessorError extends DomainError {
     this.code = code;
   }
 }
+
+/** An Idempotency-Key sent again with a different request (the IETF draft's 422): nothing is done. */
+export class IdempotencyKeyReusedError extends DomainError {
+  override readonly name = 'IdempotencyKeyReusedError';
+  readonly code = 'idempotency_key_reused';
+}
+
+/** The request that holds this Idempotency-Key is still being processed (409; retry shortly). */
+export class RequestInProgressError extends DomainError {
+  override readonly name = 'RequestInProgressError';
+  readonly code = 'request_in_progress';
+}

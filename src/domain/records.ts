@@ -217,6 +217,8 @@ export type DecisionContext = z.infer<typeof decisionContextSchema>;
 export const auditFieldsSchema = z.object({
   actor: z.string().optional(),
   reason: z.string().optional(),
+  /** The bulk retry run (POST /v1/billing/retry-runs) the action belongs to. */
+  run_id: z.string().optional(),
 });
 
 /** An append-only audit row: the record as written, plus decision context and audit fields. */

@@ -24,6 +24,8 @@ export interface LocalSqs {
   readonly client: SQSClient;
   readonly collections: LocalWorkQueue;
   readonly balanceEvents: LocalWorkQueue;
+  /** Bulk retry run items, consumed by the retry-run-worker. */
+  readonly retryRuns: LocalWorkQueue;
   /** The memberships event source mapping's on-failure destination. */
   readonly membershipsFailures: LocalQueue;
   stop(): Promise<void>;
@@ -55,9 +57,10 @@ export async function startLocalSqs(options: { prefix: string; visibilityTimeout
     });
     return { ...queue, deadLetter };
   };
-  const [collections, balanceEvents, membershipsFailures] = await Promise.all([
+  const [collections, balanceEvents, retryRuns, membershipsFailures] = await Promise.all([
     workQueue(`${options.prefix}-collections`),
     workQueue(`${options.prefix}-balance-events`),
+    workQueue(`${options.prefix}-retry-runs`),
     create(`${options.prefix}-memberships-failures`),
   ]);
   return {
@@ -65,6 +68,7 @@ export async function startLocalSqs(options: { prefix: string; visibilityTimeout
     client,
     collections,
     balanceEvents,
+    retryRuns,
     membershipsFailures,
     stop: async () => {
       client.destroy();

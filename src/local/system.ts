@@ -17,6 +17,7 @@ import { createCollectionsJobHandler } from '../handlers/collections-job.js';
 import { createMembershipsConsumerHandler } from '../handlers/memberships-consumer.js';
 import { createStripeWebhookHandler } from '../handlers/stripe-webhook.js';
 import { createBalanceWorkerHandler } from '../handlers/webhook-balance-worker.js';
+import { createRetryRunWorkerHandler } from '../handlers/retry-run-worker.js';
 import { dynamoStores, systemClock, uuidIds } from '../runtime/compose.js';
 import type { AppDeps, QueueMessage, QueuePort } from '../runtime/deps.js';
 import { createLogger, type Logger } from '../runtime/logger.js';
@@ -284,6 +285,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       cardPayments: simulator,
       collectionsQueue,
       balanceEventsQueue: new SqsQueue(sqs.client, sqs.balanceEvents.url),
+      retryRunsQueue: new SqsQueue(sqs.client, sqs.retryRuns.url),
       // EMF lines would be CloudWatch's; locally they go to the log at debug level.
       metrics: new EmfMetrics({
         write: (line: string) => {
@@ -317,6 +319,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     const batchWorker = createBatchWorkerHandler(deps);
     const balanceWorker = createBalanceWorkerHandler(deps);
     const membershipsConsumer = createMembershipsConsumerHandler(deps);
+    const retryRunWorker = createRetryRunWorkerHandler(deps);
 
     let runCounts: OutcomeCounts | undefined;
     const collectionsSource = new SqsEventSource({
@@ -334,6 +337,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       },
     });
     const balanceSource = new SqsEventSource({ client: sqs.client, queue: sqs.balanceEvents, functionName: 'webhook-balance-worker', handler: balanceWorker, logger: quiet });
+    const retryRunsSource = new SqsEventSource({ client: sqs.client, queue: sqs.retryRuns, functionName: 'retry-run-worker', handler: retryRunWorker, logger: quiet });
     const membershipsSource = new KinesisEventSource({
       client: kinesis.client,
       streamName: kinesis.streamName,
@@ -346,9 +350,10 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     });
     collectionsSource.start();
     balanceSource.start();
+    retryRunsSource.start();
     await membershipsSource.start();
-    cleanups.push(() => collectionsSource.stop(), () => balanceSource.stop(), () => membershipsSource.stop());
-    await waitUntil(() => collectionsSource.isReady && balanceSource.isReady && membershipsSource.isReady, 15_000, 'the event source pollers did not start');
+    cleanups.push(() => collectionsSource.stop(), () => balanceSource.stop(), () => retryRunsSource.stop(), () => membershipsSource.stop());
+    await waitUntil(() => collectionsSource.isReady && balanceSource.isReady && retryRunsSource.isReady && membershipsSource.isReady, 15_000, 'the event source pollers did not start');
     parts.pollers = true;
     mark('pollers');
 

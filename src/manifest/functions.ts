@@ -176,10 +176,29 @@ export const FUNCTIONS = {
       // Loan payments: get, create, update; a loan's payments (GSI4), by status (GSI1), a payment's history rows (base Query).
       // The ACH debit a payment originates adds to its day's counter (UpdateItem ADD).
       payments: { read: ['get', 'query'], write: ['put', 'update'], indexes: [byLoanStatus, byLoanCreated] },
+      // Bulk retry runs: the idempotency key and the run claimed together (puts), the phase moved
+      // (updates), the items written (puts) and listed (a Query on the run's partition).
+      retryRuns: { read: ['get', 'query'], write: ['put', 'update'] },
     },
-    sendsTo: ['balanceEvents'],
+    sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
     secrets: ['stripeApiKey', 'balanceWebhook'],
+  },
+  // retry-billing for each item of a bulk retry run: finds the period by subscription id, runs the
+  // attempt, reads the period's newest audit rows when a delivery continues an earlier one, claims
+  // and finishes the run's item (UpdateItem, the run's count in the same transaction).
+  'retry-run-worker': {
+    entry: 'src/handlers/retry-run-worker.ts',
+    description: 'Runs retry-billing for each item of a bulk retry run',
+    timeoutSeconds: 120,
+    trigger: { kind: 'sqs', queue: 'retryRuns', batchSize: 10 },
+    tables: {
+      ...ATTEMPT,
+      billingActivity: { read: ['get', 'query'], write: ['put', 'update'], indexes: [bySubscriptionId] },
+      billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
+      retryRuns: { read: ['get'], write: ['update'] },
+    },
+    ...COLLECTS,
   },
 } as const satisfies Record<string, FunctionManifest>;
 

@@ -11,6 +11,7 @@
 export const QUEUES = {
   collections: { urlEnv: 'COLLECTIONS_QUEUE_URL', holds: 'one collection attempt per message (a billing period or a loan payment retry)' },
   balanceEvents: { urlEnv: 'BALANCE_EVENTS_QUEUE_URL', holds: 'verified balance webhook events' },
+  retryRuns: { urlEnv: 'RETRY_RUNS_QUEUE_URL', holds: 'one item of a bulk retry run per message (retry-billing for one period)' },
 } as const;
 export type QueueId = keyof typeof QUEUES;
 

@@ -9,7 +9,9 @@ import { idempotencyKeySchema, pageQuerySchema } from '../handlers/api/request.j
 import { API_ROUTES } from '../handlers/api/routes.js';
 import { routeKeyOf, type Scope } from '../handlers/api/router.js';
 import * as actions from '../handlers/api/subscription-actions.js';
+import * as retryRuns from '../handlers/api/retry-runs.js';
 import * as subscriptions from '../handlers/api/subscriptions.js';
+import { retryRunRequestSchema } from '../domain/retry-runs.js';
 import { RESPONSE_COMPONENTS, type ResponseComponent } from './responses.js';
 
 /**
@@ -155,6 +157,33 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
     path: actions.subscriptionParams,
     body: { schema: actions.billingDateBody, required: true },
     responses: { '200': { description: 'The moved period', schema: 'SubscriptionResult' }, ...actionErrors },
+  },
+  'POST /v1/billing/retry-runs': {
+    operationId: 'createRetryRun',
+    summary: 'Bulk retry: retry-billing for every parked (or exhausted) period selected, asynchronously',
+    description:
+      'Selects the periods from the failing index (parked) or the dunning index (exhausted), or from the named users\' periods, stores the run ' +
+      'and sends one queue message per period; each then runs retry-billing (lock, clear, attempt, audit row with actor, reason and run_id). ' +
+      'A held period (DESIGN 3.1) is skipped with its hold code. `dry_run` selects and stores, charges nothing. ' +
+      'The same Idempotency-Key with the same body answers the same run (nothing new is selected or charged); with another body 422 idempotency_key_reused; ' +
+      'while the first request is still creating the run, 409 request_in_progress.',
+    tag: 'operator',
+    headers: [idempotencyHeader],
+    body: { schema: retryRunRequestSchema, required: true, description: 'The reason goes on every audit row of the run' },
+    responses: {
+      '202': { description: 'The run, accepted (or replayed): its selected periods', schema: 'RetryRunCreated' },
+      ...readErrors,
+      '409': { description: 'request_in_progress: the first request with this key is still creating the run', schema: 'Error' },
+      '422': { description: 'idempotency_key_reused: this key created a run for a different request', schema: 'Error' },
+    },
+  },
+  'GET /v1/billing/retry-runs/{runId}': {
+    operationId: 'getRetryRun',
+    summary: 'A bulk retry run: status, counts and per-item outcomes (paged)',
+    tag: 'operator',
+    path: retryRuns.retryRunParams,
+    query: retryRuns.retryRunQuerySchema,
+    responses: { '200': { description: 'The run and one page of its items', schema: 'RetryRun' }, ...readErrors },
   },
   'GET /v1/users/{userId}/loans/{loanId}/payments': {
     operationId: 'listLoanPayments',

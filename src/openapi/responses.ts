@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { NOT_YET_RECORDED } from '../domain/ach-outcomes.js';
 import { HOLD_CODES } from '../domain/collectible.js';
 import { dollarStringSchema } from '../domain/money.js';
+import { RETRY_ITEM_OUTCOMES, RETRY_RUN_STATES } from '../domain/retry-runs.js';
 import { BILLING_STATUSES, billingRecordSchema, declineClassSchema, historyRowSchema, loanPaymentSchema } from '../domain/records.js';
 
 /**
@@ -113,6 +114,48 @@ export const retryBillingResultSchema = z.strictObject({
 
 export const subscriptionResultSchema = z.strictObject({ subscription: subscriptionViewSchema });
 
+const retryRunFields = {
+  run_id: z.string(),
+  status: z.enum(['running', 'done']).describe('done once every selected item has its outcome (a dry run at once)'),
+  dry_run: z.boolean(),
+  state: z.enum(RETRY_RUN_STATES),
+  reason: z.string(),
+  actor: z.string().describe('the JWT sub that created the run; every audit row of the run carries it'),
+  created_at: z.string(),
+  selected: z.number().int().nonnegative(),
+  counts: z.strictObject({
+    billed: z.number().int().nonnegative(),
+    failed: z.number().int().nonnegative(),
+    still_due: z.number().int().nonnegative(),
+    skipped: z.number().int().nonnegative(),
+  }),
+};
+
+export const retryRunCreatedSchema = z
+  .strictObject({
+    ...retryRunFields,
+    replayed: z.boolean().describe('true when this Idempotency-Key already named the run: nothing new was selected or charged'),
+    items: z.array(z.strictObject({ subscription_id: z.string(), user_id: z.string() })).describe('every selected period'),
+  })
+  .describe('A bulk retry run as created (or replayed)');
+
+export const retryRunSchema = z
+  .strictObject({
+    ...retryRunFields,
+    items: z.array(
+      z.strictObject({
+        subscription_id: z.string(),
+        user_id: z.string(),
+        billing_date: z.string(),
+        outcome: z.enum(RETRY_ITEM_OUTCOMES).describe('pending/processing until the worker finishes it; selected on a dry run'),
+        detail: z.string().optional().describe('for skipped: the hold code (DESIGN 3.1), not_open or not_found; otherwise what the attempt did'),
+        finished_at: z.string().optional(),
+      }),
+    ),
+    next: nextToken,
+  })
+  .describe('A bulk retry run: status, counts and one page of its items'); 
+
 export const errorSchema = z
   .strictObject({
     error: z.strictObject({
@@ -194,6 +237,8 @@ export const RESPONSE_COMPONENTS = {
   PayResult: payResultSchema,
   RetryBillingResult: retryBillingResultSchema,
   SubscriptionResult: subscriptionResultSchema,
+  RetryRunCreated: retryRunCreatedSchema,
+  RetryRun: retryRunSchema,
   Error: errorSchema,
   PaymentConflict: paymentConflictSchema,
   LoanPaymentConflict: loanPaymentConflictSchema,

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { IdGenerator } from '../domain/billing-record.js';
-import type { BillingStore, Clock, LockStore, PaymentsStore, StripeEventStore } from '../domain/ports.js';
+import type { BillingStore, Clock, LockStore, PaymentsStore, RetryRunStore, StripeEventStore } from '../domain/ports.js';
 import { DynamoBillingStore } from '../adapters/dynamodb/billing-store.js';
 import { DynamoLockStore } from '../adapters/dynamodb/lock-store.js';
 import { DynamoPaymentsStore } from '../adapters/dynamodb/payments-store.js';
+import { DynamoRetryRunStore } from '../adapters/dynamodb/retry-run-store.js';
 import { DynamoStripeEventStore } from '../adapters/dynamodb/stripe-event-store.js';
 import type { TableNames } from '../adapters/dynamodb/table-definitions.js';
 
@@ -13,12 +14,13 @@ export interface DynamoStores {
   readonly locks: LockStore;
   readonly payments: PaymentsStore;
   readonly stripeEvents: StripeEventStore;
+  readonly retryRuns: RetryRunStore;
 }
 
 /** The four DynamoDB-backed stores on one client: production, the local runtime and tests share this. */
 export function dynamoStores(options: {
   client: DynamoDBClient;
-  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents'>;
+  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns'>;
   statusShardCount?: number;
   paymentShardCount?: number;
 }): DynamoStores {
@@ -38,6 +40,7 @@ export function dynamoStores(options: {
       ...(options.paymentShardCount !== undefined ? { paymentShardCount: options.paymentShardCount } : {}),
     }),
     stripeEvents: new DynamoStripeEventStore({ client, tableName: tables.stripeEvents }),
+    retryRuns: new DynamoRetryRunStore(client, tables.retryRuns),
   };
 }
 

@@ -9,6 +9,7 @@ import type {
   PaymentProcessor,
   PaymentsStore,
   QueuePort,
+  RetryRunStore,
   StripeEventStore,
 } from '../domain/ports.js';
 import type { Logger } from './logger.js';
@@ -55,6 +56,9 @@ export interface AppDeps {
   readonly accounts: AccountDirectory;
   readonly collectionsQueue: QueuePort;
   readonly balanceEventsQueue: QueuePort;
+  /** Bulk retry runs (DESIGN 8): their store, and the queue that fans their items out to the retry-run-worker. */
+  readonly retryRuns: RetryRunStore;
+  readonly retryRunsQueue: QueuePort;
   readonly metrics: MetricsPort;
   readonly secrets: WebhookSecrets;
   readonly settings: Settings;

@@ -53,6 +53,7 @@ export async function productionDeps(functionName: string, env: NodeJS.ProcessEn
       locks: tableNames.locks ?? placeholder,
       payments: tableNames.payments ?? placeholder,
       stripeEvents: tableNames.stripeEvents ?? placeholder,
+      retryRuns: tableNames.retryRuns ?? placeholder,
     },
     statusShardCount: base.STATUS_SHARD_COUNT,
     paymentShardCount: base.PAYMENT_SHARD_COUNT,
@@ -99,6 +100,7 @@ export async function productionDeps(functionName: string, env: NodeJS.ProcessEn
     accounts,
     collectionsQueue: queue('collections'),
     balanceEventsQueue: queue('balanceEvents'),
+    retryRunsQueue: queue('retryRuns'),
     metrics: new EmfMetrics(),
     secrets,
     settings: {

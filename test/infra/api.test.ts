@@ -27,6 +27,8 @@ const V1_ROUTES: [string, string][] = [
   ['POST /v1/users/{userId}/loans/{loanId}/payments', 'billing:write'],
   ['GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}', 'billing:read'],
   ['GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history', 'billing:read'],
+  ['POST /v1/billing/retry-runs', 'billing:operate'],
+  ['GET /v1/billing/retry-runs/{runId}', 'billing:read'],
 ];
 const WEBHOOKS: [string, string][] = [
   ['POST /webhooks/stripe', 'prod-billing-stripe-webhook'],

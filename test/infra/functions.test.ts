@@ -66,6 +66,7 @@ describe('SQS event sources', () => {
   it.each([
     ['batch-worker', 'prod-collections'],
     ['webhook-balance-worker', 'prod-balance-events'],
+    ['retry-run-worker', 'prod-retry-runs'],
   ])('%s consumes %s with partial batch failures, and the queue outlasts six function timeouts', (handler, queueName) => {
     const fn = functionNamed(`prod-billing-${handler}`);
     const [queueLogicalId, queue] = statefulQueue(queueName);

@@ -22,6 +22,7 @@ const tableIds = Object.fromEntries(
 const queueIds = {
   collections: logicalId(prod.stateful.collections.queue),
   balanceEvents: logicalId(prod.stateful.balanceEvents.queue),
+  retryRuns: logicalId(prod.stateful.retryRuns.queue),
   membershipsFailures: logicalId(prod.stateful.membershipsFailures),
 };
 const secretIds = Object.fromEntries(

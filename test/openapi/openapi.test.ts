@@ -180,6 +180,22 @@ beforeAll(async () => {
     ...loanHolds,
     { routeKey: 'GET /v1/subscriptions/{subscriptionId}', build: jwt('GET', '/v1/subscriptions/{subscriptionId}', { pathParameters: sub(parked.subscription_id) }), send: viaApi, status: 200 },
     { routeKey: 'POST /v1/subscriptions/{subscriptionId}/pay', body: { reason: 'member asked' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/pay', { pathParameters: sub(paid.subscription_id), headers: { 'Idempotency-Key': 'openapi-pay-1' } }), send: viaApi, status: 200 },
+    {
+      routeKey: 'POST /v1/billing/retry-runs',
+      body: { state: 'parked', reason: 'processor outage over', dry_run: true },
+      build: jwt('POST', '/v1/billing/retry-runs', { headers: { 'Idempotency-Key': 'openapi-run-1' } }),
+      send: viaApi,
+      status: 202,
+    },
+    {
+      routeKey: 'GET /v1/billing/retry-runs/{runId}',
+      build: (body) => {
+        const created = seen.find((s) => s.routeKey === 'POST /v1/billing/retry-runs' && s.status === 202)?.body as { run_id: string } | undefined;
+        return jwt('GET', '/v1/billing/retry-runs/{runId}', { pathParameters: { runId: created?.run_id ?? 'missing' }, query: { limit: '10' } })(body);
+      },
+      send: viaApi,
+      status: 200,
+    },
     { routeKey: 'POST /v1/subscriptions/{subscriptionId}/retry-billing', body: { reason: 'processor fixed' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/retry-billing', { pathParameters: sub(parked.subscription_id) }), send: viaApi, status: 200 },
     { routeKey: 'GET /v1/subscriptions/{subscriptionId}/history', build: jwt('GET', '/v1/subscriptions/{subscriptionId}/history', { pathParameters: sub(parked.subscription_id) }), send: viaApi, status: 200 },
     { routeKey: 'POST /v1/subscriptions/{subscriptionId}/waive', body: { reason: 'goodwill' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/waive', { pathParameters: sub(waived.subscription_id) }), send: viaApi, status: 200 },

@@ -63,6 +63,7 @@ export interface TestApp {
   readonly simulator: PaymentSimulator;
   readonly collectionsQueue: RecordingQueue;
   readonly balanceEventsQueue: RecordingQueue;
+  readonly retryRunsQueue: RecordingQueue;
   readonly metrics: RecordingMetrics;
 }
 
@@ -88,6 +89,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const simulator = new PaymentSimulator(clock);
   const collectionsQueue = new RecordingQueue();
   const balanceEventsQueue = new RecordingQueue();
+  const retryRunsQueue = new RecordingQueue();
   const metrics = new RecordingMetrics();
   const stores = dynamoStores({
     client: db.client,
@@ -106,9 +108,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     cardPayments: simulator,
     collectionsQueue,
     balanceEventsQueue,
+    retryRunsQueue,
     metrics,
     secrets: TEST_SECRETS,
     settings: { stage: 'test', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS, ...options.settings },
   };
-  return { deps, db, clock, wallClock, simulator, collectionsQueue, balanceEventsQueue, metrics };
+  return { deps, db, clock, wallClock, simulator, collectionsQueue, balanceEventsQueue, retryRunsQueue, metrics };
 }

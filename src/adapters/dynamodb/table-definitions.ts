@@ -155,12 +155,27 @@ export const stripeEventsTable: TableDefinition = {
   timeToLiveAttribute: 'expires_at',
 };
 
+/**
+ * Bulk retry runs (POST /v1/billing/retry-runs): `pk = RUN#<run_id>` holds the run (`sk = RUN`) and
+ * one item per selected period (`sk = ITEM#<subscription_id>`); `pk = KEY#<sha256>` names the run
+ * of one caller's Idempotency-Key. Runs expire after 90 days; the audit rows stay in the history table.
+ */
+export const retryRunsTable: TableDefinition = {
+  baseName: 'retry-runs',
+  envVar: 'RETRY_RUNS_TABLE',
+  partitionKey: { name: 'pk', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
+  globalSecondaryIndexes: [],
+  timeToLiveAttribute: 'expires_at',
+};
+
 export const allTables = {
   billingActivity: billingActivityTable,
   billingActivityHistory: billingActivityHistoryTable,
   locks: locksTable,
   payments: paymentsTable,
   stripeEvents: stripeEventsTable,
+  retryRuns: retryRunsTable,
 } as const;
 
 export type TableId = keyof typeof allTables;

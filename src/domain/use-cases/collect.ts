@@ -38,6 +38,8 @@ export interface AttemptRequest {
   readonly balance?: BalanceObservation;
   readonly actor?: string | undefined;
   readonly reason?: string | undefined;
+  /** The bulk retry run this attempt belongs to: written on its audit row as `run_id`. */
+  readonly runId?: string | undefined;
   /** The invocation's deadline/abort. */
   readonly signal?: AbortSignal;
   /** The caller's Idempotency-Key (manual pay), stored on the record with the submission. */
@@ -216,7 +218,7 @@ async function commitAttempt(
   now: Date,
   outcome: AttemptOutcome,
 ): Promise<AttemptOutcome> {
-  const history = historyRowOf(after, { ...context, actor: request.actor, reason: request.reason });
+  const history = historyRowOf(after, { ...context, actor: request.actor, reason: request.reason, run_id: request.runId });
   const leftPending = read.billing_status === 'PENDING';
   const next = leftPending ? successorRecord(after, now, deps.ids, after.last_run_date) : undefined;
   await commit({
@@ -279,13 +281,13 @@ export async function saveFailure(
   read: BillingRecord,
   message: string,
   now: Date,
-  request: Pick<AttemptRequest, 'actor' | 'reason' | 'process'>,
+  request: Pick<AttemptRequest, 'actor' | 'reason' | 'process' | 'runId'>,
 ): Promise<BillingRecord | undefined> {
   const failure = nextFailure(read, now, allowlistedError(message, read.subscription_id), (d) => formatInstant(d));
   const after = withFailure(read, failure, now);
   if (after.billing_next_attempt_at === undefined) delete after.billing_next_attempt_at;
   after.process = request.process;
-  const landed = await deps.billing.recordBillingFailure(read, after, historyRowOf(after, { actor: request.actor, reason: request.reason }));
+  const landed = await deps.billing.recordBillingFailure(read, after, historyRowOf(after, { actor: request.actor, reason: request.reason, run_id: request.runId }));
   return landed ? after : undefined;
 }
 

@@ -10,6 +10,8 @@ export interface ActorRequest {
   readonly owner: string;
   readonly actor?: string | undefined;
   readonly reason?: string | undefined;
+  /** The bulk retry run the action belongs to (its audit rows carry `run_id`). */
+  readonly runId?: string | undefined;
   readonly signal?: AbortSignal;
 }
 

@@ -43,7 +43,7 @@ export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Pr
     });
     await deps.billing.commit({
       writes: [{ kind: 'update', record: cleared, expectedVersion: read.version }],
-      history: [historyRowOf(cleared, { actor: request.actor, reason: request.reason })],
+      history: [historyRowOf(cleared, { actor: request.actor, reason: request.reason, run_id: request.runId })],
     });
 
     let outcome: AttemptOutcome;
@@ -59,6 +59,7 @@ export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Pr
         releaseHeldLock: true,
         actor: request.actor,
         reason: request.reason,
+        runId: request.runId,
         ...(request.signal ? { signal: request.signal } : {}),
       });
     } catch {

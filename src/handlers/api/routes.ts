@@ -1,6 +1,7 @@
 import { ROUTES, type RouteKeyOf } from '../../manifest/index.js';
 import { receiveBalanceEvent } from './balance.js';
 import { createPayment, getPayment, getPaymentHistory, listPayments } from './loans.js';
+import { createRetryRun, getRetryRun } from './retry-runs.js';
 import type { Route, RouteContext } from './router.js';
 import { changeBillingDateRoute, pay, retryBillingRoute, waiveRoute } from './subscription-actions.js';
 import { getSubscription, getSubscriptionHistory, listSubscriptions, listUserSubscriptions } from './subscriptions.js';
@@ -25,6 +26,8 @@ const HANDLERS: Record<RouteKeyOf<'api'>, (ctx: RouteContext) => Promise<HttpRes
   'POST /v1/users/{userId}/loans/{loanId}/payments': createPayment,
   'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}': getPayment,
   'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history': getPaymentHistory,
+  'POST /v1/billing/retry-runs': createRetryRun,
+  'GET /v1/billing/retry-runs/{runId}': getRetryRun,
   'POST /webhooks/balance': receiveBalanceEvent,
 };
 

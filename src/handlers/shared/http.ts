@@ -7,6 +7,7 @@ import {
   ConcurrentModificationError,
   DomainError,
   InternalFaultError,
+  IdempotencyKeyReusedError,
   LockedError,
   NotFoundError,
   PreconditionFailedError,
@@ -114,6 +115,7 @@ export function errorResponse(error: unknown, logger: Logger, context: ErrorCont
   if (error instanceof PreconditionFailedError) return json(400, errorBody(error.code, error.message));
   if (error instanceof InvalidMoneyError || error instanceof InvalidInstantError) return json(400, errorBody(error.code, error.message));
   if (error instanceof NotFoundError) return json(404, errorBody(error.code, error.message));
+  if (error instanceof IdempotencyKeyReusedError) return json(422, errorBody(error.code, error.message));
   if (error instanceof InternalFaultError) return internalError(error, logger);
   if (error instanceof TransientError) return json(503, errorBody('unavailable', 'a dependency is briefly unavailable; retry'), { 'retry-after': '1' });
   if (error instanceof ProcessorError) {

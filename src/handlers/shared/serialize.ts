@@ -63,6 +63,7 @@ const HISTORY_ATTRIBUTES = [
   'data_institution_unreliable',
   'actor',
   'reason',
+  'run_id',
 ] as const satisfies readonly (keyof HistoryRow)[];
 
 function copyPresent<T extends object>(target: Record<string, unknown>, source: T, names: readonly (keyof T)[]): void {

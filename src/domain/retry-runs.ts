@@ -1,0 +1,124 @@
+import * as z from 'zod';
+import { dunningState } from './dunning.js';
+import { idSchema } from './ids.js';
+import { failureState } from './ladder.js';
+import type { BillingRecord } from './records.js';
+
+/**
+ * Bulk retry runs (POST /v1/billing/retry-runs): an operator selects the parked or exhausted
+ * periods and each one runs retry-billing's own path, asynchronously through a queue. The schemas
+ * here are the one home of the request, the queue message and the stored run and items.
+ */
+
+/** What a run may select: parked on the failure ladder (DESIGN 5) or exhausted in dunning (5b). */
+export const RETRY_RUN_STATES = ['parked', 'exhausted'] as const;
+export type RetryRunState = (typeof RETRY_RUN_STATES)[number];
+
+/** At most this many user ids in one request (DESIGN 8 bad input: more is a 400). */
+export const MAX_RUN_USER_IDS = 1_000;
+/** Periods one run selects at most (`limit` 1..MAX_RUN_ITEMS, default DEFAULT_RUN_LIMIT); a larger backlog takes several runs. */
+export const MAX_RUN_ITEMS = 5_000;
+export const DEFAULT_RUN_LIMIT = 1_000;
+
+/** The request body, validated at the edge; nothing is written when it fails. */
+export const retryRunRequestSchema = z.strictObject({
+  state: z.enum(RETRY_RUN_STATES).describe('parked: live billing failure with no next attempt (DESIGN 5); exhausted: dunning stopped (DESIGN 5b)'),
+  user_ids: z.array(idSchema).min(1).max(MAX_RUN_USER_IDS).optional().describe(`only these users' periods (at most ${MAX_RUN_USER_IDS})`),
+  limit: z.number().int().min(1).max(MAX_RUN_ITEMS).optional().describe(`periods selected at most (default ${DEFAULT_RUN_LIMIT})`),
+  reason: z.string().trim().min(1).max(1000).describe('why: written on every audit row of the run'),
+  dry_run: z.boolean().optional().describe('select and store the run, charge nothing'),
+});
+export type RetryRunRequest = z.infer<typeof retryRunRequestSchema>;
+
+/**
+ * The request as one canonical string: the same body in any key order or user-id order means the
+ * same run, so a replay with the same Idempotency-Key is recognised; anything else is a reuse.
+ */
+export function requestFingerprint(request: RetryRunRequest): string {
+  return JSON.stringify({
+    state: request.state,
+    user_ids: request.user_ids ? [...new Set(request.user_ids)].sort() : null,
+    limit: request.limit ?? DEFAULT_RUN_LIMIT,
+    reason: request.reason,
+    dry_run: request.dry_run ?? false,
+  });
+}
+
+/** Whether a period is in the state the run selects, by the record itself (indexes are eventually consistent). */
+export function isInRunState(record: BillingRecord, state: RetryRunState): boolean {
+  return state === 'parked' ? failureState(record) === 'parked' : dunningState(record) === 'exhausted';
+}
+
+/** `pending` until the worker takes it; `selected` on a dry run (nothing will run). */
+export const RETRY_ITEM_OUTCOMES = ['pending', 'processing', 'billed', 'failed', 'still_due', 'skipped', 'selected'] as const;
+export type RetryItemOutcome = (typeof RETRY_ITEM_OUTCOMES)[number];
+/** The outcomes a worker finishes an item with; each is one of the run's counts. */
+export type RetryItemResult = 'billed' | 'failed' | 'still_due' | 'skipped';
+export const RETRY_ITEM_RESULTS: readonly RetryItemResult[] = ['billed', 'failed', 'still_due', 'skipped'];
+
+export type RetryRunCounts = Record<RetryItemResult, number>;
+
+/**
+ * Where the creation of a run is: `selecting` (claimed, items being written), `selected` (every
+ * item written, messages being sent), `enqueued` (every pending item has its message). A request
+ * that finds `selecting` or `selected` left behind by a crash completes it.
+ */
+export type RetryRunPhase = 'selecting' | 'selected' | 'enqueued';
+
+export interface RetryRun {
+  readonly run_id: string;
+  readonly actor: string;
+  readonly reason: string;
+  readonly state: RetryRunState;
+  readonly dry_run: boolean;
+  readonly limit: number;
+  /** How many user ids the request named (the ids themselves are the items'). */
+  readonly user_id_count?: number | undefined;
+  readonly phase: RetryRunPhase;
+  /** Set when the phase reaches `selected`. */
+  readonly selected: number;
+  readonly counts: RetryRunCounts;
+  readonly created_at: string;
+  /** The request that created the run claims its creation with this token; a stale claim can be taken over. */
+  readonly claim_token: string;
+  readonly claimed_at: string;
+}
+
+export interface RetryRunItem {
+  readonly run_id: string;
+  readonly subscription_id: string;
+  readonly user_id: string;
+  readonly billing_date: string;
+  readonly outcome: RetryItemOutcome;
+  /** Why an item was skipped (a hold code, `not_open`, `not_found`), or what the attempt did. */
+  readonly detail?: string | undefined;
+  readonly finished_at?: string | undefined;
+}
+
+export function emptyCounts(): RetryRunCounts {
+  return { billed: 0, failed: 0, still_due: 0, skipped: 0 };
+}
+
+/** `done` once every selected item has its outcome (a dry run is done when stored). */
+export function runStatus(run: RetryRun): 'running' | 'done' {
+  if (run.phase === 'selecting') return 'running';
+  if (run.dry_run) return 'done';
+  const finished = RETRY_ITEM_RESULTS.reduce((sum, k) => sum + run.counts[k], 0);
+  return finished >= run.selected ? 'done' : 'running';
+}
+
+/** One queue message per item: the worker runs retry-billing for it under the run's actor and reason. */
+export const retryRunMessageSchema = z.strictObject({
+  kind: z.literal('retry_run_item'),
+  run_id: z.string().min(1).max(64),
+  subscription_id: idSchema,
+  user_id: idSchema,
+  actor: z.string().min(1).max(1024),
+  reason: z.string().min(1).max(1000),
+});
+export type RetryRunMessage = z.infer<typeof retryRunMessageSchema>;
+
+/** A claim on an item older than this may be taken over by another message (its worker is gone). */
+export const ITEM_CLAIM_STALE_MS = 15 * 60_000;
+/** A creation claim older than this may be taken over by a replay (the API's own timeout is 29 s). */
+export const RUN_CLAIM_STALE_MS = 2 * 60_000;
