@@ -1,6 +1,5 @@
-import { loanRepresentmentFlags } from './ach-outcomes.js';
 import { classifyDecline, DUNNING_RETRY_DAYS } from './dunning.js';
-import type { PaymentRequest, PaymentResult } from './ports.js';
+import type { PaymentResult } from './ports.js';
 import type { LoanPayment } from './records.js';
 import { formatInstant } from './time.js';
 import { loanPaymentTransitions } from './transitions.js';
@@ -31,25 +30,6 @@ export const LOAN_RETRY_REASONS = {
   processorError: 'The payments service failed before an answer; the retry is rescheduled.',
   processorErrorsExhausted: 'The payments service kept failing; automatic retries stopped.',
 } as const;
-
-/** The key of the payment's next attempt: `{loc_payment_id}:{loc_payment_attempts + 1}` (DESIGN 2.7). */
-export function loanAttemptKey(read: LoanPayment): string {
-  return `${read.loc_payment_id}:${read.loc_payment_attempts + 1}`;
-}
-
-/** What every path presents for the payment's next attempt (creation, its repair, the automatic retry). */
-export function loanAttemptRequest(read: LoanPayment): PaymentRequest {
-  return {
-    idempotency_key: loanAttemptKey(read),
-    user_id: read.loc_user_id,
-    amount_cents: read.loc_amount,
-    rail: read.loc_payment_method,
-    account_last_four: read.loc_account_last_four,
-    reference: { kind: 'loan_payment', user_id: read.loc_user_id, loan_id: read.loc_loan_id, payment_id: read.loc_payment_id },
-    // A re-presented R01/R09 entry says so (NACHA: reinitiated, RETRY PYMT).
-    ...loanRepresentmentFlags(read),
-  };
-}
 
 /** The payment after a decline of attempt `attempts + 1`: RETRY with its next attempt, or FAILED. */
 export function afterLoanDecline(read: LoanPayment, result: Extract<PaymentResult, { outcome: 'declined' }>, now: Date): LoanPayment {
