@@ -14,12 +14,14 @@ import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
 import type { AppDeps, QueueMessage, QueuePort } from '../src/runtime/deps.js';
 import { createLogger } from '../src/runtime/logger.js';
 import { meterCapacity, type CapacityMeter } from './capacity.js';
+import type { DestinationStream } from 'pino';
 
 export { dueRecord } from '../test/support/billing-fixtures.js';
 
 /** The whole AppDeps on fresh tables of the bench's DynamoDB Local, with a metered client. */
 
-export const BENCH_NOW = '2026-12-01T12:00:00.000Z';
+/** The business clock starts at the wall clock: DynamoDB Local's TTL sweeper deletes lock items by wall time. */
+export const BENCH_NOW = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
 
 export class BenchClock implements Clock {
   private ms: number;
@@ -64,7 +66,8 @@ export function benchClient(endpoint: string): DynamoDBClient {
   );
 }
 
-export async function createBenchApp(endpoint: string, label: string): Promise<BenchApp> {
+/** `logTo`: the production logger (level info) writes there; without it the app logs nothing. */
+export async function createBenchApp(endpoint: string, label: string, logTo?: DestinationStream): Promise<BenchApp> {
   const client = benchClient(endpoint);
   const tables = tableNamesFor(`bench-${label}-${randomUUID().slice(0, 6)}`);
   await createAllTables(client, tables);
@@ -78,7 +81,7 @@ export async function createBenchApp(endpoint: string, label: string): Promise<B
     clock,
     wallClock: systemClock,
     ids: uuidIds,
-    logger: createLogger({ level: 'silent' }),
+    logger: logTo ? createLogger({ level: 'info', destination: logTo }) : createLogger({ level: 'silent' }),
     processor: simulator,
     accounts: simulator,
     collectionsQueue,

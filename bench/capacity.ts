@@ -29,6 +29,10 @@ export interface CapacityTotals {
   wru: number;
   /** Write request units on GSIs. */
   gsiWru: number;
+  /** Items returned by GetItem, Query and Scan. */
+  itemsRead: number;
+  /** Lock heartbeats (a lease renewal), counted apart: not in requests, units or byCommand. */
+  heartbeats: number;
 }
 
 export interface CapacityMeter {
@@ -111,6 +115,11 @@ export function meterCapacity(client: DynamoDBClient, tables: TableNames): Capac
     (next, context) => async (args) => {
       const command = String((context as { commandName?: unknown }).commandName ?? '').replace(/Command$/, '');
       const input = args.input as Record<string, any>;
+      const heartbeat = command === 'PutItem' && input.TableName === tables.locks && /record_version_number = :previous/.test(String(input.ConditionExpression ?? ''));
+      if (heartbeat) {
+        if (!paused) totals.heartbeats += 1;
+        return next(args);
+      }
       let failed = false;
       let output: any;
       try {
@@ -136,12 +145,14 @@ export function meterCapacity(client: DynamoDBClient, tables: TableNames): Capac
         const item = output?.Item as Item | undefined;
         if (item) known.set(keyOf(input.TableName, item), item);
         const size = item ? itemSize(item) : 0;
+        if (item) totals.itemsRead += 1;
         totals.rru += (input.ConsistentRead ? 1 : 0.5) * units(size, 4096);
         return;
       }
       case 'Query':
       case 'Scan': {
         const items = (output?.Items ?? []) as Item[];
+        totals.itemsRead += items.length;
         let size = 0;
         for (const item of items) size += itemSize(known.get(keyOf(input.TableName, item)) ?? item);
         const consistent = input.ConsistentRead && !input.IndexName;
@@ -201,5 +212,5 @@ export function meterCapacity(client: DynamoDBClient, tables: TableNames): Capac
 }
 
 function fresh(): CapacityTotals {
-  return { requests: 0, byCommand: {}, rru: 0, wru: 0, gsiWru: 0 };
+  return { requests: 0, byCommand: {}, rru: 0, wru: 0, gsiWru: 0, itemsRead: 0, heartbeats: 0 };
 }

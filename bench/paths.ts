@@ -6,6 +6,7 @@ import { createBalanceWorkerHandler } from '../src/handlers/webhook-balance-work
 import { createBatchWorkerHandler } from '../src/handlers/batch-worker.js';
 import { createBenchApp, dueRecord, pool, seed, type BenchApp } from './app.js';
 import type { CapacityTotals } from './capacity.js';
+import type { DestinationStream } from 'pino';
 import { apiEvent, sqsEvent } from './lambda-events.js';
 
 /**
@@ -22,6 +23,8 @@ export interface PathCost {
   readonly rruPerSub: number;
   readonly wruPerSub: number;
   readonly gsiWruPerSub: number;
+  /** Lock heartbeats during the path, counted apart (per subscription). */
+  readonly heartbeatsPerSub: number;
 }
 
 const DAY = 24 * 3_600_000;
@@ -37,6 +40,7 @@ function perSub(totals: CapacityTotals, n: number, path: string, billed: number)
     rruPerSub: round(totals.rru),
     wruPerSub: round(totals.wru),
     gsiWruPerSub: round(totals.gsiWru),
+    heartbeatsPerSub: round(totals.heartbeats),
   };
 }
 
@@ -115,8 +119,8 @@ const PATHS: readonly { name: string; records: (now: Date) => BillingRecord; run
   },
 ];
 
-export async function measurePathCosts(endpoint: string, perPath = 200): Promise<PathCost[]> {
-  const app = await createBenchApp(endpoint, 'paths');
+export async function measurePathCosts(endpoint: string, perPath = 200, logTo?: DestinationStream): Promise<PathCost[]> {
+  const app = await createBenchApp(endpoint, 'paths', logTo);
   const results: PathCost[] = [];
   for (const path of PATHS) {
     const records = Array.from({ length: perPath }, () => path.records(app.clock.now()));

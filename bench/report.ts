@@ -1,0 +1,235 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { LatencyFigure } from './latency.js';
+import type { PathCost } from './paths.js';
+import type { CollectionRun, FloorRun } from './throughput.js';
+
+/**
+ * docs/benchmarks.md is generated from bench/results.json by this module, so the two cannot
+ * disagree (test/bench/benchmarks-doc.test.ts fails when they do):
+ *
+ *   npx tsx bench/report.ts          # rewrite docs/benchmarks.md from bench/results.json
+ */
+
+interface ColdStartFigure {
+  readonly name: string;
+  readonly bytes: number;
+  readonly importMs: number;
+  readonly firstCallMs: number;
+  readonly totalMs: number;
+  readonly ratio?: number;
+}
+
+export interface BenchResults {
+  readonly machine: { nproc: number; cpu?: string; memoryGiB: number; node: string; platform: string; loadavgAtStart?: number[]; loadavgAtEnd?: number[] };
+  readonly startedAt: string;
+  readonly finishedAt?: string;
+  readonly options: { n: number; pairs: number; invocations: number; quick: boolean; billUpTo?: number };
+  readonly logging?: string;
+  readonly paths?: PathCost[];
+  readonly throughput?: {
+    subscriptions: number;
+    pairs: { order: string; project: CollectionRun; floor: FloorRun; ratio: number }[];
+    medianProjectSubsPerSecond: number;
+    medianFloorSubsPerSecond: number;
+    medianRatio: number;
+    concurrency: { invocations: number; usersPerInvocation: number; batchSize: number };
+  };
+  readonly growth?: { due: number; waiting: number; project: CollectionRun; floor: FloorRun }[];
+  readonly coldStart?: { method: string; runs: number; baseline: ColdStartFigure; functions: ColdStartFigure[]; target: number } | null;
+  readonly latency?: LatencyFigure[];
+}
+
+const ROOT = resolve(import.meta.dirname, '..');
+export const RESULTS_FILE = join(ROOT, 'bench', 'results.json');
+export const DOC_FILE = join(ROOT, 'docs', 'benchmarks.md');
+
+function table(headers: string[], rows: (string | number)[][]): string {
+  const line = (cells: (string | number)[]) => `| ${cells.map(String).join(' | ')} |`;
+  return [line(headers), `|${headers.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+const fmt = (x: number, digits = 2) => String(Math.round(x * 10 ** digits) / 10 ** digits);
+const ratio = (a: number, b: number) => (b === 0 ? '-' : fmt(a / b));
+const commands = (by: Record<string, number>) =>
+  Object.entries(by)
+    .map(([k, v]) => `${k} ${fmt(v)}`)
+    .join(', ');
+
+/** The figures as markdown tables (also printed by `npm run bench`). */
+export function renderTables(r: BenchResults): string {
+  const out: string[] = [];
+  if (r.paths) {
+    out.push('### Requests and request units per billed subscription, per path', '');
+    out.push(
+      `200 due pinless subscriptions per path through the handlers, every attempt approved. Lock heartbeats are counted apart (not in "requests"). Targets: scheduled, retry, batch 3; manual pay ≤ 4; operator retry ≤ 5; balance webhook ≤ 4.`,
+      '',
+    );
+    out.push(
+      table(
+        ['path', 'billed', 'requests', 'by command', 'RRU', 'WRU', 'GSI WRU', 'heartbeats'],
+        r.paths.map((p) => [p.path, `${p.billed}/${p.subscriptions}`, fmt(p.requestsPerSub), commands(p.byCommandPerSub), fmt(p.rruPerSub), fmt(p.wruPerSub), fmt(p.gsiWruPerSub), fmt(p.heartbeatsPerSub ?? 0)]),
+      ),
+      '',
+    );
+  }
+  if (r.throughput) {
+    const t = r.throughput;
+    out.push('### Collection throughput: project against the floor, interleaved pairs', '');
+    out.push(
+      `${t.subscriptions} due subscriptions per run, ${t.pairs.length} pairs in one run, order alternating; both fed the same way (batches of ${t.concurrency.batchSize}, ${t.concurrency.invocations} batches at a time, ${t.concurrency.usersPerInvocation} subscriptions of a batch in flight). Project: collections-job → batch-worker, logging at info. Floor: the due-index Query, then lock Put, GetItem, one TransactWriteItems per subscription, no logging.`,
+      '',
+    );
+    out.push(
+      table(
+        ['pair', 'order', 'project subs/s', 'floor subs/s', 'project ÷ floor', 'project billed', 'floor billed', 'project requests/sub', 'floor requests/sub', 'project client CPU ms/sub', 'floor client CPU ms/sub', 'log bytes/sub'],
+        t.pairs.map((p, i) => [
+          i + 1,
+          p.order,
+          fmt(p.project.subsPerSecond),
+          fmt(p.floor.subsPerSecond),
+          fmt(p.ratio),
+          p.project.billed,
+          p.floor.billed,
+          fmt(p.project.perSub.requests),
+          fmt(p.floor.perSub.requests),
+          fmt(p.project.clientCpuMsPerSub),
+          fmt(p.floor.clientCpuMsPerSub),
+          p.project.logBytesPerSub,
+        ]),
+      ),
+      '',
+      `**Median: project ${fmt(t.medianProjectSubsPerSecond)} subs/s, floor ${fmt(t.medianFloorSubsPerSecond)} subs/s; median of the pair ratios ${fmt(t.medianRatio)}.**`,
+      '',
+    );
+  }
+  if (r.growth) {
+    const base = r.growth.find((g) => g.due === 1000 && g.waiting === 0);
+    out.push('### Planning growth: due work and waiting work', '');
+    out.push(
+      `The collections-job alone ("planning": every query it sends, gauges included), then the whole run (planning + billing; points with more than ${r.options.billUpTo ?? 1000} due records plan only, their billing scales as the throughput section shows). Waiting records: half FAILED inside their daily retry wait, a quarter parked on the failure ladder, a quarter with dunning exhausted. The floor reads only the due records (the due-index Query).`,
+      '',
+    );
+    out.push(
+      table(
+        ['due', 'waiting', 'enqueued', 'planning requests', 'items read (project)', 'items read (floor)', 'items read per due record', 'planning RRU per due record', 'planning ms per due record (project)', 'planning ms per due record (floor)', 'planning ms per due record ÷ 1k alone', 'run subs/s (project)', 'run subs/s (floor)', 'requests/sub (project)', 'RRU/sub', 'WRU/sub', 'GSI WRU/sub'],
+        r.growth.map((g) => {
+          const msPerDue = (g.project.planSeconds * 1000) / g.due;
+          const baseMs = base ? (base.project.planSeconds * 1000) / base.due : msPerDue;
+          return [
+            g.due,
+            g.waiting,
+            g.project.enqueued,
+            fmt(g.project.planning.requests),
+            fmt(g.project.planning.itemsRead),
+            fmt(g.floor.planning.itemsRead),
+            ratio(g.project.planning.itemsRead, g.due),
+            fmt(g.project.planning.rru / g.due, 3),
+            fmt(msPerDue, 3),
+            fmt((g.floor.planSeconds * 1000) / g.due, 3),
+            fmt(msPerDue / baseMs),
+            g.project.billedRun === false ? 'planning only' : fmt(g.project.subsPerSecond),
+            g.project.billedRun === false ? 'planning only' : fmt(g.floor.subsPerSecond),
+            g.project.billedRun === false ? '-' : fmt(g.project.perSub.requests),
+            g.project.billedRun === false ? '-' : fmt(g.project.perSub.rru),
+            g.project.billedRun === false ? '-' : fmt(g.project.perSub.wru),
+            g.project.billedRun === false ? '-' : fmt(g.project.perSub.gsiWru),
+          ];
+        }),
+      ),
+      '',
+    );
+  }
+  if (r.coldStart !== undefined) {
+    out.push('### Cold start per function against a bare DynamoDB client', '');
+    if (r.coldStart === null) {
+      out.push('Not measured in this run: `bench/cold-start.ts` (supplied with the per-function bundles) was not present.', '');
+    } else {
+      const c = r.coldStart;
+      out.push(`${c.method} Median of ${c.runs} rounds. Target: each function within ${c.target} × the bare client.`, '');
+      out.push(
+        table(
+          ['function', 'KiB', 'import ms', 'first call ms', 'total ms', '× bare'],
+          [c.baseline, ...c.functions].map((f) => [f.name, Math.round(f.bytes / 1024), fmt(f.importMs, 1), fmt(f.firstCallMs, 1), fmt(f.totalMs, 1), f === c.baseline ? '1' : fmt(f.ratio ?? f.totalMs / c.baseline.totalMs)]),
+        ),
+        '',
+      );
+    }
+  }
+  if (r.latency) {
+    out.push('### API latency (autocannon, loopback)', '');
+    out.push(table(['request', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx'], r.latency.map((l) => [l.name, l.connections, fmt(l.rps, 0), l.p50, l.p99, l.requests, l.non2xx])), '');
+  }
+  return out.join('\n');
+}
+
+const METHOD = `## Method
+
+**Counting.** An SDK middleware on the DynamoDB client (step \`initialize\`, once per \`send\`, above
+the SDK's retries) counts requests per command and prices each one the way on-demand DynamoDB
+bills (\`bench/capacity.ts\`): GetItem 1 RRU per 4 KB strongly consistent, half eventually; Query
+the summed size of the items read rounded up to 4 KB, 0.5 per 4 KB on a GSI; Put/Update/Delete 1 WRU
+per KB of the larger of the old and new item (a failed condition is billed too); TransactWriteItems
+2 WRU per KB per item; GSI writes 1 WRU per KB per index an item enters, leaves or changes in (2 when
+its index key changes). Lock heartbeats (a lease renewal Put conditioned on the previous
+\`record_version_number\`) are counted apart. The same middleware counts the items each read returns.
+
+**Paths.** 200 due pinless subscriptions per path through the handlers: scheduled and retry
+through the batch-worker (SQS batches of 10), the balance webhook through the
+webhook-balance-worker, manual pay and operator retry through the api handler.
+\`test/adapters/dynamodb/requests-per-path.test.ts\` asserts the same counts in \`npm test\`.
+
+**Throughput.** Each run seeds fresh tables, then times planning and billing. The project is
+collections-job → in-memory queue → batch-worker with the production logger at \`info\`; the floor
+is the least DynamoDB work that bills the same subscriptions: the due-index Query (all shards, pages
+of 1,000), then per subscription the attempt's three requests (conditional lock Put, consistent
+GetItem, one TransactWriteItems with record, history row, next period, its history row and the lock
+delete), items built before the clock starts. Both are fed the same way (see the table). Both
+sequences are warmed up on 500 subscriptions first (DynamoDB Local is a JVM); then the pairs run
+interleaved, the order alternating, and the medians are reported. DynamoDB Local, the project and
+the floor share the machine's cores, so absolute rates are this machine's, not Lambda's.
+
+**Growth.** The same project and floor runs at 1,000 and 20,000 due records, and at 1,000 due with
+19,000 waiting records in the table. The planner reads the sparse \`due-index\`, keyed on each open
+record's next eligible instant (docs/design.md 2.1), so waiting records are never read.
+
+**Cold start.** Supplied by \`bench/cold-start.ts\`: a fresh \`node\` process per bundle as the CDK
+synthesizes it, import plus one first call, interleaved with a bare DynamoDB client's.
+
+**Not part of \`npm test\`.** The bench runs only through \`npm run bench\`; \`npm test\` checks only that
+this file is what \`bench/report.ts\` renders from \`bench/results.json\`.
+`;
+
+/** The whole of docs/benchmarks.md. */
+export function renderDocument(r: BenchResults): string {
+  const m = r.machine;
+  return `# Benchmarks
+
+<!-- Generated by \`npx tsx bench/report.ts\` from bench/results.json; do not edit by hand. -->
+
+\`npm run bench\` (\`tsx bench/run.ts\`) measures what a billed subscription costs, how fast the system
+bills against the floor, how planning grows, and cold starts. It starts its own DynamoDB Local and
+fresh tables, prints the tables below and writes \`bench/results.json\`; \`npx tsx bench/report.ts\`
+renders this file from it.
+
+\`\`\`sh
+npm run bench                                  # everything, a few minutes on 2 cores
+npm run bench -- --quick                       # growth without the 20k point
+npm run bench -- --only throughput --pairs 7 --n 3000
+npx tsx bench/report.ts                        # docs/benchmarks.md from bench/results.json
+\`\`\`
+
+## This run
+
+${r.startedAt} to ${r.finishedAt ?? '?'}; ${m.nproc} × ${m.cpu ?? '?'}, ${m.memoryGiB} GiB, Node ${m.node} (${m.platform}); load average ${m.loadavgAtStart?.join(' / ') ?? '?'} at the start, ${m.loadavgAtEnd?.join(' / ') ?? '?'} at the end (other agents share this machine). Options: ${r.options.n} subscriptions per throughput run, ${r.options.pairs} pairs, ${r.options.invocations} invocations${r.options.quick ? ', quick' : ''}. Logging: ${r.logging ?? 'silent'}.
+
+${renderTables(r)}
+${METHOD}`;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const results = JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as BenchResults;
+  writeFileSync(DOC_FILE, renderDocument(results));
+  console.error(`wrote ${DOC_FILE}`);
+}

@@ -1,0 +1,18 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { DOC_FILE, RESULTS_FILE, renderDocument, type BenchResults } from '../../bench/report.js';
+
+/** docs/benchmarks.md is what bench/report.ts renders from the committed bench/results.json (issue 13). */
+describe('docs/benchmarks.md', () => {
+  it('agrees with bench/results.json figure for figure', () => {
+    const results = JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as BenchResults;
+    expect(readFileSync(DOC_FILE, 'utf8'), 'regenerate it: npx tsx bench/report.ts').toBe(renderDocument(results));
+  });
+
+  it('reports throughput as the median of at least five interleaved pairs, with the log level said', () => {
+    const results = JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as BenchResults;
+    expect(results.throughput?.pairs.length).toBeGreaterThanOrEqual(5);
+    expect(new Set(results.throughput?.pairs.map((p) => p.order))).toEqual(new Set(['project, floor', 'floor, project']));
+    expect(results.logging).toMatch(/info/);
+  });
+});
