@@ -1,79 +1,119 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { build, type BuildOptions } from 'esbuild';
+import { join, resolve } from 'node:path';
+import { build, type Metafile } from 'esbuild';
+import { ESBUILD_OPTIONS } from '../lib/bundling.js';
+import { allFunctions } from '../src/manifest/index.js';
 
 /**
- * Section 3: per-Lambda bundle size and cold import time. Each src/handlers/*.ts is bundled with
- * the options lib/constructs/billing-function.ts gives NodejsFunction (ESM, minified, platform
- * node, SDK bundled, module-first main fields, the createRequire banner), next to a bundle that
- * holds only a bare DynamoDB client. Cold import = a fresh `node` process timing
- * `await import(bundle)`, median of several runs.
+ * Each function's bundle as the CDK synthesizes it: its manifest entry (src/manifest/functions.ts)
+ * through esbuild with the options NodejsFunction is given (lib/bundling.ts: ESM, minified,
+ * platform node, SDK bundled, module-first main fields, the createRequire banner, external source
+ * map), written to `{dir}/{name}/index.mjs` as the asset holds it. Next to them, a bundle holding
+ * only a bare DynamoDB client that makes one GetItem: the floor.
+ *
+ *   npx tsx bench/bundles.ts     prints each bundle's size and which heavy dependencies it carries
  */
+
+export const ROOT = resolve(import.meta.dirname, '..');
+
+/** Heavy dependencies, by where their modules live; each belongs only in the functions whose manifest names it. */
+export const HEAVY: Record<string, RegExp> = {
+  stripe: /^node_modules\/stripe\//,
+  sqs: /^node_modules\/@aws-sdk\/client-sqs\//,
+  secretsManager: /^node_modules\/@aws-sdk\/client-secrets-manager\//,
+  paymentsService: /^src\/adapters\/payments-service\//,
+  kinesis: /^node_modules\/@aws-sdk\/client-kinesis\//,
+  local: /^src\/local\//,
+  simulator: /^src\/adapters\/processor\//,
+};
+
+export interface Bundle {
+  readonly name: string;
+  readonly file: string;
+  readonly bytes: number;
+  /** The heavy dependencies (keys of HEAVY) found among its inputs. */
+  readonly carries: string[];
+  /** Bytes in the output per top-level package or source folder, largest first. */
+  readonly byInput: { readonly input: string; readonly bytes: number }[];
+}
+
+/** The bare client: a Lambda handler that makes one GetItem with a default DynamoDB client. */
+export const BARE_CLIENT_SOURCE = `import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
+const client = new DynamoDBClient({
+  region: process.env.DYNAMO_REGION,
+  ...(process.env.DYNAMO_ENDPOINT ? { endpoint: process.env.DYNAMO_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+});
+export const handler = async (event) => {
+  const out = await client.send(new GetItemCommand({ TableName: process.env.BILLING_ACTIVITY_TABLE, Key: event.key, ConsistentRead: true }));
+  return { found: out.Item !== undefined };
+};
+`;
+
+function grouped(inputs: Metafile['outputs'][string]['inputs']): { input: string; bytes: number }[] {
+  const groups = new Map<string, number>();
+  for (const [file, info] of Object.entries(inputs)) {
+    const parts = file.split('/');
+    const key = parts[0] === 'node_modules' ? parts.slice(0, parts[1]!.startsWith('@') ? 3 : 2).join('/') : parts.slice(0, Math.min(parts.length - 1, 3)).join('/');
+    groups.set(key, (groups.get(key) ?? 0) + info.bytesInOutput);
+  }
+  return [...groups].map(([input, bytes]) => ({ input, bytes })).sort((a, b) => b.bytes - a.bytes);
+}
+
+async function bundle(name: string, dir: string, source: { entry: string } | { contents: string }): Promise<Bundle> {
+  const outdir = join(dir, name);
+  mkdirSync(outdir, { recursive: true });
+  const file = join(outdir, 'index.mjs');
+  const result = await build({
+    ...ESBUILD_OPTIONS,
+    mainFields: [...ESBUILD_OPTIONS.mainFields],
+    ...('entry' in source ? { entryPoints: [join(ROOT, source.entry)] } : { stdin: { contents: source.contents, resolveDir: ROOT, loader: 'js' as const } }),
+    outfile: file,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const output = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('.mjs'))![1];
+  const inputs = Object.keys(output.inputs);
+  return {
+    name,
+    file,
+    bytes: output.bytes,
+    carries: Object.entries(HEAVY).filter(([, pattern]) => inputs.some((i) => pattern.test(i))).map(([k]) => k),
+    byInput: grouped(output.inputs),
+  };
+}
+
+/** The bare-client bundle and every function's bundle, built into `dir`. */
+export async function buildBundles(dir: string): Promise<{ baseline: Bundle; functions: Bundle[] }> {
+  const baseline = await bundle('bare-dynamodb-client', dir, { contents: BARE_CLIENT_SOURCE });
+  const functions: Bundle[] = [];
+  for (const [name, manifest] of allFunctions()) functions.push(await bundle(name, dir, { entry: manifest.entry }));
+  return { baseline, functions };
+}
 
 export interface BundleFigure {
   readonly name: string;
   readonly bytes: number;
-  readonly coldImportMs: number;
   readonly sizeRatio: number;
-  readonly importRatio: number;
+  readonly carries: string[];
 }
 
-const ROOT = resolve(import.meta.dirname, '..');
-const RUNS = 7;
-
-const CDK_LIKE: BuildOptions = {
-  bundle: true,
-  format: 'esm',
-  minify: true,
-  platform: 'node',
-  target: 'node22',
-  mainFields: ['module', 'main'],
-  banner: { js: "import { createRequire as __billingCreateRequire } from 'node:module'; const require = __billingCreateRequire(import.meta.url);" },
-  logLevel: 'silent',
-};
-
-function coldImportMs(file: string): number {
-  const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write(String(performance.now() - t));`;
-  const samples: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const out = execFileSync(process.execPath, ['--no-warnings', '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
-    samples.push(Number(out));
-  }
-  samples.sort((a, b) => a - b);
-  return Math.round(samples[Math.floor(samples.length / 2)]! * 10) / 10;
-}
-
-export async function measureBundles(): Promise<{ baseline: { bytes: number; coldImportMs: number }; handlers: BundleFigure[] }> {
-  const out = mkdtempSync(join(tmpdir(), 'billing-bench-bundles-'));
+/** Sizes only (cold starts are bench/cold-start.ts's): bytes, × the bare client, heavy dependencies carried. */
+export async function measureBundles(): Promise<{ baseline: { bytes: number }; handlers: BundleFigure[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'billing-bench-bundles-'));
   try {
-    const baselineFile = join(out, 'bare-dynamodb-client.mjs');
-    await build({
-      ...CDK_LIKE,
-      stdin: { contents: "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';\nexport const client = new DynamoDBClient({ region: 'us-east-1' });\n", resolveDir: ROOT, loader: 'ts' },
-      outfile: baselineFile,
-    });
-    const baseline = { bytes: statSync(baselineFile).size, coldImportMs: coldImportMs(baselineFile) };
-    const handlersDir = join(ROOT, 'src', 'handlers');
-    const entries = readdirSync(handlersDir).filter((f) => f.endsWith('.ts')).sort();
-    const handlers: BundleFigure[] = [];
-    for (const entry of entries) {
-      const file = join(out, `${basename(entry, '.ts')}.mjs`);
-      await build({ ...CDK_LIKE, entryPoints: [join(handlersDir, entry)], outfile: file });
-      const bytes = statSync(file).size;
-      const ms = coldImportMs(file);
-      handlers.push({
-        name: basename(entry, '.ts'),
-        bytes,
-        coldImportMs: ms,
-        sizeRatio: Math.round((bytes / baseline.bytes) * 100) / 100,
-        importRatio: Math.round((ms / baseline.coldImportMs) * 100) / 100,
-      });
-    }
-    return { baseline, handlers };
+    const { baseline, functions } = await buildBundles(dir);
+    return {
+      baseline: { bytes: baseline.bytes },
+      handlers: functions.map((f) => ({ name: f.name, bytes: f.bytes, sizeRatio: Math.round((f.bytes / baseline.bytes) * 100) / 100, carries: f.carries })),
+    };
   } finally {
-    rmSync(out, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
   }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
+  const figures = await measureBundles();
+  console.log(`bare DynamoDB client: ${(figures.baseline.bytes / 1024).toFixed(0)} KiB`);
+  for (const h of figures.handlers) console.log(`${h.name.padEnd(24)} ${(h.bytes / 1024).toFixed(0).padStart(5)} KiB  ×${h.sizeRatio.toFixed(2)}  carries: ${h.carries.join(', ') || '-'}`);
 }

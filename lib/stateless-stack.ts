@@ -7,6 +7,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
 import { environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
+import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
 import { resourceName, retainsData } from './config.js';
 import { BillingFunction } from './constructs/billing-function.js';
@@ -35,7 +36,7 @@ export interface BillingStatelessStackProps extends StackProps {
 
 /** Values of the settings a manifest can name. */
 function settingValues(props: BillingStatelessStackProps): Record<string, string> {
-  return { BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents) };
+  return { BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents), MAX_PAYMENT_CENTS: String(DEFAULT_MAX_PAYMENT_CENTS) };
 }
 
 /** Functions, their triggers, the HTTP API, the schedule, and monitoring; holds no data. */

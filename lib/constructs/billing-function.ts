@@ -4,6 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { BUNDLE_TARGET, MAIN_FIELDS, REQUIRE_BANNER } from '../bundling.js';
 
 /** The newest Node.js runtime in aws-cdk-lib 2.276; cdk-nag L1 accepts only the newest. */
 export const BILLING_RUNTIME = lambda.Runtime.NODEJS_24_X;
@@ -64,17 +65,17 @@ export class BillingFunction extends Construct {
       environment: { ...props.environment, NODE_OPTIONS: '--enable-source-maps' },
       bundling: {
         format: nodejs.OutputFormat.ESM,
-        target: 'node24',
+        target: BUNDLE_TARGET,
         minify: true,
         sourceMap: true,
         sourceMapMode: nodejs.SourceMapMode.EXTERNAL,
         // Positions are enough for stack traces; embedding every source triples the upload.
         sourcesContent: false,
-        mainFields: ['module', 'main'],
+        mainFields: MAIN_FIELDS,
         // Ship the SDK versions the lock file pins instead of whatever the runtime carries.
         bundleAwsSDK: true,
         // CommonJS dependencies (pino) call require() on Node built-ins; ESM has no require.
-        banner: "import { createRequire as __billingCreateRequire } from 'node:module'; const require = __billingCreateRequire(import.meta.url);",
+        banner: REQUIRE_BANNER,
         forceDockerBundling: false,
       },
     });

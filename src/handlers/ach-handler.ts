@@ -2,7 +2,6 @@ import { achEventSchema } from '../domain/ach-outcomes.js';
 import { applyAchEvent } from '../domain/use-cases/apply-ach-outcome.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { errorBody, errorResponse, header, json, parseJsonBody, rawBody, type HttpEvent, type HttpResult } from './shared/http.js';
-import { lambdaEntry } from './shared/lambda.js';
 import { verifySignedPayload } from './shared/signature.js';
 
 /**
@@ -53,4 +52,3 @@ export function createAchHandler(deps: AppDeps): (event: HttpEvent) => Promise<H
   };
 }
 
-export const handler = lambdaEntry('ach-handler', createAchHandler);

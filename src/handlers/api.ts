@@ -3,7 +3,6 @@ import type { AppDeps } from '../runtime/deps.js';
 import { API_ROUTES } from './api/routes.js';
 import { authorize, matchRoute, routeKeyOf, type RouteContext } from './api/router.js';
 import { errorBody, errorResponse, json, type HttpEvent, type HttpResult } from './shared/http.js';
-import { lambdaEntry } from './shared/lambda.js';
 
 /**
  * The api Lambda (DESIGN 8): route → authorize (JWT scope) → validate → one use case → answer.
@@ -57,4 +56,3 @@ function stringOr(value: unknown, fallback: string): string {
   return typeof value === 'string' && value !== '' ? value : fallback;
 }
 
-export const handler = lambdaEntry('api', createApiHandler);

@@ -5,7 +5,6 @@ import { retryLoanPayment } from '../domain/use-cases/retry-loan-payment.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
 import { outcomeFields, perUserSqsHandler, shouldRetryOutcome } from './shared/batch.js';
-import { lambdaEntry } from './shared/lambda.js';
 
 /**
  * Collections queue → one collection attempt per message (DESIGN 3): a billing period, or a due
@@ -61,4 +60,3 @@ async function loanRetry(deps: AppDeps, message: LoanPaymentRetryMessage, owner:
   }
 }
 
-export const handler = lambdaEntry('batch-worker', createBatchWorkerHandler);

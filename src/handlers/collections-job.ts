@@ -3,7 +3,6 @@ import { addAchRateCounts, returnRates, returnRateWindow } from '../domain/ach-r
 import { messageIdOf, type CollectionMessage } from '../domain/collections.js';
 import { planCollections, type CollectionsSummary } from '../domain/use-cases/plan-collections.js';
 import type { AppDeps } from '../runtime/deps.js';
-import { lambdaEntry } from './shared/lambda.js';
 
 export type { CollectionsSummary } from '../domain/use-cases/plan-collections.js';
 
@@ -75,4 +74,3 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
   };
 }
 
-export const handler = lambdaEntry('collections-job', createCollectionsJobHandler);

@@ -4,7 +4,6 @@ import { aboveMaximumMessage } from '../domain/money.js';
 import { applyMembershipEvent, membershipEventSchema, type MembershipEvent, type MembershipOutcome } from '../domain/use-cases/apply-membership-event.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { attemptDepsOf, invocationOwner, outcomeFields, runGroupedSequentially } from './shared/batch.js';
-import { lambdaEntry } from './shared/lambda.js';
 
 type Decoded =
   | { readonly ok: true; readonly record: KinesisStreamRecord; readonly event: MembershipEvent }
@@ -90,4 +89,3 @@ export function createMembershipsConsumerHandler(deps: AppDeps) {
   };
 }
 
-export const handler = lambdaEntry('memberships-consumer', createMembershipsConsumerHandler);

@@ -18,7 +18,6 @@ import { processStripeEventOnce } from '../domain/stripe-events.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
 import { errorBody, errorResponse, header, json, parseWith, rawBody, type HttpEvent, type HttpResult } from './shared/http.js';
-import { lambdaEntry } from './shared/lambda.js';
 
 /** DESIGN 6: five minutes either side of the delivery time. */
 export const STRIPE_SIGNATURE_TOLERANCE_S = 300;
@@ -63,8 +62,6 @@ export function createStripeWebhookHandler(deps: AppDeps): (event: HttpEvent) =>
     }
   };
 }
-
-export const handler = lambdaEntry('stripe-webhook', createStripeWebhookHandler);
 
 /* ---------------- signature ---------------- */
 

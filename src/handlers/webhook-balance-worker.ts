@@ -4,7 +4,6 @@ import type { AttemptDeps } from '../domain/use-cases/collect.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
 import { outcomeFields, perUserSqsHandler, shouldRetryOutcome } from './shared/batch.js';
-import { lambdaEntry } from './shared/lambda.js';
 
 export { balanceEventSchema, type BalanceEvent } from '../domain/balance-events.js';
 
@@ -38,4 +37,3 @@ export function createBalanceWorkerHandler(deps: AppDeps) {
   );
 }
 
-export const handler = lambdaEntry('webhook-balance-worker', createBalanceWorkerHandler);

@@ -78,7 +78,7 @@ const COLLECTS = { services: ['stripe', 'payments', 'accounts'], secrets: ['stri
 
 export const FUNCTIONS = {
   'collections-job': {
-    entry: 'src/handlers/collections-job.ts',
+    entry: 'src/functions/collections-job.ts',
     description: 'Finds due billing work on the status index and enqueues it',
     timeoutSeconds: 300,
     memoryMb: 1024,
@@ -93,7 +93,7 @@ export const FUNCTIONS = {
     sendsTo: ['collections'],
   },
   'batch-worker': {
-    entry: 'src/handlers/batch-worker.ts',
+    entry: 'src/functions/batch-worker.ts',
     description: 'Runs one collection attempt per collections-queue message',
     timeoutSeconds: 120,
     trigger: { kind: 'sqs', queue: 'collections', batchSize: 10 },
@@ -106,7 +106,7 @@ export const FUNCTIONS = {
     ...COLLECTS,
   },
   'webhook-balance-worker': {
-    entry: 'src/handlers/webhook-balance-worker.ts',
+    entry: 'src/functions/webhook-balance-worker.ts',
     description: 'Collects a due record when a balance update opens the balance gate',
     timeoutSeconds: 60,
     trigger: { kind: 'sqs', queue: 'balanceEvents', batchSize: 10 },
@@ -120,7 +120,7 @@ export const FUNCTIONS = {
   },
   // Settles by the reference's keys; never takes the lock: the record's version is the fence.
   'ach-handler': {
-    entry: 'src/handlers/ach-handler.ts',
+    entry: 'src/functions/ach-handler.ts',
     description: 'Applies signed ACH settlement, return, refund and chargeback outcomes',
     timeoutSeconds: 20,
     trigger: { kind: 'http' },
@@ -134,7 +134,7 @@ export const FUNCTIONS = {
   },
   // Applies changes to the user's chain; a reactivation collects synchronously.
   'memberships-consumer': {
-    entry: 'src/handlers/memberships-consumer.ts',
+    entry: 'src/functions/memberships-consumer.ts',
     description: 'Applies membership changes from the memberships Kinesis stream',
     timeoutSeconds: 120,
     trigger: { kind: 'kinesis', stream: 'memberships', batchSize: 100, retryAttempts: 10, maxRecordAgeHours: 24 },
@@ -143,11 +143,12 @@ export const FUNCTIONS = {
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
     },
     ...COLLECTS,
+    settings: ['MAX_PAYMENT_CENTS'],
   },
   // Claims each event; a checkout takes the user lock; the API key finds the PaymentIntent behind
   // charge and dispute events. It charges nothing.
   'stripe-webhook': {
-    entry: 'src/handlers/stripe-webhook.ts',
+    entry: 'src/functions/stripe-webhook.ts',
     description: 'Claims and applies signed Stripe events',
     timeoutSeconds: 20,
     trigger: { kind: 'http' },
@@ -159,9 +160,10 @@ export const FUNCTIONS = {
     },
     services: ['stripe'],
     secrets: ['stripeWebhook', 'stripeApiKey'],
+    settings: ['MAX_PAYMENT_CENTS'],
   },
   api: {
-    entry: 'src/handlers/api.ts',
+    entry: 'src/functions/api.ts',
     description: 'Billing HTTP API (/v1) and the balance webhook',
     timeoutSeconds: 29,
     memoryMb: 1024,
@@ -183,6 +185,7 @@ export const FUNCTIONS = {
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
     secrets: ['stripeApiKey', 'balanceWebhook'],
+    settings: ['MAX_PAYMENT_CENTS'],
   },
   // retry-billing for each item of a bulk retry run: finds the period by subscription id, runs the
   // attempt, reads the period's newest audit rows when a delivery continues an earlier one, claims

@@ -46,4 +46,8 @@ export const SERVICES = {
 export type ServiceId = keyof typeof SERVICES;
 
 /** Settings only some functions read, by environment variable. */
-export type SettingEnv = 'BALANCE_THRESHOLD_CENTS';
+export type SettingEnv =
+  /** The balance gate (webhook-balance-worker). */
+  | 'BALANCE_THRESHOLD_CENTS'
+  /** The largest payment a path may create: loan payments (api), NEW plans (memberships-consumer), checkouts (stripe-webhook). */
+  | 'MAX_PAYMENT_CENTS';

@@ -1,18 +1,15 @@
-import Stripe from 'stripe';
 import { createDynamoClient } from '../adapters/dynamodb/client.js';
-import type { TableNames } from '../adapters/dynamodb/table-definitions.js';
-import { FUNCTIONS, type FunctionManifest, isFunctionName, QUEUES, type QueueId, SECRETS, type SecretId, tablesOf } from '../manifest/index.js';
+import type { TableId, TableNames } from '../adapters/dynamodb/table-definitions.js';
 import { EmfMetrics } from '../adapters/metrics/emf.js';
-import { HttpAccountDirectory, HttpPaymentsService, RailRouter } from '../adapters/payments-service/http-clients.js';
-import { createSqsClient, SqsQueue } from '../adapters/sqs/queue.js';
-import { StripePaymentIntentDirectory } from '../adapters/stripe/payment-directory.js';
-import { StripeCardProcessor, StripeCustomerSearchResolver } from '../adapters/stripe/processor.js';
-import type { AccountDirectory, PaymentProcessor } from '../domain/ports.js';
+import { FUNCTIONS, type FunctionManifest, type FunctionName, isFunctionName, QUEUES, type QueueId, SECRETS, type SecretId, SERVICES, tablesOf } from '../manifest/index.js';
+import type { AccountDirectory, PaymentProcessor, PaymentRequest } from '../domain/ports.js';
 import { dynamoStores, systemClock, uuidIds } from './compose.js';
 import { ConfigError, loadBaseConfig, loadRequired, loadTableNames } from './config.js';
 import type { AppDeps, QueuePort, WebhookSecrets } from './deps.js';
+import { guardDynamoClient, type NeededAccess } from './grants.js';
 import { createLogger } from './logger.js';
-import { resolveSecret } from './secrets.js';
+import { resolveSecrets } from './secrets.js';
+import type { Wiring } from './wiring/types.js';
 
 /** The webhook secrets by manifest id (the Stripe API key goes to the Stripe SDK, not to handlers). */
 const WEBHOOK_SECRETS: Partial<Record<SecretId, keyof WebhookSecrets>> = {
@@ -21,30 +18,77 @@ const WEBHOOK_SECRETS: Partial<Record<SecretId, keyof WebhookSecrets>> = {
   balanceWebhook: 'balanceWebhook',
 };
 
-/** A dependency this function was not configured for: using it is a bug, reported loudly. */
-function notConfigured<T extends object>(what: string, functionName: string): T {
+/** A port this function's manifest does not grant: using it is a bug, reported loudly. */
+function notGranted<T extends object>(what: string, functionName: string): T {
   return new Proxy({} as T, {
     get: (_target, property) => {
       if (property === 'then') return undefined;
       return () => {
-        throw new ConfigError(`${what} is not configured for ${functionName}`);
+        throw new ConfigError(`${what} is not granted to ${functionName} by its manifest`);
       };
     },
   });
 }
 
-/** Production wiring for one function: config parsed once; a missing table name or secret fails the cold start. */
-export async function productionDeps(functionName: string, env: NodeJS.ProcessEnv = process.env): Promise<AppDeps> {
-  if (!isFunctionName(functionName)) throw new ConfigError(`unknown function ${functionName}`);
-  const manifest: FunctionManifest = FUNCTIONS[functionName];
+/** The adapters a manifest calls for; the entry module must hand over exactly these. */
+export function wiringFor(manifest: FunctionManifest): (keyof Wiring)[] {
   const services = new Set(manifest.services ?? []);
-  const base = loadBaseConfig(env);
-  const tableNames = loadTableNames(env, tablesOf(manifest)) as Partial<TableNames>;
-  const queueUrls = loadRequired(env, (manifest.sendsTo ?? []).map((id) => QUEUES[id].urlEnv)) as Partial<Record<string, string>>;
-  const logger = createLogger({ level: base.LOG_LEVEL, base: { fn: functionName, stage: base.STAGE } });
+  const needed: (keyof Wiring)[] = [];
+  if ((manifest.secrets ?? []).length > 0) needed.push('secretsManager');
+  if ((manifest.sendsTo ?? []).length > 0) needed.push('sqs');
+  if (services.has('stripe')) needed.push('stripe');
+  if (services.has('payments') || services.has('accounts')) needed.push('paymentsService');
+  return needed;
+}
 
+export interface ProductionOptions {
+  /** Sees every DynamoDB permission the function uses (tests). */
+  readonly observeDynamo?: (tableId: TableId, needed: NeededAccess) => void;
+}
+
+/**
+ * Production wiring for one function, from its manifest: config parsed once (a missing table
+ * name, queue URL, service URL or secret fails the cold start); only the ports the manifest grants
+ * are built, the others throw on use; DynamoDB requests outside the grants are refused before
+ * they are sent. The heavy adapters come in through `wiring`, which must match the manifest.
+ */
+export async function productionDeps(
+  functionName: string,
+  wiring: Wiring,
+  env: NodeJS.ProcessEnv = process.env,
+  options: ProductionOptions = {},
+): Promise<AppDeps> {
+  if (!isFunctionName(functionName)) throw new ConfigError(`unknown function ${functionName}`);
+  const name: FunctionName = functionName;
+  const manifest: FunctionManifest = FUNCTIONS[name];
+  const expected = wiringFor(manifest).sort();
+  const given = (Object.keys(wiring) as (keyof Wiring)[]).filter((k) => wiring[k] !== undefined).sort();
+  if (expected.join() !== given.join()) {
+    throw new ConfigError(`${name}'s entry wires [${given.join(', ')}]; its manifest calls for [${expected.join(', ')}]`);
+  }
+
+  const base = loadBaseConfig(env);
+  const tables = tablesOf(manifest);
+  const tableNames = loadTableNames(env, tables) as Partial<TableNames>;
+  const queueUrls = loadRequired(env, (manifest.sendsTo ?? []).map((id) => QUEUES[id].urlEnv)) as Partial<Record<string, string>>;
+  const services = new Set(manifest.services ?? []);
+  const serviceUrls = loadRequired(
+    env,
+    [...(services.has('payments') ? [SERVICES.payments.urlEnv] : []), ...(services.has('accounts') ? [SERVICES.accounts.urlEnv] : [])],
+  ) as Partial<Record<string, string>>;
+  const secretIds = manifest.secrets ?? [];
+  const secretValues = await resolveSecrets(
+    env,
+    secretIds.map((id) => SECRETS[id].env),
+    base.DYNAMO_REGION,
+    wiring.secretsManager,
+  );
+  const secretOf = (id: SecretId): string => secretValues[secretIds.indexOf(id)]!;
+
+  const logger = createLogger({ level: base.LOG_LEVEL, base: { fn: name, stage: base.STAGE } });
   const client = createDynamoClient({ region: base.DYNAMO_REGION, ...(base.DYNAMO_ENDPOINT ? { endpoint: base.DYNAMO_ENDPOINT } : {}) });
-  const placeholder = `unconfigured-${functionName}`;
+  guardDynamoClient(client, name, manifest, tableNames, options.observeDynamo);
+  const placeholder = `not-granted-to-${name}`;
   const stores = dynamoStores({
     client,
     tables: {
@@ -60,38 +104,32 @@ export async function productionDeps(functionName: string, env: NodeJS.ProcessEn
   });
 
   const secrets: Record<keyof WebhookSecrets, string> = { stripeWebhook: '', achWebhook: '', balanceWebhook: '' };
-  await Promise.all(
-    (manifest.secrets ?? []).flatMap((id) => {
-      const name = WEBHOOK_SECRETS[id];
-      return name ? [resolveSecret(env, SECRETS[id].env, base.DYNAMO_REGION).then((value) => (secrets[name] = value))] : [];
-    }),
-  );
+  for (const id of secretIds) {
+    const webhook = WEBHOOK_SECRETS[id];
+    if (webhook) secrets[webhook] = secretOf(id);
+  }
 
-  const sqs = (manifest.sendsTo ?? []).length > 0 ? createSqsClient({ region: base.DYNAMO_REGION, endpoint: base.SQS_ENDPOINT }) : undefined;
+  const sender = wiring.sqs?.({ region: base.DYNAMO_REGION, endpoint: base.SQS_ENDPOINT });
   const queue = (id: QueueId): QueuePort => {
     const url = queueUrls[QUEUES[id].urlEnv];
-    return url && sqs ? new SqsQueue(sqs, url) : notConfigured<QueuePort>(`the ${id} queue`, functionName);
+    return url && sender ? sender(url) : notGranted<QueuePort>(`the ${id} queue`, name);
   };
 
-  let processor: PaymentProcessor = notConfigured<PaymentProcessor>('the payment processor', functionName);
-  let accounts: AccountDirectory = notConfigured<AccountDirectory>('the accounts service', functionName);
-  let stripe: Stripe | undefined;
-  if (services.has('stripe')) {
-    stripe = new Stripe(await resolveSecret(env, SECRETS.stripeApiKey.env, base.DYNAMO_REGION), { maxNetworkRetries: 1, timeout: 10_000 });
+  const stripe = wiring.stripe?.(secretOf('stripeApiKey'));
+  const http = wiring.paymentsService?.({ paymentsApiUrl: serviceUrls[SERVICES.payments.urlEnv] ?? '', accountsApiUrl: serviceUrls[SERVICES.accounts.urlEnv] ?? '' });
+  let processor: PaymentProcessor = notGranted<PaymentProcessor>('the payment processor', name);
+  if (stripe && http) {
+    const rails: Record<PaymentRequest['rail'], PaymentProcessor> = { card: stripe.card, ach: http.rails, pinless: http.rails };
+    processor = { submit: (request, signal) => rails[request.rail].submit(request, signal) };
   }
-  if (services.has('payments') && services.has('accounts')) {
-    const services = loadRequired(env, ['PAYMENTS_API_URL', 'ACCOUNTS_API_URL'] as const);
-    const rails = new HttpPaymentsService(services.PAYMENTS_API_URL);
-    processor = new RailRouter({
-      ach: rails,
-      pinless: rails,
-      card: new StripeCardProcessor({ stripe: stripe!, customers: new StripeCustomerSearchResolver(stripe!) }),
-    });
-    accounts = new HttpAccountDirectory(services.ACCOUNTS_API_URL);
-  }
+  const accounts: AccountDirectory = http?.accounts ?? notGranted<AccountDirectory>('the accounts service', name);
+  const granted = new Set(tables);
 
   return {
-    ...stores,
+    billing: granted.has('billingActivity') ? stores.billing : notGranted('the billing-activity table', name),
+    locks: granted.has('locks') ? stores.locks : notGranted('the locks table', name),
+    payments: granted.has('payments') ? stores.payments : notGranted('the payments table', name),
+    stripeEvents: granted.has('stripeEvents') ? stores.stripeEvents : notGranted('the stripe-events table', name),
     clock: systemClock,
     wallClock: systemClock,
     ids: uuidIds,
@@ -108,6 +146,6 @@ export async function productionDeps(functionName: string, env: NodeJS.ProcessEn
       balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS,
       maxPaymentCents: base.MAX_PAYMENT_CENTS,
     },
-    ...(stripe ? { cardPayments: new StripePaymentIntentDirectory(stripe) } : {}),
+    ...(stripe ? { cardPayments: stripe.cardPayments } : {}),
   };
 }

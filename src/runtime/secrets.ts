@@ -1,21 +1,38 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { ConfigError } from './config.js';
+import type { SecretsManagerWiring } from './wiring/types.js';
 
 /**
- * A secret by name: `NAME` in the environment (local runtime, tests) or `NAME_ARN` resolved once
- * from Secrets Manager at cold start (AWS). Neither present is a startup error.
+ * Secrets by name, in order: `NAME` in the environment (local runtime, tests) or `NAME_ARN`,
+ * resolved at cold start from Secrets Manager (AWS), all in one round. Neither present is a
+ * startup error, and so is an ARN without the Secrets Manager adapter.
  */
-export async function resolveSecret(env: NodeJS.ProcessEnv, name: string, region: string): Promise<string> {
-  const direct = env[name];
-  if (direct && direct.trim() !== '') return direct;
-  const arn = env[`${name}_ARN`];
-  if (!arn || arn.trim() === '') throw new ConfigError(`invalid configuration: ${name} or ${name}_ARN is required`);
-  const client = new SecretsManagerClient({ region });
-  try {
-    const out = await client.send(new GetSecretValueCommand({ SecretId: arn }));
-    if (!out.SecretString) throw new ConfigError(`secret ${name}_ARN has no string value`);
-    return out.SecretString;
-  } finally {
-    client.destroy();
+export async function resolveSecrets(
+  env: NodeJS.ProcessEnv,
+  names: readonly string[],
+  region: string,
+  secretsManager: SecretsManagerWiring | undefined,
+): Promise<string[]> {
+  const values: (string | undefined)[] = [];
+  const byArn: { index: number; name: string; arn: string }[] = [];
+  names.forEach((name, index) => {
+    const direct = env[name];
+    if (direct && direct.trim() !== '') {
+      values[index] = direct;
+      return;
+    }
+    const arn = env[`${name}_ARN`];
+    if (!arn || arn.trim() === '') throw new ConfigError(`invalid configuration: ${name} or ${name}_ARN is required`);
+    byArn.push({ index, name, arn });
+  });
+  if (byArn.length > 0) {
+    if (!secretsManager) throw new ConfigError(`invalid configuration: ${byArn.map((s) => `${s.name}_ARN`).join(', ')} given, but this function has no Secrets Manager adapter`);
+    const resolved = await secretsManager(
+      byArn.map((s) => s.arn),
+      region,
+    );
+    byArn.forEach((s, i) => {
+      values[s.index] = resolved[i];
+    });
   }
+  return values as string[];
 }

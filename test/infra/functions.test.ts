@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { parseRateMinutes, readBillingAppConfig } from '../../lib/config.js';
 import { HANDLER_NAMES } from '../../lib/handlers.js';
 import { allTables } from '../../src/adapters/dynamodb/table-definitions.js';
+import { DEFAULT_MAX_PAYMENT_CENTS } from '../../src/runtime/config.js';
 import { environmentOf, FUNCTIONS, type FunctionManifest, tablesOf } from '../../src/manifest/index.js';
 import { newBillingApp, resourcesOfType, synthBilling } from './support.js';
 
@@ -50,6 +51,8 @@ describe('Lambda functions', () => {
       for (const id of tablesOf(manifest)) expect(env[allTables[id].envVar]).toBeDefined();
       if (manifest.services?.includes('payments')) expect(env.PAYMENTS_API_URL).toBe('https://payments.test');
       if (manifest.services?.includes('accounts')) expect(env.ACCOUNTS_API_URL).toBe('https://accounts.test');
+      // The payment maximum, on exactly the functions that create payments from outside input.
+      expect(env.MAX_PAYMENT_CENTS).toBe(manifest.settings?.includes('MAX_PAYMENT_CENTS') ? String(DEFAULT_MAX_PAYMENT_CENTS) : undefined);
       // STRIPE_API_KEY_ARN is the name src/runtime/secrets.ts reads; a reference to the secret resource, never a literal value.
       for (const secretVar of secrets.map((s) => `${s}_ARN`)) expect(JSON.stringify(env[secretVar])).toMatch(/Fn::ImportValue.*Secret/);
     });

@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../../src/runtime/config.js';
 import { FUNCTION_NAMES } from '../../src/manifest/index.js';
-import { productionDeps } from '../../src/runtime/production.js';
+import { FUNCTIONS } from '../../src/manifest/index.js';
+import { productionDeps as build, wiringFor } from '../../src/runtime/production.js';
+import type { Wiring } from '../../src/runtime/wiring/types.js';
+import { paymentsService } from '../../src/runtime/wiring/payments-service.js';
+import { secretsManager } from '../../src/runtime/wiring/secrets-manager.js';
+import { sqs } from '../../src/runtime/wiring/sqs.js';
+import { stripe } from '../../src/runtime/wiring/stripe.js';
+
+const ADAPTERS: Required<Wiring> = { secretsManager, sqs, stripe, paymentsService };
+/** Each function's deps with the adapters its manifest calls for, as its entry module wires them. */
+function wiringOf(fn: string): Wiring {
+  return Object.fromEntries(wiringFor(FUNCTIONS[fn as keyof typeof FUNCTIONS]).map((k) => [k, ADAPTERS[k]]));
+}
+const productionDeps = (fn: string, env: NodeJS.ProcessEnv) => build(fn, wiringOf(fn), env);
 
 const complete: NodeJS.ProcessEnv = {
   STAGE: 'prod',
@@ -65,6 +78,25 @@ describe('production wiring at cold start', () => {
 
   it('reports use of a dependency the function was not configured for', async () => {
     const deps = await productionDeps('collections-job', complete);
-    expect(() => deps.processor.submit({} as never)).toThrow(/not configured for collections-job/);
+    expect(() => deps.processor.submit({} as never)).toThrow(/not granted to collections-job by its manifest/);
+    expect(() => deps.locks.tryAcquire({} as never, 0)).toThrow(/the locks table is not granted to collections-job/);
+    expect(() => deps.balanceEventsQueue.sendBatch([])).toThrow(/the balanceEvents queue is not granted to collections-job/);
+  });
+
+  it('refuses an entry whose adapters differ from its manifest (an extra SDK in the bundle, or a missing one)', async () => {
+    await expect(build('collections-job', { sqs, stripe }, complete)).rejects.toThrow(/wires \[sqs, stripe\]; its manifest calls for \[sqs\]/);
+    await expect(build('ach-handler', {}, complete)).rejects.toThrow(/calls for \[secretsManager\]/);
+  });
+
+  it('refuses a secret ARN without the Secrets Manager adapter, and reads ARNs through it in one round', async () => {
+    const { ACH_WEBHOOK_SECRET: _omitted, ...env } = complete;
+    const asked: string[][] = [];
+    const fake: Wiring['secretsManager'] = async (arns) => {
+      asked.push([...arns]);
+      return arns.map((arn) => `value-of-${arn}`);
+    };
+    const deps = await build('ach-handler', { secretsManager: fake }, { ...env, ACH_WEBHOOK_SECRET_ARN: 'arn:ach' });
+    expect(deps.secrets.achWebhook).toBe('value-of-arn:ach');
+    expect(asked).toEqual([['arn:ach']]);
   });
 });

@@ -1,0 +1,328 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import Stripe from 'stripe';
+import { createDynamoClient } from '../src/adapters/dynamodb/client.js';
+import { createAllTables } from '../src/adapters/dynamodb/create-tables.js';
+import { allTables, tableNamesFor, type TableNames } from '../src/adapters/dynamodb/table-definitions.js';
+import { historyRowOf } from '../src/domain/billing-record.js';
+import { formatInstant } from '../src/domain/time.js';
+import { signPayload } from '../src/handlers/shared/signature.js';
+import { environmentOf, FUNCTIONS, type FunctionManifest, type FunctionName, QUEUES, SECRETS, SERVICES, tablesOf } from '../src/manifest/index.js';
+import { dynamoStores } from '../src/runtime/compose.js';
+import { buildBundles, type Bundle } from './bundles.js';
+
+const run = promisify(execFile);
+
+/**
+ * Cold start per function, the way Lambda starts one: a fresh `node` process imports the bundle
+ * as the CDK synthesizes it (bench/bundles.ts), with the environment the CDK gives that function
+ * (from its manifest; secrets by value, DynamoDB Local as endpoint, NODE_OPTIONS as the function
+ * has them), then makes its first call: the exported `handler` on a realistic event that reads
+ * (and for some functions writes) DynamoDB Local. The floor is a bare DynamoDB client bundle
+ * whose handler makes one GetItem, measured in the same rounds. Each round runs every subject
+ * once, in a rotated order; figures are medians.
+ */
+
+export interface ColdStartFigure {
+  readonly name: string;
+  readonly bytes: number;
+  readonly importMs: number;
+  readonly firstCallMs: number;
+  readonly totalMs: number;
+}
+
+export interface ColdStartResult {
+  readonly method: string;
+  readonly runs: number;
+  readonly baseline: ColdStartFigure & { readonly name: 'bare DynamoDB client' };
+  readonly functions: (ColdStartFigure & { readonly ratio: number; readonly firstCall: string })[];
+  readonly target: number;
+}
+
+export const COLD_START_TARGET = 1.3;
+const REGION = 'us-east-1';
+const SECRET_VALUES: Record<keyof typeof SECRETS, string> = {
+  stripeApiKey: 'sk_test_cold_start',
+  stripeWebhook: 'whsec_cold_start',
+  achWebhook: 'ach_cold_start',
+  balanceWebhook: 'balance_cold_start',
+};
+/** Lambda's runtime sets these; the bench's values make the SDK behave as it would there (no IMDS probing). */
+const LAMBDA_ENV = {
+  AWS_REGION: REGION,
+  AWS_ACCESS_KEY_ID: 'local',
+  AWS_SECRET_ACCESS_KEY: 'local',
+  AWS_LAMBDA_FUNCTION_NAME: 'cold-start',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+};
+
+interface Seeded {
+  readonly userId: string;
+  readonly subscriptionId: string;
+  readonly billingDate: string;
+}
+
+/** One user with a card period due in ten days (not due: first calls read it and leave it). */
+async function seed(endpoint: string, tables: TableNames): Promise<Seeded> {
+  const client = createDynamoClient({ region: REGION, endpoint });
+  await createAllTables(client, tables);
+  const now = Date.now();
+  const billingDate = formatInstant(new Date(now + 10 * 86_400_000));
+  const record = {
+    user_id: `user-${randomUUID()}`,
+    billing_date: billingDate,
+    subscription_id: randomUUID(),
+    amount_cents: 1999,
+    billing_status: 'PENDING' as const,
+    last_run_date: formatInstant(new Date(now - 86_400_000)),
+    created_date: formatInstant(new Date(now - 20 * 86_400_000)),
+    process: 'UNKNOWN' as const,
+    term: 'MONTHLY' as const,
+    tier: 'plus:v3',
+    payment_method: 'card' as const,
+    account_last_four: '4242',
+    payment_attempts: 0,
+    billing_anchor_day: new Date(now + 10 * 86_400_000).getUTCDate(),
+    version: 0,
+  };
+  await dynamoStores({ client, tables }).billing.addAll([record], [historyRowOf(record)]);
+  client.destroy();
+  return { userId: record.user_id, subscriptionId: record.subscription_id, billingDate };
+}
+
+function httpEvent(method: string, path: string, routeKey: string, headers: Record<string, string>, body?: string, scopes?: string[]) {
+  const now = Date.now();
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: path,
+    rawQueryString: '',
+    headers: { 'content-type': 'application/json', ...headers },
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'cold',
+      domainName: 'api.example.com',
+      domainPrefix: 'api',
+      http: { method, path, protocol: 'HTTP/1.1', sourceIp: '203.0.113.10', userAgent: 'cold-start' },
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: new Date(now).toUTCString(),
+      timeEpoch: now,
+      ...(scopes ? { authorizer: { jwt: { claims: { sub: 'operator-1', scope: scopes.join(' ') }, scopes } } } : {}),
+    },
+    isBase64Encoded: false,
+    ...(body !== undefined ? { body } : {}),
+  };
+}
+
+function sqsEvent(body: unknown) {
+  const id = randomUUID();
+  return {
+    Records: [
+      {
+        messageId: id,
+        receiptHandle: id,
+        body: JSON.stringify(body),
+        attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'cold', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: `arn:aws:sqs:${REGION}:123456789012:cold`,
+        awsRegion: REGION,
+      },
+    ],
+  };
+}
+
+/** The first call of each function: what it receives, and what it does with it. */
+const FIRST_CALLS: Partial<Record<FunctionName, { readonly does: string; readonly event: (s: Seeded) => unknown }>> = {
+  'collections-job': {
+    does: 'a scheduled run over every shard (nothing due) and the gauges',
+    event: () => ({ version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', account: '123456789012', time: new Date().toISOString(), region: REGION, resources: [], detail: {} }),
+  },
+  'batch-worker': {
+    does: 'one collections message for a period not due yet (lock, consistent read, release)',
+    event: (s) => sqsEvent({ kind: 'billing_period', user_id: s.userId, billing_date: s.billingDate, subscription_id: s.subscriptionId, process: 'SCHEDULED', enqueued_at: formatInstant(new Date()) }),
+  },
+  'webhook-balance-worker': {
+    does: 'one balance event below the gate for a user with a period (the user\'s periods read, nothing written)',
+    event: (s) =>
+      sqsEvent({ event_id: randomUUID(), user_id: s.userId, institution_id: 'inst-1', available_balance_cents: 100, current_balance_cents: 100, occurred_at: formatInstant(new Date()) }),
+  },
+  'memberships-consumer': {
+    does: 'one PAUSE record for the user (the chain read, the head paused)',
+    event: (s) => {
+      const data = Buffer.from(JSON.stringify({ event_id: randomUUID(), user_id: s.userId, occurred_at: formatInstant(new Date()), type: 'PAUSE', months: 1 })).toString('base64');
+      const seq = String(Date.now()) + '0'.repeat(20);
+      return {
+        Records: [
+          {
+            kinesis: { kinesisSchemaVersion: '1.0', partitionKey: s.userId, sequenceNumber: seq, data, approximateArrivalTimestamp: Date.now() / 1000 },
+            eventSource: 'aws:kinesis',
+            eventVersion: '1.0',
+            eventID: `shardId-000000000000:${seq}`,
+            eventName: 'aws:kinesis:record',
+            invokeIdentityArn: 'arn:aws:iam::123456789012:role/cold',
+            awsRegion: REGION,
+            eventSourceARN: `arn:aws:kinesis:${REGION}:123456789012:stream/memberships`,
+          },
+        ],
+      };
+    },
+  },
+  'stripe-webhook': {
+    does: 'a signed event of a type it records without effect (signature, claim, mark processed)',
+    event: () => {
+      const payload = JSON.stringify({ id: `evt_${randomUUID().replace(/-/g, '')}`, object: 'event', api_version: '2025-10-29.clover', created: Math.floor(Date.now() / 1000), livemode: false, pending_webhooks: 1, type: 'customer.created', data: { object: { id: 'cus_1', object: 'customer' } } });
+      const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET_VALUES.stripeWebhook });
+      return httpEvent('POST', '/webhooks/stripe', 'POST /webhooks/stripe', { 'stripe-signature': signature }, payload);
+    },
+  },
+  'ach-handler': {
+    does: 'a signed settlement for the seeded period (signature, consistent read, ignored: nothing submitted)',
+    event: (s) => {
+      const body = JSON.stringify({ event_id: `ach_${randomUUID()}`, type: 'settled', confirmation_id: 'conf-1', amount_cents: 1999, occurred_at: formatInstant(new Date()), reference: { kind: 'subscription', user_id: s.userId, billing_date: s.billingDate } });
+      return httpEvent('POST', '/webhooks/ach', 'POST /webhooks/ach', { 'x-ach-signature': signPayload(body, SECRET_VALUES.achWebhook, Math.floor(Date.now() / 1000)) }, body);
+    },
+  },
+  api: {
+    does: 'GET /v1/subscriptions/{subscriptionId} (index lookup, consistent read)',
+    event: (s) => ({
+      ...httpEvent('GET', `/v1/subscriptions/${s.subscriptionId}`, 'GET /v1/subscriptions/{subscriptionId}', { authorization: 'Bearer x' }, undefined, ['billing:read']),
+      pathParameters: { subscriptionId: s.subscriptionId },
+    }),
+  },
+};
+
+/** The environment the CDK gives `name` (src/manifest), pointed at DynamoDB Local, secrets by value. */
+function environmentFor(name: FunctionName, endpoint: string, tables: TableNames): Record<string, string> {
+  const manifest: FunctionManifest = FUNCTIONS[name];
+  const env: Record<string, string> = { STAGE: 'bench', DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: endpoint, STATUS_SHARD_COUNT: '16', PAYMENT_SHARD_COUNT: '8', LOG_LEVEL: 'info' };
+  for (const id of tablesOf(manifest)) env[allTables[id].envVar] = tables[id];
+  const values: Record<string, string> = {
+    [QUEUES.collections.urlEnv]: 'http://127.0.0.1:1/000000000000/collections',
+    [QUEUES.balanceEvents.urlEnv]: 'http://127.0.0.1:1/000000000000/balance-events',
+    [SERVICES.payments.urlEnv]: 'http://127.0.0.1:1',
+    [SERVICES.accounts.urlEnv]: 'http://127.0.0.1:1',
+    BALANCE_THRESHOLD_CENTS: '5000',
+    MAX_PAYMENT_CENTS: '1000000',
+  };
+  for (const variable of environmentOf(manifest).variables) if (env[variable] === undefined) env[variable] = values[variable] ?? '';
+  for (const id of manifest.secrets ?? []) env[SECRETS[id].env] = SECRET_VALUES[id];
+  return env;
+}
+
+/** Imports the bundle, calls its handler once; prints timings and the answer's gist as JSON. */
+const RUNNER = `
+import { readFileSync, writeFileSync } from 'node:fs';
+const [bundle, eventFile, resultFile] = process.argv.slice(1);
+const event = JSON.parse(readFileSync(eventFile, 'utf8'));
+const context = { awsRequestId: 'cold-start', functionName: 'cold-start', getRemainingTimeInMillis: () => 60000, callbackWaitsForEmptyEventLoop: true };
+const t0 = performance.now();
+const mod = await import(bundle);
+const t1 = performance.now();
+const answer = await mod.handler(event, context);
+const t2 = performance.now();
+const gist = answer && typeof answer === 'object' ? ('statusCode' in answer ? { statusCode: answer.statusCode } : 'batchItemFailures' in answer ? { batchItemFailures: answer.batchItemFailures.length } : Object.keys(answer).slice(0, 4)) : answer;
+writeFileSync(resultFile, JSON.stringify({ importMs: t1 - t0, firstCallMs: t2 - t1, gist }));
+process.exit(0);
+`;
+
+interface Sample {
+  readonly importMs: number;
+  readonly firstCallMs: number;
+  readonly gist: unknown;
+}
+
+async function spawnOnce(file: string, event: unknown, env: Record<string, string>, dir: string): Promise<Sample> {
+  const eventFile = join(dir, `event-${randomUUID()}.json`);
+  writeFileSync(eventFile, JSON.stringify(event));
+  const resultFile = join(dir, `result-${randomUUID()}.json`);
+  await run(process.execPath, ['--input-type=module', '-e', RUNNER, pathToFileURL(file).href, eventFile, resultFile], {
+    env: { PATH: process.env.PATH ?? '', ...LAMBDA_ENV, ...env, NODE_OPTIONS: '--enable-source-maps' },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return JSON.parse(readFileSync(resultFile, 'utf8')) as Sample;
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return Math.round((sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2) * 10) / 10;
+};
+
+/** Cold start of every function with a first-call recipe, beside the bare client, in one run. */
+export async function measureColdStart(options: { endpoint: string; runs?: number; log?: (message: string) => void }): Promise<ColdStartResult> {
+  const runs = options.runs ?? 7;
+  const dir = mkdtempSync(join(tmpdir(), 'billing-cold-start-'));
+  try {
+    const { baseline, functions } = await buildBundles(dir);
+    const tables = tableNamesFor(`cold-${randomUUID().slice(0, 8)}`);
+    const seeded = await seed(options.endpoint, tables);
+    const measured = functions.filter((f) => FIRST_CALLS[f.name as FunctionName]);
+    for (const f of functions) if (!FIRST_CALLS[f.name as FunctionName]) options.log?.(`cold start: ${f.name} has no first-call recipe in bench/cold-start.ts; left out`);
+    type Subject = { bundle: Bundle; event: () => unknown; env: Record<string, string> };
+    const subjects: Subject[] = [
+      { bundle: baseline, event: () => ({ key: { user_id: { S: seeded.userId }, billing_date: { S: seeded.billingDate } } }), env: { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, BILLING_ACTIVITY_TABLE: tables.billingActivity } },
+      ...measured.map((bundle) => ({
+        bundle,
+        event: () => FIRST_CALLS[bundle.name as FunctionName]!.event(seeded),
+        env: environmentFor(bundle.name as FunctionName, options.endpoint, tables),
+      })),
+    ];
+    const samples = new Map<string, Sample[]>(subjects.map((s) => [s.bundle.name, []]));
+    // One warm-up round (DynamoDB Local is a JVM; the OS file cache), not counted.
+    for (const s of subjects) await spawnOnce(s.bundle.file, s.event(), s.env, dir);
+    for (let round = 0; round < runs; round++) {
+      const order = subjects.map((_, i) => subjects[(i + round) % subjects.length]!);
+      for (const s of order) samples.get(s.bundle.name)!.push(await spawnOnce(s.bundle.file, s.event(), s.env, dir));
+      options.log?.(`cold start: round ${round + 1}/${runs}`);
+    }
+    const figure = (bundle: Bundle): ColdStartFigure => {
+      const list = samples.get(bundle.name)!;
+      return {
+        name: bundle.name,
+        bytes: bundle.bytes,
+        importMs: median(list.map((x) => x.importMs)),
+        firstCallMs: median(list.map((x) => x.firstCallMs)),
+        totalMs: median(list.map((x) => x.importMs + x.firstCallMs)),
+      };
+    };
+    const floor = { ...figure(baseline), name: 'bare DynamoDB client' as const };
+    return {
+      method: `fresh node ${process.version} process per sample; bundle as the CDK synthesizes it (esbuild, ESM, minified, source map, NODE_OPTIONS=--enable-source-maps); import + first handler call against DynamoDB Local; median of ${runs} interleaved rounds after one warm-up round`,
+      runs,
+      baseline: floor,
+      functions: measured.map((bundle) => {
+        const f = figure(bundle);
+        const gists = [...new Set(samples.get(bundle.name)!.map((x) => JSON.stringify(x.gist)))].join(' | ');
+        return { ...f, ratio: Math.round((f.totalMs / floor.totalMs) * 100) / 100, firstCall: `${FIRST_CALLS[bundle.name as FunctionName]!.does} → ${gists}` };
+      }),
+      target: COLD_START_TARGET,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1]?.endsWith('cold-start.ts')) {
+  const { startDynamoLocal } = await import('../src/adapters/dynamodb/local-server.js');
+  const server = await startDynamoLocal();
+  try {
+    const runs = Number(process.argv[2] ?? 7);
+    const result = await measureColdStart({ endpoint: server.endpoint, runs, log: (m) => console.error(m) });
+    const row = (f: ColdStartFigure, ratio: number | string, does = '') =>
+      console.log(`${f.name.padEnd(24)} ${String(Math.round(f.bytes / 1024)).padStart(5)} KiB  import ${f.importMs.toFixed(1).padStart(6)}  first call ${f.firstCallMs.toFixed(1).padStart(6)}  total ${f.totalMs.toFixed(1).padStart(6)} ms  ×${ratio}  ${does}`);
+    console.log(result.method);
+    row(result.baseline, '1.00');
+    for (const f of result.functions) row(f, f.ratio.toFixed(2), f.firstCall);
+  } finally {
+    await server.stop();
+  }
+}

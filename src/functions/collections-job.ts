@@ -1,0 +1,6 @@
+import { createCollectionsJobHandler } from '../handlers/collections-job.js';
+import { lambdaEntry } from '../runtime/lambda.js';
+import { sqs } from '../runtime/wiring/sqs.js';
+
+/** The collections-job Lambda: its handler, wired with exactly the adapters its manifest names (src/manifest/functions.ts). */
+export const handler = lambdaEntry('collections-job', createCollectionsJobHandler, { sqs });

@@ -1,0 +1,99 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { TableId } from '../adapters/dynamodb/table-definitions.js';
+import type { FunctionManifest } from '../manifest/index.js';
+
+/** A request outside the function's manifest: refused before it is sent (IAM would refuse it in AWS). */
+export class NotGrantedError extends Error {
+  override readonly name = 'NotGrantedError';
+}
+
+/** One DynamoDB permission a request needs, in the manifest's words. */
+export interface NeededAccess {
+  readonly table: string;
+  /** get, query, put, update, delete; anything else (scan, conditionCheck, batch, describe) is never granted. */
+  readonly action: string;
+  readonly index?: string;
+}
+
+type Item = { TableName?: string; IndexName?: string };
+type Input = Item & {
+  TransactItems?: { Put?: Item; Update?: Item; Delete?: Item; ConditionCheck?: Item; Get?: Item }[];
+  RequestItems?: Record<string, unknown>;
+};
+
+const SINGLE: Record<string, string> = {
+  GetItemCommand: 'get',
+  QueryCommand: 'query',
+  PutItemCommand: 'put',
+  UpdateItemCommand: 'update',
+  DeleteItemCommand: 'delete',
+};
+const TRANSACT_ITEM: Record<string, string> = { Put: 'put', Update: 'update', Delete: 'delete', ConditionCheck: 'conditionCheck', Get: 'get' };
+
+/** The permissions a command needs, as IAM counts them (a transaction needs each item's own action). */
+export function neededAccess(commandName: string, input: Input): NeededAccess[] {
+  const single = SINGLE[commandName];
+  if (single) {
+    const table = input.TableName ?? '';
+    return [single === 'query' && input.IndexName ? { table, action: 'query', index: input.IndexName } : { table, action: single }];
+  }
+  if (commandName === 'TransactWriteItemsCommand' || commandName === 'TransactGetItemsCommand') {
+    return (input.TransactItems ?? []).flatMap((item) =>
+      Object.entries(item).map(([kind, target]) => ({ table: (target as Item).TableName ?? '', action: TRANSACT_ITEM[kind] ?? kind })),
+    );
+  }
+  const action = commandName.replace(/Command$/, '');
+  if (input.RequestItems) return Object.keys(input.RequestItems).map((table) => ({ table, action }));
+  return [{ table: input.TableName ?? '', action }];
+}
+
+/** Whether the manifest grants one needed permission on the table it names. */
+export function isGranted(manifest: FunctionManifest, tableId: TableId, needed: NeededAccess): boolean {
+  const grant = manifest.tables[tableId];
+  if (!grant) return false;
+  if (needed.index !== undefined) return (grant.indexes ?? []).includes(needed.index);
+  switch (needed.action) {
+    case 'get':
+    case 'query':
+      return (grant.read ?? []).includes(needed.action);
+    case 'put':
+    case 'update':
+      return (grant.write ?? []).includes(needed.action);
+    case 'delete':
+      return grant.delete === true;
+    default:
+      return false;
+  }
+}
+
+/**
+ * Refuses, before sending, every DynamoDB request the function's manifest does not grant: the
+ * same boundary IAM draws in AWS, drawn in every environment (the local runtime and the tests
+ * too), so code that strays outside its manifest fails where it runs, with the function named.
+ * `observe` sees every permission used (the tests collect them).
+ */
+export function guardDynamoClient(
+  client: DynamoDBClient,
+  functionName: string,
+  manifest: FunctionManifest,
+  tableNames: Partial<Record<TableId, string>>,
+  observe?: (tableId: TableId, needed: NeededAccess) => void,
+): void {
+  const byName = new Map<string, TableId>();
+  for (const [id, name] of Object.entries(tableNames) as [TableId, string | undefined][]) if (name) byName.set(name, id);
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const commandName = String((context as { commandName?: unknown }).commandName ?? '');
+      for (const needed of neededAccess(commandName, args.input as Input)) {
+        const tableId = byName.get(needed.table);
+        if (!tableId || !isGranted(manifest, tableId, needed)) {
+          const what = `${needed.action}${needed.index ? ` on index ${needed.index}` : ''} on ${tableId ?? `table ${needed.table || '(none)'}`}`;
+          throw new NotGrantedError(`${functionName} is not granted ${what} by its manifest (src/manifest/functions.ts)`);
+        }
+        observe?.(tableId, needed);
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'manifestGrants', override: true },
+  );
+}

@@ -1,0 +1,24 @@
+import { lazily, type StripeWiring } from './types.js';
+
+/**
+ * Card charges and PaymentIntent lookups through the Stripe SDK (247 KiB minified), loaded on the
+ * first card charge or lookup rather than at cold start: most first calls charge no card.
+ */
+export const stripe: StripeWiring = (apiKey) => {
+  const load = lazily(async () => {
+    const [{ default: Stripe }, { StripeCardProcessor, StripeCustomerSearchResolver }, { StripePaymentIntentDirectory }] = await Promise.all([
+      import('stripe'),
+      import('../../adapters/stripe/processor.js'),
+      import('../../adapters/stripe/payment-directory.js'),
+    ]);
+    const client = new Stripe(apiKey, { maxNetworkRetries: 1, timeout: 10_000 });
+    return {
+      card: new StripeCardProcessor({ stripe: client, customers: new StripeCustomerSearchResolver(client) }),
+      cardPayments: new StripePaymentIntentDirectory(client),
+    };
+  });
+  return {
+    card: { submit: async (request, signal) => (await load()).card.submit(request, signal) },
+    cardPayments: { findReference: async (paymentIntentId) => (await load()).cardPayments.findReference(paymentIntentId) },
+  };
+};

@@ -1,0 +1,46 @@
+import type { CardPaymentDirectory } from '../../domain/card-outcomes.js';
+import type { AccountDirectory, PaymentProcessor, QueuePort } from '../../domain/ports.js';
+
+/**
+ * The adapters a function's entry module hands to its composition (src/runtime/production.ts),
+ * one per heavy dependency. Each lives in its own module, so an entry that does not import it
+ * does not bundle it: the Stripe SDK, the SQS client, the Secrets Manager client and the payments
+ * service clients reach only the functions whose manifest names them. The composition refuses a
+ * wiring that differs from the manifest (missing or extra adapters) at cold start.
+ */
+export interface Wiring {
+  /** Resolves secret ARNs (AWS); secrets given by value (local runtime, tests) never load it. Present iff the manifest names secrets. */
+  readonly secretsManager?: SecretsManagerWiring;
+  /** SQS senders; present iff the manifest names queues to send to. */
+  readonly sqs?: SqsWiring;
+  /** The Stripe SDK: card charges and PaymentIntent lookups; present iff the manifest names the stripe service. */
+  readonly stripe?: StripeWiring;
+  /** The payments service (ACH and pinless rails) and the accounts service; present iff the manifest names them. */
+  readonly paymentsService?: PaymentsServiceWiring;
+}
+
+export type SecretsManagerWiring = (arns: readonly string[], region: string) => Promise<string[]>;
+
+export type SqsWiring = (options: { readonly region: string; readonly endpoint?: string | undefined }) => (queueUrl: string) => QueuePort;
+
+export type StripeWiring = (apiKey: string) => { readonly card: PaymentProcessor; readonly cardPayments: CardPaymentDirectory };
+
+export type PaymentsServiceWiring = (urls: { readonly paymentsApiUrl: string; readonly accountsApiUrl: string }) => {
+  readonly rails: PaymentProcessor;
+  readonly accounts: AccountDirectory;
+};
+
+/**
+ * A port whose implementation is loaded and built on first use (a dynamic import: esbuild keeps
+ * the module in the same bundle but evaluates it only then). A failed load is retried next time.
+ */
+export function lazily<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => {
+    loaded ??= load().catch((error: unknown) => {
+      loaded = undefined;
+      throw error;
+    });
+    return loaded;
+  };
+}
