@@ -2,7 +2,6 @@ import { retryRunMessageSchema } from '../domain/retry-runs.js';
 import { runRetryItem } from '../domain/use-cases/run-retry-item.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { perUserSqsHandler } from './shared/batch.js';
-import { lambdaEntry } from './shared/lambda.js';
 
 /**
  * Retry-runs queue → one item of a bulk retry run per message (DESIGN 8): retry-billing's own path
@@ -19,5 +18,3 @@ export function createRetryRunWorkerHandler(deps: AppDeps) {
     return retry;
   });
 }
-
-export const handler = lambdaEntry('retry-run-worker', createRetryRunWorkerHandler);

@@ -191,7 +191,7 @@ export const FUNCTIONS = {
   // attempt, reads the period's newest audit rows when a delivery continues an earlier one, claims
   // and finishes the run's item (UpdateItem, the run's count in the same transaction).
   'retry-run-worker': {
-    entry: 'src/handlers/retry-run-worker.ts',
+    entry: 'src/functions/retry-run-worker.ts',
     description: 'Runs retry-billing for each item of a bulk retry run',
     timeoutSeconds: 120,
     trigger: { kind: 'sqs', queue: 'retryRuns', batchSize: 10 },

@@ -130,6 +130,7 @@ export async function productionDeps(
     locks: granted.has('locks') ? stores.locks : notGranted('the locks table', name),
     payments: granted.has('payments') ? stores.payments : notGranted('the payments table', name),
     stripeEvents: granted.has('stripeEvents') ? stores.stripeEvents : notGranted('the stripe-events table', name),
+    retryRuns: granted.has('retryRuns') ? stores.retryRuns : notGranted('the retry-runs table', name),
     clock: systemClock,
     wallClock: systemClock,
     ids: uuidIds,
