@@ -683,6 +683,9 @@ export class BillingWorld {
 
   /** Lets every delivery through and the books settle: the checks that need a quiet system (every accepted charge recorded). */
   async settle(): Promise<void> {
+    // Settling is quiet: a fault still armed (no process took it during the sequence) must not fire in its last round,
+    // where no later run is left to repair it (long run 3, seed 554400056: a crash at the commit in round 3).
+    this.armed = undefined;
     for (let i = 0; i < this.users.length; i++) {
       this.setOutcome(i, 'approve');
       this.setBalance(i, undefined);
