@@ -106,6 +106,11 @@ export interface BillingStore {
    */
   listFailing(page?: PageRequest): Promise<Page<BillingRecord>>;
   /**
+   * Live billing failures by state, counted on the failing index without returning the items
+   * (for the gauge: retrying = those with a next attempt, parked = the rest). Eventually consistent.
+   */
+  countFailing(): Promise<{ retrying: number; parked: number }>;
+  /**
    * Records carrying an ACH or card exception (DESIGN 4.1, 6.1), oldest exception first, across
    * every shard of the sparse exceptions index. Eventually consistent.
    */

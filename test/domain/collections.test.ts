@@ -17,7 +17,7 @@ const HOUR = 60 * 60 * 1000;
 const at = (offsetMs: number) => formatInstant(new Date(NOW.getTime() + offsetMs));
 
 /** listDue over an array (the due-index: each open record at its next eligible instant), paged by index, as the port describes it. */
-function storeOf(records: BillingRecord[]): Pick<BillingStore, 'listDue' | 'listFailing'> & { pages: number; read: BillingRecord[] } {
+function storeOf(records: BillingRecord[]): Pick<BillingStore, 'listDue' | 'countFailing'> & { pages: number; read: BillingRecord[] } {
   const pageOf = (all: BillingRecord[], page?: PageRequest): Page<BillingRecord> => {
     store.pages += 1;
     const start = Number(page?.cursor ?? 0);
@@ -31,8 +31,8 @@ function storeOf(records: BillingRecord[]): Pick<BillingStore, 'listDue' | 'list
     async listDue(status: BillingStatus, due: string, page?: PageRequest): Promise<Page<BillingRecord>> {
       return pageOf(records.filter((r) => r.billing_status === status && (nextEligibleAt(r) ?? '~') <= due), page);
     },
-    async listFailing(): Promise<Page<BillingRecord>> {
-      return { items: records.filter((r) => failureState(r) !== 'healthy'), next: null };
+    async countFailing(): Promise<{ retrying: number; parked: number }> {
+      return { retrying: records.filter((r) => failureState(r) === 'retrying').length, parked: records.filter((r) => failureState(r) === 'parked').length };
     },
   };
   return store;

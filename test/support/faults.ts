@@ -152,6 +152,11 @@ export class FaultyBillingStore implements BillingStore {
     return this.inner.listExceptions(page);
   }
 
+  async countFailing(): Promise<{ retrying: number; parked: number }> {
+    this.faults.alive('billing.listFailing');
+    return this.inner.countFailing();
+  }
+
   async listFailing(page?: PageRequest): Promise<Page<BillingRecord>> {
     this.faults.alive('billing.listFailing');
     return this.inner.listFailing(page);

@@ -208,6 +208,37 @@ export class DynamoBillingStore implements BillingStore {
     return { items: items.map((item) => recordFromItem(item, this.table)), next };
   }
 
+  async countFailing(): Promise<{ retrying: number; parked: number }> {
+    const shards = await Promise.all(
+      Array.from({ length: this.shardCount }, async (_, shard) => {
+        let scanned = 0;
+        let retrying = 0;
+        let startKey: Record<string, AttributeValue> | undefined;
+        do {
+          // ScannedCount is every live failure of the shard, Count those with a next attempt.
+          const out = await this.send('billing.countFailing', () =>
+            this.client.send(
+              new QueryCommand({
+                TableName: this.table,
+                IndexName: BILLING_ACTIVITY_INDEXES.failing,
+                KeyConditionExpression: 'failing_shard = :fs',
+                FilterExpression: 'attribute_exists(billing_next_attempt_at)',
+                ExpressionAttributeValues: { ':fs': { S: `FAILING#${shard}` } },
+                Select: 'COUNT',
+                ExclusiveStartKey: startKey,
+              }),
+            ),
+          );
+          scanned += out.ScannedCount ?? 0;
+          retrying += out.Count ?? 0;
+          startKey = out.LastEvaluatedKey;
+        } while (startKey);
+        return { retrying, parked: scanned - retrying };
+      }),
+    );
+    return shards.reduce((a, b) => ({ retrying: a.retrying + b.retrying, parked: a.parked + b.parked }), { retrying: 0, parked: 0 });
+  }
+
   async listExceptions(page?: PageRequest): Promise<Page<BillingRecord>> {
     const { items, next } = await listAcrossShards({
       shardCount: this.shardCount,

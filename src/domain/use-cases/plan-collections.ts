@@ -1,5 +1,4 @@
 import { COLLECTION_SCANS, decideCollection, loanRetryMessage, messageIdOf, type CollectionMessage } from '../collections.js';
-import { failureState } from '../ladder.js';
 import type { BillingStore, Clock, Page, PageRequest, PaymentsStore } from '../ports.js';
 import type { BillingRecord } from '../records.js';
 import { formatInstant } from '../time.js';
@@ -43,7 +42,7 @@ export interface CollectionsPlan {
  */
 export async function planCollections(
   deps: {
-    readonly billing: Pick<BillingStore, 'listDue' | 'listFailing'>;
+    readonly billing: Pick<BillingStore, 'listDue' | 'countFailing'>;
     readonly payments: Pick<PaymentsStore, 'listDueRetries'>;
     readonly clock: Clock;
   },
@@ -108,16 +107,11 @@ export async function planCollections(
     cursor = page.next;
   } while (cursor !== null);
 
-  // Live billing failures for the gauge, from the sparse failing index.
-  cursor = null;
-  do {
-    if (!options.shouldContinue()) return { summary: { ...summary, truncated: true }, failing };
-    const page = await deps.billing.listFailing({ ...(options.pageSize !== undefined ? { limit: options.pageSize } : {}), cursor });
-    for (const record of page.items) {
-      const state = failureState(record);
-      if (state !== 'healthy') failing[state] += 1;
-    }
-    cursor = page.next;
-  } while (cursor !== null);
+  // Live billing failures for the gauge: COUNT queries on the sparse failing index (the failures
+  // themselves are not returned, so waiting and parked records are not transferred or decoded).
+  if (!options.shouldContinue()) return { summary: { ...summary, truncated: true }, failing };
+  const counted = await deps.billing.countFailing();
+  failing.retrying = counted.retrying;
+  failing.parked = counted.parked;
   return { summary, failing };
 }

@@ -73,3 +73,18 @@ describe('due-index on DynamoDB Local', () => {
     expect((await store.listDunning('exhausted', { limit: 1000 })).items.map((r) => r.subscription_id)).toContain(exhausted.subscription_id);
   });
 });
+
+describe('countFailing on DynamoDB Local (the failing gauge without reading the failures)', () => {
+  it('counts live failures by state from COUNT queries on every shard', async () => {
+    const db = await createTestDynamo('count-failing');
+    const store = new DynamoBillingStore({ client: db.client, tableName: db.tables.billingActivity, historyTableName: db.tables.billingActivityHistory, statusShardCount: 4 });
+    const at = (ms: number) => formatInstant(new Date(Date.parse('2026-12-01T12:00:00.000Z') + ms));
+    const failing = (next?: string) => {
+      const r = makeRecord({ billing_date: at(-3_600_000) });
+      return { ...r, billing_failed_for: `${r.billing_date}#0`, billing_failure_count: 2, billing_failed_at: at(0), billing_last_error: 'x', ...(next ? { billing_next_attempt_at: next } : {}) };
+    };
+    const records = [failing(at(60_000)), failing(at(120_000)), failing(), failing(), failing(), makeRecord()];
+    await store.addAll(records, records.map((r) => historyRowOf(r)));
+    expect(await store.countFailing()).toEqual({ retrying: 2, parked: 3 });
+  });
+});
