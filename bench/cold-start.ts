@@ -18,6 +18,17 @@ import { buildBundles, type Bundle } from './bundles.js';
 
 const run = promisify(execFile);
 
+/** A failed sample names its bundle and the error's last lines, not the minified source around it. */
+async function runOrExplain(...args: Parameters<typeof run>): Promise<void> {
+  try {
+    await run(...args);
+  } catch (error) {
+    const stderr = String((error as { stderr?: unknown }).stderr ?? '');
+    const lines = stderr.split('\n').filter((l) => l.length < 400 && l.trim() !== '');
+    throw new Error(`cold start sample failed (${String(args[1]?.[3] ?? '')}): ${lines.slice(-6).join(' | ')}`);
+  }
+}
+
 /**
  * Cold start per function, the way Lambda starts one: a fresh `node` process imports the bundle
  * as the CDK synthesizes it (bench/bundles.ts), with the environment the CDK gives that function
@@ -206,8 +217,7 @@ function environmentFor(name: FunctionName, endpoint: string, tables: TableNames
   const env: Record<string, string> = { STAGE: 'bench', DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: endpoint, STATUS_SHARD_COUNT: '16', PAYMENT_SHARD_COUNT: '8', LOG_LEVEL: 'info' };
   for (const id of tablesOf(manifest)) env[allTables[id].envVar] = tables[id];
   const values: Record<string, string> = {
-    [QUEUES.collections.urlEnv]: 'http://127.0.0.1:1/000000000000/collections',
-    [QUEUES.balanceEvents.urlEnv]: 'http://127.0.0.1:1/000000000000/balance-events',
+    ...Object.fromEntries(Object.entries(QUEUES).map(([id, queue]) => [queue.urlEnv, `http://127.0.0.1:1/000000000000/${id}`])),
     [SERVICES.payments.urlEnv]: 'http://127.0.0.1:1',
     [SERVICES.accounts.urlEnv]: 'http://127.0.0.1:1',
     BALANCE_THRESHOLD_CENTS: '5000',
@@ -244,7 +254,7 @@ async function spawnOnce(file: string, event: unknown, env: Record<string, strin
   const eventFile = join(dir, `event-${randomUUID()}.json`);
   writeFileSync(eventFile, JSON.stringify(event));
   const resultFile = join(dir, `result-${randomUUID()}.json`);
-  await run(process.execPath, ['--input-type=module', '-e', RUNNER, pathToFileURL(file).href, eventFile, resultFile], {
+  await runOrExplain(process.execPath, ['--input-type=module', '-e', RUNNER, pathToFileURL(file).href, eventFile, resultFile], {
     env: { PATH: process.env.PATH ?? '', ...LAMBDA_ENV, ...env, NODE_OPTIONS: '--enable-source-maps' },
     maxBuffer: 16 * 1024 * 1024,
   });
