@@ -17,7 +17,7 @@ let users: string[];
 beforeAll(async () => {
   runtime = await startLocalRuntime();
   ({ call, api } = httpCaller(runtime.base, LOCAL_TOKEN));
-  users = await parkFleet(call, FLEET, 'bulk');
+  users = await parkFleet(call, api, FLEET, 'bulk');
 }, 600_000);
 
 afterAll(async () => {
