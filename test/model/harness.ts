@@ -518,7 +518,11 @@ export class BillingWorld {
       const created = await createdNow();
       this.trace.push(`  checkout for ${userId} at ${iso(plan.firstDate)}: ${created ? 'opened a chain' : 'opened nothing'} (${open.length} open before)`);
       if (res.body?.status === 'duplicate') return;
-      if (created && open.length > 0) {
+      // Open at the answer (a redelivery can come after the old chain closed: long run 4 seed 771100168), the new record aside.
+      const openNow = (await this.records(userId)).filter((r) => before.some((b) => b.subscription_id === r.subscription_id) && (OPEN_STATUSES.has(r.billing_status) || r.billing_status === 'INACTIVE'));
+      if (created && open.length > 0 && openNow.length === 0) {
+        openChain(m, plan, this.now());
+      } else if (created && open.length > 0) {
         if (open.every((r) => r.billing_status === 'INACTIVE')) openChain(m, plan, this.now());
         else this.problems.push(`${userId}: a checkout opened a second chain at ${iso(plan.firstDate)} beside the open ${open.map((r) => `${r.billing_status} ${r.billing_date}`).join(', ')}`);
       } else if (created) {
