@@ -114,7 +114,14 @@ try {
     if (existsSync(module)) {
       log('cold start: fresh processes, bundles as synthesized');
       const { measureColdStart } = (await import('./cold-start.js' as string)) as { measureColdStart: (o: { endpoint: string; runs: number; log: (m: string) => void }) => Promise<unknown> };
-      results.coldStart = await measureColdStart({ endpoint: server.endpoint, runs: 7, log });
+      try {
+        results.coldStart = await measureColdStart({ endpoint: server.endpoint, runs: 7, log });
+      } catch (error) {
+        // One failing function must not lose the rest of the run's figures.
+        log(`cold start failed: ${String(error).slice(0, 300)}`);
+        results.coldStart = null;
+        results.coldStartError = String(error).slice(0, 300);
+      }
     } else {
       log('cold start: bench/cold-start.ts is not here yet (the manifest helper supplies it); skipped');
       results.coldStart = null;
