@@ -18,6 +18,7 @@ export function createBillingTable(scope: Construct, id: string, props: BillingT
     partitionKey: toAttribute(definition.partitionKey),
     ...(definition.sortKey ? { sortKey: toAttribute(definition.sortKey) } : {}),
     ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
+    ...(definition.stream ? { stream: STREAM_VIEW_TYPES[definition.stream] } : {}),
     billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     // The AWS managed key (aws/dynamodb): encrypted at rest, key use visible in CloudTrail,
@@ -36,6 +37,10 @@ export function createBillingTable(scope: Construct, id: string, props: BillingT
   }
   return table;
 }
+
+const STREAM_VIEW_TYPES: Record<NonNullable<TableDefinition['stream']>, dynamodb.StreamViewType> = {
+  NEW_IMAGE: dynamodb.StreamViewType.NEW_IMAGE,
+};
 
 function toAttribute(key: KeyAttribute): dynamodb.Attribute {
   return {

@@ -1,9 +1,9 @@
 import { nextBillingDate } from './calendar.js';
 import { INTENT_KEYS, intentOf, successorPlan, type IntentKey, type MembershipIntent } from './intent.js';
 import type { BillingFailureFields } from './ladder.js';
-import type { BillingRecord, DecisionContext, HistoryRow, Process, UpdatedEvent } from './records.js';
+import type { BillingEvent, BillingRecord, DecisionContext, HistoryRow, Process, UpdatedEvent } from './records.js';
 import { formatInstant, toDate } from './time.js';
-import { billingTransitions, type BillingEvent } from './transitions.js';
+import { billingTransitions } from './transitions.js';
 
 /** Source of fresh identifiers (subscription ids, lock versions, claim tokens). */
 export interface IdGenerator {
@@ -76,6 +76,18 @@ function applyChange(record: BillingRecord, event: BillingEvent, now: Date, opti
   if (options.process) after.process = options.process;
   if (options.updatedEvent) after.updated_event = options.updatedEvent;
   if (isTerminalAfter(record, after)) after.completed_date ??= formatInstant(now);
+  return madeBy(after, event);
+}
+
+/**
+ * The event each after-image was made by, kept beside the image rather than on it (the primary
+ * item never carries it) until `historyRowOf` writes it on the audit row as `billing_event`. A copy
+ * of the image is a new write's business and carries no event.
+ */
+const madeByEvent = new WeakMap<BillingRecord, BillingEvent>();
+
+function madeBy<T extends BillingRecord>(after: T, event: BillingEvent): T {
+  madeByEvent.set(after, event);
   return after;
 }
 
@@ -105,12 +117,15 @@ function isTerminalAfter(before: BillingRecord, after: BillingRecord): boolean {
 
 /** The after-image of a saved failure: only the five attributes, the stamp and the version move. */
 export function withFailure(record: BillingRecord, failure: BillingFailureFields, now: Date): BillingRecord & BillingFailureFields {
-  return {
-    ...record,
-    ...failure,
-    last_run_date: freshStamp(now, record.last_run_date),
-    version: record.version + 1,
-  };
+  return madeBy(
+    {
+      ...record,
+      ...failure,
+      last_run_date: freshStamp(now, record.last_run_date),
+      version: record.version + 1,
+    },
+    'BILLING_FAILURE_RECORDED',
+  );
 }
 
 /**
@@ -130,9 +145,10 @@ export function withSuccessorLink(record: BillingRecord, successorDate: string, 
 /** The audit row for an after-image, with decision context and who/why where known. */
 export function historyRowOf(
   after: BillingRecord,
-  extra: DecisionContext & { actor?: string | undefined; reason?: string | undefined; run_id?: string | undefined } = {},
+  extra: DecisionContext & { actor?: string | undefined; reason?: string | undefined; run_id?: string | undefined; billing_event?: BillingEvent | undefined } = {},
 ): HistoryRow {
-  const row: HistoryRow = { ...after };
+  const event = madeByEvent.get(after);
+  const row: HistoryRow = { ...after, ...(event ? { billing_event: event } : {}) };
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) (row as Record<string, unknown>)[k] = v;
   return row;
 }

@@ -57,6 +57,37 @@ export const UPDATED_EVENTS = [
 export const updatedEventSchema = z.enum(UPDATED_EVENTS);
 export type UpdatedEvent = z.infer<typeof updatedEventSchema>;
 
+/**
+ * Events on a billing period (DESIGN 2.2): what one write did. The transition table
+ * (transitions.ts) maps each to the status it leaves; the history row of the write names it
+ * (`billing_event`), which is what the events-publisher reads (DESIGN 11).
+ */
+export const BILLING_EVENTS = [
+  'COLLECTED', // pinless/card payment approved
+  'ACH_SUBMITTED', // ACH debit accepted by the processor
+  'DECLINED', // payment declined, or the balance gate closed on a scheduled/retry path
+  'ACH_SETTLED',
+  'ACH_RETURNED', // the debit came back (also after it settled: returns come up to 60 days later); the period is owed again
+  'CHARGED_BACK', // an unauthorized return or dispute after the money was taken
+  'REFUNDED',
+  'WAIVED',
+  'CANCEL_REQUESTED',
+  'CANCEL_COMPLETED',
+  'ACCOUNT_CLOSED',
+  'PAUSED',
+  'UNPAUSED',
+  'PAUSE_SKIPPED',
+  'USER_NOT_ACTIVE',
+  'REACTIVATED',
+  'REACTIVATED_PAUSED', // a reactivation of a period whose pause is not over (intent.ts reactivationEvent)
+  'DUE_DATE_CHANGED',
+  'BILLING_RETRY_REQUESTED',
+  'BILLING_FAILURE_RECORDED',
+  'EXCEPTION_RAISED', // an outcome that does not match the period (amount, currency, a dispute inquiry): flagged, status unchanged
+] as const;
+export const billingEventSchema = z.enum(BILLING_EVENTS);
+export type BillingEvent = z.infer<typeof billingEventSchema>;
+
 export const termSchema = z.enum(['MONTHLY', 'ANNUAL']);
 export type Term = z.infer<typeof termSchema>;
 
@@ -221,8 +252,15 @@ export const auditFieldsSchema = z.object({
   run_id: z.string().optional(),
 });
 
-/** An append-only audit row: the record as written, plus decision context and audit fields. */
-export const historyRowSchema = billingRecordSchema.extend(decisionContextSchema.shape).extend(auditFieldsSchema.shape);
+/**
+ * An append-only audit row: the record as written, plus decision context and audit fields, and
+ * the event that made this after-image (absent on the row of a new period). Like `data_*`, `actor`
+ * and `reason`, `billing_event` is never on the primary item.
+ */
+export const historyRowSchema = billingRecordSchema
+  .extend(decisionContextSchema.shape)
+  .extend(auditFieldsSchema.shape)
+  .extend({ billing_event: billingEventSchema.optional() });
 export type HistoryRow = z.infer<typeof historyRowSchema>;
 
 export interface BillingKey {

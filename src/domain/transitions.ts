@@ -1,5 +1,5 @@
 import { IllegalTransitionError } from './errors.js';
-import type { BillingStatus, LoanPaymentStatus } from './records.js';
+import type { BillingEvent, BillingStatus, LoanPaymentStatus } from './records.js';
 
 type Rule<S extends string> = { readonly from: readonly S[]; readonly to: S | 'same' };
 
@@ -32,29 +32,8 @@ export class TransitionTable<S extends string, E extends string> {
   }
 }
 
-/** Events on a billing period (DESIGN 2.2). */
-export type BillingEvent =
-  | 'COLLECTED' // pinless/card payment approved
-  | 'ACH_SUBMITTED' // ACH debit accepted by the processor
-  | 'DECLINED' // payment declined, or the balance gate closed on a scheduled/retry path
-  | 'ACH_SETTLED'
-  | 'ACH_RETURNED' // the debit came back (also after it settled: returns come up to 60 days later); the period is owed again
-  | 'CHARGED_BACK' // an unauthorized return or dispute after the money was taken
-  | 'REFUNDED'
-  | 'WAIVED'
-  | 'CANCEL_REQUESTED'
-  | 'CANCEL_COMPLETED'
-  | 'ACCOUNT_CLOSED'
-  | 'PAUSED'
-  | 'UNPAUSED'
-  | 'PAUSE_SKIPPED'
-  | 'USER_NOT_ACTIVE'
-  | 'REACTIVATED'
-  | 'REACTIVATED_PAUSED' // a reactivation of a period whose pause is not over (intent.ts reactivationEvent)
-  | 'DUE_DATE_CHANGED'
-  | 'BILLING_RETRY_REQUESTED'
-  | 'BILLING_FAILURE_RECORDED'
-  | 'EXCEPTION_RAISED'; // an outcome that does not match the period (amount, currency, a dispute inquiry): flagged, status unchanged
+/** Events on a billing period (DESIGN 2.2): the list lives in records.ts, beside the history row that names them. */
+export type { BillingEvent };
 
 const OPEN: readonly BillingStatus[] = ['PENDING', 'FAILED'];
 const NOT_STARTED: readonly BillingStatus[] = ['PENDING', 'FAILED', 'PAUSED'];

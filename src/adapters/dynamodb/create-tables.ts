@@ -39,6 +39,7 @@ export function createTableInput(def: TableDefinition, tableName: string): Creat
           })),
         }
       : {}),
+    ...(def.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: def.stream } } : {}),
   };
 }
 
@@ -53,6 +54,7 @@ export async function createAllTables(client: DynamoDBClient, names: TableNames)
       } catch (error) {
         if (!(error instanceof ResourceInUseException)) throw error;
         await addMissingIndexes(client, input);
+        await enableMissingStream(client, input);
       }
       await waitForActive(client, tableName);
       if (def.timeToLiveAttribute) {
@@ -90,6 +92,21 @@ async function addMissingIndexes(client: DynamoDBClient, input: CreateTableComma
     );
     await waitForActive(client, input.TableName!);
   }
+}
+
+/** A table kept from an earlier run gets the stream its definition has since gained. */
+async function enableMissingStream(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
+  if (!input.StreamSpecification) return;
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: input.TableName }));
+  if (Table?.StreamSpecification?.StreamEnabled) return;
+  await client.send(new UpdateTableCommand({ TableName: input.TableName, StreamSpecification: input.StreamSpecification }));
+  await waitForActive(client, input.TableName!);
+}
+
+/** The ARN of a table's current stream (DynamoDB Local and AWS alike), or undefined when it has none. */
+export async function latestStreamArn(client: DynamoDBClient, tableName: string): Promise<string | undefined> {
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  return Table?.StreamSpecification?.StreamEnabled ? Table.LatestStreamArn : undefined;
 }
 
 async function waitForActive(client: DynamoDBClient, tableName: string): Promise<void> {

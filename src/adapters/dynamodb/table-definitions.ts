@@ -28,6 +28,8 @@ export interface TableDefinition {
   readonly globalSecondaryIndexes: readonly GlobalSecondaryIndexDefinition[];
   /** Epoch-seconds attribute the table's TTL deletes on. */
   readonly timeToLiveAttribute?: string;
+  /** A DynamoDB stream of the table's writes, and what each record carries. */
+  readonly stream?: 'NEW_IMAGE';
 }
 
 export const BILLING_ACTIVITY_INDEXES = {
@@ -107,6 +109,8 @@ export const billingActivityHistoryTable: TableDefinition = {
       sortKey: { name: 'last_run_date', type: 'S' },
     },
   ],
+  // The outbox of docs/design.md section 11: every audit row, as written, feeds the events-publisher.
+  stream: 'NEW_IMAGE',
 };
 
 export const locksTable: TableDefinition = {

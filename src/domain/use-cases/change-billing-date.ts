@@ -33,8 +33,8 @@ export async function changeBillingDate(
       set: { billing_date: request.billingDate, version: 0 },
     });
     moved.version = 0;
-    const deletedRow = historyRowOf({ ...read, last_run_date: moved.last_run_date, updated_event: 'DUE_DATE_CHANGED', version: read.version + 1 }, { actor: request.actor, reason: request.reason });
-    const createdRow = historyRowOf({ ...moved, last_run_date: freshStamp(now, moved.last_run_date) }, { actor: request.actor, reason: request.reason });
+    const deletedRow = historyRowOf({ ...read, last_run_date: moved.last_run_date, updated_event: 'DUE_DATE_CHANGED', version: read.version + 1 }, { actor: request.actor, reason: request.reason, billing_event: 'DUE_DATE_CHANGED' });
+    const createdRow = historyRowOf({ ...moved, last_run_date: freshStamp(now, moved.last_run_date) }, { actor: request.actor, reason: request.reason, billing_event: 'DUE_DATE_CHANGED' });
     moved.last_run_date = createdRow.last_run_date;
     const predecessor = await openPredecessor(deps, read);
     const linked = predecessor ? withSuccessorLink(predecessor, request.billingDate, now) : undefined;

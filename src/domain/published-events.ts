@@ -1,0 +1,298 @@
+import * as z from 'zod';
+import { dunningState } from './dunning.js';
+import { billingFailureView } from './ladder.js';
+import { centsSchema } from './money.js';
+import {
+  billingStatusSchema,
+  declineClassSchema,
+  paymentMethodSchema,
+  processSchema,
+  type HistoryRow,
+} from './records.js';
+
+/**
+ * The events the rest of the business hears about a member's billing (DESIGN 11), one schema per
+ * detail-type, shared by the producer (the events-publisher validates every event it builds) and
+ * any consumer. They are read off the audit rows: each history row names the event that made it
+ * (`billing_event`), and a row maps to zero, one or two published events.
+ */
+
+export const EVENT_SOURCE = 'billing';
+
+export const DETAIL_TYPES = [
+  'billing.period.collected',
+  'billing.period.submitted',
+  'billing.period.declined',
+  'billing.dunning.exhausted',
+  'billing.failure.parked',
+  'billing.ach.returned',
+  'billing.period.refunded',
+  'billing.period.waived',
+  'billing.period.cancelled',
+  'billing.exception.raised',
+] as const;
+export const detailTypeSchema = z.enum(DETAIL_TYPES);
+export type DetailType = z.infer<typeof detailTypeSchema>;
+
+const text = z.string().min(1);
+
+/** What every event's detail carries (DESIGN 11), plus who acted and why where a person did. */
+const commonDetail = {
+  /** Derived from the history row's key (and the detail-type): a redelivered stream record yields the same id. */
+  event_id: text,
+  user_id: text,
+  subscription_id: text,
+  billing_date: text,
+  billing_status: billingStatusSchema,
+  amount_cents: centsSchema,
+  /** The audit row's `last_run_date`: when the change was written (business time). */
+  occurred_at: text,
+  process: processSchema,
+  payment_method: paymentMethodSchema,
+  actor: text.optional(),
+  reason: text.optional(),
+  /** The bulk retry run the change belongs to, when it does. */
+  run_id: text.optional(),
+};
+
+const dunningDetail = z.object({
+  state: z.enum(['retrying', 'exhausted']),
+  attempts: z.number().int().nonnegative(),
+  next_attempt_at: text.nullable(),
+});
+
+export const collectedDetailSchema = z.object({ ...commonDetail, transaction_id: text.optional() });
+export const submittedDetailSchema = z.object({ ...commonDetail, transaction_id: text.optional() });
+export const declinedDetailSchema = z.object({
+  ...commonDetail,
+  transaction_id: text.optional(),
+  /** The curated decline text the period shows. */
+  payment_error: z.string(),
+  decline_code: text.optional(),
+  decline_class: declineClassSchema.optional(),
+  /** Absent for a decline outside dunning (a closed balance gate on a period never declined by the bank). */
+  dunning: dunningDetail.optional(),
+});
+export const dunningExhaustedDetailSchema = z.object({
+  ...commonDetail,
+  decline_code: text.optional(),
+  decline_class: declineClassSchema,
+  attempts: z.number().int().nonnegative(),
+});
+export const failureParkedDetailSchema = z.object({
+  ...commonDetail,
+  failure: z.object({ count: z.number().int().positive(), failed_at: text, last_error: z.string() }),
+});
+export const achReturnedDetailSchema = z.object({
+  ...commonDetail,
+  transaction_id: text.optional(),
+  /** NACHA return code; absent for a chargeback, which names none. */
+  return_code: text.optional(),
+  /** An unauthorized return or chargeback (never retried automatically). */
+  unauthorized: z.boolean(),
+  /** The period may be debited again (R01/R09 within the re-presentment limit). */
+  represent: z.boolean(),
+  /** The curated text the period shows for the return. */
+  payment_error: z.string(),
+});
+export const refundedDetailSchema = z.object({ ...commonDetail, transaction_id: text.optional() });
+export const waivedDetailSchema = z.object({ ...commonDetail });
+export const cancelledDetailSchema = z.object({
+  ...commonDetail,
+  /** A cancel the member asked for, completed at the billing date, or a closed account. */
+  cause: z.enum(['cancel_requested', 'account_closed']),
+});
+export const exceptionRaisedDetailSchema = z.object({
+  ...commonDetail,
+  exception: z.object({
+    source: z.enum(['ach', 'card']),
+    /** amount_mismatch, currency_mismatch, dispute_inquiry (DESIGN 4.1, 6.1), or card_disputed (funds withdrawn). */
+    code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry', 'card_disputed']),
+    received_cents: centsSchema.optional(),
+    currency: text.optional(),
+    payment_intent_id: text.optional(),
+    dispute_id: text.optional(),
+    dispute_status: text.optional(),
+  }),
+});
+
+export const DETAIL_SCHEMAS = {
+  'billing.period.collected': collectedDetailSchema,
+  'billing.period.submitted': submittedDetailSchema,
+  'billing.period.declined': declinedDetailSchema,
+  'billing.dunning.exhausted': dunningExhaustedDetailSchema,
+  'billing.failure.parked': failureParkedDetailSchema,
+  'billing.ach.returned': achReturnedDetailSchema,
+  'billing.period.refunded': refundedDetailSchema,
+  'billing.period.waived': waivedDetailSchema,
+  'billing.period.cancelled': cancelledDetailSchema,
+  'billing.exception.raised': exceptionRaisedDetailSchema,
+} as const satisfies Record<DetailType, z.ZodType>;
+
+const envelope = <T extends DetailType>(detailType: T) =>
+  z.object({ source: z.literal(EVENT_SOURCE), 'detail-type': z.literal(detailType), detail: DETAIL_SCHEMAS[detailType] });
+
+/** A published event as a consumer receives it (the EventBridge envelope's `source`, `detail-type`, `detail`). */
+export const publishedEventSchema = z.discriminatedUnion('detail-type', [
+  envelope('billing.period.collected'),
+  envelope('billing.period.submitted'),
+  envelope('billing.period.declined'),
+  envelope('billing.dunning.exhausted'),
+  envelope('billing.failure.parked'),
+  envelope('billing.ach.returned'),
+  envelope('billing.period.refunded'),
+  envelope('billing.period.waived'),
+  envelope('billing.period.cancelled'),
+  envelope('billing.exception.raised'),
+]);
+export type PublishedEvent = z.infer<typeof publishedEventSchema>;
+export type DetailOf<T extends DetailType> = z.infer<(typeof DETAIL_SCHEMAS)[T]>;
+
+/** The history row's key and the detail-type, as the one input of an event id. */
+export interface EventIdInput {
+  readonly user_id: string;
+  readonly last_run_date: string;
+  readonly detail_type: DetailType;
+}
+
+/** Turns the row key and detail-type into an event id; deterministic (the publisher's is a name-based UUID). */
+export type EventIdOf = (input: EventIdInput) => string;
+
+/** A history row whose content contradicts the event it names: logged and reported, never published half-right. */
+export class UnpublishableRowError extends Error {
+  override readonly name = 'UnpublishableRowError';
+  constructor(
+    readonly row: Pick<HistoryRow, 'user_id' | 'last_run_date' | 'subscription_id'>,
+    readonly issues: readonly string[],
+  ) {
+    super(`history row (user_id=${row.user_id}, last_run_date=${row.last_run_date}) cannot be published: ${issues.join('; ')}`);
+  }
+}
+
+/**
+ * The events of one audit row, in a stable order. A row that names no published event (a new
+ * period, a pause, a retry request, a due-date change, a row written before rows named their
+ * event) maps to none. Every event is validated against its schema here.
+ */
+export function publishedEventsOf(row: HistoryRow, eventIdOf: EventIdOf): PublishedEvent[] {
+  const events: PublishedEvent[] = [];
+  const common = (detailType: DetailType) => ({
+    event_id: eventIdOf({ user_id: row.user_id, last_run_date: row.last_run_date, detail_type: detailType }),
+    user_id: row.user_id,
+    subscription_id: row.subscription_id,
+    billing_date: row.billing_date,
+    billing_status: row.billing_status,
+    amount_cents: row.amount_cents,
+    occurred_at: row.last_run_date,
+    process: row.process,
+    payment_method: row.payment_method,
+    ...present({ actor: row.actor, reason: row.reason }),
+  });
+  const add = <T extends DetailType>(detailType: T, extra: Omit<DetailOf<T>, keyof ReturnType<typeof common>>) => {
+    const parsed = DETAIL_SCHEMAS[detailType].safeParse({ ...common(detailType), ...extra });
+    if (!parsed.success) {
+      throw new UnpublishableRowError(row, parsed.error.issues.map((i) => `${detailType} ${i.path.join('.') || '(detail)'}: ${i.message}`));
+    }
+    events.push({ source: EVENT_SOURCE, 'detail-type': detailType, detail: parsed.data } as PublishedEvent);
+  };
+  const transaction = present({ transaction_id: row.transaction_id });
+
+  switch (row.billing_event) {
+    case 'COLLECTED':
+    case 'ACH_SETTLED':
+      add('billing.period.collected', transaction);
+      break;
+    case 'ACH_SUBMITTED':
+      add('billing.period.submitted', transaction);
+      break;
+    case 'DECLINED': {
+      const state = dunningState(row);
+      add('billing.period.declined', {
+        ...transaction,
+        payment_error: row.payment_error ?? '',
+        ...present({ decline_code: row.decline_code, decline_class: row.decline_class }),
+        ...(state
+          ? { dunning: { state, attempts: row.dunning_attempts ?? 0, next_attempt_at: state === 'retrying' ? row.dunning_next_attempt_at! : null } }
+          : {}),
+      });
+      if (state === 'exhausted') {
+        add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, ...present({ decline_code: row.decline_code }) });
+      }
+      break;
+    }
+    case 'BILLING_FAILURE_RECORDED': {
+      const failure = billingFailureView(row);
+      if (failure?.state === 'parked') {
+        add('billing.failure.parked', { failure: { count: failure.count, failed_at: failure.failed_at, last_error: failure.last_error } });
+      }
+      break;
+    }
+    case 'ACH_RETURNED':
+    case 'CHARGED_BACK':
+      if (row.payment_method === 'card') {
+        // A card dispute with the funds withdrawn (DESIGN 6.1): the period owes again and no automatic path charges the card.
+        add('billing.exception.raised', { exception: { source: 'card', code: 'card_disputed', ...present({ payment_intent_id: row.transaction_id }) } });
+        break;
+      }
+      add('billing.ach.returned', {
+        ...transaction,
+        ...present({ return_code: row.ach_return_code }),
+        unauthorized: row.ach_unauthorized === true,
+        represent: row.ach_unauthorized !== true && row.ach_blocked !== true,
+        payment_error: row.payment_error ?? '',
+      });
+      break;
+    case 'REFUNDED':
+      add('billing.period.refunded', transaction);
+      break;
+    case 'WAIVED':
+      add('billing.period.waived', {});
+      break;
+    case 'CANCEL_COMPLETED':
+      add('billing.period.cancelled', { cause: 'cancel_requested' });
+      break;
+    case 'ACCOUNT_CLOSED':
+      add('billing.period.cancelled', { cause: 'account_closed' });
+      break;
+    case 'EXCEPTION_RAISED':
+      add('billing.exception.raised', { exception: raisedException(row) });
+      break;
+    default:
+      break;
+  }
+  return events;
+}
+
+/** The exception this row raised: the newer of the two a period can carry. */
+function raisedException(row: HistoryRow): DetailOf<'billing.exception.raised'>['exception'] {
+  const ach = row.ach_exception;
+  const card = row.card_exception;
+  if (ach && (!card || ach.at >= card.at)) return { source: 'ach', code: ach.code, received_cents: ach.received_cents };
+  if (!card) throw new UnpublishableRowError(row, ['EXCEPTION_RAISED names no ach_exception or card_exception']);
+  return {
+    source: 'card',
+    code: card.code,
+    ...present({
+      received_cents: card.received_cents,
+      currency: card.currency,
+      payment_intent_id: card.payment_intent_id,
+      dispute_id: card.dispute_id,
+      dispute_status: card.dispute_status,
+    }),
+  };
+}
+
+/** The defined entries only: an absent attribute stays absent in the detail, never `null` or "". */
+function present<T extends Record<string, unknown>>(values: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== '')) as { [K in keyof T]?: Exclude<T[K], undefined> };
+}
+
+/** What became of one event put on the bus. */
+export type PublishOutcome =
+  | { readonly ok: true; readonly eventBridgeId: string; readonly attempts: number }
+  | { readonly ok: false; readonly code: string; readonly message: string; readonly attempts: number };
+
+/** The bus (EventBridge in AWS, the local bus in the local runtime): one outcome per event, in order. */
+export interface EventPublisher {
+  publish(events: readonly PublishedEvent[]): Promise<PublishOutcome[]>;
+}
