@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
 import { processorSettingsSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
+import { DETAIL_TYPES } from '../domain/published-events.js';
 import { membershipEventSchema } from '../domain/use-cases/apply-membership-event.js';
 import { formatInstant, InvalidInstantError, instantSchema, parseDurationMs, toDate } from '../domain/time.js';
 import { internalErrorBody } from '../handlers/shared/http.js';
 import type { Logger } from '../runtime/logger.js';
+import type { BusEvent } from './event-bus.js';
 import { ClockBackwardsError, type SimulatedClock } from './clock.js';
 import type { GatewayRequest, GatewayResponse } from './gateway.js';
 
@@ -19,6 +21,8 @@ export interface LocalControl {
   putMembership(rawBody: string, userId: string): Promise<{ status: 'applied' | 'failed'; shard_id: string; sequence_number: string; attempts: number } | undefined>;
   /** Runs the ACH pump (after a clock change). */
   afterClockChange(): Promise<unknown>;
+  /** The events published on the local bus, oldest first (docs/design.md section 11). */
+  listEvents(filter: { userId?: string | undefined; detailType?: string | undefined }): BusEvent[];
 }
 
 const durationSchema = z.string().transform((value, ctx) => {
@@ -72,6 +76,23 @@ function parseBody<T extends z.ZodType>(request: GatewayRequest, schema: T): z.i
   return parsed.data;
 }
 
+function parseQuery<T extends z.ZodType>(request: GatewayRequest, schema: T): z.infer<T> {
+  const params = new URL(request.url, 'http://local').searchParams;
+  const query: Record<string, string> = {};
+  for (const key of new Set(params.keys())) {
+    const values = params.getAll(key);
+    if (values.length > 1) throw new BadRequest(error(400, 'invalid_query', `give ${key} at most once`));
+    query[key] = values[0]!;
+  }
+  const parsed = schema.safeParse(query);
+  if (!parsed.success) {
+    throw new BadRequest(
+      error(400, 'invalid_query', 'the query is invalid', parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message, code: i.code }))),
+    );
+  }
+  return parsed.data;
+}
+
 const ROUTES: Record<string, readonly string[]> = {
   '/health': ['GET'],
   '/local/clock': ['GET', 'POST'],
@@ -79,7 +100,14 @@ const ROUTES: Record<string, readonly string[]> = {
   '/local/memberships': ['POST'],
   '/local/processor': ['GET', 'PUT'],
   '/local/processor/charges': ['GET'],
+  '/local/events': ['GET'],
 };
+
+/** `?user_id=` and `?detail_type=` of GET /local/events: each optional, each at most once. */
+const eventsQuerySchema = z.strictObject({
+  user_id: z.string().min(1).optional(),
+  detail_type: z.enum(DETAIL_TYPES).optional(),
+});
 
 /**
  * The local-only control surface (docs/design.md, local runtime; never deployed): health, the simulated clock, a
@@ -133,6 +161,10 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
       control.simulator.configure(settings);
       control.logger.info({ default: settings.default, users: Object.keys(settings.users).length }, 'processor simulator configured');
       return json(200, control.simulator.current());
+    }
+    case '/local/events': {
+      const query = parseQuery(request, eventsQuerySchema);
+      return json(200, { items: control.listEvents({ userId: query.user_id, detailType: query.detail_type }) });
     }
     case '/local/processor/charges':
       return json(200, {

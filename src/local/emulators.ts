@@ -28,6 +28,8 @@ export interface LocalSqs {
   readonly retryRuns: LocalWorkQueue;
   /** The memberships event source mapping's on-failure destination. */
   readonly membershipsFailures: LocalQueue;
+  /** The events-publisher's (history stream) on-failure destination. */
+  readonly eventsFailures: LocalQueue;
   stop(): Promise<void>;
 }
 
@@ -57,11 +59,12 @@ export async function startLocalSqs(options: { prefix: string; visibilityTimeout
     });
     return { ...queue, deadLetter };
   };
-  const [collections, balanceEvents, retryRuns, membershipsFailures] = await Promise.all([
+  const [collections, balanceEvents, retryRuns, membershipsFailures, eventsFailures] = await Promise.all([
     workQueue(`${options.prefix}-collections`),
     workQueue(`${options.prefix}-balance-events`),
     workQueue(`${options.prefix}-retry-runs`),
     create(`${options.prefix}-memberships-failures`),
+    create(`${options.prefix}-billing-events-failures`),
   ]);
   return {
     endpoint,
@@ -70,6 +73,7 @@ export async function startLocalSqs(options: { prefix: string; visibilityTimeout
     balanceEvents,
     retryRuns,
     membershipsFailures,
+    eventsFailures,
     stop: async () => {
       client.destroy();
       await server.close();

@@ -46,6 +46,8 @@ export interface LocalSystemOptions {
   readonly paymentShardCount: number;
   /** DynamoDB Local port; 0 picks a free one. */
   readonly dynamoPort: number;
+  /** Where the local bus also POSTs each published event (LOCAL_EVENTS_WEBHOOK_URL); unset: nowhere. */
+  readonly eventsWebhookUrl?: string | undefined;
 }
 
 const nonNegativeInt = z.coerce.number().int().nonnegative();
@@ -77,6 +79,12 @@ const envSchema = z.object({
   STATUS_SHARD_COUNT: positiveInt.default(16),
   PAYMENT_SHARD_COUNT: positiveInt.default(8),
   DYNAMO_LOCAL_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  LOCAL_EVENTS_WEBHOOK_URL: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v) => (v === '' ? undefined : v))
+    .refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), 'must be an http(s) URL'),
 });
 
 export class LocalUsageError extends Error {
@@ -183,6 +191,7 @@ export function resolveOptions(
     statusShardCount: e.STATUS_SHARD_COUNT,
     paymentShardCount: e.PAYMENT_SHARD_COUNT,
     dynamoPort: e.DYNAMO_LOCAL_PORT,
+    eventsWebhookUrl: e.LOCAL_EVENTS_WEBHOOK_URL,
     ...stripUndefined(overrides),
   };
 }

@@ -2,9 +2,11 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { PutRecordCommand } from '@aws-sdk/client-kinesis';
 import { createDynamoClient } from '../adapters/dynamodb/client.js';
-import { createAllTables } from '../adapters/dynamodb/create-tables.js';
+import { createAllTables, latestStreamArn } from '../adapters/dynamodb/create-tables.js';
 import { DynamoLocalInUseError, DynamoLocalStartError, reapStaleDynamoLocal, startDynamoLocal, type DynamoLocalServer } from '../adapters/dynamodb/local-server.js';
 import { tableNamesFor, type TableNames } from '../adapters/dynamodb/table-definitions.js';
+import { createEventBridgeClient, EventBridgePublisher } from '../adapters/eventbridge/event-bus.js';
+import { eventIdOf } from '../adapters/eventbridge/event-id.js';
 import { EmfMetrics } from '../adapters/metrics/emf.js';
 import { PaymentSimulator } from '../adapters/processor/simulator.js';
 import { SqsQueue } from '../adapters/sqs/queue.js';
@@ -14,6 +16,7 @@ import { createAchHandler } from '../handlers/ach-handler.js';
 import { createApiHandler } from '../handlers/api.js';
 import { createBatchWorkerHandler } from '../handlers/batch-worker.js';
 import { createCollectionsJobHandler } from '../handlers/collections-job.js';
+import { createEventsPublisherHandler } from '../handlers/events-publisher.js';
 import { createMembershipsConsumerHandler } from '../handlers/memberships-consumer.js';
 import { createStripeWebhookHandler } from '../handlers/stripe-webhook.js';
 import { createBalanceWorkerHandler } from '../handlers/webhook-balance-worker.js';
@@ -24,6 +27,8 @@ import { createLogger, type Logger } from '../runtime/logger.js';
 import { AchSettlementPump, type AchPumpResult } from './ach-pump.js';
 import { SavedClockAheadError, SimulatedClock } from './clock.js';
 import { controlRoutes, type LocalControl } from './control-routes.js';
+import { DynamoStreamEventSource, localDynamoStreamsClient } from './dynamodb-stream-event-source.js';
+import { LocalEventBus } from './event-bus.js';
 import { localPages } from './pages.js';
 import { startLocalKinesis, startLocalSqs, LOCAL_REGION, type LocalKinesis, type LocalSqs } from './emulators.js';
 import { LocalGateway, type HttpHandler } from './gateway.js';
@@ -58,6 +63,8 @@ export interface LocalSystem {
   readonly logger: Logger;
   readonly seeded: SeedResult | undefined;
   readonly startupMs: number;
+  /** The local EventBridge bus the events-publisher puts on (GET /local/events lists it). */
+  readonly eventBus: LocalEventBus;
   runCollections(): Promise<CollectionsRunSummary>;
   pumpAch(): Promise<AchPumpResult>;
   stop(): Promise<void>;
@@ -159,7 +166,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
   const mark = (name: string) => {
     timings[name] = Date.now() - started;
   };
-  const parts: Record<string, boolean> = { gateway: false, dynamodb: false, tables: false, sqs: false, kinesis: false, seed: false, pollers: false, scheduler: false };
+  const parts: Record<string, boolean> = { gateway: false, dynamodb: false, tables: false, sqs: false, kinesis: false, events: false, seed: false, pollers: false, scheduler: false };
 
   // Everything that is started is stopped again, in reverse, also when a later step fails.
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -260,8 +267,18 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     cleanups.push(() => dynamoClient.destroy());
     const tables = tableNamesFor(LOCAL_PREFIX);
     await createAllTables(dynamoClient, tables);
+    const historyStreamArn = await latestStreamArn(dynamoClient, tables.billingActivityHistory);
+    if (!historyStreamArn) throw new LocalStartupError(`${tables.billingActivityHistory} has no stream; start over with: npm start -- --fresh`);
     parts.tables = true;
     mark('tables');
+
+    // Events out (docs/design.md section 11): the local bus, before anything writes a history row.
+    const eventBus = new LocalEventBus({ busName: `billing-${LOCAL_PREFIX}`, logger: logger.child({ part: 'event-bus' }), webhookUrl: options.eventsWebhookUrl });
+    await eventBus.start();
+    cleanups.push(() => eventBus.stop());
+    const eventBridge = createEventBridgeClient({ region: LOCAL_REGION, endpoint: eventBus.endpoint });
+    cleanups.push(() => eventBridge.destroy());
+    parts.events = true;
 
     const tally = new OutcomeTally();
     const stores = dynamoStores({ client: dynamoClient, tables, statusShardCount: options.statusShardCount, paymentShardCount: options.paymentShardCount });
@@ -320,6 +337,12 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     const balanceWorker = createBalanceWorkerHandler(deps);
     const membershipsConsumer = createMembershipsConsumerHandler(deps);
     const retryRunWorker = createRetryRunWorkerHandler(deps);
+    const eventsPublisher = createEventsPublisherHandler({
+      logger: quiet,
+      publisher: new EventBridgePublisher(eventBridge, eventBus.busName),
+      eventIdOf,
+      historyTableName: tables.billingActivityHistory,
+    });
 
     let runCounts: OutcomeCounts | undefined;
     const collectionsSource = new SqsEventSource({
@@ -348,12 +371,28 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       onFailure: { client: sqs.client, queue: sqs.membershipsFailures },
       retryAttempts: options.kinesisRetryAttempts,
     });
+    const streamsClient = localDynamoStreamsClient(dynamo.endpoint);
+    cleanups.push(() => streamsClient.destroy());
+    const historySource = new DynamoStreamEventSource({
+      client: streamsClient,
+      streamArn: historyStreamArn,
+      functionName: 'events-publisher',
+      handler: eventsPublisher,
+      logger: quiet,
+      onFailure: { client: sqs.client, queue: sqs.eventsFailures },
+      retryAttempts: options.kinesisRetryAttempts,
+      // Kept across restarts, as the event source mapping keeps its position across deploys.
+      checkpointFile: join(options.dataDir, 'history-stream-checkpoints.json'),
+    });
     collectionsSource.start();
     balanceSource.start();
     retryRunsSource.start();
     await membershipsSource.start();
-    cleanups.push(() => collectionsSource.stop(), () => balanceSource.stop(), () => retryRunsSource.stop(), () => membershipsSource.stop());
+    await historySource.start();
+    cleanups.push(() => collectionsSource.stop(), () => balanceSource.stop(), () => retryRunsSource.stop(), () => membershipsSource.stop(), () => historySource.stop());
     await waitUntil(() => collectionsSource.isReady && balanceSource.isReady && retryRunsSource.isReady && membershipsSource.isReady, 15_000, 'the event source pollers did not start');
+    // The history stream may hold the seed's rows: they are read (and publish nothing) before the runtime says it is ready.
+    await waitUntil(() => historySource.isReady, 120_000, 'the history stream poller did not catch up');
     parts.pollers = true;
     mark('pollers');
 
@@ -435,6 +474,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       health: () => ({ ready: Object.values(parts).every(Boolean), parts: { ...parts } }),
       runCollections: () => runCollections('control'),
       afterClockChange: () => pump.pump(),
+      listEvents: (filter) => eventBus.list(filter),
       putMembership: async (rawBody, userId) => {
         const put = await kinesis.client.send(new PutRecordCommand({ StreamName: kinesis.streamName, PartitionKey: userId, Data: Buffer.from(rawBody, 'utf8') }));
         const settled = await membershipsSource.waitFor(put.SequenceNumber!, 60_000);
@@ -456,6 +496,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       logger,
       seeded,
       startupMs,
+      eventBus,
       runCollections: () => runCollections('control'),
       pumpAch: () => pump.pump(),
       stop: () => (stopping ??= stopAll()),
