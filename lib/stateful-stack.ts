@@ -1,5 +1,6 @@
 import { Duration, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
 import * as kinesis from 'aws-cdk-lib/aws-kinesis';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -11,6 +12,7 @@ import { resourceName, retainsData } from './config.js';
 import { createQueueDepthAlarm } from './constructs/alarms.js';
 import { createBillingTable } from './constructs/billing-table.js';
 import { createSecureQueue, WorkQueue } from './constructs/work-queue.js';
+import { EVENT_SOURCE } from '../src/domain/published-events.js';
 import { SECRETS, type SecretId } from '../src/manifest/index.js';
 import { consumerOf, visibilityTimeoutFor } from './handlers.js';
 
@@ -43,6 +45,11 @@ export class BillingStatefulStack extends Stack {
   readonly retryRuns: WorkQueue;
   /** Kinesis on-failure destination for memberships records the consumer gave up on. */
   readonly membershipsFailures: sqs.Queue;
+  /** The bus of docs/design.md section 11 (`billing-<stage>`), and its archive for replays. */
+  readonly eventBus: events.EventBus;
+  readonly eventArchive: events.Archive;
+  /** The history stream's on-failure destination: audit rows the events-publisher gave up on. */
+  readonly eventsFailures: sqs.Queue;
   readonly secrets: Record<SecretId, secretsmanager.Secret>;
   readonly alarmTopic: sns.Topic;
 
@@ -120,6 +127,37 @@ export class BillingStatefulStack extends Stack {
         'The memberships consumer gave up on a Kinesis batch (retries or record age exhausted); the message holds the shard and sequence numbers to replay.',
     });
 
+    // Events out (docs/design.md section 11): the bus the rest of the business subscribes to, with
+    // every billing event archived so a consumer that missed some can have them replayed.
+    this.eventBus = new events.EventBus(this, 'BillingEventBus', {
+      eventBusName: eventBusNameFor(stage),
+      description: `Billing events (${stage}): source "${EVENT_SOURCE}", detail-types billing.*; detail.event_id is stable across redeliveries and replays`,
+    });
+    this.eventArchive = this.eventBus.archive('BillingEventArchive', {
+      archiveName: `${eventBusNameFor(stage)}-archive`,
+      description: 'Every billing event, for replays to a consumer (docs/runbook.md)',
+      eventPattern: { source: [EVENT_SOURCE] },
+      retention: Duration.days(retain ? 365 : 30),
+    });
+    const eventsFailuresName = resourceName(stage, 'billing-events-failures');
+    this.eventsFailures = createSecureQueue(this, 'EventsFailuresQueue', {
+      queueName: eventsFailuresName,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    Validations.of(this.eventsFailures).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason:
+        'This queue is itself the on-failure destination of the history stream event source mapping (it receives batch metadata: shard and sequence numbers of the audit rows not published); nothing consumes it, so a DLQ behind it would never be used. Its depth is alarmed instead.',
+    });
+    createQueueDepthAlarm(this, 'EventsFailuresAlarm', {
+      alarmTopic: this.alarmTopic,
+      queue: this.eventsFailures,
+      alarmName: `${eventsFailuresName}-not-empty`,
+      description:
+        'The events-publisher gave up on history stream records (retries or record age exhausted): those audit rows were not published. The message holds the shard and sequence numbers; the log line "history row not publishable" names each row.',
+    });
+
     const secrets = {} as Record<SecretId, secretsmanager.Secret>;
     for (const secretId of Object.keys(BILLING_SECRETS) as SecretId[]) {
       const secret = new secretsmanager.Secret(this, `${pascalCase(secretId)}Secret`, {
@@ -136,6 +174,11 @@ export class BillingStatefulStack extends Stack {
     }
     this.secrets = secrets;
   }
+}
+
+/** The EventBridge bus of a stage: `billing-<stage>` (docs/design.md section 11). */
+export function eventBusNameFor(stage: string): string {
+  return `billing-${stage}`;
 }
 
 function pascalCase(id: string): string {

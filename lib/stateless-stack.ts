@@ -1,12 +1,13 @@
-import { Aws, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as eventsTargets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as eventSources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
-import { environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
+import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
 import { resourceName, retainsData } from './config.js';
@@ -70,6 +71,7 @@ export class BillingStatelessStack extends Stack {
       ...settingValues(props),
       [SERVICES.payments.urlEnv]: props.paymentsApiUrl,
       [SERVICES.accounts.urlEnv]: props.accountsApiUrl,
+      [BUSES.billing.nameEnv]: stateful.eventBus.eventBusName,
     };
     for (const [id, queue] of Object.entries(queues)) available[QUEUES[id as QueueId].urlEnv] = queue.queueUrl;
     const environmentFor = (manifest: FunctionManifest): Record<string, string> => {
@@ -109,6 +111,10 @@ export class BillingStatelessStack extends Stack {
       if (manifest.secrets && manifest.secrets.length > 0) {
         billingFunction.allow(readSecretStatement('ReadSecrets', manifest.secrets.map((id) => stateful.secrets[id].secretArn)));
       }
+      if (manifest.putsEventsOn && manifest.putsEventsOn.length > 0) {
+        const buses = { billing: stateful.eventBus };
+        billingFunction.allow(new iam.PolicyStatement({ sid: 'PutEvents', actions: ['events:PutEvents'], resources: manifest.putsEventsOn.map((id) => buses[id].eventBusArn) }));
+      }
       functions[name] = billingFunction;
     }
     this.functions = functions;
@@ -134,6 +140,26 @@ export class BillingStatelessStack extends Stack {
             onFailure: new eventSources.SqsDlq(stateful.membershipsFailures),
           }),
         );
+      } else if (trigger.kind === 'dynamodb-stream') {
+        const failures = { billingActivityHistory: stateful.eventsFailures } as const;
+        if (!(trigger.table in failures)) throw new Error(`no on-failure queue for the ${trigger.table} stream`);
+        fn.addEventSource(
+          new eventSources.DynamoEventSource(stateful.tables[trigger.table], {
+            startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+            batchSize: trigger.batchSize,
+            reportBatchItemFailures: true,
+            bisectBatchOnError: true,
+            retryAttempts: trigger.retryAttempts,
+            maxRecordAge: Duration.hours(trigger.maxRecordAgeHours),
+            onFailure: new eventSources.SqsDlq(failures[trigger.table as keyof typeof failures]),
+          }),
+        );
+        // The mapping's grant (CDK grantStreamRead): DescribeStream, GetShardIterator, GetRecords on this table's stream only, and ListStreams.
+        Validations.of(functions[name].role).acknowledge({
+          id: 'AwsSolutions-IAM5[Resource::*]',
+          reason:
+            'dynamodb:ListStreams, which Lambda needs to poll a DynamoDB stream, supports no resource-level permission (the IAM service authorization reference lists no resource type for it): only * works. Every other stream action is on this table\'s stream ARN.',
+        });
       }
     }
 
@@ -172,12 +198,14 @@ export class BillingStatelessStack extends Stack {
       alarmTopic: stateful.alarmTopic,
       functions: functionsByName,
       membershipsConsumer: functions['memberships-consumer'].function,
+      eventsPublisher: functions['events-publisher'].function,
       collectionsRateMinutes: props.collectionsRateMinutes,
       queues: {
         'collections-dlq': stateful.collections.deadLetterQueue,
         'balance-events-dlq': stateful.balanceEvents.deadLetterQueue,
         'retry-runs-dlq': stateful.retryRuns.deadLetterQueue,
         'memberships-failures': stateful.membershipsFailures,
+        'billing-events-failures': stateful.eventsFailures,
       },
     });
   }

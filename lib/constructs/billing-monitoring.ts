@@ -20,6 +20,8 @@ export interface BillingMonitoringProps extends AlarmTarget {
   readonly stage: string;
   readonly functions: Record<HandlerName, lambda.IFunction>;
   readonly membershipsConsumer: lambda.IFunction;
+  /** The history stream's consumer (docs/design.md section 11). */
+  readonly eventsPublisher: lambda.IFunction;
   readonly collectionsRateMinutes: number;
   readonly queues: Readonly<Record<string, sqs.IQueue>>;
 }
@@ -28,6 +30,7 @@ export interface BillingMonitoringProps extends AlarmTarget {
 export class BillingMonitoring extends Construct {
   readonly functionErrorAlarms: Partial<Record<HandlerName, cloudwatch.Alarm>> = {};
   readonly iteratorAgeAlarm: cloudwatch.Alarm;
+  readonly eventsIteratorAgeAlarm: cloudwatch.Alarm;
   readonly parkedAlarm: cloudwatch.Alarm;
   readonly returnRateAlarms = {} as Record<ReturnRateClass, cloudwatch.Alarm>;
   readonly dashboard: cloudwatch.Dashboard;
@@ -59,6 +62,19 @@ export class BillingMonitoring extends Construct {
           period: Duration.minutes(5),
           statistic: cloudwatch.Stats.MAXIMUM,
         }),
+        threshold: Duration.minutes(10).toMilliseconds(),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 2,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+      props,
+    );
+
+    this.eventsIteratorAgeAlarm = notify(
+      new cloudwatch.Alarm(this, 'EventsIteratorAge', {
+        alarmName: `${stage}-billing-events-iterator-age`,
+        alarmDescription: 'The events-publisher is falling behind the history table stream (oldest audit row not yet published > 10 minutes; the stream keeps 24 hours).',
+        metric: props.eventsPublisher.metric('IteratorAge', { period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM }),
         threshold: Duration.minutes(10).toMilliseconds(),
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 2,
@@ -153,7 +169,10 @@ export class BillingMonitoring extends Construct {
         left: Object.entries(props.queues).map(([label, queue]) =>
           queue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM, label }),
         ),
-        right: [props.membershipsConsumer.metric('IteratorAge', { statistic: cloudwatch.Stats.MAXIMUM, label: 'memberships iterator age (ms)' })],
+        right: [
+          props.membershipsConsumer.metric('IteratorAge', { statistic: cloudwatch.Stats.MAXIMUM, label: 'memberships iterator age (ms)' }),
+          props.eventsPublisher.metric('IteratorAge', { statistic: cloudwatch.Stats.MAXIMUM, label: 'history stream iterator age (ms)' }),
+        ],
         width: 12,
       }),
     );

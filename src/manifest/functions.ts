@@ -1,5 +1,5 @@
 import { BILLING_ACTIVITY_INDEXES, PAYMENTS_INDEXES, type TableId } from '../adapters/dynamodb/table-definitions.js';
-import type { QueueId, SecretId, ServiceId, SettingEnv, StreamId } from './resources.js';
+import type { BusId, QueueId, SecretId, ServiceId, SettingEnv, StreamId } from './resources.js';
 
 /**
  * What each function may touch, written once. The CDK derives each function's IAM policy,
@@ -42,6 +42,18 @@ export type Trigger =
       readonly batchSize: number;
       readonly retryAttempts: number;
       readonly maxRecordAgeHours: number;
+    }
+  /**
+   * A table's DynamoDB stream (NEW_IMAGE), read from its oldest record, with partial batch
+   * responses, bisecting, and an SQS on-failure destination. Reading the stream is this trigger's
+   * grant; the table's items are not.
+   */
+  | {
+      readonly kind: 'dynamodb-stream';
+      readonly table: TableId;
+      readonly batchSize: number;
+      readonly retryAttempts: number;
+      readonly maxRecordAgeHours: number;
     };
 
 export interface FunctionManifest {
@@ -57,6 +69,8 @@ export interface FunctionManifest {
   readonly secrets?: readonly SecretId[];
   readonly services?: readonly ServiceId[];
   readonly settings?: readonly SettingEnv[];
+  /** EventBridge buses it puts events on (PutEvents on that bus only). */
+  readonly putsEventsOn?: readonly BusId[];
 }
 
 const { bySubscriptionId, failing, exceptions, dunning, due } = BILLING_ACTIVITY_INDEXES;
@@ -202,6 +216,16 @@ export const FUNCTIONS = {
       retryRuns: { read: ['get'], write: ['update'] },
     },
     ...COLLECTS,
+  },
+  // The outbox of docs/design.md section 11: every audit row, as its stream delivers it, becomes the
+  // events it names on the bus. It reads no table item, holds no secret, calls no service.
+  'events-publisher': {
+    entry: 'src/handlers/events-publisher.ts',
+    description: 'Publishes the billing events of each audit row (history table stream) on the billing bus',
+    timeoutSeconds: 60,
+    trigger: { kind: 'dynamodb-stream', table: 'billingActivityHistory', batchSize: 100, retryAttempts: 10, maxRecordAgeHours: 24 },
+    tables: {},
+    putsEventsOn: ['billing'],
   },
 } as const satisfies Record<string, FunctionManifest>;
 

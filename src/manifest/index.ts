@@ -1,6 +1,6 @@
 import { allTables, type TableId } from '../adapters/dynamodb/table-definitions.js';
 import { FUNCTIONS, type FunctionManifest, type FunctionName, type TableGrant } from './functions.js';
-import { QUEUES, SECRETS, SERVICES } from './resources.js';
+import { BUSES, QUEUES, SECRETS, SERVICES } from './resources.js';
 
 export * from './functions.js';
 export * from './resources.js';
@@ -18,7 +18,7 @@ export function grantOf(manifest: FunctionManifest, table: TableId): TableGrant 
 /**
  * The environment variables a function reads beyond the base ones (STAGE, DYNAMO_REGION, shard
  * counts, LOG_LEVEL): its tables' names, the URLs of the queues it sends to, its services' URLs,
- * its settings; and, by name, the secrets it resolves (the CDK sets `{name}_ARN`).
+ * its settings, the names of the buses it puts on; and, by name, the secrets it resolves (the CDK sets `{name}_ARN`).
  */
 export function environmentOf(manifest: FunctionManifest): { readonly variables: string[]; readonly secrets: string[] } {
   const variables = [
@@ -29,6 +29,7 @@ export function environmentOf(manifest: FunctionManifest): { readonly variables:
       return 'urlEnv' in service ? [service.urlEnv] : [];
     }),
     ...(manifest.settings ?? []),
+    ...(manifest.putsEventsOn ?? []).map((id) => BUSES[id].nameEnv),
   ];
   return { variables, secrets: (manifest.secrets ?? []).map((id) => SECRETS[id].env) };
 }

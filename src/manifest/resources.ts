@@ -15,6 +15,12 @@ export const QUEUES = {
 } as const;
 export type QueueId = keyof typeof QUEUES;
 
+/** EventBridge buses a function puts events on (`billing-<stage>`, docs/design.md section 11). */
+export const BUSES = {
+  billing: { nameEnv: 'EVENT_BUS_NAME', holds: 'the billing events of docs/design.md section 11, for the rest of the business' },
+} as const;
+export type BusId = keyof typeof BUSES;
+
 /** Kinesis streams a function consumes. */
 export const STREAMS = {
   memberships: { holds: 'membership changes (NEW, PAUSE, CANCEL, ...) from the memberships service' },

@@ -24,7 +24,15 @@ const queueIds = {
   balanceEvents: logicalId(prod.stateful.balanceEvents.queue),
   retryRuns: logicalId(prod.stateful.retryRuns.queue),
   membershipsFailures: logicalId(prod.stateful.membershipsFailures),
+  eventsFailures: logicalId(prod.stateful.eventsFailures),
 };
+const busIds = { billing: logicalId(prod.stateful.eventBus) };
+/** The on-failure destination of each stream trigger's mapping. */
+const ON_FAILURE = { kinesis: 'membershipsFailures', 'dynamodb-stream': 'eventsFailures' } as const;
+/** What Lambda's DynamoDB stream event source needs (CDK's grantStreamRead); ListStreams takes no resource narrower than *. */
+const STREAM_READ = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'];
+const isStreamStatement = (s: { Action: string | string[]; Resource: unknown }) =>
+  JSON.stringify(s.Resource).includes('StreamArn') || (actionsOf(s as never).length === 1 && actionsOf(s as never)[0] === 'dynamodb:ListStreams');
 const secretIds = Object.fromEntries(
   Object.entries(prod.stateful.secrets).map(([id, secret]) => [id, logicalId(secret)]),
 ) as Record<string, string>;
@@ -51,20 +59,22 @@ describe.each(HANDLER_NAMES)('%s execution role', (name) => {
     expect(role.Properties?.Policies).toBeUndefined();
   });
 
-  it('allows no wildcard action and no wildcard resource', () => {
+  it('allows no wildcard action and no wildcard resource (but ListStreams, which has no other, for a DynamoDB stream consumer)', () => {
     for (const statement of statements) {
       expect(statement.Effect).toBe('Allow');
       for (const action of actionsOf(statement)) expect(action).not.toContain('*');
       const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
       for (const resource of resources) {
-        if (typeof resource === 'string') expect(resource).not.toContain('*');
+        if (typeof resource !== 'string' || !resource.includes('*')) continue;
+        expect(manifest.trigger.kind).toBe('dynamodb-stream');
+        expect([resource, ...actionsOf(statement)]).toEqual(['*', 'dynamodb:ListStreams']);
       }
     }
   });
 
   it('reaches exactly the tables and indexes its manifest grants, with exactly the granted actions', () => {
     const actual: Record<string, { actions: Set<string>; indexes: Set<string> }> = {};
-    for (const statement of statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')))) {
+    for (const statement of statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')) && !isStreamStatement(s))) {
       const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
       for (const resource of resources) {
         const [tableId] = referencedIds({ ...statement, Resource: resource }, tableIds);
@@ -90,11 +100,12 @@ describe.each(HANDLER_NAMES)('%s execution role', (name) => {
   it('sends only to the queues its manifest names (and, for a Kinesis consumer, its on-failure queue)', () => {
     const sends = statements.filter((s) => actionsOf(s).includes('sqs:SendMessage'));
     const expected: string[] = [...(manifest.sendsTo ?? [])];
-    if (manifest.trigger.kind === 'kinesis') expected.push('membershipsFailures');
+    const trigger = manifest.trigger;
+    if (trigger.kind === 'kinesis' || trigger.kind === 'dynamodb-stream') expected.push(ON_FAILURE[trigger.kind]);
     expect(sends.flatMap((s) => referencedIds(s, queueIds)).sort()).toEqual(expected.sort());
     for (const statement of sends) {
       // The on-failure destination's grant adds the attribute reads CDK's SqsDlq asks for.
-      const onFailure = referencedIds(statement, queueIds).includes('membershipsFailures');
+      const onFailure = referencedIds(statement, queueIds).some((id) => Object.values(ON_FAILURE).includes(id as never));
       expect(actionsOf(statement).sort()).toEqual(onFailure ? ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'] : ['sqs:SendMessage']);
     }
   });
@@ -121,6 +132,26 @@ describe.each(HANDLER_NAMES)('%s execution role', (name) => {
     }
   });
 
+  it(manifest.trigger.kind === 'dynamodb-stream' ? "reads its trigger table's stream, read-only, and not the table" : 'cannot read any DynamoDB stream', () => {
+    const stream = statements.filter(isStreamStatement);
+    const trigger = manifest.trigger;
+    if (trigger.kind !== 'dynamodb-stream') {
+      expect(stream).toEqual([]);
+      return;
+    }
+    expect(stream.flatMap(actionsOf).sort()).toEqual([...STREAM_READ, 'dynamodb:ListStreams'].sort());
+    for (const statement of stream.filter((s) => actionsOf(s).includes('dynamodb:GetRecords'))) {
+      expect(referencedIds(statement, tableIds)).toEqual([trigger.table]);
+      expect(JSON.stringify(statement.Resource)).toContain('StreamArn');
+    }
+  });
+
+  it('puts events only on the buses its manifest names', () => {
+    const puts = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('events:')));
+    for (const statement of puts) expect(actionsOf(statement)).toEqual(['events:PutEvents']);
+    expect(puts.flatMap((s) => referencedIds(s, busIds)).sort()).toEqual([...(manifest.putsEventsOn ?? [])].sort());
+  });
+
   it('may write only to its own log group', () => {
     const logStatements = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));
     expect(logStatements).toHaveLength(1);
@@ -130,7 +161,7 @@ describe.each(HANDLER_NAMES)('%s execution role', (name) => {
 
   it('has no statement the manifest does not account for', () => {
     const unaccounted = statements.filter(
-      (s) => !actionsOf(s).some((a) => /^(dynamodb|secretsmanager|kinesis|logs):/.test(a) || a === 'sqs:SendMessage' || a === 'sqs:ReceiveMessage'),
+      (s) => !actionsOf(s).some((a) => /^(dynamodb|secretsmanager|kinesis|logs):/.test(a) || a === 'sqs:SendMessage' || a === 'sqs:ReceiveMessage' || a === 'events:PutEvents'),
     );
     expect(unaccounted).toEqual([]);
   });

@@ -19,7 +19,7 @@ describe('alarms', () => {
     for (const alarm of alarms) expect(JSON.stringify(alarm.AlarmActions)).toMatch(/AlarmTopic/);
   });
 
-  it.each(['prod-collections-dlq', 'prod-balance-events-dlq', 'prod-memberships-failures'])('fires on any message in %s', (queue) => {
+  it.each(['prod-collections-dlq', 'prod-balance-events-dlq', 'prod-memberships-failures', 'prod-billing-events-failures'])('fires on any message in %s', (queue) => {
     const alarm = alarmNamed(`${queue}-not-empty`);
     expect(alarm).toMatchObject({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
     expect(JSON.stringify(alarm.Dimensions)).toContain('QueueName');
@@ -33,6 +33,12 @@ describe('alarms', () => {
 
   it('fires when the memberships consumer falls behind its stream', () => {
     expect(alarmNamed('prod-memberships-iterator-age')).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'IteratorAge', Statistic: 'Maximum' });
+  });
+
+  it('fires when the events-publisher falls behind the history stream', () => {
+    const alarm = alarmNamed('prod-billing-events-iterator-age');
+    expect(alarm).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'IteratorAge', Statistic: 'Maximum', Threshold: 600_000 });
+    expect(JSON.stringify(alarm.Dimensions)).toContain('EventsPublisherFunction');
   });
 
   it('fires on any parked subscription, on exactly the dimensions the collections-job emits', () => {

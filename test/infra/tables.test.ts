@@ -125,9 +125,9 @@ describe('queues', () => {
   const queues = Object.values(resourcesOfType(prod.statefulTemplate, 'AWS::SQS::Queue'));
   const queueNamed = (name: string) => queues.find((q) => q.Properties?.QueueName === name)!;
 
-  it('are the three work queues, their DLQs and the Kinesis failure queue, all stage-named', () => {
+  it('are the three work queues, their DLQs and the two stream failure queues (Kinesis, history stream), all stage-named', () => {
     expect(queues.map((q) => q.Properties?.QueueName).sort()).toEqual(
-      ['prod-balance-events', 'prod-balance-events-dlq', 'prod-collections', 'prod-collections-dlq', 'prod-retry-runs', 'prod-retry-runs-dlq', 'prod-memberships-failures'].sort(),
+      ['prod-balance-events', 'prod-balance-events-dlq', 'prod-collections', 'prod-collections-dlq', 'prod-retry-runs', 'prod-retry-runs-dlq', 'prod-memberships-failures', 'prod-billing-events-failures'].sort(),
     );
   });
 
