@@ -186,7 +186,7 @@ export function publishedEventsOf(row: HistoryRow, eventIdOf: EventIdOf): Publis
     occurred_at: row.last_run_date,
     process: row.process,
     payment_method: row.payment_method,
-    ...present({ actor: row.actor, reason: row.reason }),
+    ...present({ actor: row.actor, reason: row.reason, run_id: row.run_id }),
   });
   const add = <T extends DetailType>(detailType: T, extra: Omit<DetailOf<T>, keyof ReturnType<typeof common>>) => {
     const parsed = DETAIL_SCHEMAS[detailType].safeParse({ ...common(detailType), ...extra });

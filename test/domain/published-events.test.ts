@@ -275,6 +275,12 @@ describe('event ids and rows that cannot be published', () => {
     expect(eventIdOf({ user_id: 'a', last_run_date: 'bc', detail_type: 'billing.period.waived' })).not.toBe(eventIdOf({ user_id: 'ab', last_run_date: 'c', detail_type: 'billing.period.waived' }));
   });
 
+  it('carries who acted, why, and the bulk retry run, when the row has them', () => {
+    const [event] = publishedEventsOf({ ...waived, run_id: 'run-1' }, eventIdOf);
+    expect(event!.detail).toMatchObject({ actor: 'ops', reason: 'r', run_id: 'run-1' });
+    expect(publishedEventsOf({ ...row, billing_event: 'WAIVED' }, eventIdOf)[0]!.detail).not.toHaveProperty('actor');
+  });
+
   it('maps rows that name no published event to none', () => {
     for (const billing_event of ['PAUSED', 'UNPAUSED', 'PAUSE_SKIPPED', 'USER_NOT_ACTIVE', 'REACTIVATED', 'DUE_DATE_CHANGED', 'BILLING_RETRY_REQUESTED', 'CANCEL_REQUESTED'] as const) {
       expect(publishedEventsOf({ ...row, billing_event }, eventIdOf)).toEqual([]);
