@@ -96,10 +96,34 @@ function signOut() {
 
 /* ---------------- lists ---------------- */
 
+/** The columns after Status differ per list: what that list is about, as the API reads it back. */
+const failureColumns = {
+  headers: ['State', 'Failures', 'Next attempt', 'Last error'],
+  cells: (r) => {
+    const f = r.billing_failure;
+    return [f?.state ?? '', f?.count ?? '', f ? (f.next_attempt_at ? when(f.next_attempt_at) : 'none (parked)') : '', f?.last_error ?? r.payment_error ?? ''];
+  },
+};
+const dunningColumns = {
+  headers: ['State', 'Attempts', 'Next attempt', 'Decline'],
+  cells: (r) => {
+    const d = r.dunning;
+    return [d?.state ?? '', d?.attempts ?? '', d ? (d.next_attempt_at ? when(d.next_attempt_at) : 'none (exhausted)') : '', d ? `${d.decline_code} (${d.decline_class})` : ''];
+  },
+};
+const exceptionColumns = {
+  headers: ['Exception', 'Received', 'Raised', 'Detail'],
+  cells: (r) => {
+    const e = r.ach_exception ?? r.card_exception;
+    const received = typeof e?.received_cents === 'number' ? `$${(e.received_cents / 100).toFixed(2)}${e.currency ? ` ${e.currency}` : ''}` : '';
+    return [e?.code ?? '', received, e?.at ? when(e.at) : '', e?.dispute_status ?? e?.payment_intent_id ?? ''];
+  },
+};
+
 const LISTS = {
-  failing: { title: 'Failing subscriptions', billing: 'failing', states: ['retrying', 'parked'] },
-  dunning: { title: 'Dunning', billing: 'dunning', states: ['retrying', 'exhausted'] },
-  exceptions: { title: 'Exceptions', billing: 'exceptions', states: [] },
+  failing: { title: 'Failing subscriptions', billing: 'failing', states: ['retrying', 'parked'], columns: failureColumns },
+  dunning: { title: 'Dunning', billing: 'dunning', states: ['retrying', 'exhausted'], columns: dunningColumns },
+  exceptions: { title: 'Exceptions', billing: 'exceptions', states: [], columns: exceptionColumns },
 };
 
 function listView(name, params) {
@@ -121,7 +145,7 @@ function listView(name, params) {
 
   const table = h('table', {}, h('caption', {}, `${list.title}${state ? ` (${state})` : ''}`));
   table.append(
-    h('thead', {}, h('tr', {}, ['Subscription', 'User', 'Billing date', 'Amount', 'Status', 'State', 'Failures', 'Next attempt', 'Last error'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('thead', {}, h('tr', {}, ['Subscription', 'User', 'Billing date', 'Amount', 'Status', ...list.columns.headers].map((c) => h('th', { scope: 'col' }, c)))),
   );
   const tbody = h('tbody');
   table.append(tbody);
@@ -141,7 +165,6 @@ function listView(name, params) {
     try {
       const { body } = await api('GET', `/v1/subscriptions?${q}`);
       for (const r of body.items) {
-        const f = r.billing_failure;
         tbody.append(
           h(
             'tr',
@@ -151,10 +174,7 @@ function listView(name, params) {
             h('td', {}, when(r.billing_date)),
             h('td', { class: 'num' }, `$${r.amount}`),
             h('td', {}, r.billing_status),
-            h('td', {}, f?.state ?? ''),
-            h('td', { class: 'num' }, f?.count ?? ''),
-            h('td', {}, f ? (f.next_attempt_at ? when(f.next_attempt_at) : 'none (parked)') : ''),
-            h('td', {}, f?.last_error ?? r.payment_error ?? ''),
+            ...list.columns.cells(r).map((value, i) => h('td', i === 1 ? { class: 'num' } : {}, String(value))),
           ),
         );
       }

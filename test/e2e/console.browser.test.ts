@@ -55,10 +55,12 @@ beforeAll(async () => {
   [runtime, browser] = await Promise.all([startLocalRuntime(), chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS })]);
 
   // A subscription up the whole failure ladder, as the README tour drives it: processor errors, clock moves.
-  expect((await runtime.call('PUT', '/local/processor', { default: 'approve', users: { 'console-parked': 'error', 'console-bulk': 'error', 'console-retrying': 'error' } })).status).toBe(200);
+  expect((await runtime.call('PUT', '/local/processor', { default: 'approve', users: { 'console-parked': 'error', 'console-bulk': 'error', 'console-retrying': 'error', 'console-declined': 'decline:lost_card' } })).status).toBe(200);
   parkedDate = await newMember(runtime, 'console-parked', 'pinless');
   // A second one parks with it: the bulk retry's.
   bulkDate = await newMember(runtime, 'console-bulk', 'pinless');
+  // A lost card: declined once, dunning exhausted at once (do_not_retry).
+  await newMember(runtime, 'console-declined', 'pinless');
   for (let failure = 1; failure <= 8; failure++) {
     // A second member joins before the last run: one failure, so it is retrying, not parked.
     if (failure === 8) await newMember(runtime, 'console-retrying', 'pinless');
@@ -174,6 +176,13 @@ describe('operator console in headless Chromium', () => {
       await page.getByRole('heading', { name: title }).waitFor();
       await expect.poll(() => page.locator('#view p.count').innerText().catch(() => ''), { timeout: 15_000 }).toMatch(/\d+ shown/);
     }
+    // The dunning list shows the dunning state and the decline, not the failure ladder's columns.
+    await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Dunning' }).click();
+    const dunning = page.getByRole('table', { name: 'Dunning' });
+    const declined = dunning.getByRole('row').filter({ hasText: 'console-declined' });
+    await declined.waitFor();
+    expect(await dunning.getByRole('columnheader').allInnerTexts()).toEqual(['Subscription', 'User', 'Billing date', 'Amount', 'Status', 'State', 'Attempts', 'Next attempt', 'Decline']);
+    expect((await declined.getByRole('cell').allInnerTexts()).slice(3)).toEqual(['$19.99', 'FAILED', 'exhausted', '1', 'none (exhausted)', 'lost_card (do_not_retry)']);
 
     expect((await runtime.call('PUT', '/local/processor', { default: 'approve' })).status).toBe(200);
     await page.getByRole('link', { name: 'Bulk retry' }).click();
