@@ -100,8 +100,25 @@ export async function seed(app: BenchApp, records: readonly BillingRecord[], con
   app.meter.pause(true);
   const chunks: BillingRecord[][] = [];
   for (let i = 0; i < records.length; i += 50) chunks.push(records.slice(i, i + 50));
-  await pool(chunks, concurrency, (chunk) => app.deps.billing.addAll(chunk, chunk.map((r) => historyRowOf(r))));
+  await pool(chunks, concurrency, (chunk) => withTransientRetries(() => app.deps.billing.addAll(chunk, chunk.map((r) => historyRowOf(r)))));
   app.meter.pause(false);
+}
+
+/**
+ * Seeding is set-up, not the thing measured: DynamoDB Local answers a busy transaction with a
+ * transient "timed out waiting for a lock" 500 (real DynamoDB would not), so a chunk is put again.
+ * addAll's puts are conditional on absence, so a chunk that did commit fails again as a conflict,
+ * never twice.
+ */
+async function withTransientRetries<T>(work: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= attempts || (error as { code?: string }).code !== 'transient') throw error;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
 }
 
 /** Runs `work` over `items` with at most `concurrency` in flight. */
