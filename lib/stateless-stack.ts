@@ -5,6 +5,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as eventSources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
 import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
@@ -129,30 +130,13 @@ export class BillingStatelessStack extends Stack {
         fn.addEventSource(new eventSources.SqsEventSource(stateful[trigger.queue].queue, { batchSize: trigger.batchSize, reportBatchItemFailures: true }));
       } else if (trigger.kind === 'kinesis') {
         fn.addEventSource(
-          new eventSources.KinesisEventSource(streams[trigger.stream], {
-            startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-            batchSize: trigger.batchSize,
-            reportBatchItemFailures: true,
-            bisectBatchOnError: true,
-            retryAttempts: trigger.retryAttempts,
-            // A poison record leaves the shard after its maximum age at the latest, never blocking it for good.
-            maxRecordAge: Duration.hours(trigger.maxRecordAgeHours),
-            onFailure: new eventSources.SqsDlq(stateful.membershipsFailures),
-          }),
+          new eventSources.KinesisEventSource(streams[trigger.stream], streamMapping(trigger, stateful.membershipsFailures)),
         );
       } else if (trigger.kind === 'dynamodb-stream') {
         const failures = { billingActivityHistory: stateful.eventsFailures } as const;
         if (!(trigger.table in failures)) throw new Error(`no on-failure queue for the ${trigger.table} stream`);
         fn.addEventSource(
-          new eventSources.DynamoEventSource(stateful.tables[trigger.table], {
-            startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-            batchSize: trigger.batchSize,
-            reportBatchItemFailures: true,
-            bisectBatchOnError: true,
-            retryAttempts: trigger.retryAttempts,
-            maxRecordAge: Duration.hours(trigger.maxRecordAgeHours),
-            onFailure: new eventSources.SqsDlq(failures[trigger.table as keyof typeof failures]),
-          }),
+          new eventSources.DynamoEventSource(stateful.tables[trigger.table], streamMapping(trigger, failures[trigger.table as keyof typeof failures])),
         );
         // The mapping's grant (CDK grantStreamRead): DescribeStream, GetShardIterator, GetRecords on this table's stream only, and ListStreams.
         Validations.of(functions[name].role).acknowledge({
@@ -213,6 +197,26 @@ export class BillingStatelessStack extends Stack {
 
 export function functionNameFor(stage: string, name: HandlerName): string {
   return resourceName(stage, `billing-${name}`);
+}
+
+/**
+ * A stream's event source mapping, Kinesis or DynamoDB alike: from the oldest record, partial batch
+ * failures, bisect on error, the manifest's retries, and a poison record leaves the shard after its
+ * maximum age at the latest (its metadata to `onFailure`), never blocking it for good.
+ */
+function streamMapping(
+  trigger: { readonly batchSize: number; readonly retryAttempts: number; readonly maxRecordAgeHours: number },
+  onFailure: sqs.IQueue,
+) {
+  return {
+    startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+    batchSize: trigger.batchSize,
+    reportBatchItemFailures: true,
+    bisectBatchOnError: true,
+    retryAttempts: trigger.retryAttempts,
+    maxRecordAge: Duration.hours(trigger.maxRecordAgeHours),
+    onFailure: new eventSources.SqsDlq(onFailure),
+  };
 }
 
 function pascalCase(id: string): string {
