@@ -81,9 +81,9 @@ const balanceEventOf = (userId: string) => ({
 
 /**
  * 30 simulated days of every automatic path: the scheduled first attempt, then every 6 hours the
- * retry path and a balance webhook with a large balance. Answers the presentments made.
+ * retry path and a balance webhook with a large balance. Answers the instants of the presentments made.
  */
-async function thirtyDaysOf(code: string): Promise<number> {
+async function thirtyDaysOf(code: string): Promise<{ record: BillingRecord; times: number[] }> {
   const record = await declinedPeriod(code);
   await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' });
   const end = Date.parse(NOW) + 30 * DAY;
@@ -92,28 +92,20 @@ async function thirtyDaysOf(code: string): Promise<number> {
     await runCollectionAttempt(deps, { key: record, process: 'RETRY', owner: 'test' });
     await collectOnBalanceEvent(deps, { event: balanceEventOf(record.user_id), thresholdCents: 5000, owner: 'test', stopAfter: () => false });
   }
-  return presented.of(record.user_id).length;
+  return { record, times: presented.of(record.user_id) };
 }
 
 describe('attempts in 30 simulated days, by decline code', () => {
   it('`lost_card` is not retried (was: 31 attempts in 30 days)', async () => {
-    expect(await thirtyDaysOf('lost_card')).toBe(1);
+    expect((await thirtyDaysOf('lost_card')).times).toHaveLength(1);
   }, 240_000);
 
   it('`expired_card` waits for a new card: one attempt', async () => {
-    expect(await thirtyDaysOf('expired_card')).toBe(1);
+    expect((await thirtyDaysOf('expired_card')).times).toHaveLength(1);
   }, 240_000);
 
   it.each(['insufficient_funds', 'generic_decline'])('`%s` follows the schedule: 8 attempts, all within 14 days', async (code) => {
-    const record = await declinedPeriod(code);
-    await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' });
-    const end = Date.parse(NOW) + 30 * DAY;
-    while (app.clock.now().getTime() + 6 * HOUR <= end) {
-      app.clock.advance(6 * HOUR);
-      await runCollectionAttempt(deps, { key: record, process: 'RETRY', owner: 'test' });
-      await collectOnBalanceEvent(deps, { event: balanceEventOf(record.user_id), thresholdCents: 5000, owner: 'test', stopAfter: () => false });
-    }
-    const times = presented.of(record.user_id);
+    const { record, times } = await thirtyDaysOf(code);
     expect(times).toHaveLength(8);
     expect(times.at(-1)! - times[0]!).toBeLessThanOrEqual(14 * DAY);
     const stored = await app.deps.billing.get(record);
