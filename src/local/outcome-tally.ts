@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BillingFailureFields } from '../domain/ladder.js';
-import type { BillingStore, BillingTransaction } from '../domain/ports.js';
-import type { BillingRecord, HistoryRow } from '../domain/records.js';
+import type { AchRateTally } from '../domain/ach-return-rates.js';
+import type { BillingStore, BillingTransaction, LoanPaymentAudit, PaymentsStore } from '../domain/ports.js';
+import type { BillingRecord, HistoryRow, LoanPayment, LoanPaymentStatus } from '../domain/records.js';
 
 /** What one collections run did, counted from the writes its attempts committed. */
 export interface OutcomeCounts {
@@ -14,6 +15,11 @@ export interface OutcomeCounts {
   /** Saved failures (docs/design.md, retry ladder); `parked` counts the ones that parked the record. */
   failed_counted: number;
   parked: number;
+  /** Loan payment retries (DESIGN 2.7), by the status the retry left: COMPLETED, ACHSENT, RETRY again, FAILED. */
+  loan_collected: number;
+  loan_submitted: number;
+  loan_declined: number;
+  loan_failed: number;
   /** Delivered and acknowledged without a write: not due, gate closed, nothing left to do. */
   no_change: number;
   /** Reported as batch item failures: the queue delivers them again after the visibility timeout. */
@@ -21,8 +27,38 @@ export interface OutcomeCounts {
 }
 
 export function emptyCounts(): OutcomeCounts {
-  return { collected: 0, submitted: 0, declined: 0, cancelled: 0, inactive: 0, pause_advanced: 0, failed_counted: 0, parked: 0, no_change: 0, retry_later: 0 };
+  return {
+    collected: 0,
+    submitted: 0,
+    declined: 0,
+    cancelled: 0,
+    inactive: 0,
+    pause_advanced: 0,
+    failed_counted: 0,
+    parked: 0,
+    loan_collected: 0,
+    loan_submitted: 0,
+    loan_declined: 0,
+    loan_failed: 0,
+    no_change: 0,
+    retry_later: 0,
+  };
 }
+
+/** The counts that acknowledge a delivered message with a write (the rest of the deliveries changed nothing). */
+export const WRITTEN_OUTCOMES = [
+  'collected',
+  'submitted',
+  'declined',
+  'cancelled',
+  'inactive',
+  'pause_advanced',
+  'failed_counted',
+  'loan_collected',
+  'loan_submitted',
+  'loan_declined',
+  'loan_failed',
+] as const satisfies readonly (keyof OutcomeCounts)[];
 
 const BY_STATUS: Partial<Record<BillingRecord['billing_status'], keyof OutcomeCounts>> = {
   COMPLETED: 'collected',
@@ -33,10 +69,18 @@ const BY_STATUS: Partial<Record<BillingRecord['billing_status'], keyof OutcomeCo
   SKIPPED: 'pause_advanced',
 };
 
+const BY_LOAN_STATUS: Partial<Record<LoanPaymentStatus, keyof OutcomeCounts>> = {
+  COMPLETED: 'loan_collected',
+  ACHSENT: 'loan_submitted',
+  RETRY: 'loan_declined',
+  FAILED: 'loan_failed',
+};
+
 /**
  * A BillingStore decorator that counts, per collections run, the outcomes its attempts wrote.
  * It reads only the port's contract (after-images and saved failures), so it does not depend on
- * how the batch-worker logs; writes outside a run (API, webhooks) are not counted.
+ * how the batch-worker logs; writes outside a run (API, webhooks) are not counted. `wrapPayments`
+ * does the same for the loan payment retries a run sends.
  */
 export class OutcomeTally {
   private readonly current = new AsyncLocalStorage<OutcomeCounts>();
@@ -73,6 +117,24 @@ export class OutcomeTally {
               if (after.billing_next_attempt_at === undefined) counts.parked += 1;
             }
             return landed;
+          };
+        }
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+
+  wrapPayments(store: PaymentsStore): PaymentsStore {
+    const tally = this.current;
+    return new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === 'update') {
+          return async (payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally) => {
+            await target.update(payment, expectedVersion, audit, achRates);
+            const counts = tally.getStore();
+            const key = BY_LOAN_STATUS[payment.loc_status];
+            if (counts && key) counts[key] += 1;
           };
         }
         const value = Reflect.get(target, property, receiver);

@@ -35,7 +35,7 @@ import { LocalGateway, type HttpHandler } from './gateway.js';
 import { KinesisEventSource } from './kinesis-event-source.js';
 import { lambdaContext, scheduledEvent } from './lambda-shapes.js';
 import { LOCAL_OPERATOR_SUB, resolveOptions, type LocalSystemOptions } from './options.js';
-import { emptyCounts, OutcomeTally, type OutcomeCounts } from './outcome-tally.js';
+import { emptyCounts, OutcomeTally, WRITTEN_OUTCOMES, type OutcomeCounts } from './outcome-tally.js';
 import { assertJavaAvailable, assertPortFree, LocalStartupError, portInUseMessage } from './runtime-errors.js';
 import { SEED_PROCESSOR_USERS, seedDemoData, type SeedResult } from './seed.js';
 import { SqsEventSource, type SqsDelivery } from './sqs-event-source.js';
@@ -292,6 +292,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     const deps: AppDeps = {
       ...stores,
       billing: tally.wrap(stores.billing),
+      payments: tally.wrapPayments(stores.payments),
       clock,
       // Signatures are checked against real time while business time is simulated (DESIGN 9).
       wallClock: systemClock,
@@ -421,7 +422,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
           const drained = await runWatch.settled(120_000);
           if (!drained) logger.warn({ trigger }, 'collections run: not every message was delivered within 120 s; the pollers keep going');
           let acknowledged = 0;
-          for (const key of ['collected', 'submitted', 'declined', 'cancelled', 'inactive', 'pause_advanced', 'failed_counted'] as const) acknowledged += counts[key];
+          for (const key of WRITTEN_OUTCOMES) acknowledged += counts[key];
           counts.no_change = Math.max(0, runWatch.deliveredCount - counts.retry_later - acknowledged);
           runCounts = undefined;
           watch = undefined;
