@@ -9,11 +9,14 @@ import Stripe from 'stripe';
 import { createDynamoClient } from '../src/adapters/dynamodb/client.js';
 import { createAllTables } from '../src/adapters/dynamodb/create-tables.js';
 import { allTables, tableNamesFor, type TableNames } from '../src/adapters/dynamodb/table-definitions.js';
+import { historyItem } from '../src/adapters/dynamodb/billing-item.js';
 import { historyRowOf } from '../src/domain/billing-record.js';
 import { formatInstant } from '../src/domain/time.js';
 import { signPayload } from '../src/handlers/shared/signature.js';
-import { environmentOf, FUNCTIONS, type FunctionManifest, type FunctionName, QUEUES, SECRETS, SERVICES, tablesOf } from '../src/manifest/index.js';
+import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, type FunctionName, QUEUES, SECRETS, SERVICES, tablesOf } from '../src/manifest/index.js';
+import { LocalEventBus } from '../src/local/event-bus.js';
 import { dynamoStores } from '../src/runtime/compose.js';
+import { createLogger } from '../src/runtime/logger.js';
 import { buildBundles, type Bundle } from './bundles.js';
 
 const run = promisify(execFile);
@@ -64,7 +67,7 @@ const SECRET_VALUES: Record<keyof typeof SECRETS, string> = {
   balanceWebhook: 'balance_cold_start',
 };
 /** Lambda's runtime sets these; the bench's values make the SDK behave as it would there (no IMDS probing). */
-const LAMBDA_ENV = {
+export const LAMBDA_ENV = {
   AWS_REGION: REGION,
   AWS_ACCESS_KEY_ID: 'local',
   AWS_SECRET_ACCESS_KEY: 'local',
@@ -76,10 +79,14 @@ interface Seeded {
   readonly userId: string;
   readonly subscriptionId: string;
   readonly billingDate: string;
+  /** The seeded period's audit row as its history-table item (what the stream's NewImage carries). */
+  readonly historyImage: Record<string, unknown>;
+  /** A bulk retry run whose item for the seeded period is already finished. */
+  readonly retryRunId: string;
 }
 
 /** One user with a card period due in ten days (not due: first calls read it and leave it). */
-async function seed(endpoint: string, tables: TableNames): Promise<Seeded> {
+export async function seed(endpoint: string, tables: TableNames): Promise<Seeded> {
   const client = createDynamoClient({ region: REGION, endpoint });
   await createAllTables(client, tables);
   const now = Date.now();
@@ -101,9 +108,15 @@ async function seed(endpoint: string, tables: TableNames): Promise<Seeded> {
     billing_anchor_day: new Date(now + 10 * 86_400_000).getUTCDate(),
     version: 0,
   };
-  await dynamoStores({ client, tables }).billing.addAll([record], [historyRowOf(record)]);
+  const history = historyRowOf(record);
+  const stores = dynamoStores({ client, tables });
+  await stores.billing.addAll([record], [history]);
+  const retryRunId = `run-${randomUUID()}`;
+  await stores.retryRuns.putItems([
+    { run_id: retryRunId, subscription_id: record.subscription_id, user_id: record.user_id, billing_date: billingDate, outcome: 'skipped', detail: 'not_open', finished_at: formatInstant(new Date(now - 60_000)) },
+  ]);
   client.destroy();
-  return { userId: record.user_id, subscriptionId: record.subscription_id, billingDate };
+  return { userId: record.user_id, subscriptionId: record.subscription_id, billingDate, historyImage: historyItem(history) as Record<string, unknown>, retryRunId };
 }
 
 function httpEvent(method: string, path: string, routeKey: string, headers: Record<string, string>, body?: string, scopes?: string[]) {
@@ -152,7 +165,7 @@ function sqsEvent(body: unknown) {
 }
 
 /** The first call of each function: what it receives, and what it does with it. */
-const FIRST_CALLS: Partial<Record<FunctionName, { readonly does: string; readonly event: (s: Seeded) => unknown }>> = {
+export const FIRST_CALLS: Partial<Record<FunctionName, { readonly does: string; readonly event: (s: Seeded) => unknown }>> = {
   'collections-job': {
     does: 'a scheduled run over every shard (nothing due) and the gauges',
     event: () => ({ version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', account: '123456789012', time: new Date().toISOString(), region: REGION, resources: [], detail: {} }),
@@ -202,6 +215,36 @@ const FIRST_CALLS: Partial<Record<FunctionName, { readonly does: string; readonl
       return httpEvent('POST', '/webhooks/ach', 'POST /webhooks/ach', { 'x-ach-signature': signPayload(body, SECRET_VALUES.achWebhook, Math.floor(Date.now() / 1000)) }, body);
     },
   },
+  'retry-run-worker': {
+    does: 'a redelivered item of a bulk retry run that already finished it (the claim refused, the item read: nothing run again)',
+    event: (s) => sqsEvent({ kind: 'retry_run_item', run_id: s.retryRunId, subscription_id: s.subscriptionId, user_id: s.userId, actor: 'operator-1', reason: 'cold start' }),
+  },
+  'events-publisher': {
+    does: 'one INSERT of the seeded audit row on the history stream (mapped, its events put on the local bus)',
+    event: (s) => {
+      const seq = String(Date.now()) + '0'.repeat(10);
+      return {
+        Records: [
+          {
+            eventID: randomUUID().replace(/-/g, ''),
+            eventName: 'INSERT',
+            eventVersion: '1.1',
+            eventSource: 'aws:dynamodb',
+            awsRegion: REGION,
+            dynamodb: {
+              ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+              Keys: { user_id: s.historyImage.user_id, last_run_date: s.historyImage.last_run_date },
+              NewImage: s.historyImage,
+              SequenceNumber: seq,
+              SizeBytes: JSON.stringify(s.historyImage).length,
+              StreamViewType: 'NEW_IMAGE',
+            },
+            eventSourceARN: `arn:aws:dynamodb:${REGION}:123456789012:table/bench-billing-activity-history/stream/2026-12-01T00:00:00.000`,
+          },
+        ],
+      };
+    },
+  },
   api: {
     does: 'GET /v1/subscriptions/{subscriptionId} (index lookup, consistent read)',
     event: (s) => ({
@@ -212,7 +255,7 @@ const FIRST_CALLS: Partial<Record<FunctionName, { readonly does: string; readonl
 };
 
 /** The environment the CDK gives `name` (src/manifest), pointed at DynamoDB Local, secrets by value. */
-function environmentFor(name: FunctionName, endpoint: string, tables: TableNames): Record<string, string> {
+export function environmentFor(name: FunctionName, endpoint: string, tables: TableNames, bus?: { readonly name: string; readonly endpoint: string }): Record<string, string> {
   const manifest: FunctionManifest = FUNCTIONS[name];
   const env: Record<string, string> = { STAGE: 'bench', DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: endpoint, STATUS_SHARD_COUNT: '16', PAYMENT_SHARD_COUNT: '8', LOG_LEVEL: 'info' };
   for (const id of tablesOf(manifest)) env[allTables[id].envVar] = tables[id];
@@ -222,14 +265,17 @@ function environmentFor(name: FunctionName, endpoint: string, tables: TableNames
     [SERVICES.accounts.urlEnv]: 'http://127.0.0.1:1',
     BALANCE_THRESHOLD_CENTS: '5000',
     MAX_PAYMENT_CENTS: '1000000',
+    ...(bus ? { [BUSES.billing.nameEnv]: bus.name } : {}),
   };
   for (const variable of environmentOf(manifest).variables) if (env[variable] === undefined) env[variable] = values[variable] ?? '';
   for (const id of manifest.secrets ?? []) env[SECRETS[id].env] = SECRET_VALUES[id];
+  // The local bus stands in for EventBridge, as DynamoDB Local does for DynamoDB.
+  if ((manifest.putsEventsOn ?? []).length > 0 && bus) env.EVENTBRIDGE_ENDPOINT = bus.endpoint;
   return env;
 }
 
 /** Imports the bundle, calls its handler once; prints timings and the answer's gist as JSON. */
-const RUNNER = `
+export const RUNNER = `
 import { readFileSync, writeFileSync } from 'node:fs';
 const [bundle, eventFile, resultFile] = process.argv.slice(1);
 const event = JSON.parse(readFileSync(eventFile, 'utf8'));
@@ -271,7 +317,9 @@ const median = (values: number[]): number => {
 export async function measureColdStart(options: { endpoint: string; runs?: number; log?: (message: string) => void }): Promise<ColdStartResult> {
   const runs = options.runs ?? 7;
   const dir = mkdtempSync(join(tmpdir(), 'billing-cold-start-'));
+  const bus = new LocalEventBus({ busName: 'billing-bench', logger: createLogger({ level: 'silent' }) });
   try {
+    await bus.start();
     const { baseline, functions } = await buildBundles(dir);
     const tables = tableNamesFor(`cold-${randomUUID().slice(0, 8)}`);
     const seeded = await seed(options.endpoint, tables);
@@ -283,7 +331,7 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
       ...measured.map((bundle) => ({
         bundle,
         event: () => FIRST_CALLS[bundle.name as FunctionName]!.event(seeded),
-        env: environmentFor(bundle.name as FunctionName, options.endpoint, tables),
+        env: environmentFor(bundle.name as FunctionName, options.endpoint, tables, { name: bus.busName, endpoint: bus.endpoint }),
       })),
     ];
     const samples = new Map<string, Sample[]>(subjects.map((s) => [s.bundle.name, []]));
@@ -317,6 +365,7 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
       target: COLD_START_TARGET,
     };
   } finally {
+    await bus.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -115,11 +115,3 @@ export function createEventsPublisherHandler(deps: EventsPublisherDeps) {
     return { batchItemFailures: mapped.filter((m) => failed.has(m.sequence)).map((m) => ({ itemIdentifier: m.sequence })) };
   };
 }
-
-let built: Promise<ReturnType<typeof createEventsPublisherHandler>> | undefined;
-
-/** The Lambda entry: configuration parsed once per cold start (a missing bus name fails it). */
-export const handler = async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
-  built ??= import('../runtime/events-publisher.js').then(({ eventsPublisherDeps }) => createEventsPublisherHandler(eventsPublisherDeps()));
-  return (await built)(event, context);
-};

@@ -220,7 +220,7 @@ export const FUNCTIONS = {
   // The outbox of docs/design.md section 11: every audit row, as its stream delivers it, becomes the
   // events it names on the bus. It reads no table item, holds no secret, calls no service.
   'events-publisher': {
-    entry: 'src/handlers/events-publisher.ts',
+    entry: 'src/functions/events-publisher.ts',
     description: 'Publishes the billing events of each audit row (history table stream) on the billing bus',
     timeoutSeconds: 60,
     trigger: { kind: 'dynamodb-stream', table: 'billingActivityHistory', batchSize: 100, retryAttempts: 10, maxRecordAgeHours: 24 },

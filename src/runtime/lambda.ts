@@ -1,6 +1,7 @@
 import type { Context } from 'aws-lambda';
 import type { FunctionName } from '../manifest/index.js';
 import type { AppDeps } from './deps.js';
+import { builtOnce } from './entry.js';
 import { productionDeps } from './production.js';
 import type { Wiring } from './wiring/types.js';
 
@@ -15,12 +16,5 @@ export function lambdaEntry<E, R>(
   create: (deps: AppDeps) => (event: E, context?: Context) => Promise<R>,
   wiring: Wiring,
 ): (event: E, context: Context) => Promise<R> {
-  let built: Promise<(event: E, context?: Context) => Promise<R>> | undefined;
-  return async (event, context) => {
-    built ??= productionDeps(functionName, wiring).then(create, (error: unknown) => {
-      built = undefined;
-      throw error;
-    });
-    return (await built)(event, context);
-  };
+  return builtOnce(() => productionDeps(functionName, wiring), create);
 }

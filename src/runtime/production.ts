@@ -9,6 +9,7 @@ import type { AppDeps, QueuePort, WebhookSecrets } from './deps.js';
 import { guardDynamoClient, type NeededAccess } from './grants.js';
 import { createLogger } from './logger.js';
 import { resolveSecrets } from './secrets.js';
+import { assertWiring } from './wiring/check.js';
 import type { Wiring } from './wiring/types.js';
 
 /** The webhook secrets by manifest id (the Stripe API key goes to the Stripe SDK, not to handlers). */
@@ -30,16 +31,7 @@ function notGranted<T extends object>(what: string, functionName: string): T {
   });
 }
 
-/** The adapters a manifest calls for; the entry module must hand over exactly these. */
-export function wiringFor(manifest: FunctionManifest): (keyof Wiring)[] {
-  const services = new Set(manifest.services ?? []);
-  const needed: (keyof Wiring)[] = [];
-  if ((manifest.secrets ?? []).length > 0) needed.push('secretsManager');
-  if ((manifest.sendsTo ?? []).length > 0) needed.push('sqs');
-  if (services.has('stripe')) needed.push('stripe');
-  if (services.has('payments') || services.has('accounts')) needed.push('paymentsService');
-  return needed;
-}
+export { wiringFor } from './wiring/check.js';
 
 export interface ProductionOptions {
   /** Sees every DynamoDB permission the function uses (tests). */
@@ -61,11 +53,7 @@ export async function productionDeps(
   if (!isFunctionName(functionName)) throw new ConfigError(`unknown function ${functionName}`);
   const name: FunctionName = functionName;
   const manifest: FunctionManifest = FUNCTIONS[name];
-  const expected = wiringFor(manifest).sort();
-  const given = (Object.keys(wiring) as (keyof Wiring)[]).filter((k) => wiring[k] !== undefined).sort();
-  if (expected.join() !== given.join()) {
-    throw new ConfigError(`${name}'s entry wires [${given.join(', ')}]; its manifest calls for [${expected.join(', ')}]`);
-  }
+  assertWiring(name, manifest, wiring);
 
   const base = loadBaseConfig(env);
   const tables = tablesOf(manifest);
