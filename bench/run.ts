@@ -1,8 +1,9 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDynamoLocal } from '../src/adapters/dynamodb/local-server.js';
+import { measureColdStart } from './cold-start.js';
 import { measureLatency } from './latency.js';
 import { LOG_SINK_DESCRIPTION, openLogSink } from './log-sink.js';
 import { measurePathCosts } from './paths.js';
@@ -20,8 +21,12 @@ import { collectionRun, floorRun, median, type CollectionRun, type FloorRun } fr
  *   --bill-up-to <k>     growth points with more due records plan only (default 1000)
  *   --pairs <k>          interleaved project/floor pairs (default 5, at least 5 for the doc)
  *   --invocations <k>    concurrent batch-worker invocations (default 4; 8 users each in flight)
+ *   --cold-runs <k>      interleaved cold-start rounds (default 7)
  *   --quick              growth without the 20k point
  *   --only <a,b>         sections: paths, throughput, growth, coldstart, latency
+ *   --out <file>         where the results go (default bench/results.json)
+ *   --merge              keep the sections of the existing --out file that this run does not measure
+ *                        (re-measure one section of a run, e.g. `--only coldstart --merge`)
  */
 
 const { values } = parseArgs({
@@ -34,6 +39,9 @@ const { values } = parseArgs({
     'latency-seconds': { type: 'string', default: '5' },
     connections: { type: 'string', default: '16' },
     'bill-up-to': { type: 'string', default: '1000' },
+    'cold-runs': { type: 'string', default: '7' },
+    out: { type: 'string', default: join(import.meta.dirname, 'results.json') },
+    merge: { type: 'boolean', default: false },
   },
 });
 
@@ -41,26 +49,46 @@ const n = Number(values.n);
 const pairs = Number(values.pairs);
 const invocations = Number(values.invocations);
 const billUpTo = Number(values['bill-up-to']);
+const coldRuns = Number(values['cold-runs']);
 const sections = new Set((values.only ?? 'paths,throughput,growth,coldstart,latency').split(','));
 const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
-const results: Record<string, unknown> = {
-  machine: { nproc: cpus().length, cpu: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform, loadavgAtStart: loadavg().map((x) => Math.round(x * 100) / 100) },
+const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
+const file = resolve(values.out);
+const earlier: Record<string, unknown> | undefined = values.merge && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : undefined;
+const results: Record<string, unknown> = earlier ?? {
+  machine: { nproc: cpus().length, cpu: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform, loadavgAtStart: load() },
   startedAt: new Date().toISOString(),
   options: { n, pairs, invocations, quick: values.quick, billUpTo: Number(values['bill-up-to']), sections: [...sections] },
   logging: LOG_SINK_DESCRIPTION,
 };
+/** Load average (1, 5, 15 min) at the start and end of each section: other agents share this machine. */
+const sectionLoad = ((results.sectionLoad as Record<string, unknown> | undefined) ?? {}) as Record<string, { startedAt: string; start: number[]; end?: number[]; seconds?: number }>;
+results.sectionLoad = sectionLoad;
+if (earlier) {
+  const remeasured = ((earlier.remeasured as unknown[] | undefined) ?? []) as unknown[];
+  remeasured.push({ sections: [...sections], startedAt: new Date().toISOString(), loadavgAtStart: load() });
+  results.remeasured = remeasured;
+}
+async function section(name: string, work: () => Promise<void>): Promise<void> {
+  if (!sections.has(name)) return;
+  const started = performance.now();
+  sectionLoad[name] = { startedAt: new Date().toISOString(), start: load() };
+  log(`${name}: load average ${sectionLoad[name].start.join(' / ')}`);
+  await work();
+  sectionLoad[name] = { ...sectionLoad[name], end: load(), seconds: Math.round((performance.now() - started) / 1000) };
+}
 
 log('starting DynamoDB Local');
 const server = await startDynamoLocal();
 const sink = openLogSink();
 try {
-  if (sections.has('paths')) {
+  await section('paths', async () => {
     log('paths: requests and request units per billed subscription');
     results.paths = await measurePathCosts(server.endpoint, 200, sink.stream);
-  }
+  });
 
-  if (sections.has('throughput')) {
+  await section('throughput', async () => {
     // DynamoDB Local is a JVM: warm it (and our code) on both sequences before timing either.
     log('throughput: warming up');
     await collectionRun(server.endpoint, 500, invocations, sink);
@@ -80,6 +108,7 @@ try {
         project = await collectionRun(server.endpoint, n, invocations, sink);
       }
       runs.push({ order: projectFirst ? 'project, floor' : 'floor, project', project, floor, ratio: Math.round((project.subsPerSecond / floor.subsPerSecond) * 100) / 100 });
+      log(`  project ${project.subsPerSecond} subs/s (${project.totalSeconds} s, seeding ${project.seedSeconds} s), floor ${floor.subsPerSecond} subs/s (${floor.seconds} s, seeding ${floor.seedSeconds} s)`);
     }
     results.throughput = {
       subscriptions: n,
@@ -90,9 +119,9 @@ try {
       concurrency: { invocations, usersPerInvocation: 8, batchSize: 10 },
       queue: 'in memory on both sides',
     };
-  }
+  });
 
-  if (sections.has('growth')) {
+  await section('growth', async () => {
     const scenarios = [
       { due: 1000, waiting: 0 },
       ...(values.quick ? [] : [{ due: 20000, waiting: 0 }]),
@@ -104,42 +133,37 @@ try {
       const bill = s.due <= billUpTo;
       const project = await collectionRun(server.endpoint, s.due, invocations, sink, s.waiting, bill);
       const floor = await floorRun(server.endpoint, s.due, invocations, s.waiting, bill);
+      log(`  planning ${project.planSeconds} s (project, ${project.planning.itemsRead} items read) vs ${floor.planSeconds} s (floor); seeding ${project.seedSeconds} + ${floor.seedSeconds} s`);
       growth.push({ ...s, project, floor });
     }
     results.growth = growth;
-  }
+  });
 
-  if (sections.has('coldstart')) {
-    const module = join(import.meta.dirname, 'cold-start.ts');
-    if (existsSync(module)) {
-      log('cold start: fresh processes, bundles as synthesized');
-      const { measureColdStart } = (await import('./cold-start.js' as string)) as { measureColdStart: (o: { endpoint: string; runs: number; log: (m: string) => void }) => Promise<unknown> };
-      try {
-        results.coldStart = await measureColdStart({ endpoint: server.endpoint, runs: 7, log });
-      } catch (error) {
-        // One failing function must not lose the rest of the run's figures.
-        log(`cold start failed: ${String(error).slice(0, 300)}`);
-        results.coldStart = null;
-        results.coldStartError = String(error).slice(0, 300);
-      }
-    } else {
-      log('cold start: bench/cold-start.ts is not here yet (the manifest helper supplies it); skipped');
+  await section('coldstart', async () => {
+    log('cold start: fresh processes, bundles as synthesized');
+    try {
+      results.coldStart = await measureColdStart({ endpoint: server.endpoint, runs: coldRuns, log });
+      delete results.coldStartError;
+    } catch (error) {
+      // One failing function must not lose the rest of the run's figures (re-measure it with
+      // `--only coldstart --merge`).
+      log(`cold start failed: ${String(error).slice(0, 300)}`);
       results.coldStart = null;
+      results.coldStartError = String(error).slice(0, 300);
     }
-  }
+  });
 
-  if (sections.has('latency')) {
+  await section('latency', async () => {
     log('latency: API under load');
     results.latency = await measureLatency(server.endpoint, { connections: Number(values.connections), durationS: Number(values['latency-seconds']) });
-  }
+  });
 } finally {
   sink.close();
   await server.stop();
 }
 
 results.finishedAt = new Date().toISOString();
-(results.machine as Record<string, unknown>).loadavgAtEnd = loadavg().map((x) => Math.round(x * 100) / 100);
-const file = join(import.meta.dirname, 'results.json');
+(results.machine as Record<string, unknown>).loadavgAtEnd = load();
 writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
 console.log(renderTables(results as never));
 log(`wrote ${file}; render docs/benchmarks.md with: npx tsx bench/report.ts`);

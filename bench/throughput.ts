@@ -48,6 +48,8 @@ export interface CollectionRun {
   readonly enqueued: number;
   readonly billed: number;
   readonly retried: number;
+  /** Set-up (fresh tables, seeding), not timed into the rates. */
+  readonly seedSeconds: number;
   readonly planSeconds: number;
   readonly totalSeconds: number;
   readonly subsPerSecond: number;
@@ -64,6 +66,8 @@ export interface FloorRun {
   /** Due keys the floor's planning read. */
   readonly planned: number;
   readonly billed: number;
+  /** Set-up (fresh tables, seeding), not timed into the rates. */
+  readonly seedSeconds: number;
   readonly planSeconds: number;
   readonly seconds: number;
   readonly subsPerSecond: number;
@@ -140,12 +144,13 @@ export function waitingRecords(now: Date, count: number): BillingRecord[] {
   return out;
 }
 
-async function seeded(endpoint: string, label: string, due: number, waiting: number, sink?: LogSink): Promise<{ app: BenchApp; records: BillingRecord[] }> {
+async function seeded(endpoint: string, label: string, due: number, waiting: number, sink?: LogSink): Promise<{ app: BenchApp; records: BillingRecord[]; seedSeconds: number }> {
+  const started = performance.now();
   const app = await createBenchApp(endpoint, label, sink?.stream);
   const records = Array.from({ length: due }, () => dueRecord(app.clock.now()));
   await seed(app, [...records, ...waitingRecords(app.clock.now(), waiting)]);
   app.meter.reset();
-  return { app, records };
+  return { app, records, seedSeconds: round2((performance.now() - started) / 1000) };
 }
 
 async function countBilled(app: BenchApp, records: readonly BillingRecord[]): Promise<number> {
@@ -159,7 +164,7 @@ async function countBilled(app: BenchApp, records: readonly BillingRecord[]): Pr
 
 /** The project: collections-job, then every message through the batch-worker. */
 export async function collectionRun(endpoint: string, n: number, invocations: number, sink: LogSink, waiting = 0, bill = true): Promise<CollectionRun> {
-  const { app, records } = await seeded(endpoint, `run${n}w${waiting}`, n, waiting, sink);
+  const { app, records, seedSeconds } = await seeded(endpoint, `run${n}w${waiting}`, n, waiting, sink);
   const job = createCollectionsJobHandler(app.deps, { pageSize: 1000 });
   const worker = createBatchWorkerHandler(app.deps);
   const logBefore = sink.bytes();
@@ -189,6 +194,7 @@ export async function collectionRun(endpoint: string, n: number, invocations: nu
     enqueued: summary.enqueued,
     billed,
     retried,
+    seedSeconds,
     planSeconds: round2((planned - started) / 1000),
     totalSeconds: round2(seconds),
     subsPerSecond: round2(billed / seconds),
@@ -201,7 +207,7 @@ export async function collectionRun(endpoint: string, n: number, invocations: nu
 
 /** The floor: the due-index read for the due keys, then three requests per subscription, fed like the project. */
 export async function floorRun(endpoint: string, n: number, invocations: number, waiting = 0, bill = true): Promise<FloorRun> {
-  const { app, records } = await seeded(endpoint, `floor${n}w${waiting}`, n, waiting);
+  const { app, records, seedSeconds } = await seeded(endpoint, `floor${n}w${waiting}`, n, waiting);
   const now = app.clock.now();
   const { client, tables } = app;
   const plans = new Map<string, { lock: PutItemCommand; get: GetItemCommand; tx: TransactWriteItemsCommand }>();
@@ -273,6 +279,7 @@ export async function floorRun(endpoint: string, n: number, invocations: number,
     subscriptions: n,
     planned: keys.length,
     billed,
+    seedSeconds,
     planSeconds: round2((planned - started) / 1000),
     seconds: round2(seconds),
     subsPerSecond: round2(billed / seconds),
