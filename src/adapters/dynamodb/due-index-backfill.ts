@@ -1,0 +1,161 @@
+import { ConditionalCheckFailedException, GetItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { dueIndexKey, primaryKey, recordFromItem } from './billing-item.js';
+
+/**
+ * The due-index backfill (docs/decisions.md, deploy note of the due-index; docs/runbook.md): items
+ * written before the sparse `due_shard`/`due_at` attributes existed carry no key, so the planner,
+ * which reads only the due-index, would never see them. This gives every billing record the key
+ * its writers would give it now (billing-item.ts `dueIndexKey`, i.e. the domain's `nextEligibleAt`)
+ * and removes a key a record should not carry:
+ *
+ * - one paged Scan of billing-activity (strongly consistent), optionally one segment of a
+ *   parallel scan, so several processes can share a large table;
+ * - per record whose stored key differs from the derived one, one UpdateItem that sets (or
+ *   removes) only `due_shard` and `due_at`, conditioned on the `version` it read: a newer write
+ *   always wins (every write of a record bumps its version and derives the key itself). On a lost
+ *   race the record is read again (consistently) and compared again;
+ * - `version` is not bumped and no history row is written: nothing of the period changes, only
+ *   an index attribute derived from it (an audit row would also publish a billing event through
+ *   the history stream, and a bumped version would fail in-flight writers' conditions for nothing);
+ * - idempotent: a second run finds every key as derived and writes nothing. `dryRun` writes
+ *   nothing and reports what it would write.
+ *
+ * Items that are not billing records (the ACH return-rate counters, partition `ACH_RATES#`) are
+ * skipped; a record that does not decode is reported and left alone.
+ */
+
+export interface DueIndexBackfillOptions {
+  readonly client: DynamoDBClient;
+  /** The billing-activity table's name. */
+  readonly table: string;
+  /** STATUS_SHARD_COUNT of the deployed functions (the key's partition depends on it). */
+  readonly shardCount: number;
+  readonly dryRun?: boolean;
+  /** Parallel scan: how many segments the table is split into (default 1). */
+  readonly totalSegments?: number;
+  /** Only this segment (0-based); default every segment, concurrently. */
+  readonly segment?: number;
+  /** Items per Scan page (default 500). */
+  readonly pageSize?: number;
+  /** Updates in flight per segment (default 16). */
+  readonly concurrency?: number;
+  /** Called after each page with the running totals. */
+  readonly onProgress?: (report: DueIndexBackfillReport) => void;
+}
+
+export interface DueIndexBackfillReport {
+  readonly dryRun: boolean;
+  /** Items the scan returned. */
+  scanned: number;
+  /** Billing records among them. */
+  records: number;
+  /** Records given a key (or that would be, in a dry run). */
+  keyed: number;
+  /** Records whose key was removed (it should not carry one). */
+  unkeyed: number;
+  /** Records whose key was already as derived. */
+  unchanged: number;
+  /** Lost races resolved by reading the record again (a newer write came first). */
+  raced: number;
+  /** Records that did not decode: left alone (at most 20 listed). */
+  corrupt: number;
+  readonly corruptKeys: { user_id: string; billing_date: string; error: string }[];
+}
+
+type Item = Record<string, AttributeValue>;
+
+const MAX_RACE_ROUNDS = 5;
+
+export async function backfillDueIndex(options: DueIndexBackfillOptions): Promise<DueIndexBackfillReport> {
+  const totalSegments = options.totalSegments ?? 1;
+  if (!Number.isInteger(totalSegments) || totalSegments < 1) throw new RangeError('totalSegments must be a positive integer');
+  if (options.segment !== undefined && !(Number.isInteger(options.segment) && options.segment >= 0 && options.segment < totalSegments)) {
+    throw new RangeError(`segment must be an integer in 0..${totalSegments - 1}`);
+  }
+  const report: DueIndexBackfillReport = { dryRun: options.dryRun ?? false, scanned: 0, records: 0, keyed: 0, unkeyed: 0, unchanged: 0, raced: 0, corrupt: 0, corruptKeys: [] };
+  const segments = options.segment !== undefined ? [options.segment] : Array.from({ length: totalSegments }, (_, i) => i);
+  await Promise.all(segments.map((segment) => scanSegment(options, totalSegments, segment, report)));
+  return report;
+}
+
+async function scanSegment(options: DueIndexBackfillOptions, totalSegments: number, segment: number, report: DueIndexBackfillReport): Promise<void> {
+  let startKey: Item | undefined;
+  do {
+    const page = await options.client.send(
+      new ScanCommand({
+        TableName: options.table,
+        ConsistentRead: true,
+        Limit: options.pageSize ?? 500,
+        ExclusiveStartKey: startKey,
+        ...(totalSegments > 1 ? { Segment: segment, TotalSegments: totalSegments } : {}),
+      }),
+    );
+    const items = page.Items ?? [];
+    report.scanned += items.length;
+    await inPool(items, options.concurrency ?? 16, (item) => backfillItem(options, item, report));
+    options.onProgress?.(report);
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+}
+
+/** One item: compare its stored key with the derived one, write the difference if any (retrying a lost race on a fresh read). */
+export async function backfillItem(options: Pick<DueIndexBackfillOptions, 'client' | 'table' | 'shardCount' | 'dryRun'>, scanned: Item, report: DueIndexBackfillReport): Promise<void> {
+  // Billing records only: the ACH counters and anything else in the table have no status or version.
+  if (scanned.billing_status?.S === undefined || scanned.version?.N === undefined) return;
+  report.records += 1;
+  let item: Item | undefined = scanned;
+  for (let round = 1; item !== undefined; round++) {
+    let wanted: { due_shard: string; due_at: string } | undefined;
+    try {
+      wanted = dueIndexKey(recordFromItem(item, options.table), options.shardCount);
+    } catch (error) {
+      report.corrupt += 1;
+      if (report.corruptKeys.length < 20) report.corruptKeys.push({ user_id: item.user_id?.S ?? '?', billing_date: item.billing_date?.S ?? '?', error: String((error as Error).message).slice(0, 200) });
+      return;
+    }
+    const storedShard = item.due_shard?.S;
+    const storedAt = item.due_at?.S;
+    if (wanted ? storedShard === wanted.due_shard && storedAt === wanted.due_at : storedShard === undefined && storedAt === undefined) {
+      report.unchanged += 1;
+      return;
+    }
+    if (options.dryRun) {
+      if (wanted) report.keyed += 1;
+      else report.unkeyed += 1;
+      return;
+    }
+    const key: { user_id: string; billing_date: string } = { user_id: item.user_id!.S!, billing_date: item.billing_date!.S! };
+    try {
+      await options.client.send(
+        new UpdateItemCommand({
+          TableName: options.table,
+          Key: primaryKey(key),
+          UpdateExpression: wanted ? 'SET due_shard = :shard, due_at = :at' : 'REMOVE due_shard, due_at',
+          ConditionExpression: 'version = :version',
+          ExpressionAttributeValues: {
+            ':version': { N: item.version!.N! },
+            ...(wanted ? { ':shard': { S: wanted.due_shard }, ':at': { S: wanted.due_at } } : {}),
+          },
+        }),
+      );
+      if (wanted) report.keyed += 1;
+      else report.unkeyed += 1;
+      return;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      // A newer write came first (or the record was deleted): judge the record as it is now.
+      report.raced += 1;
+      if (round >= MAX_RACE_ROUNDS) throw new Error(`due-index backfill: ${options.table} (user_id=${key.user_id}, billing_date=${key.billing_date}) kept changing under ${MAX_RACE_ROUNDS} attempts`, { cause: error });
+      item = (await options.client.send(new GetItemCommand({ TableName: options.table, Key: primaryKey(key), ConsistentRead: true }))).Item;
+    }
+  }
+}
+
+async function inPool<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
+}
