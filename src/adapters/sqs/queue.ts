@@ -3,6 +3,8 @@ import type { QueueMessage, QueuePort } from '../../domain/ports.js';
 
 /** SendMessageBatch takes at most ten entries per call. */
 export const SQS_MAX_BATCH = 10;
+/** SendMessageBatch calls in flight at once. */
+export const SEND_CONCURRENCY = 8;
 
 export class QueueSendError extends Error {
   override readonly name = 'QueueSendError';
@@ -22,6 +24,8 @@ export interface SqsQueueOptions {
   readonly maxAttempts?: number;
   readonly baseDelayMs?: number;
   readonly sleep?: (ms: number) => Promise<void>;
+  /** SendMessageBatch calls in flight at once (default SEND_CONCURRENCY). */
+  readonly concurrency?: number;
 }
 
 /** An SQS client; `endpoint` for an emulator (its queue URLs name a host that may not resolve). */
@@ -35,7 +39,7 @@ export function createSqsClient(options: { region: string; endpoint?: string | u
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * QueuePort over SendMessageBatch: ten entries per call; entries SQS reports as failed are resent
+ * QueuePort over SendMessageBatch: ten entries per call, a few calls in flight; entries SQS reports as failed are resent
  * (sender faults never are: they fail the same way again) with exponential backoff and jitter;
  * anything still unsent raises QueueSendError naming it.
  */
@@ -43,6 +47,7 @@ export class SqsQueue implements QueuePort {
   private readonly maxAttempts: number;
   private readonly baseDelayMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly concurrency: number;
 
   constructor(
     private readonly client: SQSClient,
@@ -52,6 +57,7 @@ export class SqsQueue implements QueuePort {
     this.maxAttempts = options.maxAttempts ?? 4;
     this.baseDelayMs = options.baseDelayMs ?? 50;
     this.sleep = options.sleep ?? defaultSleep;
+    this.concurrency = options.concurrency ?? SEND_CONCURRENCY;
   }
 
   async sendBatch(messages: readonly QueueMessage[]): Promise<void> {
@@ -60,10 +66,16 @@ export class SqsQueue implements QueuePort {
       if (ids.has(m.id)) throw new QueueSendError(`duplicate message id ${m.id} in one send`, [{ id: m.id, code: 'duplicate_id' }]);
       ids.add(m.id);
     }
+    const chunks: QueueMessage[][] = [];
+    for (let i = 0; i < messages.length; i += SQS_MAX_BATCH) chunks.push(messages.slice(i, i + SQS_MAX_BATCH));
+    // A few calls in flight (a run of thousands of messages is hundreds of calls); order does not matter on a standard queue.
     const unsent: { id: string; code: string | undefined }[] = [];
-    for (let i = 0; i < messages.length; i += SQS_MAX_BATCH) {
-      unsent.push(...(await this.sendChunk(messages.slice(i, i + SQS_MAX_BATCH))));
-    }
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(this.concurrency, chunks.length) }, async () => {
+        for (let c = next++; c < chunks.length; c = next++) unsent.push(...(await this.sendChunk(chunks[c]!)));
+      }),
+    );
     if (unsent.length > 0) {
       throw new QueueSendError(`${unsent.length} of ${messages.length} messages could not be sent`, unsent);
     }

@@ -1,7 +1,7 @@
 import { ReceiveMessageCommand, type SendMessageBatchCommand, type SendMessageBatchCommandOutput, type SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSqsClient, QueueSendError, SqsQueue } from '../../../src/adapters/sqs/queue.js';
+import { createSqsClient, QueueSendError, SEND_CONCURRENCY, SqsQueue } from '../../../src/adapters/sqs/queue.js';
 
 type Server = Awaited<ReturnType<typeof startFauxqs>>;
 
@@ -35,6 +35,32 @@ describe('SqsQueue against the fauxqs emulator', () => {
     await new SqsQueue(counting, queueUrl).sendBatch(messages);
 
     expect(calls).toEqual([10, 10, 3]);
+    const bodies = await drain(client, queueUrl);
+    expect(bodies.map((b) => (JSON.parse(b) as { n: number }).n).sort((a, b) => a - b)).toEqual(messages.map((_, i) => i));
+  });
+
+  it('keeps a few SendMessageBatch calls in flight, never more than SEND_CONCURRENCY', async () => {
+    const { queueUrl } = server.createQueue(`parallel-${Date.now()}`);
+    let inFlight = 0;
+    let most = 0;
+    const tracking = {
+      send: async (command: SendMessageBatchCommand) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          return await client.send(command);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+    } as unknown as SQSClient;
+    const messages = Array.from({ length: 250 }, (_, i) => ({ id: `m-${i}`, body: JSON.stringify({ n: i }) }));
+
+    await new SqsQueue(tracking, queueUrl).sendBatch(messages);
+
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(SEND_CONCURRENCY);
     const bodies = await drain(client, queueUrl);
     expect(bodies.map((b) => (JSON.parse(b) as { n: number }).n).sort((a, b) => a - b)).toEqual(messages.map((_, i) => i));
   });
