@@ -30,8 +30,11 @@ export function freshStamp(now: Date, previous?: string): string {
   return formatInstant(new Date(ms), stampCounter);
 }
 
-/** Attributes any writer may change: everything but the membership intent (DESIGN 2.9). */
-export type WritableAttributes = Partial<Omit<BillingRecord, IntentKey>>;
+/** Attributes no writer's `set` may name: the membership intent (DESIGN 2.9) and the chain identity (chain.ts). */
+type ProtectedKey = IntentKey | 'chain_id';
+
+/** Attributes any writer may change: everything but the membership intent (DESIGN 2.9) and the chain identity. */
+export type WritableAttributes = Partial<Omit<BillingRecord, ProtectedKey>>;
 
 export interface ChangeOptions {
   readonly process?: Process;
@@ -103,11 +106,12 @@ function intentOfRecord(record: BillingRecord, replacement: MembershipIntent | u
   return intentOf(replacement ?? record);
 }
 
-/** The type already forbids intent keys in `set`; this keeps an untyped caller from dropping them too. */
+/** The type already forbids intent and chain keys in `set`; this keeps an untyped caller from dropping them too. */
 function stripIntent(set: WritableAttributes | undefined): WritableAttributes {
   if (!set) return {};
   const copy: Record<string, unknown> = { ...set };
   for (const key of INTENT_KEY_SET) delete copy[key];
+  delete copy.chain_id;
   return copy as WritableAttributes;
 }
 
@@ -191,6 +195,8 @@ export function successorRecord(
     version: 0,
     ...(record.account_last_four !== undefined ? { account_last_four: record.account_last_four } : {}),
     ...(record.friday_billing !== undefined ? { friday_billing: record.friday_billing } : {}),
+    // The chain identity is inherited (chain.ts); a legacy chain's successor stays legacy.
+    ...(record.chain_id !== undefined ? { chain_id: record.chain_id } : {}),
     ...(overrides.updated_event !== undefined ? { updated_event: overrides.updated_event } : {}),
     ...plan.intent,
   };
@@ -215,13 +221,15 @@ export interface NewMembershipPlan {
   readonly process?: Process;
 }
 
-/** The first PENDING record of a new member. */
+/** The first PENDING record of a new member: it opens a chain, whose id is its subscription id (chain.ts). */
 export function firstBillingRecord(plan: NewMembershipPlan, now: Date, ids: IdGenerator): BillingRecord {
   const created = formatInstant(now);
+  const subscriptionId = ids.newId();
   return {
     user_id: plan.user_id,
     billing_date: plan.first_billing_date,
-    subscription_id: ids.newId(),
+    subscription_id: subscriptionId,
+    chain_id: subscriptionId,
     amount_cents: plan.amount_cents,
     billing_status: 'PENDING',
     last_run_date: freshStamp(now),

@@ -58,8 +58,12 @@ export interface LockStore {
 /* ---------------- billing-activity + history (DESIGN 2.1, 2.5) ---------------- */
 
 export type BillingWrite =
-  /** Put with `attribute_not_exists`: a new period. */
-  | { readonly kind: 'create'; readonly record: BillingRecord }
+  /**
+   * Put with `attribute_not_exists`: a new period. With `displace`, a key held by a record of another
+   * chain (chain.ts `sameChain`) moves the period to the next free instant (`nextFreeInstant`, its
+   * history rows with it) instead of failing; a record of the same chain there is AlreadyExistsError.
+   */
+  | { readonly kind: 'create'; readonly record: BillingRecord; readonly displace?: boolean }
   /** Full put conditioned on `version = expectedVersion`; `record.version` is expectedVersion + 1. */
   | { readonly kind: 'update'; readonly record: BillingRecord; readonly expectedVersion: number }
   /** Delete conditioned on `version = expectedVersion` (due-date change). */
@@ -76,7 +80,12 @@ export interface BillingTransaction {
   readonly writes: readonly BillingWrite[];
   /** Audit rows, each put with `attribute_not_exists`: never overwritten. */
   readonly history: readonly HistoryRow[];
-  /** The next period: created with its history row unless a record already exists at that key. */
+  /**
+   * The next period: created with its history row unless a record of the same chain (chain.ts) is at
+   * that key, the period already (then the rest commits alone). A record of another chain there
+   * moves it to the next free instant instead (a closed chain's record never ends this one). The
+   * probing costs a read and a transaction per collision, and nothing on the normal path.
+   */
   readonly createIfAbsent?: { readonly record: BillingRecord; readonly history: HistoryRow };
   /**
    * Release the user's lock in the same transaction (one request fewer per attempt). A lock that was

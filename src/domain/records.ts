@@ -185,6 +185,12 @@ export const billingRecordSchema = z
      * period finds its next period instead of opening a second one at the old date.
      */
     successor_billing_date: instant.optional(),
+    /**
+     * The chain this period belongs to (chain.ts): the subscription_id of the chain's first period,
+     * set when the chain opens and inherited by every successor; no writer's `set` can name it.
+     * Absent on items written before it existed (legacy chains keep the old rules).
+     */
+    chain_id: z.string().min(1).optional(),
     payment_attempts: z.number().int().nonnegative(),
     last_attempt_date: instant.optional(),
     version: z.number().int().nonnegative(),

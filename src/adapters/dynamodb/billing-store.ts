@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { isFailureLive, dueKey, type BillingFailureFields } from '../../domain/ladder.js';
 import type { BillingStore, BillingTransaction, LockRelease, Page, PageRequest } from '../../domain/ports.js';
+import { MAX_PLACEMENT_PROBES, nextFreeInstant, sameChain } from '../../domain/chain.js';
 import { addNanos, normalizeInstant } from '../../domain/time.js';
 import { keyOf, type BillingKey, type BillingRecord, type BillingStatus, type HistoryRow } from '../../domain/records.js';
 import { counterUpdate, readCounters, type CounterKeyNames } from './ach-rate-counters.js';
@@ -52,6 +53,16 @@ export interface DynamoBillingStoreOptions {
   readonly statusShardCount?: number;
   /** locks: needed for a commit that releases the user's lock in its transaction. */
   readonly locksTableName?: string;
+}
+
+/** A create in a planned transaction: where it is, and whether it may move (`displace`) or be dropped (`createIfAbsent`). */
+interface PlannedCreate {
+  readonly index: number;
+  readonly record: BillingRecord;
+  readonly movable: boolean;
+  readonly optional: boolean;
+  /** Its index in `writes` (-1: the createIfAbsent). */
+  readonly at: number;
 }
 
 interface PlannedWrite {
@@ -415,38 +426,95 @@ export class DynamoBillingStore implements BillingStore {
   /* ---------------- writes ---------------- */
 
   async commit(tx: BillingTransaction): Promise<{ created: boolean }> {
-    const planned: PlannedWrite[] = [];
-    for (const write of tx.writes) {
-      if (write.kind === 'create') planned.push(this.planCreate(write.record));
-      else if (write.kind === 'update') planned.push(this.planUpdate(write.record, write.expectedVersion));
-      else planned.push(this.planDelete(write.key, write.expectedVersion));
+    let attempt = tx;
+    for (let probe = 0; ; probe++) {
+      const { planned, creates } = this.planCommit(attempt);
+      if (planned.length === 0) throw new InvalidTransactionError('commit: empty transaction');
+      try {
+        await this.transact('billing.commit', planned);
+        return { created: attempt.createIfAbsent !== undefined };
+      } catch (error) {
+        // Only creates that may move or be dropped (chain.ts) are looked at: every other failure is the caller's.
+        const taken = takenCreates(cancellationCodes(error), creates);
+        if (!taken || probe >= MAX_PLACEMENT_PROBES) throw error;
+        const next = await this.placeAgain(attempt, taken, error);
+        if (next.writes.length === 0 && next.history.length === 0 && !next.createIfAbsent) return { created: false };
+        attempt = next;
+      }
     }
+  }
+
+  private planCommit(tx: BillingTransaction): { planned: PlannedWrite[]; creates: PlannedCreate[] } {
+    const planned: PlannedWrite[] = [];
+    const creates: PlannedCreate[] = [];
+    tx.writes.forEach((write, at) => {
+      if (write.kind === 'create') {
+        creates.push({ index: planned.length, record: write.record, movable: write.displace === true, optional: false, at });
+        planned.push(this.planCreate(write.record));
+      } else if (write.kind === 'update') planned.push(this.planUpdate(write.record, write.expectedVersion));
+      else planned.push(this.planDelete(write.key, write.expectedVersion));
+    });
     for (const row of tx.history) planned.push(this.planHistory(row));
     if (tx.releaseLock) planned.push(this.planLockRelease(tx.releaseLock));
     if (tx.achRates) planned.push(this.planAchRates(tx.achRates, tx));
-    const optionalAt = planned.length;
     if (tx.createIfAbsent) {
+      creates.push({ index: planned.length, record: tx.createIfAbsent.record, movable: true, optional: true, at: -1 });
       planned.push(this.planCreate(tx.createIfAbsent.record), this.planHistory(tx.createIfAbsent.history));
     }
-    if (planned.length === 0) throw new InvalidTransactionError('commit: empty transaction');
-    try {
-      await this.transact('billing.commit', planned);
-      return { created: tx.createIfAbsent !== undefined };
-    } catch (error) {
-      if (tx.createIfAbsent && onlyFailed(cancellationCodes(error), optionalAt)) {
-        // The next period already exists: commit the rest alone, once.
-        if (optionalAt > 0) {
-          await this.commit({
-            writes: tx.writes,
-            history: tx.history,
-            ...(tx.releaseLock ? { releaseLock: tx.releaseLock } : {}),
-            ...(tx.achRates ? { achRates: tx.achRates } : {}),
-          });
-        }
-        return { created: false };
+    return { planned, creates };
+  }
+
+  /**
+   * The transaction again after `taken` creates found their keys held (chain.ts): a record of
+   * another chain there moves the new period (and its history rows) to the next free instant; a
+   * record of the same chain is the period already, so the optional successor is dropped (the rest
+   * commits alone) and a plain create fails as it did. A key freed meanwhile is tried again as is.
+   */
+  private async placeAgain(tx: BillingTransaction, taken: readonly PlannedCreate[], error: unknown): Promise<BillingTransaction> {
+    let writes = [...tx.writes];
+    let history = [...tx.history];
+    let createIfAbsent = tx.createIfAbsent;
+    for (const create of taken) {
+      const holder = await this.chainAt(create.record);
+      if (!holder) continue;
+      if (sameChain(holder, create.record)) {
+        if (!create.optional) throw error;
+        createIfAbsent = undefined;
+        continue;
       }
-      throw error;
+      const moved: BillingRecord = { ...create.record, billing_date: nextFreeInstant(create.record.billing_date) };
+      const movedRow = (row: HistoryRow): HistoryRow => (isRowOf(row, create.record) ? { ...row, billing_date: moved.billing_date } : row);
+      if (create.optional && createIfAbsent) createIfAbsent = { record: moved, history: movedRow(createIfAbsent.history) };
+      else {
+        writes = writes.map((w, at) => (at === create.at && w.kind === 'create' ? { ...w, record: moved } : w));
+        history = history.map(movedRow);
+      }
     }
+    return {
+      writes,
+      history,
+      ...(createIfAbsent ? { createIfAbsent } : {}),
+      ...(tx.releaseLock ? { releaseLock: tx.releaseLock } : {}),
+      ...(tx.achRates ? { achRates: tx.achRates } : {}),
+    };
+  }
+
+  /** The chain of the record at `key` (strongly consistent, two attributes), or undefined when the key is free. */
+  private async chainAt(key: BillingKey): Promise<Pick<BillingRecord, 'chain_id'> | undefined> {
+    const out = await this.send('billing.chainAt', () =>
+      this.client.send(
+        new GetItemCommand({
+          TableName: this.table,
+          Key: primaryKey(key),
+          ConsistentRead: true,
+          ProjectionExpression: '#u, #c',
+          ExpressionAttributeNames: { '#u': 'user_id', '#c': 'chain_id' },
+        }),
+      ),
+    );
+    if (!out.Item) return undefined;
+    const chainId = out.Item.chain_id?.S;
+    return chainId !== undefined ? { chain_id: chainId } : {};
   }
 
   /**
@@ -697,8 +765,23 @@ function keyId(key: BillingKey): string {
   return `${k.user_id}|${k.billing_date}`;
 }
 
-/** True when the only failed condition is the one at `index` (the createIfAbsent record). */
-function onlyFailed(codes: (string | undefined)[] | undefined, index: number): boolean {
-  if (!codes || codes[index] !== 'ConditionalCheckFailed') return false;
-  return codes.every((code, i) => i === index || code === undefined || code === 'None');
+/**
+ * The creates whose key was held, when those are the only conditions that failed and each may move
+ * or be dropped (chain.ts); undefined otherwise (the caller gets the error as it is).
+ */
+function takenCreates(codes: (string | undefined)[] | undefined, creates: readonly PlannedCreate[]): PlannedCreate[] | undefined {
+  if (!codes) return undefined;
+  const taken: PlannedCreate[] = [];
+  for (const [index, code] of codes.entries()) {
+    if (code === undefined || code === 'None') continue;
+    const create = code === 'ConditionalCheckFailed' ? creates.find((c) => c.index === index) : undefined;
+    if (!create || !create.movable) return undefined;
+    taken.push(create);
+  }
+  return taken.length > 0 ? taken : undefined;
+}
+
+/** A history row of `record` (the row written beside its create). */
+function isRowOf(row: HistoryRow, record: BillingRecord): boolean {
+  return row.user_id === record.user_id && row.billing_date === record.billing_date && row.subscription_id === record.subscription_id;
 }
