@@ -61,12 +61,16 @@ describe('applyMembershipEvent', () => {
     expect(await recordsOf(app, record.user_id)).toHaveLength(1);
   });
 
-  it('ignores NEW whose first period already exists from an earlier membership', async () => {
+  it('opens a NEW whose first date holds a closed membership’s record at the next free instant (the old record untouched)', async () => {
     const old = makeRecord({ billing_status: 'CANCELLED', billing_date: '2026-12-15T00:00:00.000000000Z' });
     await seedRecords(app, old);
     const outcome = await applyMembershipEvent(deps, { event: event('NEW', old.user_id, { plan }), owner });
-    expect(outcome).toMatchObject({ kind: 'ignored', reason: 'period_exists' });
+    expect(outcome).toMatchObject({ kind: 'applied' });
     expect(await app.deps.billing.get(old)).toEqual(old);
+    const opened = await app.deps.billing.get({ user_id: old.user_id, billing_date: '2026-12-15T00:00:00.000000001Z' });
+    expect(opened).toMatchObject({ billing_status: 'PENDING', payment_attempts: 0 });
+    expect(opened!.chain_id).toBe(opened!.subscription_id);
+    expect((await app.deps.billing.history(opened!.subscription_id)).items.map((r) => r.billing_date)).toEqual([opened!.billing_date]);
   });
 
   it('answers a replay of the same event as a duplicate', async () => {

@@ -13,8 +13,10 @@ const RECENT_RECORDS = 24;
 
 /**
  * checkout.session.completed: opens the user's billing chain with its first record (PENDING, paid by
- * card), under the user's lock so that it cannot race a NEW membership. A record already at that date
- * is a replay; any other open chain means the user is already a member (DESIGN 2.9): nothing is created.
+ * card), under the user's lock so that it cannot race a NEW membership. A card chain's first period
+ * already at that date is a replay (across event ids); any other open chain means the user is
+ * already a member (DESIGN 2.9): nothing is created. A closed chain's other record on that date does
+ * not stop the new chain: its first period takes the next free instant (chain.ts).
  */
 export async function applyCheckoutCompleted(ports: CardOutcomePorts & LockDeps, input: CheckoutCompleted, owner: string): Promise<CardResult> {
   return withUserLock(ports, input.user_id, owner, () => openChain(ports, input));
@@ -22,7 +24,7 @@ export async function applyCheckoutCompleted(ports: CardOutcomePorts & LockDeps,
 
 async function openChain(ports: CardOutcomePorts, input: CheckoutCompleted): Promise<CardResult> {
   const existing = await ports.billing.get({ user_id: input.user_id, billing_date: input.first_billing_date });
-  if (existing) return { kind: 'ignored', reason: 'already_applied', record: existing };
+  if (existing && opensCardChain(existing)) return { kind: 'ignored', reason: 'already_applied', record: existing };
   const recent = (await ports.billing.listByUser(input.user_id, { limit: RECENT_RECORDS })).items;
   if (hasOpenChain(recent)) return { kind: 'ignored', reason: 'already_member', record: recent[0]! };
   const record = firstBillingRecord(
@@ -39,13 +41,18 @@ async function openChain(ports: CardOutcomePorts, input: CheckoutCompleted): Pro
     ports.ids,
   );
   try {
-    await ports.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
+    await ports.billing.commit({ writes: [{ kind: 'create', record, displace: true }], history: [historyRowOf(record)] });
   } catch (error) {
     // A concurrent delivery created it between our read and our write.
     if (error instanceof AlreadyExistsError) return { kind: 'ignored', reason: 'already_applied' };
     throw error;
   }
   return { kind: 'applied', record };
+}
+
+/** What a checkout leaves at its date: the first period of a card chain (a legacy record, without a chain id, counts: the old rule). */
+function opensCardChain(record: BillingRecord): boolean {
+  return record.chain_id === undefined || (record.chain_id === record.subscription_id && record.payment_method === 'card');
 }
 
 type Decide<I> = (record: BillingRecord, input: I, now: Date, ids: IdGenerator) => CardDecision;

@@ -1,4 +1,5 @@
 import { applyIntentChange, firstBillingRecord, historyRowOf, successorRecord, withIntent } from '../billing-record.js';
+import { chainPeriodAt } from '../chain.js';
 import { isCollectibleAndDue } from '../collectible.js';
 import { AlreadyExistsError, UnbilledPeriodError } from '../errors.js';
 import { appliedEventIds, hasOpenChain, isCancelRequested, OPEN_CHAIN_STATUSES, reactivationEvent, successorPlan, rememberEvent, type MembershipIntent } from '../intent.js';
@@ -129,11 +130,15 @@ function withoutUndefined(intent: Partial<MembershipIntent>): MembershipIntent {
   return Object.fromEntries(Object.entries(intent).filter(([, v]) => v !== undefined)) as MembershipIntent;
 }
 
-/** Commits updates (version-fenced) and creates in one transaction, each with its audit row. */
+/**
+ * Commits updates (version-fenced) and creates in one transaction, each with its audit row. A
+ * create whose key holds another chain's record (a closed chain's period on the same date) takes
+ * the next free instant (chain.ts): a new chain's period is never lost to an old one's key.
+ */
 async function commitAll(deps: AttemptDeps, updates: readonly { read: BillingRecord; after: BillingRecord }[], creates: readonly BillingRecord[] = []): Promise<BillingRecord[]> {
   const writes: BillingWrite[] = [
     ...updates.map((u): BillingWrite => ({ kind: 'update', record: u.after, expectedVersion: u.read.version })),
-    ...creates.map((record): BillingWrite => ({ kind: 'create', record })),
+    ...creates.map((record): BillingWrite => ({ kind: 'create', record, displace: true })),
   ];
   const history: HistoryRow[] = [...updates.map((u) => historyRowOf(u.after)), ...creates.map((r) => historyRowOf(r))];
   await deps.billing.commit({ writes, history });
@@ -263,8 +268,9 @@ function hasOpenPeriodWithoutSuccessor(
 ): boolean {
   if (!heads.has(newest.billing_status) || isCancelRequested(newest)) return false;
   // The head's next period exists but is not open (cancelled, skipped, collected): nothing is left to change.
+  // Only the head's own chain counts: another chain's record on that date is not its next period (chain.ts).
   const next = successorPlan(newest)?.billing_date;
-  return !records.some((r) => r.billing_date === next);
+  return next === undefined || chainPeriodAt(records, newest, next) === undefined;
 }
 
 const PAUSABLE_HEADS: ReadonlySet<BillingRecord['billing_status']> = new Set(['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED']);

@@ -1,4 +1,5 @@
 import { applyIntentChange, freshStamp, historyRowOf, withSuccessorLink } from '../billing-record.js';
+import { isPeriodAt, sameChain } from '../chain.js';
 import { isCollectibleAndDue } from '../collectible.js';
 import { PreconditionFailedError, UnbilledPeriodError } from '../errors.js';
 import { intentOf, OPEN_CHAIN_STATUSES, successorPlan } from '../intent.js';
@@ -53,10 +54,16 @@ export async function changeBillingDate(
 /** Records of the user searched for the moved period's predecessor (newest first). */
 const PREDECESSOR_SEARCH = 24;
 
-/** The open period whose successor (by the one successor rule) is `read`: it can still open one. */
+/**
+ * The open period of `read`'s chain whose successor (by the one successor rule) is `read`: it can
+ * still open one. `read` may sit a few nanoseconds after that date (displaced by another chain's
+ * record there, chain.ts): the same chain and the same millisecond is the match.
+ */
 async function openPredecessor(deps: AttemptDeps, read: BillingRecord): Promise<BillingRecord | undefined> {
   const records = (await deps.billing.listByUser(read.user_id, { limit: PREDECESSOR_SEARCH })).items;
-  return records.find(
-    (r) => r.subscription_id !== read.subscription_id && OPEN_CHAIN_STATUSES.has(r.billing_status) && successorPlan(r)?.billing_date === read.billing_date,
-  );
+  return records.find((r) => {
+    if (r.subscription_id === read.subscription_id || !OPEN_CHAIN_STATUSES.has(r.billing_status) || !sameChain(r, read)) return false;
+    const next = successorPlan(r)?.billing_date;
+    return next !== undefined && isPeriodAt(read, next);
+  });
 }

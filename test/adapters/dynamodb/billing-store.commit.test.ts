@@ -230,6 +230,58 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
       expect(await historyRows(record.user_id)).toHaveLength(2);
     });
 
+    describe('another chain’s record at the key (chain identity, F10)', () => {
+      /** A period of chain `chain` that just left PENDING, and its successor at day 30 of the same chain. */
+      async function attemptOf(chain: string) {
+        const record = await created({ chain_id: chain });
+        const after = nextVersion(record, { billing_status: 'COMPLETED', payment_attempts: 1 });
+        const next = makeRecord({ user_id: record.user_id, billing_date: dayAt(30), chain_id: chain, last_run_date: freshStamp() });
+        return { record, after, next, tx: { writes: [{ kind: 'update' as const, record: after, expectedVersion: record.version }], history: [historyOf(after)], createIfAbsent: { record: next, history: historyOf(next) } } };
+      }
+
+      it('moves the next period to the next free instant, with its history row, and leaves the other chain’s record alone', async () => {
+        const { record, next, tx } = await attemptOf('chain-new');
+        const closed = await created({ user_id: record.user_id, billing_date: dayAt(30), chain_id: 'chain-old', billing_status: 'WAIVED' });
+        expect(await store.commit(tx)).toEqual({ created: true });
+        expect(await store.get(closed)).toEqual(closed);
+        const moved = await store.get({ user_id: record.user_id, billing_date: dayAt(30).replace('000000000Z', '000000001Z') });
+        expect(moved).toMatchObject({ subscription_id: next.subscription_id, chain_id: 'chain-new', billing_status: 'PENDING' });
+        const row = (await historyRows(record.user_id)).find((r) => r.last_run_date?.S === next.last_run_date);
+        expect(row?.billing_date?.S).toBe(moved!.billing_date);
+        expect((await store.get(record))?.billing_status).toBe('COMPLETED');
+      });
+
+      it('moves past every instant another chain holds (a legacy record, without chain_id, is another chain)', async () => {
+        const { record, next, tx } = await attemptOf('chain-new');
+        await created({ user_id: record.user_id, billing_date: dayAt(30), billing_status: 'CANCELLED' });
+        await created({ user_id: record.user_id, billing_date: dayAt(30).replace('000000000Z', '000000001Z'), chain_id: 'chain-b', billing_status: 'WAIVED' });
+        expect(await store.commit(tx)).toEqual({ created: true });
+        expect((await store.get({ user_id: record.user_id, billing_date: dayAt(30).replace('000000000Z', '000000002Z') }))?.subscription_id).toBe(next.subscription_id);
+      });
+
+      it('finds its own chain’s period at a moved instant and creates nothing more', async () => {
+        const { record, tx } = await attemptOf('chain-new');
+        await created({ user_id: record.user_id, billing_date: dayAt(30), chain_id: 'chain-old', billing_status: 'WAIVED' });
+        const ahead = await created({ user_id: record.user_id, billing_date: dayAt(30).replace('000000000Z', '000000001Z'), chain_id: 'chain-new', amount_cents: 500 });
+        expect(await store.commit(tx)).toEqual({ created: false });
+        expect(await store.get(ahead)).toEqual(ahead);
+        expect((await store.listByUser(record.user_id)).items).toHaveLength(3);
+        expect((await store.get(record))?.billing_status).toBe('COMPLETED');
+      });
+
+      it('moves a displaceable create (a membership’s new period) but refuses a plain one, and one of the same chain', async () => {
+        const closed = await created({ chain_id: 'chain-old', billing_status: 'CANCELLED' });
+        const plain = makeRecord({ user_id: closed.user_id, billing_date: closed.billing_date, chain_id: 'chain-new' });
+        await expect(store.commit({ writes: [{ kind: 'create', record: plain }], history: [historyOf(plain)] })).rejects.toBeInstanceOf(AlreadyExistsError);
+        const same = makeRecord({ user_id: closed.user_id, billing_date: closed.billing_date, chain_id: 'chain-old' });
+        await expect(store.commit({ writes: [{ kind: 'create', record: same, displace: true }], history: [historyOf(same)] })).rejects.toBeInstanceOf(AlreadyExistsError);
+        await store.commit({ writes: [{ kind: 'create', record: plain, displace: true }], history: [historyOf(plain)] });
+        const moved = await store.get({ user_id: closed.user_id, billing_date: closed.billing_date.replace('000000000Z', '000000001Z') });
+        expect(moved?.subscription_id).toBe(plain.subscription_id);
+        expect((await historyRows(closed.user_id)).filter((r) => r.subscription_id?.S === plain.subscription_id).map((r) => r.billing_date?.S)).toEqual([moved!.billing_date]);
+      });
+    });
+
     it('answers created: false for a transaction that is only an existing next period', async () => {
       const existing = await created();
       const next = { ...existing, last_run_date: freshStamp() };
