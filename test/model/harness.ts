@@ -24,7 +24,7 @@ import {
   iso,
   ms,
   newModel,
-  chainSlotAt,
+  recordSlot,
   openChain,
   OPEN_STATUSES,
   violations,
@@ -600,7 +600,7 @@ export class BillingWorld {
   /** Waive: the model learns of it from the record (a committed waive counts even when the answer was an error). */
   async waive(user: number, record: Json): Promise<void> {
     this.touch(user);
-    const kind = chainSlotAt(this.member(user), ms(record.billing_date))?.slot.kind;
+    const kind = recordSlot(this.member(user), record as ObservedRecord)?.slot.kind;
     if (this.known.has('waive_cancel_successor') && kind === 'cancel') return;
     if (this.known.has('waive_ends_pause') && kind === 'pause') return;
     // KNOWN_BUGS waive_unrecorded_submission (F9): a waive of a period whose submission the processor took but the record does not show.
@@ -609,7 +609,7 @@ export class BillingWorld {
     const after = (await this.records(this.users[user]!)).find((r) => r.subscription_id === record.subscription_id);
     this.trace.push(`  waive ${record.billing_date} (${record.billing_status}) → ${res.status} ${res.body?.error?.code ?? ''}`);
     if (after?.billing_status === 'WAIVED' && record.billing_status !== 'WAIVED') {
-      applyWaive(this.model, this.member(user), ms(record.billing_date), this.now());
+      applyWaive(this.model, this.member(user), record as ObservedRecord, this.now());
       this.app.clock.advance(1);
       // An answer lost with the commit itself (a fault at or before it) cannot be known; one after it (the lock release) must not change the answer (DESIGN 3.1).
       if (res.status !== 200 && res.fired.every((p) => p === 'lock.release.before')) this.problems.push(`waive of ${record.subscription_id} committed but answered ${res.status} ${JSON.stringify(res.body)} (faults: ${res.fired.join(', ')})`);
@@ -619,7 +619,7 @@ export class BillingWorld {
   async changeDueDate(user: number, record: Json, to: number): Promise<void> {
     this.touch(user);
     const now = this.now();
-    const found = chainSlotAt(this.member(user), ms(record.billing_date));
+    const found = recordSlot(this.member(user), record as ObservedRecord);
     if (this.known.has('due_date_change_erases_cancel') && found?.slot.kind === 'cancel') return;
     if (this.known.has('due_date_change_keeps_anchor') && found && found.chain.plan.friday === undefined && new Date(to).getUTCDate() !== found.chain.anchorDay) return;
     const dueUnbilled = (record.billing_status === 'PENDING' || record.billing_status === 'FAILED') && ms(record.billing_date) <= now;
@@ -629,7 +629,7 @@ export class BillingWorld {
     if (dueUnbilled && res.fired.length === 0 && res.status !== 409) this.problems.push(`due-date change of the due, unbilled ${record.billing_date} answered ${res.status}, not 409 unbilled_period`);
     if (dueUnbilled && res.status === 409 && res.body?.error?.code !== 'unbilled_period' && res.body?.error?.code !== 'locked') this.problems.push(`due-date change of a due period answered 409 ${res.body?.error?.code}, not unbilled_period`);
     if (after && ms(after.billing_date) === to && ms(record.billing_date) !== to) {
-      applyDueDateChange(this.model, this.member(user), ms(record.billing_date), to, now);
+      applyDueDateChange(this.model, this.member(user), record as ObservedRecord, to, now);
       if (res.status !== 200 && res.fired.every((p) => p === 'lock.release.before')) this.problems.push(`due-date change of ${record.subscription_id} committed but answered ${res.status} ${JSON.stringify(res.body)} (faults: ${res.fired.join(', ')})`);
     }
   }

@@ -97,6 +97,8 @@ export interface Chain {
   readonly id: number;
   readonly plan: Plan;
   readonly openedAt: number;
+  /** The system's id of this chain (its records' `chain_id`), learned from the first period it wrote (`learnChainIds`). */
+  systemId?: string;
   anchorDay: number;
   /** Materialized in order; the chain ends after a cancel slot. */
   readonly slots: Slot[];
@@ -187,6 +189,8 @@ export interface ObservedRecord {
   readonly payment_method: string;
   readonly amount_cents: number;
   readonly created_date: string;
+  /** The chain the record belongs to (the subscription_id of its first period), as the system wrote it. */
+  readonly chain_id?: string | undefined;
 }
 
 export const OPEN_STATUSES = new Set(['PENDING', 'FAILED', 'PAUSED', 'ACHSENT']);
@@ -240,8 +244,9 @@ export type Expectation =
 export function expectMembership(model: ModelState, m: MemberModel, event: MembershipInput, t: number, before: readonly ObservedRecord[]): Expectation {
   if (m.appliedEvents.has(event.event_id)) return { kind: 'noop', why: 'replay of an applied event' };
   if (m.newestAppliedAt !== undefined && event.occurredAt < m.newestAppliedAt) return { kind: 'noop', why: 'older than the newest applied event (reordered)' };
+  learnChainIds(m, before);
   const chain = currentChain(m);
-  const records = byDate(before);
+  const records = recordsOfChain(m, chain, before);
   const openRecords = before.filter((r) => OPEN_STATUSES.has(r.billing_status));
   const applied = (why: string, change: () => void): Expectation => ({
     kind: 'apply',
@@ -259,7 +264,7 @@ export function expectMembership(model: ModelState, m: MemberModel, event: Membe
     case 'NEW': {
       const plan = event.plan!;
       if (openRecords.length > 0) return { kind: 'noop', why: 'a chain is open: a second NEW opens nothing' };
-      if (records.has(plan.firstDate)) return { kind: 'noop', why: 'a period exists at that date' };
+      // A closed chain's record at that date does not stop it: the new chain's first period takes the next free instant.
       const open = () => openChain(m, plan, t);
       if (before.some((r) => r.billing_status === 'INACTIVE')) {
         // DESIGN 2.9 lists PENDING, FAILED, PAUSED, ACHSENT as open; an INACTIVE chain may count as open too.
@@ -390,6 +395,40 @@ export function openChain(m: MemberModel, plan: Plan, t: number): Chain {
 
 /* ---------------- operator actions ---------------- */
 
+/**
+ * Links each model chain to the system's chain: the system's first period of it (its `chain_id` is
+ * its own subscription_id) at the chain's first date, not linked to another chain yet. Two chains
+ * can have a period at one date (a Friday plan after a closed one on the same rule): the system
+ * keeps both records, a few nanoseconds apart, and the link tells whose each one is.
+ */
+export function learnChainIds(m: MemberModel, records: readonly ObservedRecord[]): void {
+  const linked = new Set(m.chains.map((c) => c.systemId).filter((id) => id !== undefined));
+  for (const chain of m.chains) {
+    if (chain.systemId !== undefined) continue;
+    const first = records
+      .filter((r) => r.chain_id !== undefined && r.chain_id === r.subscription_id && !linked.has(r.chain_id) && ms(r.billing_date) === chain.plan.firstDate)
+      .sort((a, b) => (a.billing_date < b.billing_date ? -1 : 1))[0];
+    if (first) {
+      chain.systemId = first.chain_id!;
+      linked.add(first.chain_id!);
+    }
+  }
+}
+
+/** The chain and period a record is, by its chain when the model knows it, else by date (the newest chain with a period there). */
+export function recordSlot(m: MemberModel, r: ObservedRecord): { chain: Chain; slot: Slot } | undefined {
+  const date = ms(r.billing_date);
+  const chain = r.chain_id !== undefined ? m.chains.find((c) => c.systemId === r.chain_id) : undefined;
+  if (!chain) return chainSlotAt(m, date);
+  const slot = slotsUntil(chain, date).find((s) => s.date === date);
+  return slot ? { chain, slot } : undefined;
+}
+
+/** The records of `chain` (by `recordSlot`) by date. */
+function recordsOfChain(m: MemberModel, chain: Chain | undefined, records: readonly ObservedRecord[]): Map<number, ObservedRecord> {
+  return byDate(records.filter((r) => chain === undefined || recordSlot(m, r)?.chain === chain));
+}
+
 export function chainSlotAt(m: MemberModel, date: number): { chain: Chain; slot: Slot } | undefined {
   for (let i = m.chains.length - 1; i >= 0; i--) {
     const chain = m.chains[i]!;
@@ -400,16 +439,18 @@ export function chainSlotAt(m: MemberModel, date: number): { chain: Chain; slot:
 }
 
 /** A waive the API accepted: the period is written off from `t`; a paused or cancelled one keeps its kind (the rest of the pause, the end of the chain). */
-export function applyWaive(model: ModelState, m: MemberModel, date: number, t: number): void {
-  const found = chainSlotAt(m, date);
+export function applyWaive(model: ModelState, m: MemberModel, record: ObservedRecord, t: number): void {
+  const date = ms(record.billing_date);
+  const found = recordSlot(m, record);
   if (!found) return;
   found.slot.waivedAt = t;
   model.log.push(`${m.userId}: waive of ${iso(date)} at ${iso(t)}`);
 }
 
 /** A due-date change the API accepted: the period moves, the anchor follows the new date; the periods after follow it. */
-export function applyDueDateChange(model: ModelState, m: MemberModel, from: number, to: number, t: number): void {
-  const found = chainSlotAt(m, from);
+export function applyDueDateChange(model: ModelState, m: MemberModel, record: ObservedRecord, to: number, t: number): void {
+  const from = ms(record.billing_date);
+  const found = recordSlot(m, record);
   if (!found) return;
   found.slot.date = to;
   found.slot.chargeableFrom = Math.max(to, found.slot.chargeableFrom === from ? to : found.slot.chargeableFrom);
@@ -455,11 +496,23 @@ export function violations(m: MemberModel, obs: MemberObservation, now: number):
   const problems: string[] = [];
   const who = m.userId;
   for (const chain of m.chains) slotsUntil(chain, now + 800 * DAY);
+  learnChainIds(m, obs.records);
+  // Whose period each record is (two chains can have one at the same date), and each charge by the record it was for.
+  const owner = new Map(obs.records.map((r) => [r, recordSlot(m, r)]));
+  const recordOf = new Map(obs.records.map((r) => [r.subscription_id, r]));
+  const chargeSlot = (c: ObservedCharge) => {
+    const r = recordOf.get(c.subscription_id);
+    return r ? owner.get(r) : chainSlotAt(m, ms(c.billing_date));
+  };
 
   // C1: at most one charge per period, unless the money came back and it was collected again.
-  const perDate = new Map<number, ObservedCharge[]>();
-  for (const c of obs.charges) perDate.set(ms(c.billing_date), [...(perDate.get(ms(c.billing_date)) ?? []), c]);
-  for (const [date, list] of perDate) {
+  const perDate = new Map<string, ObservedCharge[]>();
+  for (const c of obs.charges) {
+    const key = `${chargeSlot(c)?.chain.id ?? '?'}|${ms(c.billing_date)}`;
+    perDate.set(key, [...(perDate.get(key) ?? []), c]);
+  }
+  for (const list of perDate.values()) {
+    const date = ms(list[0]!.billing_date);
     const allowed = 1 + (m.reversals.get(date) ?? 0);
     if (list.length > allowed) problems.push(`${who}: ${list.length} charges for the period of ${iso(date)} (allowed ${allowed}): ${list.map((c) => c.idempotency_key).join(', ')}`);
   }
@@ -467,7 +520,7 @@ export function violations(m: MemberModel, obs: MemberObservation, now: number):
   // C2: each charge is for a period that may be charged at that moment.
   for (const c of obs.charges) {
     const date = ms(c.billing_date);
-    const found = chainSlotAt(m, date);
+    const found = chargeSlot(c);
     const at = `charge ${c.idempotency_key} for ${iso(date)} at ${iso(c.submitted_at)}`;
     if (!found) {
       problems.push(`${who}: ${at}: no period of the member's plan falls on that date`);
@@ -483,10 +536,9 @@ export function violations(m: MemberModel, obs: MemberObservation, now: number):
   }
 
   // C2r: every record is a period of the member's plan, and its status fits what the member asked for.
-  const records = byDate(obs.records);
   for (const r of obs.records) {
     const date = ms(r.billing_date);
-    const found = chainSlotAt(m, date);
+    const found = owner.get(r);
     if (!found) {
       problems.push(`${who}: a ${r.billing_status} record at ${r.billing_date} (${r.subscription_id}) is no period of the member's plan`);
       continue;
@@ -508,6 +560,7 @@ export function violations(m: MemberModel, obs: MemberObservation, now: number):
 
   // C3: no due period silently skipped: each due period is collected, written off, or still owed and visible.
   for (const chain of m.chains) {
+    const records = byDate(obs.records.filter((r) => owner.get(r)?.chain === chain));
     let missingAllowed = false;
     for (let i = 0; i < chain.slots.length; i++) {
       const slot = chain.slots[i]!;
@@ -534,7 +587,7 @@ export function violations(m: MemberModel, obs: MemberObservation, now: number):
   const openChains = new Set<number>();
   for (const r of obs.records) {
     if (!OPEN_STATUSES.has(r.billing_status)) continue;
-    const found = chainSlotAt(m, ms(r.billing_date));
+    const found = owner.get(r);
     if (found) openChains.add(found.chain.id);
   }
   if (openChains.size > 1) problems.push(`${who}: ${openChains.size} open chains (${[...openChains].join(', ')})`);
