@@ -4,6 +4,7 @@ import type { AttemptDeps } from '../../src/domain/use-cases/collect.js';
 import { LockedError } from '../../src/domain/errors.js';
 import { applyMembershipEvent, membershipEventSchema, type MembershipEvent } from '../../src/domain/use-cases/apply-membership-event.js';
 import { formatInstant } from '../../src/domain/time.js';
+import { nextPeriodDate } from '../../src/domain/billing-record.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { makeRecord } from '../support/billing-fixtures.js';
 import { holdUserLock, recordsOf, seedRecords } from '../support/seed.js';
@@ -71,6 +72,18 @@ describe('applyMembershipEvent', () => {
     expect(opened).toMatchObject({ billing_status: 'PENDING', payment_attempts: 0 });
     expect(opened!.chain_id).toBe(opened!.subscription_id);
     expect((await app.deps.billing.history(opened!.subscription_id)).items.map((r) => r.billing_date)).toEqual([opened!.billing_date]);
+  });
+
+  it('a CANCEL of a banned member lands even when a closed chain’s record holds the next period’s date (F10 class)', async () => {
+    const head = makeRecord({ billing_status: 'INACTIVE', billing_date: at(-DAY), chain_id: 'chain-new' });
+    const nextDate = nextPeriodDate(head);
+    const closed = makeRecord({ user_id: head.user_id, billing_status: 'CANCELLED', billing_date: nextDate, chain_id: 'chain-old' });
+    await seedRecords(app, head, closed);
+    const outcome = await applyMembershipEvent(deps, { event: event('CANCEL', head.user_id), owner });
+    expect(outcome).toMatchObject({ kind: 'applied' });
+    const requested = (await recordsOf(app, head.user_id)).filter((r) => r.chain_id === 'chain-new' && r.cancel_requested_at !== undefined);
+    expect(requested.map((r) => r.billing_date)).toEqual([nextDate.replace('000000Z', '000001Z')]);
+    expect(await app.deps.billing.get(closed)).toEqual(closed);
   });
 
   it('answers a replay of the same event as a duplicate', async () => {
