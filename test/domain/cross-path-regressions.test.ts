@@ -4,6 +4,7 @@ import { failureState } from '../../src/domain/ladder.js';
 import type { LockStore } from '../../src/domain/ports.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
+import { nextPeriodDate } from '../../src/domain/billing-record.js';
 import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/apply-membership-event.js';
 import { changeBillingDate } from '../../src/domain/use-cases/change-billing-date.js';
 import { runCollectionAttempt, type AttemptDeps } from '../../src/domain/use-cases/collect.js';
@@ -224,3 +225,50 @@ describe('money semantics across paths (issue 9 regressions)', () => {
     expect(chargesOf(record.user_id)).toHaveLength(1);
   });
 });
+
+describe('chain identity: a closed chain’s record never ends a new chain (F10)', () => {
+  const nanoLater = (date: string) => date.replace(/000Z$/, '001Z');
+  /** A period of chain `new` due an hour ago, and a closed chain's record at its next period's date. */
+  async function collision(overrides: Partial<BillingRecord> = {}) {
+    const head = makeRecord({ billing_date: formatInstant(new Date(Date.parse(NOW) - 3_600_000)), payment_method: 'pinless', chain_id: 'chain-new', ...overrides });
+    const nextDate = nextPeriodDate(head);
+    const closed = makeRecord({ user_id: head.user_id, billing_date: nextDate, billing_status: 'WAIVED', chain_id: 'chain-old' });
+    await seedRecords(app, head, closed);
+    return { head, nextDate, closed };
+  }
+  const chainOf = async (userId: string) => (await recordsOf(app, userId)).filter((r) => r.chain_id === 'chain-new').sort((a, b) => (a.billing_date < b.billing_date ? -1 : 1));
+
+  it('a waive’s successor takes the next free instant', async () => {
+    const { head, nextDate, closed } = await collision();
+    await waive(deps, { subscriptionId: head.subscription_id, owner, actor: 'op', reason: 'goodwill' });
+    expect((await chainOf(head.user_id)).map((r) => [r.billing_date, r.billing_status])).toEqual([
+      [head.billing_date, 'WAIVED'],
+      [nanoLater(nextDate), 'PENDING'],
+    ]);
+    expect(await deps.billing.get(closed)).toEqual(closed);
+  });
+
+  it('the pause run’s successor takes the next free instant', async () => {
+    const { head, nextDate } = await collision({ billing_status: 'PAUSED', paused_months: 1 });
+    expect((await runCollectionAttempt(deps, { key: head, process: 'PAUSE', owner })).kind).toBe('pause_advanced');
+    expect((await chainOf(head.user_id)).map((r) => [r.billing_date, r.billing_status])).toEqual([
+      [head.billing_date, 'SKIPPED'],
+      [nanoLater(nextDate), 'PENDING'],
+    ]);
+  });
+
+  it('a due-date change of a displaced period links its predecessor: the predecessor’s attempt opens no second period', async () => {
+    const { head, nextDate, closed } = await collision();
+    const displaced = makeRecord({ user_id: head.user_id, billing_date: nanoLater(nextDate), chain_id: 'chain-new', payment_method: 'pinless' });
+    await seedRecords(app, displaced);
+    const to = formatInstant(new Date(Date.parse(nextDate) + 5 * DAY));
+    await changeBillingDate(deps, { subscriptionId: displaced.subscription_id, owner, billingDate: to, actor: 'op', reason: 'asked' });
+    expect((await runCollectionAttempt(deps, { key: head, process: 'SCHEDULED', owner })).kind).toBe('collected');
+    expect((await chainOf(head.user_id)).map((r) => [r.billing_date, r.billing_status, r.subscription_id])).toEqual([
+      [head.billing_date, 'COMPLETED', head.subscription_id],
+      [to, 'PENDING', displaced.subscription_id],
+    ]);
+    expect(await deps.billing.get(closed)).toEqual(closed);
+  });
+});
+
