@@ -225,6 +225,27 @@ describe('model counterexamples, as regressions', () => {
     await w.check('a new chain across a closed chain’s record');
   });
 
+  // F10 by CLOSEACCOUNT (long run 6, seed 666000002 path "0", shrunk): the waive of the first period opened Jan 22 2027
+  // (4th Friday), CLOSEACCOUNT cancelled it, and the new chain on the same Friday rule wanted that key for its January period.
+  regression('a new chain on the Friday rule of an account closed ahead of its next period keeps billing', async () => {
+    const w = await world();
+    await join(w, 0, { ...plan(w, 'ach', 'MONTHLY', 0), friday: 4 });
+    const [first] = await recordsOf(w, 0);
+    await w.waive(0, first!);
+    await member(w, 0, 'CLOSEACCOUNT'); // the not-yet-due Jan 22 period → CANCELLED
+    const cancelled = (await recordsOf(w, 0)).find((r) => r.billing_status === 'CANCELLED')!;
+    await join(w, 0, { ...plan(w, 'ach', 'MONTHLY', 1), friday: 4 });
+    for (let month = 0; month < 3; month++) {
+      w.app.clock.advance(31 * DAY);
+      await w.collectionsRun();
+      await w.settle();
+    }
+    const january = (await recordsOf(w, 0)).filter((r) => ms(r.billing_date) === ms(cancelled.billing_date));
+    expect(january.map((r) => r.billing_status)).toEqual(['CANCELLED', 'COMPLETED']);
+    expect((await recordsOf(w, 0)).filter((r) => r.billing_status === 'PENDING' && ms(r.billing_date) > w.now())).toHaveLength(1);
+    await w.check('a new chain after an account closed ahead');
+  });
+
   regression('a saved billing failure writes an audit row equal to the item it leaves', async () => {
     const w = await world();
     await join(w, 0, plan(w, 'card', 'MONTHLY', 0, 8));
