@@ -34,7 +34,16 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
       return Number.POSITIVE_INFINITY;
     };
 
-    const { summary, failing } = await planCollections(deps, {
+    // The dunning gauge and the ACH return-rate counters do not depend on the plan: they are read
+    // while it runs (one round of requests instead of two after it). Both are awaited together, so
+    // a failed plan (or gauge read) fails the run as before.
+    const window = returnRateWindow(deps.clock.now());
+    const gauges = Promise.all([
+      deps.billing.countDunning(),
+      deps.billing.achRateCounts(window.from, window.to),
+      deps.payments.achRateCounts(window.from, window.to),
+    ]);
+    const plan = planCollections(deps, {
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
       shouldContinue: () => remainingMs() > safety,
       send: async (messages: readonly CollectionMessage[]) => {
@@ -45,16 +54,11 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
         }
       },
     });
+    const [{ summary, failing }, [dunning, subscriptionCounts, loanCounts]] = await Promise.all([plan, gauges]);
 
     // A truncated run saw only part of the index: the gauge is then a lower bound.
     deps.metrics.failingSubscriptions(failing);
-    const dunning = await deps.billing.countDunning();
     deps.metrics.dunningSubscriptions(dunning);
-    const window = returnRateWindow(deps.clock.now());
-    const [subscriptionCounts, loanCounts] = await Promise.all([
-      deps.billing.achRateCounts(window.from, window.to),
-      deps.payments.achRateCounts(window.from, window.to),
-    ]);
     const rates = returnRates(addAchRateCounts(subscriptionCounts, loanCounts));
     deps.metrics.achReturnRates(rates);
     const log = {
