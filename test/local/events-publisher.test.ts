@@ -46,7 +46,7 @@ async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 20
 }
 
 beforeAll(async () => {
-  [app, sqs] = await Promise.all([createTestApp({ label: 'events-pub', now: NOW }), startLocalSqs({ prefix: `e${Date.now()}`, visibilityTimeoutS: 5, maxReceiveCount: 5 })]);
+  [app, sqs] = await Promise.all([createTestApp({ label: 'events-pub', now: NOW, streams: true }), startLocalSqs({ prefix: `e${Date.now()}`, visibilityTimeoutS: 5, maxReceiveCount: 5 })]);
   const received: BusEvent[] = [];
   const server = createServer((req, res) => {
     let text = '';

@@ -77,6 +77,8 @@ export interface TestAppOptions {
   readonly accounts?: AccountDirectory;
   /** The clock webhook signatures are checked against (default: the system clock, as in production). */
   readonly wallClock?: Clock;
+  /** The history table's stream (only the events-publisher tests read it; see createTestDynamo). */
+  readonly streams?: boolean;
 }
 
 /**
@@ -84,7 +86,7 @@ export interface TestAppOptions {
  * clock is manual (signatures use the wall clock), the processor and account directory are the payment simulator, queues and metrics record.
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const db = await createTestDynamo(options.label ?? 'app');
+  const db = await createTestDynamo(options.label ?? 'app', { streams: options.streams === true });
   const clock = new ManualClock(options.now ?? '2026-12-01T12:00:00.000Z');
   const simulator = new PaymentSimulator(clock);
   const collectionsQueue = new RecordingQueue();

@@ -13,12 +13,17 @@ export interface TestDynamo {
   readonly tables: TableNames;
 }
 
-/** Fresh, isolated tables (unique prefix) on the run's shared DynamoDB Local. Call once per test file. */
-export async function createTestDynamo(label = 't'): Promise<TestDynamo> {
+/**
+ * Fresh, isolated tables (unique prefix) on the run's shared DynamoDB Local. Call once per test file.
+ * Without the history table's stream unless asked (`streams: true`, the events-publisher tests):
+ * DynamoDB Local keeps every stream record written on it, across tables, and every later write
+ * slows down as they pile up (createAllTables), so one run's files would slow each other down.
+ */
+export async function createTestDynamo(label = 't', options: { readonly streams?: boolean } = {}): Promise<TestDynamo> {
   const endpoint = inject('dynamoEndpoint');
   const client = createDynamoClient({ region: 'local', endpoint });
   const doc = createDocumentClient(client);
   const tables = tableNamesFor(`${label}-${randomUUID().slice(0, 8)}`);
-  await createAllTables(client, tables);
+  await createAllTables(client, tables, { streams: options.streams === true });
   return { endpoint, client, doc, tables };
 }

@@ -48,7 +48,7 @@ export function createTableInput(def: TableDefinition, tableName: string): Creat
  * `streams: false` leaves the streams out: DynamoDB Local keeps every stream record it has ever
  * written, across tables (deleting the table does not free them), and its writes slow down as they
  * pile up (the bench measured 38 → 11 floor attempts/s over five 1,000-subscription runs; flat
- * without). Only for callers that never read a stream (the bench).
+ * without). Only for callers that never read a stream (the bench, and the tests that do not).
  */
 export async function createAllTables(client: DynamoDBClient, names: TableNames, options: { streams?: boolean } = {}): Promise<void> {
   await Promise.all(
