@@ -11,7 +11,10 @@ import { allTables, type TableDefinition, type TableNames } from '../src/adapter
  * - GetItem: strongly consistent 1 RRU per 4 KB (rounded up), eventually consistent half that;
  * - Query: the summed size of the items read, rounded up to 4 KB, 1 per 4 KB consistent, 0.5
  *   eventual (GSIs are always eventual); a projection does not lower the cost, so the full item
- *   size is used (known from this process's earlier writes and reads);
+ *   size is used (known from this process's earlier writes and reads, seeding included). DynamoDB
+ *   bills every item the key condition reads, before a filter and with `Select: COUNT` too: the
+ *   items it evaluated but did not return (ScannedCount - Count) are priced at the average size of
+ *   the table's known items that carry the index's key;
  * - PutItem, UpdateItem, DeleteItem: 1 WRU per KB of the larger of the old and new item (a
  *   failed condition is billed too);
  * - TransactWriteItems: 2 WRU per KB for each item in the transaction;
@@ -31,6 +34,8 @@ export interface CapacityTotals {
   gsiWru: number;
   /** Items returned by GetItem, Query and Scan. */
   itemsRead: number;
+  /** Items DynamoDB read for them (Query/Scan ScannedCount: filtered and COUNT queries read items they do not return). */
+  itemsScanned: number;
   /** Lock heartbeats (a lease renewal), counted apart: not in requests, units or byCommand. */
   heartbeats: number;
 }
@@ -104,6 +109,21 @@ export function meterCapacity(client: DynamoDBClient, tables: TableNames): Capac
     return wru;
   }
 
+  /** The average size of the table's known items (those in `indexName` when given); 1 KB when none is known. */
+  function averageKnownSize(table: string, indexName: string | undefined): number {
+    const def = info.get(table)?.def;
+    const gsi = indexName ? def?.globalSecondaryIndexes.find((g) => g.indexName === indexName) : undefined;
+    let bytes = 0;
+    let count = 0;
+    for (const [key, item] of known) {
+      if (!key.startsWith(`${table}|`)) continue;
+      if (gsi && item[gsi.partitionKey.name] === undefined) continue;
+      bytes += itemSize(item);
+      count += 1;
+    }
+    return count === 0 ? 1024 : bytes / count;
+  }
+
   function write(table: string, key: string, after: Item | undefined, rate: 1 | 2): void {
     const before = known.get(key);
     const size = Math.max(before ? itemSize(before) : 0, after ? itemSize(after) : 0);
@@ -132,6 +152,12 @@ export function meterCapacity(client: DynamoDBClient, tables: TableNames): Capac
           totals.requests += 1;
           totals.byCommand[command] = (totals.byCommand[command] ?? 0) + 1;
           price(command, input, output?.output, failed);
+        } else {
+          // Not counted, but the items written and read are remembered (their sizes price later reads).
+          const counted = totals;
+          totals = fresh();
+          price(command, input, output?.output, failed);
+          totals = counted;
         }
       }
       return output;
@@ -145,16 +171,22 @@ export function meterCapacity(client: DynamoDBClient, tables: TableNames): Capac
         const item = output?.Item as Item | undefined;
         if (item) known.set(keyOf(input.TableName, item), item);
         const size = item ? itemSize(item) : 0;
-        if (item) totals.itemsRead += 1;
+        if (item) {
+          totals.itemsRead += 1;
+          totals.itemsScanned += 1;
+        }
         totals.rru += (input.ConsistentRead ? 1 : 0.5) * units(size, 4096);
         return;
       }
       case 'Query':
       case 'Scan': {
         const items = (output?.Items ?? []) as Item[];
+        const scanned = Math.max(Number(output?.ScannedCount ?? items.length), items.length);
         totals.itemsRead += items.length;
+        totals.itemsScanned += scanned;
         let size = 0;
         for (const item of items) size += itemSize(known.get(keyOf(input.TableName, item)) ?? item);
+        if (scanned > items.length) size += (scanned - items.length) * averageKnownSize(input.TableName, input.IndexName);
         const consistent = input.ConsistentRead && !input.IndexName;
         totals.rru += (consistent ? 1 : 0.5) * units(size, 4096);
         return;
@@ -212,5 +244,5 @@ export function meterCapacity(client: DynamoDBClient, tables: TableNames): Capac
 }
 
 function fresh(): CapacityTotals {
-  return { requests: 0, byCommand: {}, rru: 0, wru: 0, gsiWru: 0, itemsRead: 0, heartbeats: 0 };
+  return { requests: 0, byCommand: {}, rru: 0, wru: 0, gsiWru: 0, itemsRead: 0, itemsScanned: 0, heartbeats: 0 };
 }

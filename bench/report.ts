@@ -38,7 +38,12 @@ export interface BenchResults {
   };
   readonly growth?: { due: number; waiting: number; project: CollectionRun; floor: FloorRun }[];
   readonly coldStart?: { method: string; runs: number; baseline: ColdStartFigure; functions: ColdStartFigure[]; target: number } | null;
+  readonly coldStartError?: string;
   readonly latency?: LatencyFigure[];
+  /** Load average (1, 5, 15 min) at the start and end of each section. */
+  readonly sectionLoad?: Record<string, { startedAt: string; start: number[]; end?: number[]; seconds?: number }>;
+  /** Sections measured again later into the same results (`--merge`). */
+  readonly remeasured?: { sections: string[]; startedAt: string; loadavgAtStart: number[] }[];
 }
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -108,24 +113,28 @@ export function renderTables(r: BenchResults): string {
     const base = r.growth.find((g) => g.due === 1000 && g.waiting === 0);
     out.push('### Planning growth: due work and waiting work', '');
     out.push(
-      `The collections-job alone ("planning": every query it sends, gauges included), then the whole run (planning + billing; points with more than ${r.options.billUpTo ?? 1000} due records plan only, their billing scales as the throughput section shows). Waiting records: half FAILED inside their daily retry wait, a quarter parked on the failure ladder, a quarter with dunning exhausted. The floor reads only the due records (the due-index Query).`,
+      `The collections-job alone ("planning": every query it sends, gauges included), then the whole run (planning + billing; points with more than ${r.options.billUpTo ?? 1000} due records plan only, their billing scales as the throughput section shows). Waiting records: half FAILED inside their daily retry wait, a quarter parked on the failure ladder, a quarter with dunning exhausted. The floor reads only the due records (the due-index Query). "Items read" is what DynamoDB reads and bills (ScannedCount: a COUNT or filtered query reads items it does not return); "items returned" what came back.`,
       '',
     );
     out.push(
       table(
-        ['due', 'waiting', 'enqueued', 'planning requests', 'items read (project)', 'items read (floor)', 'items read per due record', 'planning RRU per due record', 'planning ms per due record (project)', 'planning ms per due record (floor)', 'planning ms per due record ÷ 1k alone', 'run subs/s (project)', 'run subs/s (floor)', 'requests/sub (project)', 'RRU/sub', 'WRU/sub', 'GSI WRU/sub'],
+        ['due', 'waiting', 'enqueued', 'planning requests', 'items returned (project)', 'items read (project)', 'items read (floor)', 'items read per due record (project)', 'items read per due record (floor)', 'planning RRU per due record (project)', 'planning RRU per due record (floor)', 'planning ms per due record (project)', 'planning ms per due record (floor)', 'planning ms per due record ÷ 1k alone', 'run subs/s (project)', 'run subs/s (floor)', 'requests/sub (project)', 'RRU/sub', 'WRU/sub', 'GSI WRU/sub'],
         r.growth.map((g) => {
           const msPerDue = (g.project.planSeconds * 1000) / g.due;
           const baseMs = base ? (base.project.planSeconds * 1000) / base.due : msPerDue;
+          const read = (p: { itemsRead: number; itemsScanned?: number }) => p.itemsScanned ?? p.itemsRead;
           return [
             g.due,
             g.waiting,
             g.project.enqueued,
             fmt(g.project.planning.requests),
             fmt(g.project.planning.itemsRead),
-            fmt(g.floor.planning.itemsRead),
-            ratio(g.project.planning.itemsRead, g.due),
+            fmt(read(g.project.planning)),
+            fmt(read(g.floor.planning)),
+            ratio(read(g.project.planning), g.due),
+            ratio(read(g.floor.planning), g.due),
             fmt(g.project.planning.rru / g.due, 3),
+            fmt(g.floor.planning.rru / g.due, 3),
             fmt(msPerDue, 3),
             fmt((g.floor.planSeconds * 1000) / g.due, 3),
             fmt(msPerDue / baseMs),
@@ -144,7 +153,7 @@ export function renderTables(r: BenchResults): string {
   if (r.coldStart !== undefined) {
     out.push('### Cold start per function against a bare DynamoDB client', '');
     if (r.coldStart === null) {
-      out.push('Not measured in this run: `bench/cold-start.ts` (supplied with the per-function bundles) was not present.', '');
+      out.push(r.coldStartError ? `Failed in this run: ${r.coldStartError}` : 'Not measured in this run.', '');
     } else {
       const c = r.coldStart;
       out.push(`${c.method} Median of ${c.runs} rounds. Target: each function within ${c.target} × the bare client.`, '');
@@ -169,11 +178,15 @@ const METHOD = `## Method
 **Counting.** An SDK middleware on the DynamoDB client (step \`initialize\`, once per \`send\`, above
 the SDK's retries) counts requests per command and prices each one the way on-demand DynamoDB
 bills (\`bench/capacity.ts\`): GetItem 1 RRU per 4 KB strongly consistent, half eventually; Query
-the summed size of the items read rounded up to 4 KB, 0.5 per 4 KB on a GSI; Put/Update/Delete 1 WRU
+the summed size of the items read rounded up to 4 KB, 0.5 per 4 KB on a GSI (every item the key
+condition reads, ScannedCount, also under a filter or \`Select: COUNT\`; the ones not returned priced
+at the average size of the table's known items in that index); Put/Update/Delete 1 WRU
 per KB of the larger of the old and new item (a failed condition is billed too); TransactWriteItems
 2 WRU per KB per item; GSI writes 1 WRU per KB per index an item enters, leaves or changes in (2 when
 its index key changes). Lock heartbeats (a lease renewal Put conditioned on the previous
-\`record_version_number\`) are counted apart. The same middleware counts the items each read returns.
+\`record_version_number\`) are counted apart. The same middleware counts the items each read returns
+and the items DynamoDB read for it. Item sizes are remembered from seeding too (not counted), so a
+write prices the larger of the old and new item and its index moves as DynamoDB does.
 
 **Paths.** 200 due pinless subscriptions per path through the handlers: scheduled and retry
 through the batch-worker (SQS batches of 10), the balance webhook through the
@@ -188,11 +201,22 @@ GetItem, one TransactWriteItems with record, history row, next period, its histo
 delete), items built before the clock starts. Both are fed the same way (see the table). Both
 sequences are warmed up on 500 subscriptions first (DynamoDB Local is a JVM); then the pairs run
 interleaved, the order alternating, and the medians are reported. DynamoDB Local, the project and
-the floor share the machine's cores, so absolute rates are this machine's, not Lambda's.
+the floor share the machine's cores, so absolute rates are this machine's, not Lambda's. The bench's
+tables are created without the history table's stream: nothing here reads it, real DynamoDB bills
+no request units for it, and DynamoDB Local keeps every stream record it ever wrote (across tables,
+deleted ones included) and slows down as they pile up (five 1,000-subscription floor runs went from
+38 to 11 attempts/s with the stream, flat without).
+
+**Load.** Other agents share this machine; the load average at the start and end of each section is
+in the table under "This run". A rate measured at a load above the core count (2) is a lower bound.
 
 **Growth.** The same project and floor runs at 1,000 and 20,000 due records, and at 1,000 due with
 19,000 waiting records in the table. The planner reads the sparse \`due-index\`, keyed on each open
-record's next eligible instant (docs/design.md 2.1), so waiting records are never read.
+record's next eligible instant (docs/design.md 2.1), so waiting records are never returned to it.
+The same run's gauges are COUNT queries: the failing gauge (\`countFailing\`) reads every live
+failure's failing-index entry, parked ones included, and the dunning gauge (\`countDunning\`) every
+retrying and exhausted period's dunning-index entry; DynamoDB bills those reads although it returns
+no items, which is what "items read" against "items returned" shows.
 
 **Cold start.** Supplied by \`bench/cold-start.ts\`: a fresh \`node\` process per bundle as the CDK
 synthesizes it, import plus one first call, interleaved with a bare DynamoDB client's.
@@ -200,6 +224,14 @@ synthesizes it, import plus one first call, interleaved with a bare DynamoDB cli
 **Not part of \`npm test\`.** The bench runs only through \`npm run bench\`; \`npm test\` checks only that
 this file is what \`bench/report.ts\` renders from \`bench/results.json\`.
 `;
+
+function sectionLoadTable(r: BenchResults): string {
+  const entries = Object.entries(r.sectionLoad ?? {});
+  if (entries.length === 0) return '';
+  const rows = entries.map(([name, l]) => [name, l.startedAt.slice(11, 19), l.seconds ?? '?', l.start.join(' / '), l.end?.join(' / ') ?? '?']);
+  const again = (r.remeasured ?? []).map((m) => `${m.sections.join(', ')} measured again at ${m.startedAt.slice(11, 19)} UTC into these results (load ${m.loadavgAtStart.join(' / ')}).`);
+  return `\n${table(['section', 'started (UTC)', 'seconds', 'load average at start (1 / 5 / 15 min)', 'at end'], rows)}\n${again.length > 0 ? `\n${again.join(' ')}\n` : ''}`;
+}
 
 /** The whole of docs/benchmarks.md. */
 export function renderDocument(r: BenchResults): string {
@@ -214,7 +246,8 @@ fresh tables, prints the tables below and writes \`bench/results.json\`; \`npx t
 renders this file from it.
 
 \`\`\`sh
-npm run bench                                  # everything, a few minutes on 2 cores
+npm run bench                                  # everything, about 15-20 minutes on 2 cores
+npm run bench -- --only coldstart --merge      # measure one section again into bench/results.json
 npm run bench -- --quick                       # growth without the 20k point
 npm run bench -- --only throughput --pairs 7 --n 3000
 npx tsx bench/report.ts                        # docs/benchmarks.md from bench/results.json
@@ -223,7 +256,7 @@ npx tsx bench/report.ts                        # docs/benchmarks.md from bench/r
 ## This run
 
 ${r.startedAt} to ${r.finishedAt ?? '?'}; ${m.nproc} × ${m.cpu ?? '?'}, ${m.memoryGiB} GiB, Node ${m.node} (${m.platform}); load average ${m.loadavgAtStart?.join(' / ') ?? '?'} at the start, ${m.loadavgAtEnd?.join(' / ') ?? '?'} at the end (other agents share this machine). Options: ${r.options.n} subscriptions per throughput run, ${r.options.pairs} pairs, ${r.options.invocations} invocations${r.options.quick ? ', quick' : ''}. Logging: ${r.logging ?? 'silent'}.
-
+${sectionLoadTable(r)}
 ${renderTables(r)}
 ${METHOD}`;
 }

@@ -33,6 +33,8 @@ export interface PhaseCost {
   readonly requests: number;
   readonly heartbeats: number;
   readonly itemsRead: number;
+  /** Items DynamoDB read (filtered and COUNT queries read more than they return). */
+  readonly itemsScanned: number;
   readonly rru: number;
   readonly wru: number;
   readonly gsiWru: number;
@@ -88,6 +90,7 @@ function phase(t: CapacityTotals, n = 1): PhaseCost {
     requests: round2(t.requests / n),
     heartbeats: round2(t.heartbeats / n),
     itemsRead: round2(t.itemsRead / n),
+    itemsScanned: round2(t.itemsScanned / n),
     rru: round2(t.rru / n),
     wru: round2(t.wru / n),
     gsiWru: round2(t.gsiWru / n),
@@ -101,7 +104,7 @@ function minus(a: CapacityTotals, b: CapacityTotals): CapacityTotals {
     const d = v - (b.byCommand[k] ?? 0);
     if (d !== 0) byCommand[k] = d;
   }
-  return { requests: a.requests - b.requests, itemsRead: a.itemsRead - b.itemsRead, rru: a.rru - b.rru, wru: a.wru - b.wru, gsiWru: a.gsiWru - b.gsiWru, heartbeats: a.heartbeats - b.heartbeats, byCommand };
+  return { requests: a.requests - b.requests, itemsRead: a.itemsRead - b.itemsRead, itemsScanned: a.itemsScanned - b.itemsScanned, rru: a.rru - b.rru, wru: a.wru - b.wru, gsiWru: a.gsiWru - b.gsiWru, heartbeats: a.heartbeats - b.heartbeats, byCommand };
 }
 
 function batchesOf<T>(items: readonly T[]): T[][] {
