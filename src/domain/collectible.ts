@@ -1,6 +1,6 @@
 import { ACH_REPRESENTMENT_WINDOW_MS, MAX_ACH_REPRESENTMENTS, classifyReturnCode } from './ach-outcomes.js';
 import { dunningGate, type DunningHold } from './dunning.js';
-import { isHeldByLadder, failureState } from './ladder.js';
+import { dueKey, isHeldByLadder, failureState } from './ladder.js';
 import type { AccountSnapshot } from './ports.js';
 import { COLLECTIBLE_STATUSES, type BillingRecord, type DecisionContext, type Process } from './records.js';
 
@@ -165,6 +165,39 @@ export function balanceDecision(record: BillingRecord, account: AccountSnapshot,
  * attempt then resends that same key before the balance gate is consulted: the processor answers
  * with the charge it took (never a second one for one key), and a closed gate cannot hide it.
  */
-export function repairsUnrecordedAttempt(takenOver: { readonly purpose?: string } | undefined, record: Pick<BillingRecord, 'billing_date'>): boolean {
-  return takenOver !== undefined && (takenOver.purpose === undefined || takenOver.purpose === record.billing_date);
+export function repairsUnrecordedAttempt(
+  takenOver: { readonly purpose?: string } | undefined,
+  record: Pick<BillingRecord, 'billing_date' | 'billing_status' | 'payment_attempts' | 'billing_presented_for'>,
+): boolean {
+  return (takenOver !== undefined && (takenOver.purpose === undefined || takenOver.purpose === record.billing_date)) || isPresentedUnrecorded(record);
+}
+
+/**
+ * A failed attempt presented this period's current key to the processor and no result is recorded
+ * for it (`billing_presented_for` is the due key, DESIGN 5): the processor may hold a charge under
+ * `{subscription_id}:{payment_attempts + 1}`. Only an attempt resending that key can tell.
+ */
+export function isPresentedUnrecorded(record: Pick<BillingRecord, 'billing_date' | 'billing_status' | 'payment_attempts' | 'billing_presented_for'>): boolean {
+  return COLLECTIBLE_STATUSES.has(record.billing_status) && record.billing_presented_for !== undefined && record.billing_presented_for === dueKey(record);
+}
+
+export const ATTEMPT_OUTCOME_UNKNOWN = 'attempt_outcome_unknown';
+export const ATTEMPT_OUTCOME_UNKNOWN_MESSAGE =
+  'an attempt of this period reached the payment processor and its outcome is not recorded: the processor may hold the payment. ' +
+  'retry-billing resolves it with the same idempotency key (never a second charge: a payment the processor took is recorded, otherwise the period is charged now); ' +
+  'the scheduled retry does the same. Then the period can be waived (a taken payment is refunded as usual).';
+
+/**
+ * The one rule for a write that closes a period without collecting it (waive, cancel): it must not
+ * close blind a period whose current key the processor may hold — a failed attempt presented it
+ * (`isPresentedUnrecorded`), or the lock this write took replaced a dead holder's lease naming this
+ * period (it died between the processor and its write). Closing it would leave a charge the
+ * processor took on no record; resending the key to find out would charge a period being closed.
+ */
+export function mayHoldUnrecordedCharge(
+  record: Pick<BillingRecord, 'billing_date' | 'billing_status' | 'payment_attempts' | 'billing_presented_for'>,
+  takenOver?: { readonly purpose?: string },
+): boolean {
+  if (!COLLECTIBLE_STATUSES.has(record.billing_status)) return false;
+  return isPresentedUnrecorded(record) || (takenOver?.purpose !== undefined && takenOver.purpose === record.billing_date);
 }

@@ -33,6 +33,18 @@ export interface HeldLock {
    * `release()` is a no-op); on failure heartbeats resume and the lock is still held.
    */
   releaseWith<T>(commit: (release: LockRelease) => Promise<T>): Promise<T>;
+  /**
+   * Names the period this holder is about to attempt on the lease now (one conditional put), so
+   * that if it dies between the processor and its write, the next holder learns it (`takenOver`).
+   * For a holder that took the lock for several periods (the memberships consumer's catch-up).
+   */
+  declarePurpose(purpose: string): Promise<void>;
+  /**
+   * Releases by putting back the expired lease this lock replaced (`takenOver`), so the evidence it
+   * carries (a dead holder attempting its period) stays for the next holder; without one, `release()`.
+   * For a holder that learnt of it and must leave the period to an attempt (a waive answering 409).
+   */
+  handBack(): Promise<void>;
 }
 
 /**
@@ -50,13 +62,14 @@ export async function acquireUserLock(
   const key = userLockKey(userId);
   const leaseMs = options.leaseMs ?? LOCK_LEASE_MS;
   const heartbeatMs = options.heartbeatMs ?? LOCK_HEARTBEAT_MS;
+  let purpose = options.purpose;
   const leaseAt = (version: string): LockLease => ({
     key,
     owner_name: owner,
     record_version_number: version,
     lease_duration_ms: leaseMs,
     lease_expires_at: clock.now().getTime() + leaseMs,
-    ...(options.purpose !== undefined ? { purpose: options.purpose } : {}),
+    ...(purpose !== undefined ? { purpose } : {}),
   });
   let current = leaseAt(options.newVersion());
   let takenOver: LockLease | undefined;
@@ -81,17 +94,43 @@ export async function acquireUserLock(
   }, heartbeatMs);
   timer.unref?.();
   let released = false;
+  const release = async (): Promise<void> => {
+    if (released) return;
+    released = true;
+    clearInterval(timer);
+    await renewing;
+    if (!controller.signal.aborted) controller.abort(new LockLostError('released'));
+    await store.release(key, current.record_version_number);
+  };
   return {
     key,
     signal: controller.signal,
     ...(takenOver !== undefined ? { takenOver } : {}),
-    async release() {
+    release,
+    async handBack() {
       if (released) return;
+      if (takenOver === undefined) return release();
       released = true;
       clearInterval(timer);
       await renewing;
       if (!controller.signal.aborted) controller.abort(new LockLostError('released'));
-      await store.release(key, current.record_version_number);
+      await store.renew(key, current.record_version_number, takenOver);
+    },
+    async declarePurpose(next) {
+      if (purpose === next) return;
+      purpose = next;
+      renewing = renewing.then(async () => {
+        if (controller.signal.aborted || released) return;
+        const lease = leaseAt(options.newVersion());
+        try {
+          if (await store.renew(key, current.record_version_number, lease)) current = lease;
+          else controller.abort(new LockLostError(`billing lock for user ${userId} was lost`));
+        } catch (error) {
+          controller.abort(new LockLostError(`renewal failed for user ${userId}`, { cause: error }));
+        }
+      });
+      await renewing;
+      if (controller.signal.aborted) throw controller.signal.reason instanceof Error ? controller.signal.reason : new LockLostError(`billing lock for user ${userId} was lost`);
     },
     async releaseWith(commit) {
       if (released) throw new LockLostError(`billing lock for user ${userId} was already released`);
@@ -147,7 +186,9 @@ export async function releaseQuietly(lock: HeldLock, onError?: (error: unknown) 
 
 /**
  * Runs `work` under the user's lock and always releases it. The work's own outcome (result or
- * error) is the answer; a failed release never replaces it.
+ * error) is the answer; a failed release never replaces it. A lock that replaced a dead holder's
+ * lease naming a period, and was not released by an attempt's own commit, hands that lease back:
+ * the evidence that the period's key may be held stays until an attempt of it takes it over.
  */
 export async function withUserLock<T>(
   deps: LockDeps,
@@ -155,11 +196,16 @@ export async function withUserLock<T>(
   owner: string,
   work: (lock: HeldLock) => Promise<T>,
   onReleaseError?: (error: unknown) => void,
+  purpose?: string,
 ): Promise<T> {
-  const lock = await lockUser(deps, userId, owner);
+  const lock = await lockUser(deps, userId, owner, purpose);
   try {
     return await work(lock);
   } finally {
-    await releaseQuietly(lock, onReleaseError);
+    try {
+      await (lock.takenOver?.purpose !== undefined ? lock.handBack() : lock.release());
+    } catch (error) {
+      onReleaseError?.(error);
+    }
   }
 }

@@ -100,11 +100,18 @@ const instant = z.string().min(1);
 
 /**
  * An ACH outcome that does not match the debit (DESIGN 4.1): the period stays unsettled and is
- * listed for operators (`?billing=exceptions`).
+ * listed for operators (`?billing=exceptions`). Also a settlement for a period that was written off
+ * (waived, cancelled, skipped) of an entry it never recorded: money taken and not owed, to refund.
  */
+/** Statuses that can no longer book a payment: one arriving for them that they never recorded is `unowed_payment`. */
+export const UNBOOKABLE_STATUSES: ReadonlySet<BillingStatus> = new Set(['WAIVED', 'CANCELLED', 'SKIPPED']);
+
 export const achExceptionSchema = z.object({
-  code: z.literal('amount_mismatch'),
+  /** amount_mismatch: a settlement for another amount; unowed_payment: a settlement this record can no longer book and never recorded. */
+  code: z.enum(['amount_mismatch', 'unowed_payment']),
   received_cents: z.number().int().nonnegative(),
+  /** unowed_payment: the settled entry's confirmation id (the money to refund). */
+  confirmation_id: z.string().optional(),
   at: instant,
 });
 export type AchException = z.infer<typeof achExceptionSchema>;
@@ -114,7 +121,8 @@ export type AchException = z.infer<typeof achExceptionSchema>;
  * currency (never a completion), or a dispute inquiry (no funds withdrawn: flagged, not failed).
  */
 export const cardExceptionSchema = z.object({
-  code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry']),
+  /** unowed_payment: a success this record can no longer book (WAIVED, CANCELLED, SKIPPED) and never recorded. */
+  code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry', 'unowed_payment']),
   payment_intent_id: z.string().optional(),
   received_cents: z.number().int().nonnegative().optional(),
   currency: z.string().optional(),
@@ -140,6 +148,15 @@ export const billingFailureFieldsSchema = z.object({
   billing_failed_at: instant.optional(),
   billing_next_attempt_at: instant.optional(),
   billing_last_error: z.string().optional(),
+  /**
+   * Not one of the five: the due key (`{billing_date}#{payment_attempts}`) whose payment a failed
+   * attempt presented to the processor before it failed, so the processor may hold a charge under
+   * `{subscription_id}:{payment_attempts + 1}` that no record shows. Written by RecordBillingFailure
+   * in the same UpdateItem; live while the record is collectible and the key is its due key (an
+   * attempt that records its result moves payment_attempts and voids it; retry-billing's clear does
+   * not). Absent on items saved before it existed: read as not presented.
+   */
+  billing_presented_for: z.string().optional(),
 });
 
 /**

@@ -147,7 +147,14 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
     tag: 'operator',
     path: actions.subscriptionParams,
     body: { schema: actions.waiveBody, required: true },
-    responses: { '200': { description: 'The waived period', schema: 'SubscriptionResult' }, ...actionErrors },
+    description:
+      'A period whose current idempotency key the processor may hold (an attempt reached the processor and its outcome is not recorded) ' +
+      'answers 409 attempt_outcome_unknown and changes nothing: retry-billing resolves it with the same key, then the waive can follow.',
+    responses: {
+      '200': { description: 'The waived period', schema: 'SubscriptionResult' },
+      ...actionErrors,
+      '409': { description: 'locked, illegal_transition, or attempt_outcome_unknown: nothing changed', schema: 'WaiveConflict' },
+    },
   },
   'PUT /v1/subscriptions/{subscriptionId}/billing-date': {
     operationId: 'changeBillingDate',

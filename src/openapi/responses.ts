@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { NOT_YET_RECORDED } from '../domain/ach-outcomes.js';
-import { HOLD_CODES } from '../domain/collectible.js';
+import { ATTEMPT_OUTCOME_UNKNOWN, HOLD_CODES } from '../domain/collectible.js';
 import { dollarStringSchema } from '../domain/money.js';
 import { RETRY_ITEM_OUTCOMES, RETRY_RUN_STATES } from '../domain/retry-runs.js';
 import { BILLING_STATUSES, billingRecordSchema, declineClassSchema, historyRowSchema, loanPaymentSchema } from '../domain/records.js';
@@ -29,6 +29,7 @@ const INTERNAL_ATTRIBUTES: ReadonlySet<string> = new Set([
   'billing_failed_at',
   'billing_next_attempt_at',
   'billing_last_error',
+  'billing_presented_for',
   'dunning_first_declined_at',
   'dunning_attempts',
   'dunning_next_attempt_at',
@@ -189,6 +190,14 @@ export const paymentConflictSchema = conflictSchema(
     'payment_method_required: the card was declined do_not_retry (lost, stolen, closed, ...), a new payment method is needed',
 );
 
+/** Waive (DESIGN 3.1): a period whose current key the processor may hold is not written off blind. */
+export const waiveConflictSchema = conflictSchema(
+  ['locked', 'concurrent_modification', 'illegal_transition', ATTEMPT_OUTCOME_UNKNOWN],
+  'locked: being billed right now, retry shortly; concurrent_modification: changed meanwhile, retry; ' +
+    'illegal_transition: the period is not PENDING, FAILED or PAUSED; ' +
+    'attempt_outcome_unknown: an attempt of this period reached the processor and its outcome is not recorded — retry-billing resolves it with the same idempotency key (never a second charge), then waive',
+);
+
 /** A loan payment's creation: the account's ACH holds (DESIGN 2.7, 3.1) or a reused Idempotency-Key. */
 export const loanPaymentConflictSchema = conflictSchema(
   ['ach_authorization_required', 'ach_account_invalid', 'idempotency_key_reused', 'already_exists', 'concurrent_modification'],
@@ -243,6 +252,7 @@ export const RESPONSE_COMPONENTS = {
   PaymentConflict: paymentConflictSchema,
   LoanPaymentConflict: loanPaymentConflictSchema,
   AchConflict: achConflictSchema,
+  WaiveConflict: waiveConflictSchema,
   GatewayMessage: gatewayMessageSchema,
   Accepted: acceptedSchema,
   AchResult: achResultSchema,

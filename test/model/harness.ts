@@ -603,8 +603,6 @@ export class BillingWorld {
     const kind = recordSlot(this.member(user), record as ObservedRecord)?.slot.kind;
     if (this.known.has('waive_cancel_successor') && kind === 'cancel') return;
     if (this.known.has('waive_ends_pause') && kind === 'pause') return;
-    // KNOWN_BUGS waive_unrecorded_submission (F9): a waive of a period whose submission the processor took but the record does not show.
-    if (this.known.has('waive_unrecorded_submission') && this.charges(this.users[user]!).some((c) => c.idempotency_key === `${record.subscription_id}:${Number(record.payment_attempts) + 1}`)) return;
     const res = await this.api('POST', '/v1/subscriptions/{subscriptionId}/waive', { subscriptionId: record.subscription_id }, { reason: 'model test' });
     const after = (await this.records(this.users[user]!)).find((r) => r.subscription_id === record.subscription_id);
     this.trace.push(`  waive ${record.billing_date} (${record.billing_status}) → ${res.status} ${res.body?.error?.code ?? ''}`);
@@ -706,7 +704,12 @@ export class BillingWorld {
     const problems: string[] = [];
     for (const user of this.users) {
       const rows = await this.historyRows(user);
-      const recorded = new Set(rows.map((r) => r.transaction_id).filter(Boolean));
+      // On the books: a transaction some write of the item recorded, or an unowed_payment exception naming it (listed for refund).
+      const unowed = (r: Json) => [
+        r.ach_exception?.code === 'unowed_payment' ? r.ach_exception.confirmation_id : undefined,
+        r.card_exception?.code === 'unowed_payment' ? r.card_exception.payment_intent_id : undefined,
+      ];
+      const recorded = new Set(rows.flatMap((r) => [r.transaction_id, ...unowed(r)]).filter(Boolean));
       for (const c of this.charges(user)) {
         if (!recorded.has(c.confirmation_id)) problems.push(`${user}: the processor's charge ${c.idempotency_key} (${c.confirmation_id}, ${c.amount_cents}) for ${c.billing_date} is on no record: money taken and not on the books`);
       }

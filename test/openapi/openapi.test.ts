@@ -134,6 +134,11 @@ beforeAll(async () => {
     { routeKey: 'POST /v1/subscriptions/{subscriptionId}/retry-billing', body: { reason: 'operator retry' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/retry-billing', { pathParameters: sub(record.subscription_id) }), send: viaApi, status: 409, code },
   ]);
 
+  // A period whose failed attempt presented its key (the processor may hold the payment): a waive answers 409 attempt_outcome_unknown.
+  const presentedBillingDate = instantAt(app, -2 * DAY_MS);
+  const presented = await seedOne(app, { billing_date: presentedBillingDate, payment_method: 'pinless', billing_failed_for: `${presentedBillingDate}#0`, billing_failure_count: 1, billing_failed_at: failedAt, billing_last_error: 'The payment processor is unavailable.', billing_presented_for: `${presentedBillingDate}#0` });
+  holdCases.push({ routeKey: 'POST /v1/subscriptions/{subscriptionId}/waive', body: { reason: 'operator waive' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/waive', { pathParameters: sub(presented.subscription_id) }), send: viaApi, status: 409, code: 'attempt_outcome_unknown' });
+
   // An ACH exception (DESIGN 4.1) for ?billing=exceptions; the do_not_retry period above is in ?billing=dunning&state=exhausted.
   await seedOne(app, { billing_status: 'ACHSENT', payment_method: 'ach', transaction_id: 'conf-exception', payment_attempts: 1, last_attempt_date: failedAt, ach_exception: { code: 'amount_mismatch', received_cents: 1, at: failedAt } });
 
@@ -316,6 +321,8 @@ describe('GET /openapi.json document', () => {
     }
     expect(conflictCodes('POST /v1/users/{userId}/loans/{loanId}/payments')).toEqual(expect.arrayContaining(['ach_authorization_required', 'ach_account_invalid']));
     expect([...answered('POST /v1/users/{userId}/loans/{loanId}/payments')].sort()).toEqual(['ach_account_invalid', 'ach_authorization_required']);
+    expect(conflictCodes('POST /v1/subscriptions/{subscriptionId}/waive')).toEqual(expect.arrayContaining(['locked', 'attempt_outcome_unknown']));
+    expect(answered('POST /v1/subscriptions/{subscriptionId}/waive')).toContain('attempt_outcome_unknown');
     expect(conflictCodes('POST /webhooks/ach')).toContain('not_yet_recorded');
     expect(answered('POST /webhooks/ach')).toEqual(new Set(['not_yet_recorded']));
     const billing = (operationOf('GET /v1/subscriptions').parameters as { name: string; schema: { enum?: string[] } }[]).find((p) => p.name === 'billing')!;

@@ -593,6 +593,11 @@ export class DynamoBillingStore implements BillingStore {
       ':bd': read.billing_date,
     };
     const removes: string[] = [];
+    // The attempt presented this key before it failed (ports.ts): in the same UpdateItem, no extra request.
+    if (after.billing_presented_for !== undefined && after.billing_presented_for !== read.billing_presented_for) {
+      if (after.billing_presented_for !== key) throw new InvalidTransactionError(`recordBillingFailure: a presented key must be the work read (${key})`);
+      sets.push('billing_presented_for = :key');
+    }
     if (after.billing_next_attempt_at !== undefined) {
       sets.push('billing_next_attempt_at = :nextAttempt');
       values[':nextAttempt'] = after.billing_next_attempt_at;

@@ -1,6 +1,6 @@
 import { applyIntentChange, firstBillingRecord, historyRowOf, successorRecord, withIntent } from '../billing-record.js';
 import { chainPeriodAt } from '../chain.js';
-import { isCollectibleAndDue } from '../collectible.js';
+import { isCollectibleAndDue, mayHoldUnrecordedCharge } from '../collectible.js';
 import { AlreadyExistsError, UnbilledPeriodError } from '../errors.js';
 import { appliedEventIds, hasOpenChain, isCancelRequested, OPEN_CHAIN_STATUSES, reactivationEvent, successorPlan, rememberEvent, type MembershipIntent } from '../intent.js';
 import { withUserLock, type HeldLock } from '../lock.js';
@@ -160,6 +160,8 @@ async function collectDue(ctx: Ctx, processFor: (record: BillingRecord) => Proce
       .sort((a, b) => (a.billing_date < b.billing_date ? -1 : 1))[0];
     if (!due) break;
     tried.add(due.subscription_id);
+    // The lease names the period before its attempt can reach the processor (a dead holder's next one knows).
+    await ctx.lock.declarePurpose(due.billing_date);
     outcomes.push(
       await runCollectionAttempt(ctx.deps, {
         key: due,
@@ -325,11 +327,26 @@ async function reactivate(ctx: Ctx, records: readonly BillingRecord[]): Promise<
   return { kind: 'applied', written, attempts };
 }
 
+/**
+ * BAN deactivates the user's open periods, except one whose current key the processor may hold (an
+ * attempt presented it while the member was active and its outcome is not recorded): that one stays
+ * owed, so the ladder's retry resends the same key and records what the processor took (F11); the
+ * ban lands on its next period instead (created INACTIVE now, so the retry's next-period create finds
+ * it).
+ */
 async function ban(ctx: Ctx, records: readonly BillingRecord[]): Promise<MembershipOutcome> {
   const open = records.filter((r) => r.billing_status === 'PENDING' || r.billing_status === 'FAILED' || r.billing_status === 'PAUSED');
   if (open.length === 0) return { kind: 'ignored', reason: 'no_open_period', attempts: [] };
-  const updates = open.map((read) => ({ read, after: changed(ctx, read, 'USER_NOT_ACTIVE', 'USER_BANNED') }));
-  return { kind: 'applied', written: await commitAll(ctx.deps, updates), attempts: [] };
+  const unresolved = open.filter((r) => mayHoldUnrecordedCharge(r, ctx.lock.takenOver));
+  const updates = open.filter((r) => !unresolved.includes(r)).map((read) => ({ read, after: changed(ctx, read, 'USER_NOT_ACTIVE', 'USER_BANNED') }));
+  const creates = unresolved.flatMap((held) => {
+    if (!hasOpenPeriodWithoutSuccessor(held, PAUSABLE_HEADS, records)) return [];
+    const next = successorRecord(held, ctx.deps.clock.now(), ctx.deps.ids, held.last_run_date);
+    return next ? [{ ...withIntent(next, rememberEvent(next, ctx.event), { updated_event: 'USER_BANNED' }), billing_status: 'INACTIVE' as const }] : [];
+  });
+  if (updates.length === 0 && creates.length === 0) return { kind: 'ignored', reason: 'no_open_period', attempts: [] };
+  // A dead holder's lease naming the unresolved period is handed back when the lock is left (withUserLock).
+  return { kind: 'applied', written: await commitAll(ctx.deps, updates, creates), attempts: [] };
 }
 
 /**

@@ -1,10 +1,10 @@
 import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure, type IdGenerator } from '../billing-record.js';
-import { balanceDecision, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, repairsUnrecordedAttempt, type BalanceObservation, type NotDueReason } from '../collectible.js';
+import { balanceDecision, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, mayHoldUnrecordedCharge, repairsUnrecordedAttempt, type BalanceObservation, type NotDueReason } from '../collectible.js';
 import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
 import { CLEARED_DUNNING, classifyDecline, dunningAfterDecline, isInDunning } from '../dunning.js';
-import { ConcurrentModificationError, InterruptedError, LockedError } from '../errors.js';
+import { ConcurrentModificationError, InterruptedError, LockedError, ProcessorError } from '../errors.js';
 import { intentOf, isCancelRequested } from '../intent.js';
-import { allowlistedError, billingFailureView, classifyFailure, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';
+import { allowlistedError, billingFailureView, classifyFailure, dueKey, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';
 import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountDirectory, BillingStore, BillingTransaction, Clock, LockStore, PaymentProcessor, PaymentResult } from '../ports.js';
@@ -115,6 +115,8 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   const notDue = dueGate(read, now, process);
   if (notDue) return { kind: 'not_due', reason: notDue, record: read };
 
+  // Set once the payment request is handed to the processor: a failure after it may leave a charge no record shows.
+  let presented = false;
   try {
     if (isCancelRequested(read)) {
       const after = applyBillingEvent(read, 'CANCEL_COMPLETED', now, { process, updatedEvent: 'CANCEL_COMPLETED' });
@@ -123,7 +125,11 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     }
 
     const account = await deps.accounts.getAccount(read.user_id, combinedSignal(request.signal, lock.signal));
-    if (account.status !== 'active') {
+    // An earlier attempt of this period presented its key while the account was active and its outcome
+    // is not recorded (a saved failure after the call, or a dead holder naming this period): the same
+    // key is resent before the account gate, so a ban cannot leave a charge the processor took on no
+    // record (F11). Never a second charge: one key.
+    if (account.status !== 'active' && !mayHoldUnrecordedCharge(read, lock.takenOver)) {
       const after = applyBillingEvent(read, 'USER_NOT_ACTIVE', now, {
         process,
         updatedEvent: account.status === 'banned' ? 'USER_BANNED' : 'USER_NOT_ACTIVE',
@@ -155,6 +161,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     }
 
     throwIfAborted(request.signal, lock.signal);
+    presented = true;
     const result = await deps.processor.submit(
       {
         idempotency_key: `${read.subscription_id}:${read.payment_attempts + 1}`,
@@ -172,7 +179,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
     return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after });
   } catch (error) {
-    return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal));
+    return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal), presented);
   }
 }
 
@@ -258,6 +265,7 @@ async function handleFailure(
   request: AttemptRequest,
   now: Date,
   signal: AbortSignal | undefined,
+  presented: boolean,
 ): Promise<AttemptOutcome> {
   // A record changed under us (stale lock holder, concurrent writer): the next attempt re-sends the same key.
   const failureClass = error instanceof ConcurrentModificationError ? 'transient' : classifyFailure(error, signal);
@@ -265,10 +273,17 @@ async function handleFailure(
     deps.onError?.(error, { subscription_id: read.subscription_id, user_id: read.user_id, class: failureClass, recorded: false });
     return { kind: 'failed_uncounted', class: failureClass, record: read };
   }
-  const saved = await saveFailure(deps, read, errorText(error), now, request);
+  const saved = await saveFailure(deps, read, errorText(error), now, request, presented && !answeredWithoutCharge(error));
   deps.onError?.(error, { subscription_id: read.subscription_id, user_id: read.user_id, class: failureClass, recorded: !!saved });
   if (!saved) return { kind: 'failed_uncounted', class: 'record_moved', record: read };
   return { kind: 'failed_counted', failure: billingFailureView(saved)!, record: saved };
+}
+
+/** Processor errors that are the processor's own answer that it took nothing (a refused request), by code. */
+const NO_CHARGE_PROCESSOR_CODES: ReadonlySet<string> = new Set(['processor_rejected', 'unsupported_rail', 'processor_auth', 'ambiguous_customer']);
+
+function answeredWithoutCharge(error: unknown): boolean {
+  return error instanceof ProcessorError && NO_CHARGE_PROCESSOR_CODES.has(error.code);
 }
 
 function errorText(error: unknown): string {
@@ -282,9 +297,12 @@ export async function saveFailure(
   message: string,
   now: Date,
   request: Pick<AttemptRequest, 'actor' | 'reason' | 'process' | 'runId'>,
+  presented = false,
 ): Promise<BillingRecord | undefined> {
   const failure = nextFailure(read, now, allowlistedError(message, read.subscription_id), (d) => formatInstant(d));
   const after = withFailure(read, failure, now);
+  // The processor may hold a charge under this key: kept until an attempt records its result (payment_attempts moves).
+  if (presented) after.billing_presented_for = dueKey(read);
   if (after.billing_next_attempt_at === undefined) delete after.billing_next_attempt_at;
   after.process = request.process;
   const landed = await deps.billing.recordBillingFailure(read, after, historyRowOf(after, { actor: request.actor, reason: request.reason, run_id: request.runId }));

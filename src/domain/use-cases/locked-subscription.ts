@@ -28,12 +28,14 @@ export async function findSubscription(deps: Pick<AttemptDeps, 'billing'>, subsc
  * lags; the consistent read under the lock is what `work` acts on (a key the index still shows after
  * a due-date change reads as another subscription or nothing, and is passed over). The lock is
  * always released, by `work`'s own transaction or afterwards; once `work` has committed, a failed
- * release never turns its result into an error (DESIGN 3.1).
+ * release never turns its result into an error (DESIGN 3.1). `attempts`: the work runs the collection
+ * attempt of this period (manual pay, retry-billing), so the lease names the period.
  */
 export async function withLockedSubscription<T>(
   deps: AttemptDeps,
   request: ActorRequest,
   work: (read: BillingRecord, lock: HeldLock) => Promise<T>,
+  options: { readonly attempts?: boolean } = {},
 ): Promise<T> {
   const keys = await deps.billing.locateSubscription(request.subscriptionId);
   const userId = keys[0]?.user_id;
@@ -48,6 +50,9 @@ export async function withLockedSubscription<T>(
       return work(read, lock);
     },
     (error) => deps.onError?.(error, { subscription_id: request.subscriptionId, user_id: userId, class: 'transient', recorded: false }),
+    // A use case that attempts the period names it on the lease: if it dies between the processor and
+    // its write, the next holder knows this period's key may be held (DESIGN 3, collectible.ts).
+    options.attempts ? keys[0]?.billing_date : undefined,
   );
 }
 

@@ -44,7 +44,7 @@ export async function manualPay(
         return { replayed: true, outcome, subscription: current };
       }
       return { replayed: false, outcome, subscription: current };
-    });
+    }, { attempts: true });
   } catch (error) {
     if (!(error instanceof LockedError)) throw error;
     // Another invocation holds the user's lock: a repeat of a request already answered is still

@@ -66,7 +66,7 @@ export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Pr
       outcome = { kind: 'failed_uncounted', class: 'transient', record: cleared };
     }
     return retryResult(deps, read, cleared, outcome, request);
-  });
+  }, { attempts: true });
 }
 
 async function retryResult(
