@@ -3,7 +3,7 @@ import { applyBillingEvent } from './billing-record.js';
 import { idSchema } from './ids.js';
 import { centsSchema } from './money.js';
 import { REPRESENTMENT_ENTRY_DESCRIPTION, type PaymentRequest } from './ports.js';
-import { COLLECTIBLE_STATUSES, type BillingRecord, type LoanPayment } from './records.js';
+import { COLLECTIBLE_STATUSES, UNBOOKABLE_STATUSES, type BillingRecord, type LoanPayment } from './records.js';
 import { formatInstant, instantSchema } from './time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js';
 import { LOAN_MAX_ATTEMPTS, nextRetryAt } from './loan-retries.js';
@@ -121,7 +121,13 @@ export type AchDecision<T> =
   /** `reversed`: the outcome undid a completed collection (a return after settlement, DESIGN 4.1). */
   | { readonly kind: 'apply'; readonly after: T; readonly effect: AchEffect; readonly reversed?: boolean }
   | { readonly kind: 'ignore'; readonly reason: AchIgnoreReason }
-  | { readonly kind: 'not_yet_recorded' };
+  | { readonly kind: 'not_yet_recorded' }
+  /**
+   * A settlement of another entry than the record's, for a period that can no longer book it: a
+   * replay if the period's history ever recorded `confirmation_id` (an older entry), else `otherwise`
+   * (an unowed_payment exception). The use case asks the history (one Query).
+   */
+  | { readonly kind: 'unless_recorded'; readonly confirmation_id: string; readonly otherwise: AchDecision<T> };
 
 const notYetRecorded = <T>(): AchDecision<T> => ({ kind: 'not_yet_recorded' });
 
@@ -140,6 +146,11 @@ export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent
   if (record.transaction_id !== event.confirmation_id) {
     // Showing no such submission and still able to record one: the attempt that made it has not recorded it yet.
     if (MAY_RECORD_SUBMISSION.has(record.billing_status)) return notYetRecorded();
+    // Money taken for a period written off: never dropped (F9). An older entry the period recorded is a replay.
+    if (event.type === 'settled' && UNBOOKABLE_STATUSES.has(record.billing_status)) {
+      if (record.ach_exception?.code === 'unowed_payment' && record.ach_exception.confirmation_id === event.confirmation_id) return ignore('already_applied');
+      return { kind: 'unless_recorded', confirmation_id: event.confirmation_id, otherwise: unowedSettlement(record, event, now) };
+    }
     // Each attempt overwrites transaction_id: a different one means this outcome is for an older entry.
     return ignore('confirmation_mismatch');
   }
@@ -170,6 +181,21 @@ export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent
       if (status === 'ACHSENT' || status === 'COMPLETED') return subscriptionChargeback(record, now);
       return ignore(status === 'FAILED' && record.ach_unauthorized === true ? 'already_applied' : 'status');
   }
+}
+
+/**
+ * A settlement of an entry a written-off period (WAIVED, CANCELLED, SKIPPED) never recorded: the bank
+ * took money the member did not owe. The period keeps its status and carries `ach_exception`
+ * `unowed_payment` (amount, confirmation id) with its audit row, listed for refund (DESIGN 4.1).
+ */
+function unowedSettlement(record: BillingRecord, event: AchEvent, now: Date): AchDecision<BillingRecord> {
+  return {
+    kind: 'apply',
+    effect: 'exception',
+    after: applyBillingEvent(record, 'EXCEPTION_RAISED', now, {
+      set: { ach_exception: { code: 'unowed_payment', received_cents: event.amount_cents, confirmation_id: event.confirmation_id, at: formatInstant(now) } },
+    }),
+  };
 }
 
 /**

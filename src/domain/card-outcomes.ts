@@ -1,7 +1,7 @@
 import { applyBillingEvent, historyRowOf, successorRecord, type IdGenerator } from './billing-record.js';
 import { classifyDecline, dunningAfterDecline, type DeclineDetails } from './dunning.js';
 import type { BillingStore, BillingTransaction, Clock } from './ports.js';
-import type { BillingRecord, Term } from './records.js';
+import { UNBOOKABLE_STATUSES, type BillingRecord, type Term } from './records.js';
 import { formatInstant } from './time.js';
 import { billingTransitions } from './transitions.js';
 
@@ -102,7 +102,13 @@ export interface PaymentIntentFailure extends PaymentIntentOutcome {
 export type CardDecision =
   /** `exception`: the outcome did not match and was flagged instead (DESIGN 6.1). */
   | { readonly kind: 'apply'; readonly tx: BillingTransaction; readonly after: BillingRecord; readonly exception?: CardExceptionCode }
-  | { readonly kind: 'ignore'; readonly reason: CardIgnoreReason };
+  | { readonly kind: 'ignore'; readonly reason: CardIgnoreReason }
+  /**
+   * A success of another PaymentIntent than the record's, for a period that can no longer book it: a
+   * replay if the period's history ever recorded `transaction` (an older one), else `otherwise` (an
+   * unowed_payment exception). The use case asks the history (one Query).
+   */
+  | { readonly kind: 'unless_recorded'; readonly transaction: string; readonly otherwise: CardDecision };
 
 export type CardExceptionCode = NonNullable<BillingRecord['card_exception']>['code'];
 
@@ -113,6 +119,12 @@ export type CardExceptionCode = NonNullable<BillingRecord['card_exception']>['co
  */
 export function decidePaymentSucceeded(record: BillingRecord, input: PaymentIntentSuccess, now: Date, ids: IdGenerator): CardDecision {
   if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
+  // Money taken for a period written off (waived, cancelled, skipped) that never recorded it: never dropped (F9).
+  if (UNBOOKABLE_STATUSES.has(record.billing_status) && record.transaction_id !== input.payment_intent_id) {
+    const seen = record.card_exception;
+    if (seen?.code === 'unowed_payment' && seen.payment_intent_id === input.payment_intent_id) return { kind: 'ignore', reason: 'already_applied' };
+    return { kind: 'unless_recorded', transaction: input.payment_intent_id, otherwise: unowedPayment(record, input, now) };
+  }
   const mismatch = input.currency !== PERIOD_CURRENCY ? 'currency_mismatch' : input.received_cents !== record.amount_cents ? 'amount_mismatch' : undefined;
   if (mismatch) return paymentMismatch(record, input, mismatch, now);
   if (record.billing_status === 'COMPLETED' || record.billing_status === 'REFUNDED') {
@@ -133,6 +145,20 @@ export function decidePaymentSucceeded(record: BillingRecord, input: PaymentInte
     },
   });
   return { kind: 'apply', after, tx: withNextPeriod(record, after, now, ids) };
+}
+
+/**
+ * A success for a written-off period of a PaymentIntent it never recorded: the card was charged for a
+ * period the member does not owe. The period keeps its status and carries `card_exception`
+ * `unowed_payment` (PaymentIntent, amount, currency), with its audit row, listed for refund.
+ */
+function unowedPayment(record: BillingRecord, input: PaymentIntentSuccess, now: Date): CardDecision {
+  const after = applyBillingEvent(record, 'EXCEPTION_RAISED', now, {
+    set: {
+      card_exception: { code: 'unowed_payment', payment_intent_id: input.payment_intent_id, received_cents: input.received_cents, currency: input.currency, at: formatInstant(now) },
+    },
+  });
+  return { kind: 'apply', after, tx: update(record, after), exception: 'unowed_payment' };
 }
 
 /**

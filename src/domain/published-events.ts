@@ -106,11 +106,16 @@ export const exceptionRaisedDetailSchema = z.object({
   ...commonDetail,
   exception: z.object({
     source: z.enum(['ach', 'card']),
-    /** amount_mismatch, currency_mismatch, dispute_inquiry (DESIGN 4.1, 6.1), or card_disputed (funds withdrawn). */
-    code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry', 'card_disputed']),
+    /**
+     * amount_mismatch, currency_mismatch, dispute_inquiry (DESIGN 4.1, 6.1), card_disputed (funds withdrawn), or
+     * unowed_payment (a payment for a written-off period it never recorded: to refund).
+     */
+    code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry', 'card_disputed', 'unowed_payment']),
     received_cents: centsSchema.optional(),
     currency: text.optional(),
     payment_intent_id: text.optional(),
+    /** ACH unowed_payment: the settled entry. */
+    confirmation_id: text.optional(),
     dispute_id: text.optional(),
     dispute_status: text.optional(),
   }),
@@ -267,7 +272,7 @@ export function publishedEventsOf(row: HistoryRow, eventIdOf: EventIdOf): Publis
 function raisedException(row: HistoryRow): DetailOf<'billing.exception.raised'>['exception'] {
   const ach = row.ach_exception;
   const card = row.card_exception;
-  if (ach && (!card || ach.at >= card.at)) return { source: 'ach', code: ach.code, received_cents: ach.received_cents };
+  if (ach && (!card || ach.at >= card.at)) return { source: 'ach', code: ach.code, received_cents: ach.received_cents, ...present({ confirmation_id: ach.confirmation_id }) };
   if (!card) throw new UnpublishableRowError(row, ['EXCEPTION_RAISED names no ach_exception or card_exception']);
   return {
     source: 'card',

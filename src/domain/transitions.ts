@@ -59,7 +59,8 @@ export const billingTransitions = new TransitionTable<BillingStatus, BillingEven
   DUE_DATE_CHANGED: { from: ['PENDING'], to: 'same' },
   BILLING_RETRY_REQUESTED: { from: OPEN, to: 'same' },
   BILLING_FAILURE_RECORDED: { from: OPEN, to: 'same' },
-  EXCEPTION_RAISED: { from: ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED'], to: 'same' },
+  // Also on a written-off period (WAIVED, CANCELLED, SKIPPED) that receives a payment it never recorded (unowed_payment).
+  EXCEPTION_RAISED: { from: ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED', 'WAIVED', 'CANCELLED', 'SKIPPED'], to: 'same' },
 });
 
 /** Events on a loan payment (seed 004's diagram, plus the returns and chargebacks DESIGN 2.7 lists). */

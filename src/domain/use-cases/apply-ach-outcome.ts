@@ -1,6 +1,7 @@
 import { achReturnTally } from '../ach-return-rates.js';
 import { historyRowOf } from '../billing-record.js';
-import { decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchEffect, type AchEvent, type AchIgnoreReason } from '../ach-outcomes.js';
+import { decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchDecision, type AchEffect, type AchEvent, type AchIgnoreReason } from '../ach-outcomes.js';
+import { everRecorded } from '../booked.js';
 import { ConcurrentModificationError } from '../errors.js';
 import type { BillingStore, Clock, PaymentsStore } from '../ports.js';
 
@@ -42,7 +43,7 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
   if (ref.kind === 'subscription') {
     const record = await ports.billing.get({ user_id: ref.user_id, billing_date: ref.billing_date });
     if (!record) return { kind: 'ignored', reason: 'not_found' };
-    const decision = decideSubscriptionOutcome(record, event, now);
+    const decision = await resolveRecorded(ports, record.subscription_id, decideSubscriptionOutcome(record, event, now));
     if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: record.billing_status };
     if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: record.billing_status };
     await ports.billing.commit({
@@ -61,6 +62,8 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
   const payment = await ports.payments.get(ref.user_id, ref.loan_id, ref.payment_id);
   if (!payment) return { kind: 'ignored', reason: 'not_found' };
   const decision = decideLoanPaymentOutcome(payment, event, now);
+  // Loan payments have no written-off status: never asked of a loan payment.
+  if (decision.kind === 'unless_recorded') return { kind: 'ignored', reason: 'confirmation_mismatch', status: payment.loc_status };
   if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: payment.loc_status };
   if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
   await ports.payments.update(decision.after, payment.version, { actor: 'system:ach-handler', reason: `ach ${event.type} event ${event.event_id}` }, returnCounted(event, now).achRates);
@@ -71,6 +74,14 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
     amount_mismatch: event.amount_cents !== payment.loc_amount,
     reversed: decision.reversed === true,
   };
+}
+
+/** An `unless_recorded` decision asks the period's audit rows whether it ever recorded that entry (rare: one Query, paged). */
+async function resolveRecorded<T>(ports: AchOutcomePorts, subscriptionId: string, decision: AchDecision<T>): Promise<Exclude<AchDecision<T>, { kind: 'unless_recorded' }>> {
+  if (decision.kind !== 'unless_recorded') return decision;
+  const recorded = await everRecorded(ports.billing, subscriptionId, decision.confirmation_id);
+  if (recorded) return { kind: 'ignore', reason: 'confirmation_mismatch' };
+  return resolveRecorded(ports, subscriptionId, decision.otherwise);
 }
 
 /** A return that changed the record counts in its day's return-rate counters (DESIGN 4.1); replays and ignored events write nothing. */

@@ -1,6 +1,7 @@
 import { firstBillingRecord, historyRowOf } from '../billing-record.js';
 import type { CardDecision, CardOutcomePorts, CardResult, CheckoutCompleted, PaymentIntentOutcome } from '../card-outcomes.js';
 import { AlreadyExistsError, ConcurrentModificationError } from '../errors.js';
+import { everRecorded } from '../booked.js';
 import { hasOpenChain } from '../intent.js';
 import { withUserLock, type LockDeps } from '../lock.js';
 import type { IdGenerator } from '../billing-record.js';
@@ -55,6 +56,13 @@ function opensCardChain(record: BillingRecord): boolean {
   return record.chain_id === undefined || (record.chain_id === record.subscription_id && record.payment_method === 'card');
 }
 
+/** An `unless_recorded` decision asks the period's audit rows whether it ever recorded that PaymentIntent (rare: one Query, paged). */
+async function resolveRecorded(ports: CardOutcomePorts, subscriptionId: string, decision: CardDecision): Promise<Exclude<CardDecision, { kind: 'unless_recorded' }>> {
+  if (decision.kind !== 'unless_recorded') return decision;
+  if (await everRecorded(ports.billing, subscriptionId, decision.transaction)) return { kind: 'ignore', reason: 'status' };
+  return resolveRecorded(ports, subscriptionId, decision.otherwise);
+}
+
 type Decide<I> = (record: BillingRecord, input: I, now: Date, ids: IdGenerator) => CardDecision;
 
 /** Read (strongly consistent), decide, commit on the read version; one re-read after a conflict. */
@@ -62,7 +70,7 @@ export async function applyCardOutcome<I extends PaymentIntentOutcome>(ports: Ca
   const once = async (): Promise<CardResult> => {
     const record = await ports.billing.get({ user_id: input.reference.user_id, billing_date: input.reference.billing_date });
     if (!record) return { kind: 'ignored', reason: 'not_found' };
-    const decision = decide(record, input, ports.clock.now(), ports.ids);
+    const decision = await resolveRecorded(ports, record.subscription_id, decide(record, input, ports.clock.now(), ports.ids));
     if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, record };
     await ports.billing.commit(decision.tx);
     return { kind: 'applied', record: decision.after, ...(decision.exception ? { exception: decision.exception } : {}) };
