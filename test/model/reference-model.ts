@@ -583,10 +583,14 @@ export function violations(m: MemberModel, obs: MemberObservation, now: number):
     }
   }
 
-  // C5: at most one open chain per member.
+  // C5: at most one open chain per member. A period reversed after it was collected (a return after settlement, a
+  // chargeback, a dispute) owes again (FAILED) but opens no successor: a debt of its chain, not a second chain opened
+  // (the one-chain rule binds where chains open, NEW and checkout, which the system refuses while it is FAILED;
+  // long run 5 seed 555000021: a dispute of a closed chain's period after a NEW opened the next chain).
   const openChains = new Set<number>();
   for (const r of obs.records) {
     if (!OPEN_STATUSES.has(r.billing_status)) continue;
+    if (r.billing_status === 'FAILED' && (m.reversals.get(ms(r.billing_date)) ?? 0) > 0) continue;
     const found = owner.get(r);
     if (found) openChains.add(found.chain.id);
   }
