@@ -169,7 +169,16 @@ export function repairsUnrecordedAttempt(
   takenOver: { readonly purpose?: string } | undefined,
   record: Pick<BillingRecord, 'billing_date' | 'billing_status' | 'payment_attempts' | 'billing_presented_for'>,
 ): boolean {
-  return (takenOver !== undefined && (takenOver.purpose === undefined || takenOver.purpose === record.billing_date)) || isPresentedUnrecorded(record);
+  return (takenOver !== undefined && (takenOver.purpose === undefined || leaseNames(takenOver, record))) || isPresentedUnrecorded(record);
+}
+
+/**
+ * The dead lease named this period's current work: its billing date (an attempt's own lock, released
+ * by its commit, so a dead one committed nothing) or its due key (a holder attempting several periods
+ * under one lock names each before its attempt; a later attempt number means that one was recorded).
+ */
+function leaseNames(takenOver: { readonly purpose?: string }, record: Pick<BillingRecord, 'billing_date' | 'payment_attempts'>): boolean {
+  return takenOver.purpose === record.billing_date || takenOver.purpose === dueKey(record);
 }
 
 /**
@@ -199,5 +208,5 @@ export function mayHoldUnrecordedCharge(
   takenOver?: { readonly purpose?: string },
 ): boolean {
   if (!COLLECTIBLE_STATUSES.has(record.billing_status)) return false;
-  return isPresentedUnrecorded(record) || (takenOver?.purpose !== undefined && takenOver.purpose === record.billing_date);
+  return isPresentedUnrecorded(record) || (takenOver?.purpose !== undefined && leaseNames(takenOver, record));
 }

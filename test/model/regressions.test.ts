@@ -229,6 +229,27 @@ describe('model counterexamples, as regressions', () => {
     expect(w.charges(w.users[0]!)).toHaveLength(1);
   });
 
+  // The evidence names the attempt, not only the period: a memberships consumer whose catch-up attempt recorded a decline
+  // and which then died (its lease still naming that period) must not make a later attempt of a banned member present
+  // the next key, which no one ever presented.
+  regression('a dead memberships consumer whose catch-up attempt was recorded leaves no unknown outcome behind', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'pinless', 'MONTHLY', 0));
+    w.app.clock.advance(DAY);
+    w.setOutcome(0, 'decline');
+    w.arm({ point: 'billing.commit.before', mode: 'crash', nth: 2 }); // the catch-up's decline commits; the cancel's own write dies
+    await member(w, 0, 'CANCEL');
+    const [declined] = await recordsOf(w, 0);
+    expect([declined!.billing_status, declined!.payment_attempts]).toEqual(['FAILED', 1]);
+    await member(w, 0, 'BAN'); // queued behind the refused CANCEL; the account directory says banned at once
+    w.setOutcome(0, 'approve');
+    w.app.clock.advance(2 * DAY); // the lease lapsed; the declined period's daily retry is due
+    await w.collectionsRun();
+    expect(w.charges(w.users[0]!)).toEqual([]); // banned: the next key was never presented, so nothing is resent
+    expect((await recordsOf(w, 0))[0]!.billing_status).toBe('INACTIVE');
+    await w.check('dead consumer after a recorded catch-up');
+  });
+
   // F11 as replayed on later code (seed 555000006): the CANCEL's catch-up attempt died after the bank accepted the ACH debit,
   // the BAN reached the account directory before the CANCEL was delivered again, and the redelivery's attempt (taking over the
   // dead lease) met the banned account and wrote INACTIVE: the settlement was answered not_yet_recorded for ever.

@@ -2,6 +2,7 @@ import { applyIntentChange, firstBillingRecord, historyRowOf, successorRecord, w
 import { chainPeriodAt } from '../chain.js';
 import { isCollectibleAndDue, mayHoldUnrecordedCharge } from '../collectible.js';
 import { AlreadyExistsError, UnbilledPeriodError } from '../errors.js';
+import { dueKey } from '../ladder.js';
 import { appliedEventIds, hasOpenChain, isCancelRequested, OPEN_CHAIN_STATUSES, reactivationEvent, successorPlan, rememberEvent, type MembershipIntent } from '../intent.js';
 import { withUserLock, type HeldLock } from '../lock.js';
 import type { MembershipEvent } from '../membership-events.js';
@@ -160,8 +161,9 @@ async function collectDue(ctx: Ctx, processFor: (record: BillingRecord) => Proce
       .sort((a, b) => (a.billing_date < b.billing_date ? -1 : 1))[0];
     if (!due) break;
     tried.add(due.subscription_id);
-    // The lease names the period before its attempt can reach the processor (a dead holder's next one knows).
-    await ctx.lock.declarePurpose(due.billing_date);
+    // The lease names the period's work (its due key) before its attempt can reach the processor: a
+    // dead holder's next one knows; once this attempt is recorded, the key no longer matches.
+    await ctx.lock.declarePurpose(dueKey(due));
     outcomes.push(
       await runCollectionAttempt(ctx.deps, {
         key: due,
