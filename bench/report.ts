@@ -156,7 +156,7 @@ export function renderTables(r: BenchResults): string {
       out.push(r.coldStartError ? `Failed in this run: ${r.coldStartError}` : 'Not measured in this run.', '');
     } else {
       const c = r.coldStart;
-      out.push(`${c.method} Median of ${c.runs} rounds. Target: each function within ${c.target} × the bare client.`, '');
+      out.push(`${/median of \d+/i.test(c.method) ? c.method.replace(/\.?$/, '.') : `${c.method.replace(/\.?$/, '.')} Median of ${c.runs} rounds.`} Target: each function within ${c.target} × the bare client.`, '');
       out.push(
         table(
           ['function', 'KiB', 'import ms', 'first call ms', 'total ms', '× bare'],
@@ -246,7 +246,7 @@ fresh tables, prints the tables below and writes \`bench/results.json\`; \`npx t
 renders this file from it.
 
 \`\`\`sh
-npm run bench                                  # everything, about 15-20 minutes on 2 cores
+npm run bench                                  # everything, 5-8 minutes on 2 cores at low load
 npm run bench -- --only coldstart --merge      # measure one section again into bench/results.json
 npm run bench -- --quick                       # growth without the 20k point
 npm run bench -- --only throughput --pairs 7 --n 3000
