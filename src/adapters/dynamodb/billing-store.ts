@@ -438,7 +438,8 @@ export class DynamoBillingStore implements BillingStore {
         const taken = takenCreates(cancellationCodes(error), creates);
         if (!taken || probe >= MAX_PLACEMENT_PROBES) throw error;
         const next = await this.placeAgain(attempt, taken, error);
-        if (next.writes.length === 0 && next.history.length === 0 && !next.createIfAbsent) return { created: false };
+        // Only the next period was asked for, and its chain's record is there: nothing is left to write.
+        if (next.writes.length === 0 && next.history.length === 0 && !next.createIfAbsent && !next.releaseLock && !next.achRates) return { created: false };
         attempt = next;
       }
     }
