@@ -12,6 +12,7 @@ import {
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from '../runtime/logger.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type LocalQueue } from './emulators.js';
+import { firstFailedIndex, streamBatchOutcome, type StreamRetry } from './stream-batch.js';
 import { lambdaContext, type FunctionName } from './lambda-shapes.js';
 
 export type DynamoStreamHandler = (event: DynamoDBStreamEvent, context?: Context) => Promise<DynamoDBBatchResponse | void>;
@@ -147,7 +148,7 @@ export class DynamoStreamEventSource {
     const idleMs = this.options.idleMs ?? 200;
     const retryAttempts = this.options.retryAttempts ?? 3;
     let iterator: string | undefined;
-    let retry: { sequenceNumber: string; attempts: number } | undefined;
+    let retry: StreamRetry | undefined;
     const resume = () => {
       const checkpoint = this.checkpoints.get(shardId);
       if (retry) return this.iterator(shardId, 'AT_SEQUENCE_NUMBER', retry.sequenceNumber);
@@ -178,28 +179,22 @@ export class DynamoStreamEventSource {
           if (iterator) await sleep(idleMs);
           continue;
         }
-        const attempt = retry && retry.sequenceNumber === records[0]!.dynamodb?.SequenceNumber ? retry.attempts + 1 : 1;
-        const failedAt = await this.invoke(shardId, records);
         const seq = (r: StreamsRecord) => r.dynamodb!.SequenceNumber!;
+        const failedAt = await this.invoke(shardId, records);
+        const outcome = streamBatchOutcome(records.map(seq), failedAt, retry, retryAttempts);
+        for (const p of outcome.processed) this.settle({ shardId, sequenceNumber: p.sequenceNumber, status: 'processed', attempts: p.attempts });
+        if (outcome.processedThrough !== undefined) this.checkpoint(shardId, outcome.processedThrough);
+        retry = outcome.retry;
         if (failedAt === undefined) {
-          for (const r of records) this.settle({ shardId, sequenceNumber: seq(r), status: 'processed', attempts: attempt });
-          this.checkpoint(shardId, seq(records[records.length - 1]!));
-          retry = undefined;
           iterator = out.NextShardIterator;
           continue;
         }
-        for (const r of records.slice(0, failedAt)) this.settle({ shardId, sequenceNumber: seq(r), status: 'processed', attempts: 1 });
-        if (failedAt > 0) this.checkpoint(shardId, seq(records[failedAt - 1]!));
-        const failed = records[failedAt]!;
-        const attempts = failedAt === 0 ? attempt : 1;
-        if (attempts > retryAttempts) {
-          await this.sendToOnFailure(shardId, failed, attempts);
-          this.settle({ shardId, sequenceNumber: seq(failed), status: 'failed', attempts });
-          this.checkpoint(shardId, seq(failed));
-          retry = undefined;
+        if (outcome.givenUp) {
+          await this.sendToOnFailure(shardId, records[outcome.givenUp.index]!, outcome.givenUp.attempts);
+          this.settle({ shardId, sequenceNumber: outcome.givenUp.sequenceNumber, status: 'failed', attempts: outcome.givenUp.attempts });
+          this.checkpoint(shardId, outcome.givenUp.sequenceNumber);
         } else {
-          retry = { sequenceNumber: seq(failed), attempts };
-          await sleep(Math.min(100 * 2 ** (attempts - 1), 2_000));
+          await sleep(Math.min(100 * 2 ** (outcome.retry!.attempts - 1), 2_000));
         }
         fresh = true;
       } catch (error) {
@@ -229,12 +224,10 @@ export class DynamoStreamEventSource {
     try {
       const response = await handler(event, lambdaContext(functionName, requestId));
       const failures = (response ?? { batchItemFailures: [] }).batchItemFailures ?? [];
-      if (failures.length === 0) return undefined;
-      const positions = failures.map((f) => records.findIndex((r) => r.dynamodb?.SequenceNumber === f.itemIdentifier));
-      // An empty or unknown itemIdentifier fails the whole batch, as in Lambda.
-      if (positions.some((p) => p < 0)) return 0;
+      const failedAt = firstFailedIndex(failures, records.map((r) => r.dynamodb?.SequenceNumber ?? ''));
+      if (failedAt === undefined) return undefined;
       logger.info({ function: functionName, requestId, shardId, failed: failures.length, batch: records.length }, 'batch item failure; resuming from the first failed record');
-      return Math.min(...positions);
+      return failedAt;
     } catch (error) {
       logger.error({ err: error, function: functionName, requestId, shardId }, 'invocation failed; retrying the batch');
       return 0;

@@ -10,6 +10,7 @@ import {
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from '../runtime/logger.js';
 import type { LocalQueue } from './emulators.js';
+import { firstFailedIndex, streamBatchOutcome, type StreamRetry } from './stream-batch.js';
 import { kinesisRecord, lambdaContext, type FunctionName } from './lambda-shapes.js';
 
 export type KinesisHandler = (event: KinesisStreamEvent, context?: Context) => Promise<KinesisStreamBatchResponse | void>;
@@ -113,7 +114,7 @@ export class KinesisEventSource {
     const idleMs = this.options.idleMs ?? 100;
     const retryAttempts = this.options.retryAttempts ?? 3;
     let iterator: string | undefined;
-    let retry: { sequenceNumber: string; attempts: number } | undefined;
+    let retry: StreamRetry | undefined;
     /** Last sequence number done with (applied or given up on): where a lost iterator resumes. */
     let checkpoint: string | undefined;
     const resume = () =>
@@ -133,30 +134,23 @@ export class KinesisEventSource {
           await sleep(idleMs);
           continue;
         }
-        const attempt = retry && retry.sequenceNumber === records[0]!.SequenceNumber ? retry.attempts + 1 : 1;
         const failedAt = await this.invoke(shardId, records);
+        const outcome = streamBatchOutcome(records.map((r) => r.SequenceNumber!), failedAt, retry, retryAttempts);
+        for (const p of outcome.processed) this.settle({ shardId, sequenceNumber: p.sequenceNumber, status: 'applied', attempts: p.attempts });
+        if (outcome.processedThrough !== undefined) checkpoint = outcome.processedThrough;
+        retry = outcome.retry;
         if (failedAt === undefined) {
-          for (const r of records) this.settle({ shardId, sequenceNumber: r.SequenceNumber!, status: 'applied', attempts: retry ? attempt : 1 });
-          checkpoint = records[records.length - 1]!.SequenceNumber;
-          retry = undefined;
           iterator = out.NextShardIterator;
           continue;
         }
-        for (const r of records.slice(0, failedAt)) this.settle({ shardId, sequenceNumber: r.SequenceNumber!, status: 'applied', attempts: 1 });
-        if (failedAt > 0) checkpoint = records[failedAt - 1]!.SequenceNumber;
-        const failed = records[failedAt]!;
-        const attempts = failedAt === 0 ? attempt : 1;
-        if (attempts > retryAttempts) {
-          await this.sendToOnFailure(shardId, failed, attempts);
-          this.settle({ shardId, sequenceNumber: failed.SequenceNumber!, status: 'failed', attempts });
-          checkpoint = failed.SequenceNumber;
-          retry = undefined;
-          iterator = await resume();
+        if (outcome.givenUp) {
+          await this.sendToOnFailure(shardId, records[outcome.givenUp.index]!, outcome.givenUp.attempts);
+          this.settle({ shardId, sequenceNumber: outcome.givenUp.sequenceNumber, status: 'failed', attempts: outcome.givenUp.attempts });
+          checkpoint = outcome.givenUp.sequenceNumber;
         } else {
-          retry = { sequenceNumber: failed.SequenceNumber!, attempts };
-          await sleep(Math.min(100 * 2 ** (attempts - 1), 2_000));
-          iterator = await resume();
+          await sleep(Math.min(100 * 2 ** (outcome.retry!.attempts - 1), 2_000));
         }
+        iterator = await resume();
       } catch (error) {
         if (!this.running) break;
         logger.warn({ err: error, shardId }, 'kinesis poll failed; retrying');
@@ -174,12 +168,10 @@ export class KinesisEventSource {
     try {
       const response = await handler(event, lambdaContext(functionName, requestId));
       const failures = (response ?? { batchItemFailures: [] }).batchItemFailures ?? [];
-      if (failures.length === 0) return undefined;
-      const positions = failures.map((f) => records.findIndex((r) => r.SequenceNumber === f.itemIdentifier));
-      // An empty or unknown itemIdentifier fails the whole batch, as in Lambda.
-      if (positions.some((p) => p < 0)) return 0;
+      const failedAt = firstFailedIndex(failures, records.map((r) => r.SequenceNumber ?? ''));
+      if (failedAt === undefined) return undefined;
       logger.info({ function: functionName, requestId, shardId, failed: failures.length, batch: records.length }, 'batch item failure; resuming from the first failed record');
-      return Math.min(...positions);
+      return failedAt;
     } catch (error) {
       logger.error({ err: error, function: functionName, requestId, shardId }, 'invocation failed; retrying the batch');
       return 0;
