@@ -271,7 +271,7 @@ function disputeInquiry(record: BillingRecord, input: DisputeCreated, now: Date)
 }
 
 function update(read: BillingRecord, after: BillingRecord): BillingTransaction {
-  return { writes: [{ kind: 'update', record: after, expectedVersion: read.version }], history: [historyRowOf(after)] };
+  return { writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after)] };
 }
 
 /** As the attempt does: the period that just left PENDING opens the next one, unless it exists. */

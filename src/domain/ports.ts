@@ -64,10 +64,14 @@ export type BillingWrite =
    * history rows with it) instead of failing; a record of the same chain there is AlreadyExistsError.
    */
   | { readonly kind: 'create'; readonly record: BillingRecord; readonly displace?: boolean }
-  /** Full put conditioned on `version = expectedVersion`; `record.version` is expectedVersion + 1. */
-  | { readonly kind: 'update'; readonly record: BillingRecord; readonly expectedVersion: number }
-  /** Delete conditioned on `version = expectedVersion` (due-date change). */
-  | { readonly kind: 'delete'; readonly key: BillingKey; readonly expectedVersion: number };
+  /**
+   * Full put of `record` conditioned on `version = read.version`, `read` being the record as the
+   * writer read it (same key; `record.version` is read.version + 1). The store derives from both
+   * what the write changes beside the item (the gauge counters).
+   */
+  | { readonly kind: 'update'; readonly read: BillingRecord; readonly record: BillingRecord }
+  /** Delete of the record as read, conditioned on `version = read.version` (due-date change). */
+  | { readonly kind: 'delete'; readonly read: BillingRecord };
 
 /** The user lock released inside a commit: a conditional Delete on its `record_version_number`. */
 export interface LockRelease {

@@ -336,7 +336,7 @@ describe('ach-handler: concurrent writers', () => {
         const read = await inner.get(key);
         if (read && left-- > 0) {
           const bumped = { ...read, version: read.version + 1, last_run_date: formatInstant(app.clock.now(), 500_000 + left) };
-          await inner.commit({ writes: [{ kind: 'update', record: bumped, expectedVersion: read.version }], history: [historyRowOf(bumped)] });
+          await inner.commit({ writes: [{ kind: 'update', read, record: bumped }], history: [historyRowOf(bumped)] });
         }
         return read;
       },

@@ -92,7 +92,7 @@ describe('a payment for a written-off period it never recorded', () => {
     const seeded = await seedOne(app, { payment_method: 'ach', amount_cents: 1999, billing_status: 'FAILED', payment_attempts: 1, transaction_id: 'conf-old' });
     // A second entry replaced the first on the record (each attempt overwrites transaction_id); its row is in the history.
     const second = { ...seeded, transaction_id: 'conf-second', payment_attempts: 2, version: seeded.version + 1, last_run_date: formatInstant(new Date(Date.parse(seeded.last_run_date) + 1000)) };
-    await app.deps.billing.commit({ writes: [{ kind: 'update', record: second, expectedVersion: seeded.version }], history: [historyRowOf(second)] });
+    await app.deps.billing.commit({ writes: [{ kind: 'update', read: seeded, record: second }], history: [historyRowOf(second)] });
     expect((await waive(seeded)).status).toBe(200);
     const before = await current(seeded);
     const rows = (await historyOf(seeded)).length;

@@ -149,7 +149,7 @@ describe('events out of order', () => {
       const failed = (await app.deps.billing.get(record))!;
       expect(failed.billing_status).toBe('FAILED');
       const represented: BillingRecord = { ...failed, billing_status: 'ACHSENT', transaction_id: second, payment_attempts: 2, version: failed.version + 1, last_run_date: formatInstant(new Date(nowMs() + 1000)) };
-      await app.deps.billing.commit({ writes: [{ kind: 'update', record: represented, expectedVersion: failed.version }], history: [represented] });
+      await app.deps.billing.commit({ writes: [{ kind: 'update', read: failed, record: represented }], history: [represented] });
       for (const step of order) {
         const body = step === 'settled' ? achEventBody(record, 'settled', second, nowIso()) : returned;
         expect((await handler(achDelivery(body, { signedAtMs: wallMs() }))).statusCode).toBe(200);

@@ -452,8 +452,8 @@ export class DynamoBillingStore implements BillingStore {
       if (write.kind === 'create') {
         creates.push({ index: planned.length, record: write.record, movable: write.displace === true, optional: false, at });
         planned.push(this.planCreate(write.record));
-      } else if (write.kind === 'update') planned.push(this.planUpdate(write.record, write.expectedVersion));
-      else planned.push(this.planDelete(write.key, write.expectedVersion));
+      } else if (write.kind === 'update') planned.push(this.planUpdate(write.read, write.record));
+      else planned.push(this.planDelete(write.read));
     });
     for (const row of tx.history) planned.push(this.planHistory(row));
     if (tx.releaseLock) planned.push(this.planLockRelease(tx.releaseLock));
@@ -661,7 +661,11 @@ export class DynamoBillingStore implements BillingStore {
     };
   }
 
-  private planUpdate(record: BillingRecord, expectedVersion: number): PlannedWrite {
+  private planUpdate(read: BillingRecord, record: BillingRecord): PlannedWrite {
+    if (keyId(read) !== keyId(record)) {
+      throw new InvalidTransactionError(`update of ${describeKey(this.table, record)}: the record read is ${describeKey(this.table, read)}`);
+    }
+    const expectedVersion = read.version;
     if (record.version !== expectedVersion + 1) {
       throw new InvalidTransactionError(`update of ${describeKey(this.table, record)}: version must be ${expectedVersion + 1}`);
     }
@@ -679,14 +683,15 @@ export class DynamoBillingStore implements BillingStore {
     };
   }
 
-  private planDelete(key: BillingKey, expectedVersion: number): PlannedWrite {
+  private planDelete(read: BillingRecord): PlannedWrite {
+    const key: BillingKey = read;
     return {
       item: {
         Delete: {
           TableName: this.table,
           Key: primaryKey(key),
           ConditionExpression: 'version = :expected',
-          ExpressionAttributeValues: { ':expected': { N: String(expectedVersion) } },
+          ExpressionAttributeValues: { ':expected': { N: String(read.version) } },
         },
       },
       description: { onConditionFailed: 'concurrent', label: describeKey(this.table, key) },
@@ -714,7 +719,7 @@ export class DynamoBillingStore implements BillingStore {
   /** The day's ACH return-rate counter, sharded by the user whose record the transaction writes. */
   private planAchRates(tally: AchRateTally, tx: BillingTransaction): PlannedWrite {
     const first = tx.writes[0];
-    const seed = first ? (first.kind === 'delete' ? first.key.user_id : first.record.user_id) : (tx.history[0]?.user_id ?? '');
+    const seed = first ? (first.kind === 'delete' ? first.read.user_id : first.record.user_id) : (tx.history[0]?.user_id ?? '');
     const item = counterUpdate(this.table, COUNTER_KEYS, tally, seed);
     return {
       item,

@@ -47,7 +47,7 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
     if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: record.billing_status };
     if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: record.billing_status };
     await ports.billing.commit({
-      writes: [{ kind: 'update', record: decision.after, expectedVersion: record.version }],
+      writes: [{ kind: 'update', read: record, record: decision.after }],
       history: [historyRowOf(decision.after)],
       ...returnCounted(event, now),
     });

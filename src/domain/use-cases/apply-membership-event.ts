@@ -138,7 +138,7 @@ function withoutUndefined(intent: Partial<MembershipIntent>): MembershipIntent {
  */
 async function commitAll(deps: AttemptDeps, updates: readonly { read: BillingRecord; after: BillingRecord }[], creates: readonly BillingRecord[] = []): Promise<BillingRecord[]> {
   const writes: BillingWrite[] = [
-    ...updates.map((u): BillingWrite => ({ kind: 'update', record: u.after, expectedVersion: u.read.version })),
+    ...updates.map((u): BillingWrite => ({ kind: 'update', read: u.read, record: u.after })),
     ...creates.map((record): BillingWrite => ({ kind: 'create', record, displace: true })),
   ];
   const history: HistoryRow[] = [...updates.map((u) => historyRowOf(u.after)), ...creates.map((r) => historyRowOf(r))];

@@ -41,9 +41,9 @@ export async function changeBillingDate(
     const linked = predecessor ? withSuccessorLink(predecessor, request.billingDate, now) : undefined;
     await deps.billing.commit({
       writes: [
-        { kind: 'delete', key: read, expectedVersion: read.version },
+        { kind: 'delete', read },
         { kind: 'create', record: moved },
-        ...(predecessor && linked ? [{ kind: 'update' as const, record: linked, expectedVersion: predecessor.version }] : []),
+        ...(predecessor && linked ? [{ kind: 'update' as const, read: predecessor, record: linked }] : []),
       ],
       history: [deletedRow, createdRow, ...(linked ? [historyRowOf(linked, { actor: request.actor, reason: request.reason })] : [])],
     });

@@ -120,7 +120,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   try {
     if (isCancelRequested(read)) {
       const after = applyBillingEvent(read, 'CANCEL_COMPLETED', now, { process, updatedEvent: 'CANCEL_COMPLETED' });
-      await commit({ writes: [{ kind: 'update', record: after, expectedVersion: read.version }], history: [historyRowOf(after)] });
+      await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after)] });
       return { kind: 'cancelled', record: after };
     }
 
@@ -134,7 +134,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
         process,
         updatedEvent: account.status === 'banned' ? 'USER_BANNED' : 'USER_NOT_ACTIVE',
       });
-      await commit({ writes: [{ kind: 'update', record: after, expectedVersion: read.version }], history: [historyRowOf(after)] });
+      await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after)] });
       return { kind: 'inactive', record: after };
     }
 
@@ -229,7 +229,7 @@ async function commitAttempt(
   const leftPending = read.billing_status === 'PENDING';
   const next = leftPending ? successorRecord(after, now, deps.ids, after.last_run_date) : undefined;
   await commit({
-    writes: [{ kind: 'update', record: after, expectedVersion: read.version }],
+    writes: [{ kind: 'update', read, record: after }],
     history: [history],
     ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
     // NACHA return rates (DESIGN 4.1): every ACH entry presented counts in its day's debits.
@@ -250,7 +250,7 @@ async function advancePause(deps: AttemptDeps, commit: Commit, read: BillingReco
   const planned = successorRecord(read, now, deps.ids, after.last_run_date, { process });
   const next = planned && { ...planned, updated_event: planned.billing_status === 'PAUSED' ? ('PAUSED' as const) : ('RESUMED' as const) };
   await commit({
-    writes: [{ kind: 'update', record: after, expectedVersion: read.version }],
+    writes: [{ kind: 'update', read, record: after }],
     history: [historyRowOf(after)],
     ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
   });

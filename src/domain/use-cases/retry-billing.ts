@@ -42,7 +42,7 @@ export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Pr
       },
     });
     await deps.billing.commit({
-      writes: [{ kind: 'update', record: cleared, expectedVersion: read.version }],
+      writes: [{ kind: 'update', read, record: cleared }],
       history: [historyRowOf(cleared, { actor: request.actor, reason: request.reason, run_id: request.runId })],
     });
 

@@ -28,7 +28,7 @@ export async function waive(deps: AttemptDeps, request: ActorRequest & { readonl
     const opensSuccessor = read.billing_status === 'PENDING' || read.billing_status === 'PAUSED';
     const next = opensSuccessor ? successorRecord(read, now, deps.ids, after.last_run_date) : undefined;
     await deps.billing.commit({
-      writes: [{ kind: 'update', record: after, expectedVersion: read.version }],
+      writes: [{ kind: 'update', read, record: after }],
       history: [historyRowOf(after, { actor: request.actor, reason: request.reason })],
       ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
     });

@@ -93,7 +93,7 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
     const record = await created();
     const before = (await rawPrimary(record))?.status_shard?.S;
     const after = nextVersion(record, { billing_status: 'ACHSENT' });
-    await store.commit({ writes: [{ kind: 'update', record: after, expectedVersion: record.version }], history: [historyOf(after)] });
+    await store.commit({ writes: [{ kind: 'update', read: record, record: after }], history: [historyOf(after)] });
     const shard = (await rawPrimary(record))?.status_shard?.S;
     expect(shard).toBe(before?.replace('PENDING#', 'ACHSENT#'));
   });
@@ -114,8 +114,8 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
       const read2 = (await store.get(record))!;
       const first = nextVersion(read1, { billing_status: 'ACHSENT', payment_attempts: 1 });
       const second = nextVersion(read2, { billing_status: 'WAIVED' });
-      await store.commit({ writes: [{ kind: 'update', record: first, expectedVersion: read1.version }], history: [historyOf(first)] });
-      const loser = store.commit({ writes: [{ kind: 'update', record: second, expectedVersion: read2.version }], history: [historyOf(second)] });
+      await store.commit({ writes: [{ kind: 'update', read: read1, record: first }], history: [historyOf(first)] });
+      const loser = store.commit({ writes: [{ kind: 'update', read: read2, record: second }], history: [historyOf(second)] });
       await expect(loser).rejects.toBeInstanceOf(ConcurrentModificationError);
       const stored = await store.get(record);
       expect(stored?.billing_status).toBe('ACHSENT');
@@ -129,7 +129,7 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
       const record = await created();
       const attempts = Array.from({ length: 10 }, () => nextVersion(record, { billing_status: 'ACHSENT' }));
       const results = await Promise.allSettled(
-        attempts.map((r) => store.commit({ writes: [{ kind: 'update', record: r, expectedVersion: record.version }], history: [historyOf(r)] })),
+        attempts.map((r) => store.commit({ writes: [{ kind: 'update', read: record, record: r }], history: [historyOf(r)] })),
       );
       const fulfilled = results.filter((r) => r.status === 'fulfilled');
       // DynamoDB may cancel every contender with TransactionConflict (TransientError); never two winners.
@@ -146,7 +146,7 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
     it('fences a delete on version', async () => {
       const record = await created();
       await expect(
-        store.commit({ writes: [{ kind: 'delete', key: record, expectedVersion: record.version + 5 }], history: [] }),
+        store.commit({ writes: [{ kind: 'delete', read: { ...record, version: record.version + 5 } }], history: [] }),
       ).rejects.toBeInstanceOf(ConcurrentModificationError);
       expect(await store.get(record)).toBeDefined();
     });
@@ -155,7 +155,7 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
       const record = makeRecord();
       const after = nextVersion(record);
       await expect(
-        store.commit({ writes: [{ kind: 'update', record: after, expectedVersion: record.version }], history: [historyOf(after)] }),
+        store.commit({ writes: [{ kind: 'update', read: record, record: after }], history: [historyOf(after)] }),
       ).rejects.toBeInstanceOf(ConcurrentModificationError);
       expect(await rawPrimary(record)).toBeUndefined();
     });
@@ -163,7 +163,7 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
     it('refuses an update whose version does not advance by one', async () => {
       const record = await created();
       await expect(
-        store.commit({ writes: [{ kind: 'update', record: { ...record }, expectedVersion: record.version }], history: [] }),
+        store.commit({ writes: [{ kind: 'update', read: record, record: { ...record } }], history: [] }),
       ).rejects.toBeInstanceOf(InvalidTransactionError);
     });
   });
@@ -173,7 +173,7 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
       const record = await created({ payment_error: 'original' });
       const after = { ...nextVersion(record, { billing_status: 'ACHSENT' }), last_run_date: record.last_run_date };
       await expect(
-        store.commit({ writes: [{ kind: 'update', record: after, expectedVersion: record.version }], history: [historyOf(after, { payment_error: 'overwritten?' })] }),
+        store.commit({ writes: [{ kind: 'update', read: record, record: after }], history: [historyOf(after, { payment_error: 'overwritten?' })] }),
       ).rejects.toBeInstanceOf(ConcurrentModificationError);
       expect((await store.get(record))?.billing_status).toBe('PENDING');
       const rows = await historyRows(record.user_id);
@@ -188,7 +188,7 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
       const after = nextVersion(record, { billing_status: 'ACHSENT', payment_attempts: 1 });
       const next = makeRecord({ user_id: record.user_id, billing_date: dayAt(30), last_run_date: freshStamp() });
       const result = await store.commit({
-        writes: [{ kind: 'update', record: after, expectedVersion: record.version }],
+        writes: [{ kind: 'update', read: record, record: after }],
         history: [historyOf(after)],
         createIfAbsent: { record: next, history: historyOf(next) },
       });
@@ -203,7 +203,7 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
       const after = nextVersion(record, { billing_status: 'ACHSENT', payment_attempts: 1 });
       const next = makeRecord({ user_id: record.user_id, billing_date: dayAt(30), amount_cents: 777, last_run_date: freshStamp() });
       const result = await store.commit({
-        writes: [{ kind: 'update', record: after, expectedVersion: record.version }],
+        writes: [{ kind: 'update', read: record, record: after }],
         history: [historyOf(after)],
         createIfAbsent: { record: next, history: historyOf(next) },
       });
@@ -222,7 +222,7 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
       const next = makeRecord({ user_id: record.user_id, billing_date: dayAt(30), last_run_date: freshStamp() });
       await expect(
         store.commit({
-          writes: [{ kind: 'update', record: after, expectedVersion: record.version + 7 }],
+          writes: [{ kind: 'update', read: { ...record, version: record.version + 7 }, record: after }],
           history: [historyOf(after)],
           createIfAbsent: { record: next, history: historyOf(next) },
         }),
@@ -236,7 +236,7 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
         const record = await created({ chain_id: chain });
         const after = nextVersion(record, { billing_status: 'COMPLETED', payment_attempts: 1 });
         const next = makeRecord({ user_id: record.user_id, billing_date: dayAt(30), chain_id: chain, last_run_date: freshStamp() });
-        return { record, after, next, tx: { writes: [{ kind: 'update' as const, record: after, expectedVersion: record.version }], history: [historyOf(after)], createIfAbsent: { record: next, history: historyOf(next) } } };
+        return { record, after, next, tx: { writes: [{ kind: 'update' as const, read: record, record: after }], history: [historyOf(after)], createIfAbsent: { record: next, history: historyOf(next) } } };
       }
 
       it('moves the next period to the next free instant, with its history row, and leaves the other chain’s record alone', async () => {
@@ -295,7 +295,7 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
     const moved = { ...nextVersion(deleted, { billing_date: dayAt(5), updated_event: 'DUE_DATE_CHANGED' }), version: 1 };
     await store.commit({
       writes: [
-        { kind: 'delete', key: record, expectedVersion: record.version },
+        { kind: 'delete', read: record },
         { kind: 'create', record: moved },
       ],
       history: [historyOf(deleted, { actor: 'user-self' }), historyOf(moved, { actor: 'user-self' })],
@@ -313,7 +313,7 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
     await expect(
       store.commit({
         writes: [
-          { kind: 'delete', key: record, expectedVersion: record.version },
+          { kind: 'delete', read: record },
           { kind: 'create', record: moved },
         ],
         history: [historyOf(moved)],

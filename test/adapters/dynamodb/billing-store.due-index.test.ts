@@ -49,7 +49,7 @@ describe('due-index on DynamoDB Local', () => {
     expect(await dueIds('PENDING', 365 * 24 * HOUR)).not.toContain(record.subscription_id);
     // A full put that voids the failure (a new attempt count) keys it again.
     const moved = { ...record, payment_attempts: 1, version: record.version + 1, last_run_date: at(1) };
-    await store.commit({ writes: [{ kind: 'update', record: moved, expectedVersion: record.version }], history: [historyRowOf(moved)] });
+    await store.commit({ writes: [{ kind: 'update', read: record, record: moved }], history: [historyRowOf(moved)] });
     expect(await dueIds('PENDING', 0)).toContain(record.subscription_id);
   });
 

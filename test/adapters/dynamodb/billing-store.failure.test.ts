@@ -74,7 +74,7 @@ describe('DynamoBillingStore.recordBillingFailure on DynamoDB Local', () => {
   it('refuses a stale version (the failure does not land, no audit row)', async () => {
     const read = await created();
     const moved = nextVersion(read, { payment_error: 'someone else wrote' });
-    await store.commit({ writes: [{ kind: 'update', record: moved, expectedVersion: read.version }], history: [historyOf(moved)] });
+    await store.commit({ writes: [{ kind: 'update', read, record: moved }], history: [historyOf(moved)] });
     const after = failed(read);
     expect(await store.recordBillingFailure(read, after, historyOf(after))).toBe(false);
     const stored = (await store.get(read))!;
@@ -187,12 +187,12 @@ describe('DynamoBillingStore.recordBillingFailure on DynamoDB Local', () => {
 
     // A write that carries the live failure forward keeps it listed.
     const stamped = nextVersion(after, { membership_event_id: 'evt-1' });
-    await store.commit({ writes: [{ kind: 'update', record: stamped, expectedVersion: after.version }], history: [historyOf(stamped)] });
+    await store.commit({ writes: [{ kind: 'update', read: after, record: stamped }], history: [historyOf(stamped)] });
     expect(await listed()).toContain(read.subscription_id);
 
     // A decline changes the due key: the stale failure fields stay, the index entry goes.
     const declined = nextVersion(stamped, { billing_status: 'FAILED', payment_attempts: 1 });
-    await store.commit({ writes: [{ kind: 'update', record: declined, expectedVersion: stamped.version }], history: [historyOf(declined)] });
+    await store.commit({ writes: [{ kind: 'update', read: stamped, record: declined }], history: [historyOf(declined)] });
     expect((await store.get(read))?.billing_failed_for).toBe(dueKey(read));
     expect(await listed()).not.toContain(read.subscription_id);
   });

@@ -33,7 +33,7 @@ describe('releasing the user lock inside the billing transaction, on DynamoDB Lo
     await store.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
     const lock = await acquireUserLock(locks, clock, record.user_id, 'worker', { newVersion, heartbeatMs: 60_000 });
     const after = nextVersion(record, { payment_error: 'x' });
-    await lock.releaseWith((releaseLock) => store.commit({ writes: [{ kind: 'update', record: after, expectedVersion: record.version }], history: [historyRowOf(after)], releaseLock }));
+    await lock.releaseWith((releaseLock) => store.commit({ writes: [{ kind: 'update', read: record, record: after }], history: [historyRowOf(after)], releaseLock }));
     expect(await lockItem(record.user_id)).toBeUndefined();
     expect((await store.get(record))?.version).toBe(after.version);
     await lock.release();
@@ -58,7 +58,7 @@ describe('releasing the user lock inside the billing transaction, on DynamoDB Lo
     const theirs = await acquireUserLock(locks, clock, record.user_id, 'other', { newVersion, heartbeatMs: 60_000 });
     const after = nextVersion(record, { payment_error: 'x' });
     await expect(
-      mine.releaseWith((releaseLock) => store.commit({ writes: [{ kind: 'update', record: after, expectedVersion: record.version }], history: [historyRowOf(after)], releaseLock })),
+      mine.releaseWith((releaseLock) => store.commit({ writes: [{ kind: 'update', read: record, record: after }], history: [historyRowOf(after)], releaseLock })),
     ).rejects.toBeInstanceOf(ConcurrentModificationError);
     expect((await store.get(record))?.version).toBe(record.version);
     expect((await lockItem(record.user_id))?.owner_name?.S).toBe('other');

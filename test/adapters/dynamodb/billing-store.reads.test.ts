@@ -56,7 +56,7 @@ describe('DynamoBillingStore reads on DynamoDB Local', () => {
     const record = makeRecord();
     await store.addAll([record], [historyOf(record)]);
     const after = nextVersion(record, { billing_status: 'ACHSENT' });
-    await store.commit({ writes: [{ kind: 'update', record: after, expectedVersion: record.version }], history: [historyOf(after)] });
+    await store.commit({ writes: [{ kind: 'update', read: record, record: after }], history: [historyOf(after)] });
     const found = await store.findBySubscriptionId(record.subscription_id);
     expect(found?.billing_status).toBe('ACHSENT');
     expect(found?.version).toBe(2);
@@ -69,7 +69,7 @@ describe('DynamoBillingStore reads on DynamoDB Local', () => {
     const stamps = [record.last_run_date];
     for (let i = 0; i < 4; i++) {
       const after = nextVersion(record);
-      await store.commit({ writes: [{ kind: 'update', record: after, expectedVersion: record.version }], history: [historyOf(after, { actor: `op-${i}` })] });
+      await store.commit({ writes: [{ kind: 'update', read: record, record: after }], history: [historyOf(after, { actor: `op-${i}` })] });
       stamps.push(after.last_run_date);
       record = after;
     }
@@ -151,7 +151,7 @@ describe('DynamoBillingStore reads on DynamoDB Local', () => {
     it('finds records after a status change in the new status only', async () => {
       const moved = expected[0]!;
       const after = nextVersion(moved, { billing_status: 'COMPLETED' });
-      await store.commit({ writes: [{ kind: 'update', record: after, expectedVersion: moved.version }], history: [historyOf(after)] });
+      await store.commit({ writes: [{ kind: 'update', read: moved, record: after }], history: [historyOf(after)] });
       const failedIds = (await store.listByStatus(status, due, { limit: 1000 })).items.map((r) => r.subscription_id);
       expect(failedIds).not.toContain(moved.subscription_id);
       const completed = (await store.listByStatus('COMPLETED', due, { limit: 1000 })).items.map((r) => r.subscription_id);

@@ -90,7 +90,7 @@ describe('due-index backfill on DynamoDB Local', () => {
     const seen = await stored(record); // what a scan page held
     // Meanwhile a release writer updates it (it derives the key itself): completed, out of the index.
     const done = { ...record, billing_status: 'COMPLETED' as const, payment_attempts: 1, version: record.version + 1, last_run_date: at(1) };
-    await store.commit({ writes: [{ kind: 'update', record: done, expectedVersion: record.version }], history: [historyRowOf(done)] });
+    await store.commit({ writes: [{ kind: 'update', read: record, record: done }], history: [historyRowOf(done)] });
 
     const report: DueIndexBackfillReport = { dryRun: false, scanned: 1, records: 0, keyed: 0, unkeyed: 0, unchanged: 0, raced: 0, corrupt: 0, corruptKeys: [] };
     await backfillItem({ client: db.client, table: db.tables.billingActivity, shardCount: SHARDS }, seen, report);
