@@ -1,7 +1,6 @@
-import Stripe from 'stripe';
 import type * as z from 'zod';
 import { cardDeclineMessage } from '../adapters/stripe/decline-messages.js';
-import { declineDetailsOf } from '../adapters/stripe/processor.js';
+import { declineDetailsOf } from '../adapters/stripe/decline-details.js';
 import { classifyDecline, type DeclineDetails } from '../domain/dunning.js';
 import {
   cardReferenceSchema,
@@ -12,6 +11,7 @@ import {
   stripeEventEnvelopeSchema,
   type StripeEventEnvelope,
 } from '../adapters/stripe/events.js';
+import { StripeSignatureVerificationError, stripeWebhooks } from '../adapters/stripe/webhook-signature.js';
 import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
 import { decideChargeRefunded, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
 import { processStripeEventOnce } from '../domain/stripe-events.js';
@@ -77,9 +77,9 @@ function verifyStripeSignature(body: string, signature: string | undefined, secr
   const t = /(?:^|,)\s*t=(\d{1,12})(?:,|$)/.exec(signature)?.[1];
   if (t !== undefined && Number(t) - nowMs / 1000 > STRIPE_SIGNATURE_TOLERANCE_S) return { ok: false, reason: 'future_timestamp' };
   try {
-    return { ok: true, event: Stripe.webhooks.constructEvent(body, signature, secret, STRIPE_SIGNATURE_TOLERANCE_S, undefined, nowMs) };
+    return { ok: true, event: stripeWebhooks.constructEvent(body, signature, secret, STRIPE_SIGNATURE_TOLERANCE_S, undefined, nowMs) };
   } catch (error) {
-    if (error instanceof Stripe.errors.StripeSignatureVerificationError) return { ok: false, reason: 'mismatch_or_stale' };
+    if (error instanceof StripeSignatureVerificationError) return { ok: false, reason: 'mismatch_or_stale' };
     // Signed by Stripe but not JSON: nothing to process.
     if (error instanceof SyntaxError) return { ok: true, event: undefined };
     throw error;
