@@ -1,5 +1,5 @@
 import { ACH_REPRESENTMENT_WINDOW_MS, MAX_ACH_REPRESENTMENTS, classifyReturnCode } from './ach-outcomes.js';
-import { dunningGate, type DunningHold } from './dunning.js';
+import { dunningGate, dunningLapsed, type DunningHold } from './dunning.js';
 import { dueKey, isHeldByLadder, failureState } from './ladder.js';
 import type { AccountSnapshot } from './ports.js';
 import { COLLECTIBLE_STATUSES, type BillingRecord, type DecisionContext, type Process } from './records.js';
@@ -68,6 +68,9 @@ export function isCollectibleAndDue(record: Pick<BillingRecord, 'billing_status'
 export function dueGate(record: BillingRecord, now: Date, process: Process): NotDueReason | undefined {
   if (!COLLECTIBLE_STATUSES.has(record.billing_status)) return 'status';
   if (!isCollectibleAndDue(record, now)) return 'not_yet_due';
+  // A dunning cycle whose 14-day window is over (DESIGN 5b): no automatic path presents it, and the
+  // attempt records the exhaustion, before any other refusal that would leave it keyed and unwritten.
+  if (!PERSON_INITIATED.has(process) && dunningLapsed(record, now)) return 'exhausted';
   const hold = holdOf(record, now);
   if (hold) return hold;
   // The dunning schedule (every automatic path, the balance webhook included) and the networks' ceilings.

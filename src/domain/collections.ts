@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { dueGate } from './collectible.js';
+import { dunningLapsed } from './dunning.js';
 import { idSchema } from './ids.js';
 import { COLLECTIBLE_STATUSES, type BillingRecord, type BillingStatus } from './records.js';
 import { formatInstant, instantSchema } from './time.js';
@@ -75,7 +76,8 @@ export function decideCollection(record: BillingRecord, process: CollectionProce
   if (COLLECTIBLE_STATUSES.has(record.billing_status)) {
     const held = dueGate(record, now, process);
     if (held === 'waiting' || held === 'parked') return { kind: 'skip', reason: held };
-    if (held) return { kind: 'skip', reason: 'not_due' };
+    // A dunning cycle whose window is over is sent: its attempt presents nothing and records the exhaustion.
+    if (held && !(held === 'exhausted' && dunningLapsed(record, now))) return { kind: 'skip', reason: 'not_due' };
   }
   return {
     kind: 'enqueue',

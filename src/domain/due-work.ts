@@ -1,5 +1,5 @@
 import { holdOf } from './collectible.js';
-import { nextAutomaticAttemptAt } from './dunning.js';
+import { dunningLapsesAt, nextAutomaticAttemptAt } from './dunning.js';
 import { failureState } from './ladder.js';
 import type { BillingRecord, BillingStatus } from './records.js';
 import { formatInstant } from './time.js';
@@ -19,10 +19,23 @@ export const PLANNED_STATUSES: readonly BillingStatus[] = ['PENDING', 'FAILED', 
  *   write clears it. Holds only grow with time (the ACH re-presentment window closes, never
  *   reopens), so a record held at its eligible instant stays held.
  *
+ * - a dunning cycle (DESIGN 5b) is keyed no later than the instant its 14-day window is over, even
+ *   when parked, held or waiting on the ladder: the run that reads it then records the exhaustion,
+ *   which unkeys it (so a lapsed cycle is read once, never by every run).
+ *
  * The attempt re-checks all of this after its own read; this only decides what the planner reads.
  * Time-bounded refusals that lapse on their own (a card network's ceiling) keep the record keyed.
  */
 export function nextEligibleAt(record: BillingRecord): string | undefined {
+  const eligible = eligibleAt(record);
+  // A stored dunning cycle is read once its window is over, whatever else keeps it away (a later
+  // ladder slot, a park, a hold, an exception): that run records the exhaustion and unkeys it.
+  const lapses = record.billing_status === 'FAILED' ? dunningLapsesAt(record) : undefined;
+  if (lapses === undefined || (eligible !== undefined && Date.parse(eligible) <= lapses)) return eligible;
+  return formatInstant(new Date(Math.max(lapses, Date.parse(record.billing_date))));
+}
+
+function eligibleAt(record: BillingRecord): string | undefined {
   if (record.billing_status === 'PAUSED') return record.billing_date;
   let at: number;
   if (record.billing_status === 'PENDING') at = Date.parse(record.billing_date);

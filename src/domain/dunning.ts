@@ -162,6 +162,11 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export const DUNNING_RETRY_DAYS: readonly number[] = [1, 2, 3, 5, 7, 10, 14];
 export const MAX_DUNNING_ATTEMPTS = DUNNING_RETRY_DAYS.length + 1;
+/**
+ * The cycle's window: no automatic attempt later than this after the first decline (Smart Retries'
+ * 8 attempts in 14 days). The last slot is its last instant; a run that comes later spends nothing.
+ */
+export const DUNNING_WINDOW_MS = DUNNING_RETRY_DAYS[DUNNING_RETRY_DAYS.length - 1]! * DAY_MS;
 
 /** A FAILED period that is not in dunning (a closed balance gate, an ACH return) waits this long after its last attempt (DESIGN 3). */
 export const DAILY_RETRY_MS = DAY_MS;
@@ -307,10 +312,45 @@ export function isInDunning(record: Pick<BillingRecord, 'billing_status' | 'decl
 
 export type DunningState = 'retrying' | 'exhausted';
 
-export function dunningState(record: Pick<BillingRecord, 'billing_status' | 'decline_class' | 'dunning_next_attempt_at'>): DunningState | undefined {
+type StateInputs = Pick<BillingRecord, 'billing_status' | 'decline_class' | 'dunning_next_attempt_at' | 'dunning_first_declined_at'>;
+
+/**
+ * The period's dunning state. Without `now`, as stored (what the last write left: the index
+ * partitions, a history row's own instant); with `now`, as it is then: a stored `retrying` cycle
+ * whose window has ended is `exhausted` even before a run records it (`dunningLapsed`).
+ */
+export function dunningState(record: StateInputs, now?: Date): DunningState | undefined {
   if (!isInDunning(record)) return undefined;
-  return record.decline_class === 'retry_later' && record.dunning_next_attempt_at !== undefined ? 'retrying' : 'exhausted';
+  if (record.decline_class !== 'retry_later' || record.dunning_next_attempt_at === undefined) return 'exhausted';
+  return now !== undefined && dunningLapsed(record, now) ? 'exhausted' : 'retrying';
 }
+
+/** The last instant of the period's cycle (its first decline + 14 days), or undefined outside a cycle. */
+export function dunningWindowEndsAt(record: Pick<BillingRecord, 'dunning_first_declined_at'>): number | undefined {
+  if (record.dunning_first_declined_at === undefined) return undefined;
+  return Date.parse(record.dunning_first_declined_at) + DUNNING_WINDOW_MS;
+}
+
+/**
+ * The stored schedule still names a next attempt but the cycle's window is over at `now` (no run
+ * came between the slot and the window's end): no automatic path presents it, and the first one to
+ * read it records the exhaustion (collect.ts), which takes it out of the due-index.
+ */
+export function dunningLapsed(record: StateInputs, now: Date): boolean {
+  if (!isInDunning(record) || record.decline_class !== 'retry_later' || record.dunning_next_attempt_at === undefined) return false;
+  const end = dunningWindowEndsAt(record);
+  return end !== undefined && now.getTime() > end;
+}
+
+/** The first instant at which a stored `retrying` cycle has lapsed (its window's end + 1 ms), or undefined. */
+export function dunningLapsesAt(record: StateInputs): number | undefined {
+  if (!isInDunning(record) || record.decline_class !== 'retry_later' || record.dunning_next_attempt_at === undefined) return undefined;
+  const end = dunningWindowEndsAt(record);
+  return end === undefined ? undefined : end + 1;
+}
+
+/** The dunning attributes once a lapsed cycle is recorded exhausted: no next attempt; codes, count and ceilings stay. */
+export const EXHAUSTED_DUNNING: Pick<DunningFields, 'dunning_next_attempt_at'> = { dunning_next_attempt_at: undefined };
 
 /**
  * When an automatic path may next attempt a FAILED period: the dunning slot, never for an exhausted
@@ -337,6 +377,8 @@ export function dunningGate(record: DunningInputs, now: Date, process: Process):
   if (record.billing_status !== 'FAILED') return undefined;
   if (isCustomerInitiated(process)) return undefined;
   if (process !== 'OPERATOR_RETRY') {
+    // The window is over (a run that came late): nothing is presented, whatever slot is stored.
+    if (dunningLapsed(record, now)) return 'exhausted';
     const next = nextAutomaticAttemptAt(record);
     if (next === undefined) return 'exhausted';
     if (Date.parse(next) > now.getTime()) return 'not_yet_due';
@@ -354,8 +396,9 @@ export interface DunningView {
   readonly decline_class: DeclineClass;
 }
 
-export function dunningView(record: Pick<BillingRecord, 'billing_status' | keyof DunningFields>): DunningView | undefined {
-  const state = dunningState(record);
+/** At `now` (a read): a cycle whose window has ended reads `exhausted` with no next attempt, recorded or not; without it, as written. */
+export function dunningView(record: Pick<BillingRecord, 'billing_status' | keyof DunningFields>, now?: Date): DunningView | undefined {
+  const state = dunningState(record, now);
   if (!state) return undefined;
   return {
     state,

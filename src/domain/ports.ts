@@ -134,8 +134,12 @@ export interface BillingStore {
    * oldest first. Parked, exhausted and held records are never returned. Eventually consistent.
    */
   listDue(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>>;
-  /** Declined periods in dunning `state` (retrying: soonest next attempt first), from the dunning index. Eventually consistent. */
-  listDunning(state: DunningState, page?: PageRequest): Promise<Page<BillingRecord>>;
+  /**
+   * Declined periods stored in dunning `state` (retrying: soonest next attempt first), from the
+   * dunning index; with `nextAttemptBefore`, only those whose stored next attempt is earlier (where a
+   * retrying cycle whose window is over, not yet recorded exhausted, is found). Eventually consistent.
+   */
+  listDunning(state: DunningState, page?: PageRequest, nextAttemptBefore?: string): Promise<Page<BillingRecord>>;
   /** How many declined periods are in each dunning state (the collections-job gauge). */
   countDunning(): Promise<Record<DunningState, number>>;
   /** The subscriptions' ACH return-rate counters summed over the UTC days `fromDay`..`toDay` (both included). */

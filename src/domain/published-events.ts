@@ -78,6 +78,8 @@ export const dunningExhaustedDetailSchema = z.object({
   decline_code: text.optional(),
   decline_class: declineClassSchema,
   attempts: z.number().int().nonnegative(),
+  /** declined: a decline left no attempt (its class, or the last slot); window_ended: the 14-day window ended with no run to take the slot left. */
+  cause: z.enum(['declined', 'window_ended']),
 });
 export const failureParkedDetailSchema = z.object({
   ...commonDetail,
@@ -221,10 +223,15 @@ export function publishedEventsOf(row: HistoryRow, eventIdOf: EventIdOf): Publis
           : {}),
       });
       if (state === 'exhausted') {
-        add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, ...present({ decline_code: row.decline_code }) });
+        add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, cause: 'declined', ...present({ decline_code: row.decline_code }) });
       }
       break;
     }
+    case 'DUNNING_EXHAUSTED':
+      // A run found the 14-day window over (DESIGN 5b): nothing declined, nothing presented.
+      if (dunningState(row) !== 'exhausted') throw new UnpublishableRowError(row, ['DUNNING_EXHAUSTED row is not an exhausted dunning period']);
+      add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, cause: 'window_ended', ...present({ decline_code: row.decline_code }) });
+      break;
     case 'BILLING_FAILURE_RECORDED': {
       const failure = billingFailureView(row);
       if (failure?.state === 'parked') {

@@ -84,6 +84,7 @@ export const BILLING_EVENTS = [
   'BILLING_RETRY_REQUESTED',
   'BILLING_FAILURE_RECORDED',
   'EXCEPTION_RAISED', // an outcome that does not match the period (amount, currency, a dispute inquiry): flagged, status unchanged
+  'DUNNING_EXHAUSTED', // a run found the dunning cycle's 14-day window over: recorded exhausted, nothing presented (DESIGN 5b)
 ] as const;
 export const billingEventSchema = z.enum(BILLING_EVENTS);
 export type BillingEvent = z.infer<typeof billingEventSchema>;

@@ -59,6 +59,7 @@ export const billingTransitions = new TransitionTable<BillingStatus, BillingEven
   DUE_DATE_CHANGED: { from: ['PENDING'], to: 'same' },
   BILLING_RETRY_REQUESTED: { from: OPEN, to: 'same' },
   BILLING_FAILURE_RECORDED: { from: OPEN, to: 'same' },
+  DUNNING_EXHAUSTED: { from: ['FAILED'], to: 'same' },
   // Also on a written-off period (WAIVED, CANCELLED, SKIPPED) that receives a payment it never recorded (unowed_payment).
   EXCEPTION_RAISED: { from: ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED', 'WAIVED', 'CANCELLED', 'SKIPPED'], to: 'same' },
 });

@@ -33,6 +33,23 @@ describe('nextEligibleAt: the instant the planner reads a record at (the due-ind
     expect(nextEligibleAt(makeRecord({ ...dunning, decline_class: 'retry_later' }))).toBeUndefined();
   });
 
+  it('a dunning cycle is keyed no later than the end of its 14-day window, parked, held or waiting; once recorded exhausted, never', () => {
+    const first = -2 * HOUR;
+    const cycle = { ...failed, payment_method: 'card' as const, decline_code: 'insufficient_funds', decline_class: 'retry_later' as const, dunning_first_declined_at: at(first), dunning_attempts: 7 };
+    const lapses = at(first + 14 * DAY + 1);
+    const retrying = makeRecord({ ...cycle, dunning_next_attempt_at: at(first + 14 * DAY) });
+    expect(nextEligibleAt(retrying)).toBe(at(first + 14 * DAY));
+    const live = { billing_failed_for: `${retrying.billing_date}#${retrying.payment_attempts}`, billing_failure_count: 1, billing_failed_at: at(first + 14 * DAY), billing_last_error: 'x' };
+    expect(nextEligibleAt({ ...retrying, ...live, billing_next_attempt_at: at(first + 14 * DAY + 15 * 60_000) })).toBe(lapses);
+    expect(nextEligibleAt({ ...retrying, ...live, billing_failure_count: 8 })).toBe(lapses);
+    expect(nextEligibleAt({ ...retrying, card_disputed: true })).toBe(lapses);
+    expect(nextEligibleAt(makeRecord({ ...cycle, dunning_attempts: 8 }))).toBeUndefined();
+    // The planner sends it once the window is over (its attempt records the exhaustion), never before.
+    expect(decideCollection({ ...retrying, ...live, billing_failure_count: 8 }, 'RETRY', new Date(Date.parse(lapses) - 1)).kind).toBe('skip');
+    expect(decideCollection({ ...retrying, ...live, billing_failure_count: 8 }, 'RETRY', new Date(Date.parse(lapses))).kind).toBe('enqueue');
+    expect(decideCollection({ ...retrying, card_disputed: true }, 'RETRY', new Date(Date.parse(lapses))).kind).toBe('enqueue');
+  });
+
   it('a live billing failure moves the record to the ladder’s next attempt; a parked one is never read', () => {
     const base = makeRecord({ billing_date: at(-HOUR) });
     expect(nextEligibleAt({ ...base, ...failure(base, at(4 * HOUR)) })).toBe(at(4 * HOUR));
@@ -65,9 +82,20 @@ describe('nextEligibleAt: the instant the planner reads a record at (the due-ind
       const f = makeRecord({ ...failed, billing_date: at(offset - DAY), last_attempt_date: at(offset) });
       records.push(f, { ...f, ...failure(f, at(offset + 30 * HOUR)) });
       records.push(makeRecord({ billing_status: 'PAUSED', billing_date: at(offset), paused_months: 1 }));
+      // Dunning cycles first declined at `offset`, at a slot, and parked or held on top of it.
+      const d = makeRecord({
+        ...f,
+        payment_method: 'card',
+        decline_code: 'generic_decline',
+        decline_class: 'retry_later',
+        dunning_first_declined_at: at(offset),
+        dunning_attempts: 3,
+        dunning_next_attempt_at: at(offset + 5 * DAY),
+      });
+      records.push(d, { ...d, ...failure(d) }, { ...d, card_disputed: true }, { ...d, ...failure(d, at(offset + 15 * DAY)) });
     }
     for (const record of records) {
-      for (const when of [-6 * DAY, -DAY, 0, HOUR, 2 * DAY, 10 * DAY]) {
+      for (const when of [-6 * DAY, -DAY, 0, HOUR, 2 * DAY, 10 * DAY, 20 * DAY]) {
         const now = new Date(NOW + when);
         const process = record.billing_status === 'PENDING' ? 'SCHEDULED' : record.billing_status === 'FAILED' ? 'RETRY' : 'PAUSE';
         if (decideCollection(record, process, now).kind !== 'enqueue') continue;

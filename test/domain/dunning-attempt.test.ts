@@ -9,6 +9,9 @@ import { collectOnBalanceEvent } from '../../src/domain/use-cases/collect-on-bal
 import { runCollectionAttempt, type AttemptDeps } from '../../src/domain/use-cases/collect.js';
 import { manualPay } from '../../src/domain/use-cases/manual-pay.js';
 import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
+import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/apply-membership-event.js';
+import { publishedEventsOf } from '../../src/domain/published-events.js';
+import { eventIdOf } from '../../src/adapters/eventbridge/event-id.js';
 import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
 import { callerFor, type Caller } from '../handlers/api-fixtures.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -231,6 +234,133 @@ describe('the planner, the lists and the gauge', () => {
     expect((await list({ billing: 'failing', state: 'exhausted' })).status).toBe(400);
   });
 });
+
+/* ---------------- the 14-day window (DESIGN 5b): a late run presents nothing and records the exhaustion ---------------- */
+
+describe('after the 14-day window', () => {
+  /** A retry_later cycle declined at NOW, left with its overdue slot (no run came), and the clock moved past the window. */
+  async function lapsedCycle(afterWindowMs = DAY): Promise<BillingRecord> {
+    const record = await declinedPeriod('insufficient_funds');
+    await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' });
+    app.clock.advance(14 * DAY + afterWindowMs);
+    return (await app.deps.billing.get(record))!;
+  }
+  const ids = (page: { items: readonly BillingRecord[] }) => page.items.map((r) => r.subscription_id);
+
+  it('the collections run presents nothing and records the exhaustion: history row, due-index out, EXHAUSTED partition, the event', async () => {
+    const read = await lapsedCycle();
+    expect(read).toMatchObject({ dunning_attempts: 1, dunning_next_attempt_at: formatInstant(new Date(Date.parse(NOW) + DAY)) });
+    const presentedBefore = presented.of(read.user_id).length;
+    // Keyed in the due-index no later than the window's end, so the run reads it once.
+    expect(ids(await app.deps.billing.listDue('FAILED', formatInstant(app.clock.now()), { limit: 1000 }))).toContain(read.subscription_id);
+    app.collectionsQueue.clear();
+    await createCollectionsJobHandler(app.deps)(scheduledEvent(formatInstant(app.clock.now())));
+    const message = app.collectionsQueue.bodies<{ subscription_id: string; process: Process }>().find((m) => m.subscription_id === read.subscription_id);
+    expect(message?.process).toBe('RETRY');
+
+    const outcome = await runCollectionAttempt(deps, { key: read, process: 'RETRY', owner: 'test' });
+    expect(outcome).toMatchObject({ kind: 'not_due', reason: 'exhausted' });
+    expect(presented.of(read.user_id)).toHaveLength(presentedBefore);
+    const stored = (await app.deps.billing.get(read))!;
+    expect(stored).toMatchObject({ billing_status: 'FAILED', version: read.version + 1, dunning_attempts: 1, decline_code: 'insufficient_funds', decline_class: 'retry_later', payment_attempts: read.payment_attempts, process: 'RETRY' });
+    expect(stored.dunning_next_attempt_at).toBeUndefined();
+    expect(stored.last_attempt_date).toBe(read.last_attempt_date);
+    expect(ids(await app.deps.billing.listDue('FAILED', formatInstant(new Date(Date.parse(NOW) + 365 * DAY)), { limit: 1000 }))).not.toContain(read.subscription_id);
+    expect(ids(await app.deps.billing.listDunning('exhausted', { limit: 1000 }))).toContain(read.subscription_id);
+    expect(ids(await app.deps.billing.listDunning('retrying', { limit: 1000 }))).not.toContain(read.subscription_id);
+
+    const row = (await app.deps.billing.history(read.subscription_id, { limit: 1 })).items[0]!;
+    expect(row).toMatchObject({ billing_event: 'DUNNING_EXHAUSTED', last_run_date: stored.last_run_date, process: 'RETRY' });
+    expect(publishedEventsOf(row, eventIdOf).map((e) => [e['detail-type'], e.detail])).toEqual([
+      ['billing.dunning.exhausted', expect.objectContaining({ subscription_id: read.subscription_id, decline_code: 'insufficient_funds', decline_class: 'retry_later', attempts: 1, cause: 'window_ended' })],
+    ]);
+
+    // The next run neither reads nor writes it again.
+    const again = await runCollectionAttempt(deps, { key: read, process: 'RETRY', owner: 'test' });
+    expect(again).toMatchObject({ kind: 'not_due', reason: 'exhausted' });
+    expect((await app.deps.billing.get(read))?.version).toBe(stored.version);
+  });
+
+  it('the balance webhook and the memberships catch-up present nothing either, and record it', async () => {
+    const viaBalance = await lapsedCycle();
+    const done = await collectOnBalanceEvent(deps, { event: balanceEventOf(viaBalance.user_id), thresholdCents: 5000, owner: 'test', stopAfter: () => false });
+    expect(done.map((d) => d.outcome)).toEqual([expect.objectContaining({ kind: 'not_due', reason: 'exhausted' })]);
+    expect(presented.of(viaBalance.user_id)).toHaveLength(1);
+    expect(await app.deps.billing.get(viaBalance)).toMatchObject({ process: 'BALANCE_WEBHOOK', dunning_attempts: 1 });
+    expect((await app.deps.billing.get(viaBalance))?.dunning_next_attempt_at).toBeUndefined();
+
+    app.clock.set(NOW);
+    const viaMembership = await lapsedCycle();
+    const event = membershipEventSchema.parse({ event_id: `pause-${viaMembership.user_id}`, type: 'PAUSE', months: 1, user_id: viaMembership.user_id, occurred_at: formatInstant(app.clock.now()) });
+    await applyMembershipEvent(deps, { event, owner: 'test' });
+    expect(presented.of(viaMembership.user_id)).toHaveLength(1);
+    const after = (await app.deps.billing.get(viaMembership))!;
+    expect(after).toMatchObject({ billing_status: 'FAILED', dunning_attempts: 1 });
+    expect(after.dunning_next_attempt_at).toBeUndefined();
+  });
+
+  it('reads and the lists show it exhausted before any run records it', async () => {
+    const read = await lapsedCycle(HOUR);
+    const view = await call('GET', { route: '/v1/subscriptions/{subscriptionId}', pathParameters: { subscriptionId: read.subscription_id } });
+    expect(view.body.dunning).toEqual({ state: 'exhausted', attempts: 1, next_attempt_at: null, decline_code: 'insufficient_funds', decline_class: 'retry_later' });
+    const list = async (query: Record<string, string>) =>
+      (await call('GET', { route: '/v1/subscriptions', path: '/v1/subscriptions', query })).body.items.map((i: { subscription_id: string }) => i.subscription_id);
+    expect(await list({ billing: 'dunning', state: 'exhausted', limit: '100' })).toContain(read.subscription_id);
+    expect(await list({ billing: 'dunning', state: 'retrying', limit: '100' })).not.toContain(read.subscription_id);
+    const all = await list({ billing: 'dunning', limit: '100' });
+    expect(all.filter((id: string) => id === read.subscription_id)).toHaveLength(1);
+  });
+
+  it('a customer may still pay after the window (manual pay is refused for do_not_retry only)', async () => {
+    const read = await lapsedCycle();
+    app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [read.user_id]: 'approve' } });
+    const result = await manualPay(deps, { subscriptionId: read.subscription_id, owner: 'test', idempotencyKey: `pay-late-${read.user_id}` });
+    expect(result.outcome.kind).toBe('collected');
+    expect(presented.of(read.user_id)).toHaveLength(2);
+  });
+
+  it('retry-billing after the window starts a new cycle, audited', async () => {
+    const read = await lapsedCycle();
+    const result = await retryBilling(deps, { subscriptionId: read.subscription_id, owner: 'test', actor: 'ops|bob', reason: 'card topped up' });
+    expect(result.outcome).toBe('failed');
+    expect(result.subscription).toMatchObject({
+      dunning_attempts: 1,
+      dunning_first_declined_at: formatInstant(app.clock.now()),
+      dunning_next_attempt_at: formatInstant(new Date(app.clock.now().getTime() + DAY)),
+    });
+    expect(presented.of(read.user_id)).toHaveLength(2);
+  });
+
+  it('a system failure on the last slot is not a decline: the ladder\'s retry after the window presents nothing, and the failure stays', async () => {
+    const record = await declinedPeriod('insufficient_funds');
+    await runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test' });
+    for (const day of DUNNING_DAYS_BEFORE_LAST) {
+      app.clock.set(formatInstant(new Date(Date.parse(NOW) + day * DAY)));
+      expect((await runCollectionAttempt(deps, { key: record, process: 'RETRY', owner: 'test' })).kind).toBe('declined');
+    }
+    app.clock.set(formatInstant(new Date(Date.parse(NOW) + 14 * DAY)));
+    app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'error' } });
+    const failedLast = await runCollectionAttempt(deps, { key: record, process: 'RETRY', owner: 'test' });
+    expect(failedLast.kind).toBe('failed_counted');
+    const saved = (await app.deps.billing.get(record))!;
+    expect(saved.dunning_attempts).toBe(7); // a system failure spends no slot
+    expect(presented.of(record.user_id)).toHaveLength(8);
+
+    app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'decline' } });
+    app.clock.set(saved.billing_next_attempt_at!); // the ladder's next attempt, after the window
+    expect(ids(await app.deps.billing.listDue('FAILED', formatInstant(app.clock.now()), { limit: 1000 }))).toContain(record.subscription_id);
+    const late = await runCollectionAttempt(deps, { key: record, process: 'RETRY', owner: 'test' });
+    expect(late).toMatchObject({ kind: 'not_due', reason: 'exhausted' });
+    expect(presented.of(record.user_id)).toHaveLength(8);
+    const stored = (await app.deps.billing.get(record))!;
+    expect(stored.dunning_next_attempt_at).toBeUndefined();
+    expect(stored).toMatchObject({ billing_failure_count: 1, billing_failed_for: saved.billing_failed_for });
+    expect(ids(await app.deps.billing.listDue('FAILED', formatInstant(new Date(Date.parse(NOW) + 365 * DAY)), { limit: 1000 }))).not.toContain(record.subscription_id);
+  });
+});
+
+/** The retry days before the last one (1, 2, 3, 5, 7, 10). */
+const DUNNING_DAYS_BEFORE_LAST = [1, 2, 3, 5, 7, 10];
 
 /* ---------------- the property, through the real attempt ---------------- */
 

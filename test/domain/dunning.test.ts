@@ -7,7 +7,11 @@ import {
   NETWORK_CEILINGS,
   classifyDecline,
   dunningAfterDecline,
+  DUNNING_WINDOW_MS,
   dunningGate,
+  dunningLapsed,
+  dunningLapsesAt,
+  dunningState,
   dunningView,
   nextAutomaticAttemptAt,
   resetDunning,
@@ -139,6 +143,54 @@ describe('the retry schedule', () => {
   });
 });
 
+describe('the 14-day window', () => {
+  const lateRecord = () => declined(declined(cardPeriod(), 'insufficient_funds', T0), 'insufficient_funds', T0 + 10 * DAY);
+
+  it('reads show a cycle whose window is over as exhausted, with no next attempt, before any run records it', () => {
+    const record = lateRecord();
+    expect(record.dunning_next_attempt_at).toBe(formatInstant(new Date(T0 + 14 * DAY)));
+    expect(dunningView(record, new Date(T0 + 14 * DAY))).toMatchObject({ state: 'retrying', next_attempt_at: formatInstant(new Date(T0 + 14 * DAY)) });
+    expect(dunningView(record, new Date(T0 + 14 * DAY + 1))).toEqual({
+      state: 'exhausted',
+      attempts: 2,
+      next_attempt_at: null,
+      decline_code: 'insufficient_funds',
+      decline_class: 'retry_later',
+    });
+    // As written (an audit row, the index partition): retrying until a run records it.
+    expect(dunningState(record)).toBe('retrying');
+    expect(dunningState(record, new Date(T0 + 15 * DAY))).toBe('exhausted');
+    expect(dunningLapsed(record, new Date(T0 + 14 * DAY))).toBe(false);
+    expect(dunningLapsed(record, new Date(T0 + 14 * DAY + 1))).toBe(true);
+  });
+
+  it('every automatic path refuses it, ahead of the ladder, a hold or an exception; a person is not refused by it', () => {
+    const record = lateRecord();
+    const after = new Date(T0 + 20 * DAY);
+    for (const process of ['SCHEDULED', 'RETRY', 'BALANCE_WEBHOOK', 'BATCH', 'REACTIVATION', 'PAUSE'] as const) expect(dunningGate(record, after, process)).toBe('exhausted');
+    const parked = { ...record, billing_failed_for: `${record.billing_date}#${record.payment_attempts}`, billing_failure_count: 8, billing_failed_at: formatInstant(new Date(T0 + 11 * DAY)), billing_last_error: 'x' };
+    expect(dueGate(parked, after, 'RETRY')).toBe('exhausted');
+    expect(dueGate({ ...record, card_disputed: true }, after, 'RETRY')).toBe('exhausted');
+    // The customer may still pay (only do_not_retry refuses a manual pay); retry-billing resets the cycle first.
+    expect(dueGate(record, after, 'MANUAL')).toBeUndefined();
+    expect(dueGate({ ...record, card_disputed: true }, after, 'MANUAL')).toBe('card_disputed');
+  });
+
+  it('a customer decline after the window spends nothing and leaves the period exhausted', () => {
+    const record = lateRecord();
+    const manual = declined(record, 'insufficient_funds', T0 + 16 * DAY, 'MANUAL');
+    expect(manual.dunning_attempts).toBe(2);
+    expect(manual.dunning_next_attempt_at).toBeUndefined();
+    expect(dunningView(manual, new Date(T0 + 16 * DAY))?.state).toBe('exhausted');
+  });
+
+  it('the window is 14 days, the last retry day', () => {
+    expect(DUNNING_WINDOW_MS).toBe(DUNNING_RETRY_DAYS.at(-1)! * DAY);
+    expect(dunningLapsesAt(lateRecord())).toBe(T0 + 14 * DAY + 1);
+    expect(dunningLapsesAt(declined(cardPeriod(), 'lost_card', T0))).toBeUndefined();
+  });
+});
+
 describe('the network ceilings', () => {
   it.each([
     ['mastercard', 10, DAY],
@@ -219,12 +271,14 @@ describe('the dunning policy, as a property', () => {
     );
   });
 
-  // OPEN (found 2026-12-01 by this property with a random seed, seed 1221020030): a run that comes only after the
-  // 14-day window (no run for days) still takes the cycle's overdue slot, presenting outside Smart Retries' budget.
-  // The fix must also take such a period out of the due-index (a gate refusal alone writes nothing). Runs with
-  // DUNNING_OPEN=1 (it fails today).
-  it.skipIf(process.env.DUNNING_OPEN !== '1')('a scheduled run after the 14-day window presents no retry of a cycle (open)', () => {
+  // Found 2026-12-01 by this property with a random seed (DUNNING_SEED=1221020030): a run that came only after the
+  // 14-day window (no run for days) still took the cycle's overdue slot, presenting outside Smart Retries' budget.
+  it('a scheduled run after the 14-day window presents no retry of a cycle', () => {
     const record = declined(cardPeriod(), 'insufficient_funds', T0, 'SCHEDULED', 'visa');
-    expect(dueGate(record, new Date(T0 + 14 * DAY + 1), 'SCHEDULED')).toBeDefined();
+    for (const process of ['SCHEDULED', 'RETRY', 'BALANCE_WEBHOOK', 'BATCH', 'REACTIVATION'] as const) {
+      expect(dueGate(record, new Date(T0 + 14 * DAY + 1), process), process).toBe('exhausted');
+    }
+    // Its last instant is still inside: the 14-day slot itself is a scheduled attempt.
+    expect(dueGate(record, new Date(T0 + 14 * DAY), 'RETRY')).toBeUndefined();
   });
 });

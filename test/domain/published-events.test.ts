@@ -158,8 +158,21 @@ describe('history rows → published events (DESIGN 11)', () => {
     const events = eventsOf(await latestRow(record));
     expect(types(events)).toEqual(['billing.period.declined', 'billing.dunning.exhausted']);
     expect(events[0]!.detail).toMatchObject({ dunning: { state: 'exhausted', next_attempt_at: null }, decline_class: 'do_not_retry' });
-    expect(events[1]!.detail).toMatchObject({ decline_code: 'lost_card', decline_class: 'do_not_retry', attempts: 1 });
+    expect(events[1]!.detail).toMatchObject({ decline_code: 'lost_card', decline_class: 'do_not_retry', attempts: 1, cause: 'declined' });
     expect(events[0]!.detail.event_id).not.toBe(events[1]!.detail.event_id);
+  });
+
+  it('a run that finds the 14-day window over is billing.dunning.exhausted alone (nothing declined, nothing presented)', async () => {
+    const record = await seed('card');
+    app.simulator.configure({ users: { [record.user_id]: 'decline:insufficient_funds' } });
+    expect((await attempt(record)).kind).toBe('declined');
+    app.clock.advance(15 * 24 * 60 * 60 * 1000);
+    expect(await attempt(record, 'RETRY')).toMatchObject({ kind: 'not_due', reason: 'exhausted' });
+    const row = await latestRow(record);
+    expect(row.billing_event).toBe('DUNNING_EXHAUSTED');
+    const events = eventsOf(row);
+    expect(types(events)).toEqual(['billing.dunning.exhausted']);
+    expect(events[0]!.detail).toMatchObject({ billing_status: 'FAILED', process: 'RETRY', decline_code: 'insufficient_funds', decline_class: 'retry_later', attempts: 1, cause: 'window_ended' });
   });
 
   it('the eighth counted failure is billing.failure.parked; the seven before it (retrying) publish nothing', async () => {
@@ -291,6 +304,8 @@ describe('event ids and rows that cannot be published', () => {
   it('refuses a row whose content contradicts its event, naming the row', () => {
     const bad: HistoryRow = { ...row, billing_status: 'ACHSENT', billing_event: 'EXCEPTION_RAISED' };
     expect(() => publishedEventsOf(bad, eventIdOf)).toThrow(UnpublishableRowError);
+    // An exhaustion row of a period that is not an exhausted dunning period.
+    expect(() => publishedEventsOf({ ...row, billing_status: 'FAILED', billing_event: 'DUNNING_EXHAUSTED' }, eventIdOf)).toThrow(UnpublishableRowError);
     expect(() => publishedEventsOf(bad, eventIdOf)).toThrow(new RegExp(`user_id=${row.user_id}`));
   });
 });

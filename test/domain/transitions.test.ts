@@ -34,6 +34,8 @@ const EXPECTED_BILLING: Record<BillingEvent, Partial<Record<BillingStatus, Billi
   DUE_DATE_CHANGED: { PENDING: 'PENDING' },
   BILLING_RETRY_REQUESTED: { PENDING: 'PENDING', FAILED: 'FAILED' },
   BILLING_FAILURE_RECORDED: { PENDING: 'PENDING', FAILED: 'FAILED' },
+  // A run found a dunning cycle's 14-day window over: recorded in place, nothing presented.
+  DUNNING_EXHAUSTED: { FAILED: 'FAILED' },
   // A written-off period that receives a payment it never recorded is flagged in place (unowed_payment).
   EXCEPTION_RAISED: { PENDING: 'PENDING', FAILED: 'FAILED', ACHSENT: 'ACHSENT', COMPLETED: 'COMPLETED', WAIVED: 'WAIVED', CANCELLED: 'CANCELLED', SKIPPED: 'SKIPPED' },
 };

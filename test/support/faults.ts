@@ -167,9 +167,9 @@ export class FaultyBillingStore implements BillingStore {
     return this.inner.listDue(status, dueAtOrBefore, page);
   }
 
-  async listDunning(state: DunningState, page?: PageRequest): Promise<Page<BillingRecord>> {
+  async listDunning(state: DunningState, page?: PageRequest, nextAttemptBefore?: string): Promise<Page<BillingRecord>> {
     this.faults.alive('billing.listDunning');
-    return this.inner.listDunning(state, page);
+    return this.inner.listDunning(state, page, nextAttemptBefore);
   }
 
   async countDunning(): Promise<Record<DunningState, number>> {

@@ -321,8 +321,9 @@ export class DynamoBillingStore implements BillingStore {
     return { items: items.map((item) => recordFromItem(item, this.table)), next };
   }
 
-  async listDunning(state: DunningState, page?: PageRequest): Promise<Page<BillingRecord>> {
-    return this.listDunningPartitions([state === 'retrying' ? 'RETRYING' : 'EXHAUSTED'], `dunning|${state}`, page);
+  async listDunning(state: DunningState, page?: PageRequest, nextAttemptBefore?: string): Promise<Page<BillingRecord>> {
+    const partition = state === 'retrying' ? 'RETRYING' : 'EXHAUSTED';
+    return this.listDunningPartitions([partition], `dunning|${state}${nextAttemptBefore === undefined ? '' : '|before'}`, page, nextAttemptBefore);
   }
 
   /** COUNT queries over the retrying and exhausted partitions (every shard); the items themselves are not returned. */

@@ -1,7 +1,7 @@
 import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure, type IdGenerator } from '../billing-record.js';
 import { balanceDecision, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, mayHoldUnrecordedCharge, repairsUnrecordedAttempt, type BalanceObservation, type NotDueReason } from '../collectible.js';
 import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
-import { CLEARED_DUNNING, classifyDecline, dunningAfterDecline, isInDunning } from '../dunning.js';
+import { CLEARED_DUNNING, EXHAUSTED_DUNNING, classifyDecline, dunningAfterDecline, dunningLapsed, isInDunning } from '../dunning.js';
 import { ConcurrentModificationError, InterruptedError, LockedError, ProcessorError } from '../errors.js';
 import { intentOf, isCancelRequested } from '../intent.js';
 import { allowlistedError, billingFailureView, classifyFailure, dueKey, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';
@@ -113,6 +113,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     return mayAdvancePause(process) ? advancePause(deps, commit, read, now, process) : { kind: 'not_due', reason: 'status', record: read };
   }
   const notDue = dueGate(read, now, process);
+  if (notDue === 'exhausted' && dunningLapsed(read, now)) return recordLapsedDunning(deps, commit, read, now, request, lock.signal);
   if (notDue) return { kind: 'not_due', reason: notDue, record: read };
 
   // Set once the payment request is handed to the processor: a failure after it may leave a charge no record shows.
@@ -236,6 +237,36 @@ async function commitAttempt(
     ...(originatesAchDebit(read, after) ? { achRates: achDebitTally(now) } : {}),
   });
   return outcome;
+}
+
+/**
+ * The automatic path that finds a dunning cycle's 14-day window over (DESIGN 5b) presents nothing
+ * and records what the reads already show: exhausted, in one version-conditioned write with its
+ * audit row (`DUNNING_EXHAUSTED`, published as `billing.dunning.exhausted`). The stored next attempt
+ * goes, so the period leaves the due-index for the dunning index's EXHAUSTED partition; codes,
+ * attempts, the ceilings' memory and any saved billing failure stay (a system failure is not a
+ * decline). A failed write saves nothing: the next run finds the window over again.
+ */
+async function recordLapsedDunning(
+  deps: AttemptDeps,
+  commit: Commit,
+  read: BillingRecord,
+  now: Date,
+  request: AttemptRequest,
+  lockSignal: AbortSignal | undefined,
+): Promise<AttemptOutcome> {
+  const after = applyBillingEvent(read, 'DUNNING_EXHAUSTED', now, { process: request.process, set: { ...EXHAUSTED_DUNNING } });
+  try {
+    await commit({
+      writes: [{ kind: 'update', read, record: after }],
+      history: [historyRowOf(after, { actor: request.actor, reason: request.reason, run_id: request.runId })],
+    });
+  } catch (error) {
+    const failureClass = error instanceof ConcurrentModificationError ? 'transient' : classifyFailure(error, combinedSignal(request.signal, lockSignal));
+    deps.onError?.(error, { subscription_id: read.subscription_id, user_id: read.user_id, class: failureClass, recorded: false });
+    return { kind: 'failed_uncounted', class: failureClass, record: read };
+  }
+  return { kind: 'not_due', reason: 'exhausted', record: after };
 }
 
 /**

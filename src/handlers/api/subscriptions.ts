@@ -5,6 +5,7 @@ import { dunningState, type DunningState } from '../../domain/dunning.js';
 import { failureState } from '../../domain/ladder.js';
 import type { Page } from '../../domain/ports.js';
 import type { BillingRecord } from '../../domain/records.js';
+import { formatInstant } from '../../domain/time.js';
 import type { AppDeps } from '../../runtime/deps.js';
 import { json, type HttpResult } from '../shared/http.js';
 import { serializeHistoryRow, serializePage, serializeSubscription } from '../shared/serialize.js';
@@ -108,33 +109,49 @@ export async function listExceptionSubscriptions(
 }
 
 /**
- * The dunning index holds FAILED periods by dunning partition; a declined period's state is checked
- * again on the record (the index is eventually consistent). Without a state filter, retrying ones
- * come first, then exhausted ones (one cursor walks both).
+ * The dunning index holds FAILED periods by the dunning state last written; the list shows each by
+ * its state now (`dunningState(record, now)`: the index is eventually consistent, and a retrying
+ * cycle whose 14-day window is over is exhausted before a run records it). One cursor walks the
+ * steps in order: retrying = the RETRYING partition; exhausted = the EXHAUSTED partition, then the
+ * RETRYING entries whose stored next attempt is already past (where a lapsed cycle waits for the
+ * run that records it: a read bounded by due work); no state = RETRYING (either state), then
+ * EXHAUSTED. Each period appears once.
  */
+type DunningListStep = { readonly partition: DunningState; readonly keep?: DunningState; readonly past?: true };
+const DUNNING_LIST_STEPS: Readonly<Record<DunningState | 'all', readonly DunningListStep[]>> = {
+  retrying: [{ partition: 'retrying', keep: 'retrying' }],
+  exhausted: [{ partition: 'exhausted', keep: 'exhausted' }, { partition: 'retrying', keep: 'exhausted', past: true }],
+  all: [{ partition: 'retrying' }, { partition: 'exhausted', keep: 'exhausted' }],
+};
+
 export async function listDunningSubscriptions(
-  deps: Pick<AppDeps, 'billing'>,
+  deps: Pick<AppDeps, 'billing' | 'clock'>,
   options: { state?: DunningState | undefined; limit: number; next?: string | undefined },
 ): Promise<Page<BillingRecord>> {
-  const states: readonly DunningState[] = options.state ? [options.state] : ['retrying', 'exhausted'];
-  // Cursor: `<state index>.<store cursor>` so a page can continue in the second state.
+  const steps = DUNNING_LIST_STEPS[options.state ?? 'all'];
+  const now = deps.clock.now();
+  // Cursor: `<step index>.<store cursor>` so a page can continue in the next step.
   let at = 0;
   let cursor: string | null = null;
   if (options.next !== undefined) {
     const dot = options.next.indexOf('.');
     at = Number(options.next.slice(0, dot));
     cursor = options.next.slice(dot + 1) || null;
-    if (dot < 1 || !Number.isInteger(at) || at < 0 || at >= states.length) throw new InvalidPageRequestError('malformed page cursor');
+    if (dot < 1 || !Number.isInteger(at) || at < 0 || at >= steps.length) throw new InvalidPageRequestError('malformed page cursor');
   }
   const items: BillingRecord[] = [];
-  for (let reads = 0; reads < MAX_READS_PER_PAGE && items.length < options.limit && at < states.length; reads++) {
-    const state = states[at]!;
-    const page = await deps.billing.listDunning(state, { limit: options.limit - items.length, cursor });
-    for (const record of page.items) if (dunningState(record) === state) items.push(record);
+  for (let reads = 0; reads < MAX_READS_PER_PAGE && items.length < options.limit && at < steps.length; reads++) {
+    const step = steps[at]!;
+    const request = { limit: options.limit - items.length, cursor };
+    const page = step.past ? await deps.billing.listDunning(step.partition, request, formatInstant(now)) : await deps.billing.listDunning(step.partition, request);
+    for (const record of page.items) {
+      const state = dunningState(record, now);
+      if (state !== undefined && (step.keep === undefined || state === step.keep)) items.push(record);
+    }
     cursor = page.next;
     if (cursor === null) at += 1;
   }
-  return { items, next: at < states.length ? `${at}.${cursor ?? ''}` : null };
+  return { items, next: at < steps.length ? `${at}.${cursor ?? ''}` : null };
 }
 
 export async function listSubscriptions(ctx: RouteContext): Promise<HttpResult> {

@@ -73,7 +73,8 @@ function copyPresent<T extends object>(target: Record<string, unknown>, source: 
   }
 }
 
-function recordView(record: BillingRecord, status: DisplayStatus): Record<string, unknown> {
+/** `now`: dunning as it is then (a read); absent: as written (an audit row). */
+function recordView(record: BillingRecord, status: DisplayStatus, now?: Date): Record<string, unknown> {
   const view: Record<string, unknown> = {
     user_id: record.user_id,
     billing_date: record.billing_date,
@@ -85,14 +86,14 @@ function recordView(record: BillingRecord, status: DisplayStatus): Record<string
   copyPresent(view, record, RECORD_ATTRIBUTES);
   const failure = billingFailureView(record);
   if (failure) view.billing_failure = failure;
-  const dunning = dunningView(record);
+  const dunning = dunningView(record, now);
   if (dunning) view.dunning = dunning;
   return view;
 }
 
 /** A billing record as every subscription read shows it, PASTDUE judged at `now`. */
 export function serializeSubscription(record: BillingRecord, now: Date): SubscriptionView {
-  return recordView(record, displayStatus(record, now)) as SubscriptionView;
+  return recordView(record, displayStatus(record, now), now) as SubscriptionView;
 }
 
 /**
