@@ -20,6 +20,7 @@ import {
   applyDueDateChange,
   applyReversal,
   applyWaive,
+  dunningViolations,
   expectMembership,
   iso,
   ms,
@@ -29,8 +30,10 @@ import {
   OPEN_STATUSES,
   violations,
   type MemberModel,
+  type Initiator,
   type MembershipInput,
   type ModelState,
+  type ObservedPresentment,
   type ObservedCharge,
   type ObservedRecord,
   type Plan,
@@ -46,14 +49,34 @@ import {
 
 type Json = Record<string, any>;
 
-/** Records every submission and its answer (declines included), so Stripe can report failed PaymentIntents. */
+/**
+ * Records every submission and its answer (declines included), so Stripe can report failed PaymentIntents,
+ * and every presentment with who started it and the dunning cycle its period showed then (the model's D1).
+ */
 export class SubmissionRecorder implements PaymentProcessor {
   readonly declined: { request: PaymentRequest; at: number }[] = [];
+  readonly presentments: ObservedPresentment[] = [];
+  /** Who starts the submissions now: the harness sets it around the API's manual pay and retry-billing. */
+  initiator: Initiator = 'merchant';
   constructor(
     private readonly inner: PaymentProcessor,
     private readonly now: () => number,
+    private readonly lookup?: (key: { user_id: string; billing_date: string }) => Promise<Json | undefined>,
   ) {}
   async submit(request: PaymentRequest, signal?: AbortSignal): Promise<PaymentResult> {
+    if (request.reference.kind === 'subscription' && this.lookup) {
+      // The record as the attempt read it (under its lock): the cycle it is in, if any.
+      const record = await this.lookup({ user_id: request.reference.user_id, billing_date: request.reference.billing_date });
+      const cycle = record?.billing_status === 'FAILED' && record.decline_class === 'retry_later' && typeof record.dunning_first_declined_at === 'string';
+      this.presentments.push({
+        user_id: request.user_id,
+        subscription_id: request.reference.subscription_id,
+        idempotency_key: request.idempotency_key,
+        at: this.now(),
+        initiator: this.initiator,
+        ...(cycle ? { cycle_start: ms(record.dunning_first_declined_at) } : {}),
+      });
+    }
     const result = await this.inner.submit(request, signal);
     if (result.outcome === 'declined') this.declined.push({ request, at: this.now() });
     return result;
@@ -68,7 +91,8 @@ export async function sharedApp(): Promise<{ app: TestApp; recorder: SubmissionR
   if (!shared || shared.uses >= SEQUENCES_PER_APP) {
     // One status shard: the scan cost of a collections run stays a few queries (sharding has its own tests).
     const app = await createTestApp({ label: 'model', statusShardCount: 1 });
-    shared = { app, recorder: new SubmissionRecorder(app.simulator, () => app.clock.now().getTime()), uses: 0 };
+    const lookup = async (key: { user_id: string; billing_date: string }) => (await app.deps.billing.get(key)) as Json | undefined;
+    shared = { app, recorder: new SubmissionRecorder(app.simulator, () => app.clock.now().getTime(), lookup), uses: 0 };
   }
   shared.uses += 1;
   return shared;
@@ -252,11 +276,15 @@ export class BillingWorld {
     const proc = faulty ? this.process() : { deps: { ...this.app.deps, processor: this.recorder } as AppDeps };
     const event = httpEvent(method, { route, pathParameters: params, ...(body !== undefined ? { body } : {}), ...(query ? { query } : {}), headers });
     let res;
+    // A manual pay is the customer's own payment; retry-billing an operator's (DESIGN 5b): neither is an automatic attempt.
+    this.recorder.initiator = route.endsWith('/pay') ? 'customer' : route.endsWith('/retry-billing') ? 'operator' : 'merchant';
     try {
       res = responseOf(await createApiHandler(proc.deps)(event));
     } catch (error) {
       this.problems.push(`${method} ${route} threw ${String(error)}`);
       return { status: 0, body: undefined, fired: proc.faults?.fired ?? [] };
+    } finally {
+      this.recorder.initiator = 'merchant';
     }
     const fired = proc.faults?.fired ?? [];
     if (res.status >= 500 && fired.length === 0 && res.status !== 502) {
@@ -676,6 +704,7 @@ export class BillingWorld {
       }
       const { records, visible } = cached!;
       problems.push(...violations(this.member(i), { records, charges: this.charges(user), visible }, now));
+      problems.push(...dunningViolations(this.recorder.presentments.filter((p) => p.user_id === user)));
       if (fresh) problems.push(...(await this.historyProblems(user, records)));
       for (const r of records) {
         const answered = r.transaction_id === undefined ? undefined : this.achAnswered.get(r.transaction_id);

@@ -14,10 +14,17 @@
  * advanced a paused period?), the harness passes what it observed right before the event; the
  * model resolves its choice from that and nothing else.
  *
+ * Dunning (D1, `dunningViolations`): no automatic presentment of a period more than 14 days after
+ * the first decline of its cycle, and at most 7 automatic retries in a cycle (8 attempts with the
+ * first decline). The cycle's start is read from the period as the attempt found it
+ * (`dunning_first_declined_at`): when a decline is recorded depends on crash repairs and on Stripe's
+ * webhook, which the model does not predict. A manual pay (the customer) and retry-billing (an
+ * operator, who starts a new cycle) are not automatic; a resent key is not a new presentment.
+ *
  * Out of scope for now (the dunning-and-holds issue): retry ceilings for declines, ACH holds on
  * person-initiated paths (a manual pay after an unauthorized return or a dispute), short
  * settlements, returns after settlement, trial checkouts. The model tolerates them: reversals
- * only widen what may be charged again, and nothing here asserts when retries must stop.
+ * only widen what may be charged again.
  * EXTEND HERE when that issue lands: a slot would carry its hold (unauthorized, account error,
  * disputed, do_not_retry) and C2 would refuse any charge for a held slot, whatever the path.
  */
@@ -609,6 +616,44 @@ export function violations(m: MemberModel, obs: MemberObservation, now: number):
   for (const r of obs.records) {
     if (r.billing_status !== 'COMPLETED' || r.payment_method !== 'ach' || r.transaction_id === undefined) continue;
     if (!byConfirmation.has(r.transaction_id)) problems.push(`${who}: COMPLETED ach period ${r.billing_date} names ${r.transaction_id}, which the bank never accepted`);
+  }
+  return problems;
+}
+
+/* ---------------- D1: dunning's window and budget (DESIGN 5b) ---------------- */
+
+/** The model's own numbers: Smart Retries' 8 attempts within 14 days of the first decline. */
+export const DUNNING_WINDOW = 14 * DAY;
+export const DUNNING_MAX_RETRIES = 7;
+
+/** Who started a submission: an automatic path (schedule, retry, balance webhook, memberships catch-up), the customer, an operator. */
+export type Initiator = 'merchant' | 'customer' | 'operator';
+
+export interface ObservedPresentment {
+  readonly user_id: string;
+  readonly subscription_id: string;
+  readonly idempotency_key: string;
+  readonly at: number;
+  readonly initiator: Initiator;
+  /** The first decline of the retry_later cycle the period was in when the attempt read it; absent outside a cycle. */
+  readonly cycle_start?: number;
+}
+
+/** Every automatic presentment outside its cycle's window or beyond its budget (a resent key is not a new presentment). */
+export function dunningViolations(presentments: readonly ObservedPresentment[]): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  const retries = new Map<string, number>();
+  for (const p of presentments) {
+    const fresh = !seen.has(p.idempotency_key);
+    seen.add(p.idempotency_key);
+    if (!fresh || p.initiator !== 'merchant' || p.cycle_start === undefined) continue;
+    const at = `${p.user_id}: automatic presentment ${p.idempotency_key} at ${iso(p.at)}`;
+    if (p.at > p.cycle_start + DUNNING_WINDOW) problems.push(`${at}: after the 14-day window of the cycle first declined at ${iso(p.cycle_start)}`);
+    const cycle = `${p.subscription_id}|${p.cycle_start}`;
+    const n = (retries.get(cycle) ?? 0) + 1;
+    retries.set(cycle, n);
+    if (n > DUNNING_MAX_RETRIES) problems.push(`${at}: retry ${n} of the cycle first declined at ${iso(p.cycle_start)} (at most ${DUNNING_MAX_RETRIES})`);
   }
   return problems;
 }
