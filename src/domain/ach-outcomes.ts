@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 import { applyBillingEvent } from './billing-record.js';
 import { idSchema } from './ids.js';
 import { centsSchema } from './money.js';
@@ -16,14 +17,14 @@ import { LOAN_MAX_ATTEMPTS, nextRetryAt } from './loan-retries.js';
 
 /* ---------------- the event ---------------- */
 
-export const achReferenceSchema = z.discriminatedUnion('kind', [
+export const achReferenceSchema = lazySchema(() => z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('subscription'), user_id: idSchema, billing_date: instantSchema }),
   z.object({ kind: z.literal('loan_payment'), user_id: idSchema, loan_id: idSchema, payment_id: idSchema }),
-]);
+]));
 
 export const ACH_EVENT_TYPES = ['settled', 'returned', 'refunded', 'chargeback'] as const;
 
-export const achEventSchema = z
+export const achEventSchema = lazySchema(() => z
   .object({
     event_id: idSchema,
     type: z.enum(ACH_EVENT_TYPES),
@@ -37,7 +38,7 @@ export const achEventSchema = z
     if (event.type === 'returned' && event.return_code === undefined) {
       ctx.addIssue({ code: 'custom', path: ['return_code'], message: 'required for a returned event' });
     }
-  });
+  }));
 export type AchEvent = z.infer<typeof achEventSchema>;
 export type AchEventType = AchEvent['type'];
 

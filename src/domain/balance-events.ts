@@ -1,14 +1,15 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 import { idSchema } from './ids.js';
 import { instantSchema } from './time.js';
 
-const balanceCents = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+const balanceCents = lazySchema(() => z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER));
 
 /**
  * DESIGN 8 `POST /webhooks/balance`, as the API enqueues it and the webhook-balance-worker reads it
  * (one schema for the producer and the consumer). Balances may be negative (overdrawn).
  */
-export const balanceEventSchema = z.object({
+export const balanceEventSchema = lazySchema(() => z.object({
   // The queue message id and the worker's dedup key: an id, not free text.
   event_id: idSchema,
   user_id: idSchema,
@@ -17,5 +18,5 @@ export const balanceEventSchema = z.object({
   current_balance_cents: balanceCents,
   calc_available_balance_cents: balanceCents.optional(),
   occurred_at: instantSchema,
-});
+}));
 export type BalanceEvent = z.infer<typeof balanceEventSchema>;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 import { dueGate } from './collectible.js';
 import { dunningLapsed } from './dunning.js';
 import { idSchema } from './ids.js';
@@ -11,35 +12,35 @@ import { formatInstant, instantSchema } from './time.js';
  */
 
 /** The processes a collections message can carry (BATCH: an ad-hoc batch sent to the same queue). */
-export const collectionProcessSchema = z.enum(['SCHEDULED', 'RETRY', 'PAUSE', 'BATCH']);
+export const collectionProcessSchema = lazySchema(() => z.enum(['SCHEDULED', 'RETRY', 'PAUSE', 'BATCH']));
 export type CollectionProcess = z.infer<typeof collectionProcessSchema>;
 
 /** A billing period to attempt. `kind` is absent on messages enqueued before loan retries existed. */
-export const billingPeriodMessageSchema = z.object({
+export const billingPeriodMessageSchema = lazySchema(() => z.object({
   kind: z.literal('billing_period').optional(),
   user_id: idSchema,
   billing_date: instantSchema,
   subscription_id: idSchema,
   process: collectionProcessSchema,
   enqueued_at: instantSchema,
-});
+}));
 export type BillingPeriodMessage = z.infer<typeof billingPeriodMessageSchema>;
 
 /** A loan payment in RETRY whose next attempt is due (DESIGN 2.7). */
-export const loanPaymentRetryMessageSchema = z.object({
+export const loanPaymentRetryMessageSchema = lazySchema(() => z.object({
   kind: z.literal('loan_payment_retry'),
   user_id: idSchema,
   loan_id: idSchema,
   payment_id: idSchema,
   enqueued_at: instantSchema,
-});
+}));
 export type LoanPaymentRetryMessage = z.infer<typeof loanPaymentRetryMessageSchema>;
 
 /**
  * The body of one collections-queue message, for the producer (collections-job) and the consumer
  * (batch-worker) alike: a union discriminated by `kind`.
  */
-export const collectionMessageSchema = z.union([loanPaymentRetryMessageSchema, billingPeriodMessageSchema]);
+export const collectionMessageSchema = lazySchema(() => z.union([loanPaymentRetryMessageSchema, billingPeriodMessageSchema]));
 export type CollectionMessage = z.infer<typeof collectionMessageSchema>;
 
 export function isLoanPaymentRetry(message: CollectionMessage): message is LoanPaymentRetryMessage {

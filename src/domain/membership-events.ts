@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 import { idSchema } from './ids.js';
 import { dollarStringSchema, dollarsToCents } from './money.js';
 import { fridayBillingSchema, paymentMethodSchema, termSchema } from './records.js';
@@ -6,7 +7,7 @@ import { instantSchema } from './time.js';
 
 /** A memberships-stream record (DESIGN 7): one schema for the producer and the consumer. */
 
-const planSchema = z.object({
+const planSchema = lazySchema(() => z.object({
   amount: dollarStringSchema
     .transform((dollars) => dollarsToCents(dollars))
     .refine((cents) => cents > 0, 'the plan amount must be positive'),
@@ -16,7 +17,7 @@ const planSchema = z.object({
   account_last_four: z.string().regex(/^\d{4}$/, 'four digits').optional(),
   first_billing_date: instantSchema,
   friday_billing: fridayBillingSchema.optional(),
-});
+}));
 
 const base = {
   event_id: idSchema,
@@ -24,7 +25,7 @@ const base = {
   occurred_at: instantSchema,
 };
 
-export const membershipEventSchema = z.discriminatedUnion('type', [
+export const membershipEventSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.object({ ...base, type: z.literal('NEW'), plan: planSchema }),
   z.object({ ...base, type: z.literal('PAUSE'), months: z.number().int().min(1).max(12) }),
   z.object({ ...base, type: z.literal('UNPAUSE') }),
@@ -32,7 +33,7 @@ export const membershipEventSchema = z.discriminatedUnion('type', [
   z.object({ ...base, type: z.literal('CLOSEACCOUNT') }),
   z.object({ ...base, type: z.literal('REACTIVATE') }),
   z.object({ ...base, type: z.literal('BAN') }),
-]);
+]));
 export type MembershipEvent = z.infer<typeof membershipEventSchema>;
 export type MembershipEventType = MembershipEvent['type'];
 

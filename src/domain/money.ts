@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 
 /** Integer cents: the only money type the domain computes with. */
 export type Cents = number;
@@ -31,8 +32,8 @@ export function centsToDollars(cents: Cents): string {
   return `${whole}.${fraction}`;
 }
 
-export const centsSchema = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
-export const positiveCentsSchema = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+export const centsSchema = lazySchema(() => z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER));
+export const positiveCentsSchema = lazySchema(() => z.number().int().positive().max(Number.MAX_SAFE_INTEGER));
 
 /** The message every path gives for an amount above the configured payment maximum (MAX_PAYMENT_CENTS). */
 export function aboveMaximumMessage(maxCents: Cents): string {
@@ -43,6 +44,6 @@ export function aboveMaximumMessage(maxCents: Cents): string {
 export function chargeCentsSchema(maxCents: Cents) {
   return z.number().int().positive().max(maxCents, aboveMaximumMessage(maxCents));
 }
-export const dollarStringSchema = z
+export const dollarStringSchema = lazySchema(() => z
   .string()
-  .regex(DOLLARS, 'a dollar amount with at most two decimals, e.g. "19.99"');
+  .regex(DOLLARS, 'a dollar amount with at most two decimals, e.g. "19.99"'));

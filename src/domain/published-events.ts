@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 import { dunningState } from './dunning.js';
 import { billingFailureView } from './ladder.js';
 import { centsSchema } from './money.js';
@@ -31,13 +32,13 @@ export const DETAIL_TYPES = [
   'billing.period.cancelled',
   'billing.exception.raised',
 ] as const;
-export const detailTypeSchema = z.enum(DETAIL_TYPES);
+export const detailTypeSchema = lazySchema(() => z.enum(DETAIL_TYPES));
 export type DetailType = z.infer<typeof detailTypeSchema>;
 
-const text = z.string().min(1);
+const text = lazySchema(() => z.string().min(1));
 
 /** What every event's detail carries (DESIGN 11), plus who acted and why where a person did. */
-const commonDetail = {
+const commonDetail = lazySchema(() => z.object({
   /** Derived from the history row's key (and the detail-type): a redelivered stream record yields the same id. */
   event_id: text,
   user_id: text,
@@ -53,18 +54,18 @@ const commonDetail = {
   reason: text.optional(),
   /** The bulk retry run the change belongs to, when it does. */
   run_id: text.optional(),
-};
+}));
 
-const dunningDetail = z.object({
+const dunningDetail = lazySchema(() => z.object({
   state: z.enum(['retrying', 'exhausted']),
   attempts: z.number().int().nonnegative(),
   next_attempt_at: text.nullable(),
-});
+}));
 
-export const collectedDetailSchema = z.object({ ...commonDetail, transaction_id: text.optional() });
-export const submittedDetailSchema = z.object({ ...commonDetail, transaction_id: text.optional() });
-export const declinedDetailSchema = z.object({
-  ...commonDetail,
+export const collectedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: text.optional() }));
+export const submittedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: text.optional() }));
+export const declinedDetailSchema = lazySchema(() => z.object({
+  ...commonDetail.shape,
   transaction_id: text.optional(),
   /** The curated decline text the period shows. */
   payment_error: z.string(),
@@ -72,21 +73,21 @@ export const declinedDetailSchema = z.object({
   decline_class: declineClassSchema.optional(),
   /** Absent for a decline outside dunning (a closed balance gate on a period never declined by the bank). */
   dunning: dunningDetail.optional(),
-});
-export const dunningExhaustedDetailSchema = z.object({
-  ...commonDetail,
+}));
+export const dunningExhaustedDetailSchema = lazySchema(() => z.object({
+  ...commonDetail.shape,
   decline_code: text.optional(),
   decline_class: declineClassSchema,
   attempts: z.number().int().nonnegative(),
   /** declined: a decline left no attempt (its class, or the last slot); window_ended: the 14-day window ended with no run to take the slot left. */
   cause: z.enum(['declined', 'window_ended']),
-});
-export const failureParkedDetailSchema = z.object({
-  ...commonDetail,
+}));
+export const failureParkedDetailSchema = lazySchema(() => z.object({
+  ...commonDetail.shape,
   failure: z.object({ count: z.number().int().positive(), failed_at: text, last_error: z.string() }),
-});
-export const achReturnedDetailSchema = z.object({
-  ...commonDetail,
+}));
+export const achReturnedDetailSchema = lazySchema(() => z.object({
+  ...commonDetail.shape,
   transaction_id: text.optional(),
   /** NACHA return code; absent for a chargeback, which names none. */
   return_code: text.optional(),
@@ -96,16 +97,16 @@ export const achReturnedDetailSchema = z.object({
   represent: z.boolean(),
   /** The curated text the period shows for the return. */
   payment_error: z.string(),
-});
-export const refundedDetailSchema = z.object({ ...commonDetail, transaction_id: text.optional() });
-export const waivedDetailSchema = z.object({ ...commonDetail });
-export const cancelledDetailSchema = z.object({
-  ...commonDetail,
+}));
+export const refundedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: text.optional() }));
+export const waivedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape }));
+export const cancelledDetailSchema = lazySchema(() => z.object({
+  ...commonDetail.shape,
   /** A cancel the member asked for, completed at the billing date, or a closed account. */
   cause: z.enum(['cancel_requested', 'account_closed']),
-});
-export const exceptionRaisedDetailSchema = z.object({
-  ...commonDetail,
+}));
+export const exceptionRaisedDetailSchema = lazySchema(() => z.object({
+  ...commonDetail.shape,
   exception: z.object({
     source: z.enum(['ach', 'card']),
     /**
@@ -121,7 +122,7 @@ export const exceptionRaisedDetailSchema = z.object({
     dispute_id: text.optional(),
     dispute_status: text.optional(),
   }),
-});
+}));
 
 export const DETAIL_SCHEMAS = {
   'billing.period.collected': collectedDetailSchema,
@@ -140,7 +141,7 @@ const envelope = <T extends DetailType>(detailType: T) =>
   z.object({ source: z.literal(EVENT_SOURCE), 'detail-type': z.literal(detailType), detail: DETAIL_SCHEMAS[detailType] });
 
 /** A published event as a consumer receives it (the EventBridge envelope's `source`, `detail-type`, `detail`). */
-export const publishedEventSchema = z.discriminatedUnion('detail-type', [
+export const publishedEventSchema = lazySchema(() => z.discriminatedUnion('detail-type', [
   envelope('billing.period.collected'),
   envelope('billing.period.submitted'),
   envelope('billing.period.declined'),
@@ -151,7 +152,7 @@ export const publishedEventSchema = z.discriminatedUnion('detail-type', [
   envelope('billing.period.waived'),
   envelope('billing.period.cancelled'),
   envelope('billing.exception.raised'),
-]);
+]));
 export type PublishedEvent = z.infer<typeof publishedEventSchema>;
 export type DetailOf<T extends DetailType> = z.infer<(typeof DETAIL_SCHEMAS)[T]>;
 

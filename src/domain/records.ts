@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 import { centsSchema } from './money.js';
 
 /** DESIGN 2.2. PASTDUE is never stored; it is computed on read (see `displayStatus`). */
@@ -14,7 +15,7 @@ export const BILLING_STATUSES = [
   'INACTIVE',
   'REFUNDED',
 ] as const;
-export const billingStatusSchema = z.enum(BILLING_STATUSES);
+export const billingStatusSchema = lazySchema(() => z.enum(BILLING_STATUSES));
 export type BillingStatus = z.infer<typeof billingStatusSchema>;
 export type DisplayStatus = BillingStatus | 'PASTDUE';
 
@@ -30,7 +31,7 @@ export const PROCESSES = [
   'OPERATOR_RETRY',
   'UNKNOWN',
 ] as const;
-export const processSchema = z.enum(PROCESSES);
+export const processSchema = lazySchema(() => z.enum(PROCESSES));
 export type Process = z.infer<typeof processSchema>;
 
 /** DESIGN 2.4 */
@@ -54,7 +55,7 @@ export const UPDATED_EVENTS = [
   'WAIVED',
   'BILLING_RETRY_REQUESTED',
 ] as const;
-export const updatedEventSchema = z.enum(UPDATED_EVENTS);
+export const updatedEventSchema = lazySchema(() => z.enum(UPDATED_EVENTS));
 export type UpdatedEvent = z.infer<typeof updatedEventSchema>;
 
 /**
@@ -86,18 +87,18 @@ export const BILLING_EVENTS = [
   'EXCEPTION_RAISED', // an outcome that does not match the period (amount, currency, a dispute inquiry): flagged, status unchanged
   'DUNNING_EXHAUSTED', // a run found the dunning cycle's 14-day window over: recorded exhausted, nothing presented (DESIGN 5b)
 ] as const;
-export const billingEventSchema = z.enum(BILLING_EVENTS);
+export const billingEventSchema = lazySchema(() => z.enum(BILLING_EVENTS));
 export type BillingEvent = z.infer<typeof billingEventSchema>;
 
-export const termSchema = z.enum(['MONTHLY', 'ANNUAL']);
+export const termSchema = lazySchema(() => z.enum(['MONTHLY', 'ANNUAL']));
 export type Term = z.infer<typeof termSchema>;
 
-export const paymentMethodSchema = z.enum(['ach', 'pinless', 'card']);
+export const paymentMethodSchema = lazySchema(() => z.enum(['ach', 'pinless', 'card']));
 export type PaymentMethod = z.infer<typeof paymentMethodSchema>;
 
-export const fridayBillingSchema = z.number().int().min(1).max(5);
+export const fridayBillingSchema = lazySchema(() => z.number().int().min(1).max(5));
 
-const instant = z.string().min(1);
+const instant = lazySchema(() => z.string().min(1));
 
 /**
  * An ACH outcome that does not match the debit (DESIGN 4.1): the period stays unsettled and is
@@ -107,21 +108,21 @@ const instant = z.string().min(1);
 /** Statuses that can no longer book a payment: one arriving for them that they never recorded is `unowed_payment`. */
 export const UNBOOKABLE_STATUSES: ReadonlySet<BillingStatus> = new Set(['WAIVED', 'CANCELLED', 'SKIPPED']);
 
-export const achExceptionSchema = z.object({
+export const achExceptionSchema = lazySchema(() => z.object({
   /** amount_mismatch: a settlement for another amount; unowed_payment: a settlement this record can no longer book and never recorded. */
   code: z.enum(['amount_mismatch', 'unowed_payment']),
   received_cents: z.number().int().nonnegative(),
   /** unowed_payment: the settled entry's confirmation id (the money to refund). */
   confirmation_id: z.string().optional(),
   at: instant,
-});
+}));
 export type AchException = z.infer<typeof achExceptionSchema>;
 
 /**
  * A Stripe outcome that does not match the period (DESIGN 6.1): a success for another amount or
  * currency (never a completion), or a dispute inquiry (no funds withdrawn: flagged, not failed).
  */
-export const cardExceptionSchema = z.object({
+export const cardExceptionSchema = lazySchema(() => z.object({
   /** unowed_payment: a success this record can no longer book (WAIVED, CANCELLED, SKIPPED) and never recorded. */
   code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry', 'unowed_payment']),
   payment_intent_id: z.string().optional(),
@@ -130,20 +131,20 @@ export const cardExceptionSchema = z.object({
   dispute_id: z.string().optional(),
   dispute_status: z.string().optional(),
   at: instant,
-});
+}));
 export type CardException = z.infer<typeof cardExceptionSchema>;
 /** How a decline bears on the next automatic attempt (DESIGN 5b; the table is in dunning.ts). */
 export const DECLINE_CLASSES = ['do_not_retry', 'update_payment_method', 'customer_action', 'retry_later'] as const;
-export const declineClassSchema = z.enum(DECLINE_CLASSES);
+export const declineClassSchema = lazySchema(() => z.enum(DECLINE_CLASSES));
 export type DeclineClass = z.infer<typeof declineClassSchema>;
 
 /** Card networks the reattempt ceilings know; `other` (not said, a debit network, amex, ...) gets every ceiling. */
 export const CARD_NETWORKS = ['visa', 'mastercard', 'other'] as const;
-export const cardNetworkSchema = z.enum(CARD_NETWORKS);
+export const cardNetworkSchema = lazySchema(() => z.enum(CARD_NETWORKS));
 export type CardNetwork = z.infer<typeof cardNetworkSchema>;
 
 /** The five attributes of a saved billing failure (DESIGN 5). Stale values stay until overwritten. */
-export const billingFailureFieldsSchema = z.object({
+export const billingFailureFieldsSchema = lazySchema(() => z.object({
   billing_failed_for: z.string().optional(),
   billing_failure_count: z.number().int().nonnegative().optional(),
   billing_failed_at: instant.optional(),
@@ -158,13 +159,13 @@ export const billingFailureFieldsSchema = z.object({
    * not). Absent on items saved before it existed: read as not presented.
    */
   billing_presented_for: z.string().optional(),
-});
+}));
 
 /**
  * One billing period of one user (DESIGN 2.1), as the domain sees it: money in integer cents.
  * Attribute names are the table's; the adapter converts `amount_cents` to the stored `amount`.
  */
-export const billingRecordSchema = z
+export const billingRecordSchema = lazySchema(() => z
   .object({
     user_id: z.string().min(1),
     billing_date: instant,
@@ -249,11 +250,11 @@ export const billingRecordSchema = z
     dunning_presented_at: z.array(instant).max(64).optional(),
     card_network: cardNetworkSchema.optional(),
   })
-  .extend(billingFailureFieldsSchema.shape);
+  .extend(billingFailureFieldsSchema.shape));
 export type BillingRecord = z.infer<typeof billingRecordSchema>;
 
 /** Decision context captured on the history row of a payment submission (DESIGN 2.5). */
-export const decisionContextSchema = z.object({
+export const decisionContextSchema = lazySchema(() => z.object({
   data_payment_method: paymentMethodSchema.optional(),
   data_institution_id: z.string().optional(),
   data_available_balance_cents: z.number().int().optional(),
@@ -265,26 +266,26 @@ export const decisionContextSchema = z.object({
   data_blocklisted: z.boolean().optional(),
   data_ml_override: z.boolean().optional(),
   data_institution_unreliable: z.boolean().optional(),
-});
+}));
 export type DecisionContext = z.infer<typeof decisionContextSchema>;
 
 /** Who did what and why, on rows written by an operator or user action (DESIGN 8). */
-export const auditFieldsSchema = z.object({
+export const auditFieldsSchema = lazySchema(() => z.object({
   actor: z.string().optional(),
   reason: z.string().optional(),
   /** The bulk retry run (POST /v1/billing/retry-runs) the action belongs to. */
   run_id: z.string().optional(),
-});
+}));
 
 /**
  * An append-only audit row: the record as written, plus decision context and audit fields, and
  * the event that made this after-image (absent on the row of a new period). Like `data_*`, `actor`
  * and `reason`, `billing_event` is never on the primary item.
  */
-export const historyRowSchema = billingRecordSchema
+export const historyRowSchema = lazySchema(() => billingRecordSchema
   .extend(decisionContextSchema.shape)
   .extend(auditFieldsSchema.shape)
-  .extend({ billing_event: billingEventSchema.optional() });
+  .extend({ billing_event: billingEventSchema.optional() }));
 export type HistoryRow = z.infer<typeof historyRowSchema>;
 
 export interface BillingKey {
@@ -317,7 +318,7 @@ export function displayStatus(record: Pick<BillingRecord, 'billing_status' | 'bi
 }
 
 /** What the gate knows about a user at decision time (the AccountSnapshot port type, validated). */
-export const accountSnapshotSchema = z.object({
+export const accountSnapshotSchema = lazySchema(() => z.object({
   status: z.enum(['active', 'inactive', 'banned', 'closed']),
   institution_id: z.string().optional(),
   available_balance_cents: z.number().int().optional(),
@@ -326,7 +327,7 @@ export const accountSnapshotSchema = z.object({
   blocklisted: z.boolean().optional(),
   institution_unreliable: z.boolean().optional(),
   ml_override: z.boolean().optional(),
-});
+}));
 
 /* ---------------- loan payments (DESIGN 2.7, seed 004) ---------------- */
 
@@ -340,19 +341,19 @@ export const LOAN_PAYMENT_STATUSES = [
   'CHARGED_BACK',
   'RETURNED',
 ] as const;
-export const loanPaymentStatusSchema = z.enum(LOAN_PAYMENT_STATUSES);
+export const loanPaymentStatusSchema = lazySchema(() => z.enum(LOAN_PAYMENT_STATUSES));
 export type LoanPaymentStatus = z.infer<typeof loanPaymentStatusSchema>;
-export const loanPaymentProcessSchema = z.enum(['MANUAL', 'AUTO', 'RETRY']);
+export const loanPaymentProcessSchema = lazySchema(() => z.enum(['MANUAL', 'AUTO', 'RETRY']));
 export type LoanPaymentProcess = z.infer<typeof loanPaymentProcessSchema>;
 
-export const loanPaymentApplicationSchema = z.object({
+export const loanPaymentApplicationSchema = lazySchema(() => z.object({
   payment_id: z.string(),
   installment_id: z.string(),
   amount: centsSchema,
   payment_date: instant,
-});
+}));
 
-export const loanPaymentSchema = z.object({
+export const loanPaymentSchema = lazySchema(() => z.object({
   loc_user_id: z.string().min(1),
   loc_loan_id: z.string().min(1),
   loc_payment_id: z.string().min(1),
@@ -381,7 +382,7 @@ export const loanPaymentSchema = z.object({
   loc_error_count: z.number().int().nonnegative().optional(),
   /** Optimistic-concurrency counter, as on billing records. */
   version: z.number().int().nonnegative(),
-});
+}));
 export type LoanPayment = z.infer<typeof loanPaymentSchema>;
 
 /**
@@ -389,16 +390,16 @@ export type LoanPayment = z.infer<typeof loanPaymentSchema>;
  * (`actor`: the JWT `sub`, or `system:<function>`) and why (`reason`; `loc_update_reason` is the
  * payment's own). Written in the same transaction as the change, never overwritten.
  */
-export const loanPaymentHistoryRowSchema = loanPaymentSchema.extend({
+export const loanPaymentHistoryRowSchema = lazySchema(() => loanPaymentSchema.extend({
   actor: z.string().min(1),
   reason: z.string().optional(),
   recorded_at: instant,
-});
+}));
 export type LoanPaymentHistoryRow = z.infer<typeof loanPaymentHistoryRowSchema>;
 
 /* ---------------- stripe-events (DESIGN 2.8) ---------------- */
 
-export const stripeEventClaimSchema = z.object({
+export const stripeEventClaimSchema = lazySchema(() => z.object({
   event_id: z.string().min(1),
   status: z.enum(['processing', 'processed']),
   event_type: z.string().optional(),
@@ -406,5 +407,5 @@ export const stripeEventClaimSchema = z.object({
   expires_at: z.number().int(),
   lease_expires_at: z.number().int().optional(),
   claim_token: z.string().optional(),
-});
+}));
 export type StripeEventClaim = z.infer<typeof stripeEventClaimSchema>;

@@ -1,5 +1,6 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import * as z from 'zod';
+import { lazySchema } from '../domain/lazy-schema.js';
 import { historyFromItem } from '../adapters/dynamodb/billing-item.js';
 import type { Item } from '../adapters/dynamodb/attribute-codec.js';
 import { CorruptItemError } from '../adapters/dynamodb/errors.js';
@@ -16,13 +17,13 @@ export interface EventsPublisherDeps {
 }
 
 /** The part of a DynamoDB stream record the publisher reads; anything else AWS sends is ignored. */
-const streamRecordSchema = z.object({
+const streamRecordSchema = lazySchema(() => z.object({
   eventName: z.enum(['INSERT', 'MODIFY', 'REMOVE']),
   dynamodb: z.object({
     SequenceNumber: z.string().min(1),
     NewImage: z.record(z.string(), z.unknown()).optional(),
   }),
-});
+}));
 
 type Mapped =
   | { readonly ok: true; readonly sequence: string; readonly events: PublishedEvent[]; readonly key: RowKey }

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../../domain/lazy-schema.js';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { PageRequest } from '../../domain/ports.js';
 import type { Item } from './attribute-codec.js';
@@ -38,7 +39,7 @@ export function decodeCursor<T>(cursor: string, schema: z.ZodType<T>): T {
   return parsed.data;
 }
 
-const startKeySchema = z.record(z.string(), z.string());
+const startKeySchema = lazySchema(() => z.record(z.string(), z.string()));
 
 export function toStartKey(key: Item): StartKey {
   const out: StartKey = {};
@@ -86,10 +87,10 @@ export function encodeStartKey(lastEvaluatedKey: Record<string, AttributeValue> 
 /** Per shard: null = not started, 'done' = exhausted, or the key to resume after. */
 export type ShardPosition = null | 'done' | StartKey;
 
-const shardedCursorSchema = z.object({
+const shardedCursorSchema = lazySchema(() => z.object({
   q: z.string(),
   p: z.array(z.union([z.null(), z.literal('done'), startKeySchema])),
-});
+}));
 
 export interface ShardQueryResult {
   readonly items: Item[];

@@ -9,6 +9,7 @@ import {
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
+import { lazySchema } from '../../domain/lazy-schema.js';
 import type { Page, PageRequest, RetryItemClaim, RetryRunClaim, RetryRunStore } from '../../domain/ports.js';
 import {
   RETRY_ITEM_OUTCOMES,
@@ -28,7 +29,7 @@ export const RETRY_RUN_RETENTION_SECONDS = 90 * 24 * 60 * 60;
 const ITEMS_PER_TRANSACTION = 100;
 const PARALLEL_WRITES = 4;
 
-const runSchema = z.object({
+const runSchema = lazySchema(() => z.object({
   run_id: z.string(),
   actor: z.string(),
   reason: z.string(),
@@ -45,9 +46,9 @@ const runSchema = z.object({
   created_at: z.string(),
   claim_token: z.string(),
   claimed_at: z.string(),
-});
+}));
 
-const itemSchema = z.object({
+const itemSchema = lazySchema(() => z.object({
   run_id: z.string(),
   subscription_id: z.string(),
   user_id: z.string(),
@@ -57,9 +58,9 @@ const itemSchema = z.object({
   finished_at: z.string().optional(),
   claim_id: z.string().optional(),
   claimed_at: z.string().optional(),
-});
+}));
 
-const keySchema = z.object({ run_id: z.string(), fingerprint: z.string() });
+const keySchema = lazySchema(() => z.object({ run_id: z.string(), fingerprint: z.string() }));
 
 const runPk = (runId: string) => `RUN#${runId}`;
 const itemSk = (subscriptionId: string) => `ITEM#${subscriptionId}`;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../../domain/lazy-schema.js';
 import { cardNetworkOf } from '../../domain/dunning.js';
 import { ProcessorError, TransientError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
@@ -20,7 +21,7 @@ import type {
  * card whose brand is not said gets every network's reattempt ceiling (dunning.ts).
  */
 
-const paymentAnswerSchema = z.discriminatedUnion('outcome', [
+const paymentAnswerSchema = lazySchema(() => z.discriminatedUnion('outcome', [
   z.object({ outcome: z.literal('approved'), confirmation_id: z.string().min(1) }),
   z.object({ outcome: z.literal('submitted'), confirmation_id: z.string().min(1) }),
   z.object({
@@ -33,7 +34,7 @@ const paymentAnswerSchema = z.discriminatedUnion('outcome', [
     network_decline_code: z.string().min(1).max(16).optional(),
     card_brand: z.string().min(1).max(64).optional(),
   }),
-]);
+]));
 
 
 type Fetch = typeof fetch;

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../../domain/lazy-schema.js';
 import { idSchema } from '../../domain/ids.js';
 import { centsSchema, dollarStringSchema, dollarsToCents } from '../../domain/money.js';
 import { termSchema } from '../../domain/records.js';
@@ -11,29 +12,29 @@ import { instantSchema } from '../../domain/time.js';
 
 // Bounded: Stripe's own strings end up in items and keys, whose size is limited. Our ids in its
 // metadata (user_id, subscription_id) and the event id (stripe#{event_id}) use the one id schema.
-const nonEmpty = z.string().trim().min(1).max(256);
-const metadataSchema = z.record(z.string(), z.string()).nullish();
+const nonEmpty = lazySchema(() => z.string().trim().min(1).max(256));
+const metadataSchema = lazySchema(() => z.record(z.string(), z.string()).nullish());
 
-export const stripeEventEnvelopeSchema = z.object({
+export const stripeEventEnvelopeSchema = lazySchema(() => z.object({
   id: idSchema,
   type: nonEmpty,
   data: z.object({ object: z.record(z.string(), z.unknown()) }),
-});
+}));
 export type StripeEventEnvelope = z.infer<typeof stripeEventEnvelopeSchema>;
 
 /** The metadata the card processor puts on every PaymentIntent (and Stripe copies to its charge). */
-export const cardReferenceSchema = z.object({
+export const cardReferenceSchema = lazySchema(() => z.object({
   user_id: idSchema,
   billing_date: instantSchema,
   subscription_id: idSchema,
-});
+}));
 
 /**
  * A completed Checkout Session. A trial (`payment_status: no_payment_required`, `amount_total: 0`)
  * still opens the chain: the amount is `metadata.amount` (dollars, as a membership plan says it)
  * when present, else `amount_total` (DESIGN 6.1); the webhook refuses a session naming neither.
  */
-export const checkoutSessionSchema = z.object({
+export const checkoutSessionSchema = lazySchema(() => z.object({
   id: nonEmpty,
   object: z.literal('checkout.session'),
   amount_total: centsSchema.nullish(),
@@ -46,9 +47,9 @@ export const checkoutSessionSchema = z.object({
     first_billing_date: instantSchema,
     friday_billing: z.string().regex(/^[1-5]$/, '1 to 5').transform(Number).optional(),
   }),
-});
+}));
 
-export const paymentIntentSchema = z.object({
+export const paymentIntentSchema = lazySchema(() => z.object({
   id: nonEmpty,
   object: z.literal('payment_intent'),
   amount: centsSchema,
@@ -68,9 +69,9 @@ export const paymentIntentSchema = z.object({
       payment_method: z.object({ card: z.object({ brand: z.string().nullish() }).nullish() }).nullish(),
     })
     .nullish(),
-});
+}));
 
-export const chargeSchema = z.object({
+export const chargeSchema = lazySchema(() => z.object({
   id: nonEmpty,
   object: z.literal('charge'),
   payment_intent: z.string().nullish(),
@@ -78,9 +79,9 @@ export const chargeSchema = z.object({
   amount_refunded: centsSchema,
   refunded: z.boolean(),
   metadata: metadataSchema,
-});
+}));
 
-export const disputeSchema = z.object({
+export const disputeSchema = lazySchema(() => z.object({
   id: nonEmpty,
   object: z.literal('dispute'),
   charge: nonEmpty,
@@ -89,4 +90,4 @@ export const disputeSchema = z.object({
   /** `warning_*`: an inquiry, no funds withdrawn (DESIGN 6.1). */
   status: z.string().min(1).max(64).optional(),
   metadata: metadataSchema,
-});
+}));

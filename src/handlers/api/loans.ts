@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
+import { lazySchema } from '../../domain/lazy-schema.js';
 import { getLoanPayment, listLoanPayments, listLoanPaymentHistory, makeLoanPayment } from '../../domain/use-cases/make-loan-payment.js';
 import { chargeCentsSchema, positiveCentsSchema } from '../../domain/money.js';
 import { loanPaymentStatusSchema } from '../../domain/records.js';
@@ -10,16 +11,16 @@ import type { RouteContext } from './router.js';
 
 /** Loan payments (DESIGN 2.7, seed 004): list (newest first), get, history, and a user's payment keyed by Idempotency-Key. */
 
-export const loanParams = z.object({ userId: idSchema, loanId: idSchema });
-export const paymentParams = loanParams.extend({ paymentId: idSchema });
-export const listQuery = z.strictObject({ limit: limitSchema, next: cursorSchema.optional(), status: loanPaymentStatusSchema.optional() });
-export const historyQuery = z.strictObject({ limit: limitSchema, next: cursorSchema.optional() });
-export const newPaymentBody = z.strictObject({
+export const loanParams = lazySchema(() => z.object({ userId: idSchema, loanId: idSchema }));
+export const paymentParams = lazySchema(() => loanParams.extend({ paymentId: idSchema }));
+export const listQuery = lazySchema(() => z.strictObject({ limit: limitSchema, next: cursorSchema.optional(), status: loanPaymentStatusSchema.optional() }));
+export const historyQuery = lazySchema(() => z.strictObject({ limit: limitSchema, next: cursorSchema.optional() }));
+export const newPaymentBody = lazySchema(() => z.strictObject({
   amount_cents: positiveCentsSchema,
   payment_method: z.enum(['ach', 'pinless']),
   account_last_four: z.string().regex(/^\d{4}$/, 'four digits').optional(),
   intended_installment_id: idSchema.optional(),
-});
+}));
 
 /** The payment id a request's Idempotency-Key stands for: the same user, loan and key always give the same id. */
 export function loanPaymentId(userId: string, loanId: string, key: string): string {

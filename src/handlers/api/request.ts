@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../../domain/lazy-schema.js';
 import { HttpError, header, parseWith, type HttpEvent } from '../shared/http.js';
 
 /** Request parsing shared by the API routes: every outside value passes a zod schema first. */
@@ -7,26 +8,26 @@ import { HttpError, header, parseWith, type HttpEvent } from '../shared/http.js'
 export { idSchema } from '../../domain/ids.js';
 
 /** Idempotency-Key: visible ASCII, as Stripe and the IETF draft use it. */
-export const idempotencyKeySchema = z
+export const idempotencyKeySchema = lazySchema(() => z
   .string()
   .min(1)
   .max(255)
-  .regex(/^[\x21-\x7e]+$/, 'visible ASCII characters only');
+  .regex(/^[\x21-\x7e]+$/, 'visible ASCII characters only'));
 
 /** Page size 1-100 (default 20), from a query string. */
-export const limitSchema = z
+export const limitSchema = lazySchema(() => z
   .string()
   .regex(/^\d{1,3}$/, 'an integer between 1 and 100')
   .transform(Number)
   .pipe(z.number().int().min(1).max(100))
-  .default(20);
+  .default(20));
 
-export const cursorSchema = z.string().min(1).max(4096);
+export const cursorSchema = lazySchema(() => z.string().min(1).max(4096));
 
-export const pageQuerySchema = z.strictObject({ limit: limitSchema, next: cursorSchema.optional() });
+export const pageQuerySchema = lazySchema(() => z.strictObject({ limit: limitSchema, next: cursorSchema.optional() }));
 
 /** Audit reason: optional on pay and retry-billing, required on waive. */
-export const reasonSchema = z.string().trim().min(1).max(1000);
+export const reasonSchema = lazySchema(() => z.string().trim().min(1).max(1000));
 
 export function pathParams<T extends z.ZodType>(params: Readonly<Record<string, string | undefined>>, schema: T): z.infer<T> {
   return parseWith(schema, params, 'invalid_path');

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../../domain/lazy-schema.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { retryRunRequestSchema, runStatus, type RetryRun, type RetryRunItem } from '../../domain/retry-runs.js';
 import { startRetryRun } from '../../domain/use-cases/start-retry-run.js';
@@ -8,10 +9,10 @@ import type { RouteContext } from './router.js';
 
 /** Bulk retry runs (DESIGN 8): POST creates (or replays) a run, GET reads its status, counts and items. */
 
-export const retryRunParams = z.object({ runId: idSchema });
+export const retryRunParams = lazySchema(() => z.object({ runId: idSchema }));
 
 /** Items per page of GET: 1-1000, default 100. */
-export const retryRunQuerySchema = z.strictObject({
+export const retryRunQuerySchema = lazySchema(() => z.strictObject({
   limit: z
     .string()
     .regex(/^\d{1,4}$/, 'an integer between 1 and 1000')
@@ -19,7 +20,7 @@ export const retryRunQuerySchema = z.strictObject({
     .pipe(z.number().int().min(1).max(1000))
     .default(100),
   next: cursorSchema.optional(),
-});
+}));
 
 function runView(run: RetryRun): Record<string, unknown> {
   return {

@@ -1,5 +1,6 @@
 import { attemptDepsOf } from '../shared/attempt-deps.js';
 import * as z from 'zod';
+import { lazySchema } from '../../domain/lazy-schema.js';
 import type { AttemptDeps, AttemptOutcome } from '../../domain/use-cases/collect.js';
 import { LockedError } from '../../domain/errors.js';
 import { billingFailureView } from '../../domain/ladder.js';
@@ -16,10 +17,10 @@ import type { RouteContext } from './router.js';
 
 /** Manual pay, operator retry-billing, waive and due-date change (DESIGN 5 and 8), all audited. */
 
-export const subscriptionParams = z.object({ subscriptionId: idSchema });
-export const optionalReasonBody = z.strictObject({ reason: reasonSchema.optional() }).optional();
-export const waiveBody = z.strictObject({ reason: reasonSchema });
-export const billingDateBody = z.strictObject({ billing_date: instantSchema, reason: reasonSchema.optional() });
+export const subscriptionParams = lazySchema(() => z.object({ subscriptionId: idSchema }));
+export const optionalReasonBody = lazySchema(() => z.strictObject({ reason: reasonSchema.optional() }).optional());
+export const waiveBody = lazySchema(() => z.strictObject({ reason: reasonSchema }));
+export const billingDateBody = lazySchema(() => z.strictObject({ billing_date: instantSchema, reason: reasonSchema.optional() }));
 
 function attemptDeps(ctx: RouteContext): AttemptDeps {
   return attemptDepsOf(ctx.deps, ctx.log);

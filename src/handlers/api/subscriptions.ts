@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from '../../domain/lazy-schema.js';
 import { InvalidPageRequestError } from '../../adapters/dynamodb/errors.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { dunningState, type DunningState } from '../../domain/dunning.js';
@@ -14,8 +15,8 @@ import type { RouteContext } from './router.js';
 
 /** Subscription reads (DESIGN 8): by user, by id, its history, the live billing failures and the exceptions. */
 
-export const userParams = z.object({ userId: idSchema });
-export const subscriptionParams = z.object({ subscriptionId: idSchema });
+export const userParams = lazySchema(() => z.object({ userId: idSchema }));
+export const subscriptionParams = lazySchema(() => z.object({ subscriptionId: idSchema }));
 
 export async function listUserSubscriptions(ctx: RouteContext): Promise<HttpResult> {
   const { userId } = pathParams(ctx.params, userParams);
@@ -57,7 +58,7 @@ const LIST_STATES: Readonly<Record<'failing' | 'dunning' | 'exceptions', readonl
   exceptions: [],
 };
 
-export const subscriptionsQuerySchema = z
+export const subscriptionsQuerySchema = lazySchema(() => z
   .strictObject({
     billing: z
       .enum(['failing', 'dunning', 'exceptions'])
@@ -70,7 +71,7 @@ export const subscriptionsQuerySchema = z
     if (query.state !== undefined && !LIST_STATES[query.billing].includes(query.state)) {
       ctx.addIssue({ code: 'custom', path: ['state'], message: 'failing lists retrying or parked, dunning retrying or exhausted; exceptions has no state' });
     }
-  });
+  }));
 
 /** Store pages read per request at most; a page can then hold fewer than `limit` items with `next` set. */
 const MAX_READS_PER_PAGE = 5;

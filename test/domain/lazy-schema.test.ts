@@ -1,0 +1,104 @@
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { lazySchema, lazySchemasBuilt } from '../../src/domain/lazy-schema.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+
+/** The same schemas twice: built at once, and through lazySchema (fields, `.optional()`, `.extend(shape)` of lazy ones). */
+function schemas(lazy: boolean) {
+  const wrap = <T extends object>(build: () => T): T => (lazy ? lazySchema(build) : build());
+  const instant = wrap(() => z.string().min(1));
+  const status = wrap(() => z.enum(['PENDING', 'FAILED']));
+  const extra = wrap(() => z.object({ reason: z.string().trim().min(1).max(20).optional() }));
+  const record = wrap(() =>
+    z
+      .strictObject({ id: z.string().regex(/^[a-z]+$/, 'lower-case letters only'), at: instant, status, retry_at: instant.optional(), count: z.number().int().nonnegative() })
+      .extend(extra.shape)
+      .describe('a record'),
+  );
+  const message = wrap(() => z.discriminatedUnion('kind', [z.object({ kind: z.literal('a'), record }), z.object({ kind: z.literal('b'), at: instant })]));
+  return { instant, status, record, message };
+}
+
+const INPUTS: unknown[] = [
+  { id: 'abc', at: 'x', status: 'PENDING', count: 0 },
+  { id: 'abc', at: 'x', status: 'PENDING', count: 0, reason: '  why  ' },
+  { id: 'ABC', at: '', status: 'DONE', retry_at: 3, count: -1.5, reason: '', unknown: true },
+  {},
+  null,
+  'text',
+];
+
+describe('lazySchema', () => {
+  it('builds the schema on first touch, once, and not before', () => {
+    let builds = 0;
+    const before = lazySchemasBuilt();
+    const schema = lazySchema(() => (builds++, z.object({ a: z.string() })));
+    expect(builds).toBe(0);
+    expect(lazySchemasBuilt()).toBe(before);
+    expect(schema.parse({ a: 'x' })).toEqual({ a: 'x' });
+    expect(schema.safeParse({ a: 1 }).success).toBe(false);
+    expect(Object.keys(schema.shape)).toEqual(['a']);
+    expect(builds).toBe(1);
+    expect(lazySchemasBuilt()).toBe(before + 1);
+  });
+
+  it('accepts, transforms and refuses exactly as the schema built at once: same data, same issues (paths, codes, messages)', () => {
+    const eager = schemas(false);
+    const lazy = schemas(true);
+    for (const input of INPUTS) {
+      for (const name of ['record', 'instant', 'status'] as const) {
+        const a = eager[name].safeParse(input);
+        const b = lazy[name].safeParse(input);
+        expect(b.success).toBe(a.success);
+        expect(b.data).toEqual(a.data);
+        expect(b.error?.issues).toEqual(a.error?.issues);
+      }
+      for (const kind of ['a', 'b']) {
+        const wrapped = { kind, record: input, at: input };
+        const a = eager.message.safeParse(wrapped);
+        const b = lazy.message.safeParse(wrapped);
+        expect(b.success).toBe(a.success);
+        expect(b.error?.issues).toEqual(a.error?.issues);
+      }
+    }
+    expect(() => lazy.record.parse({})).toThrow(z.ZodError);
+  });
+
+  it('is the schema itself: instanceof, methods wrap the stand-in, JSON Schema and descriptions as built at once', () => {
+    const eager = schemas(false);
+    const lazy = schemas(true);
+    expect(lazy.record).toBeInstanceOf(z.ZodObject);
+    expect(lazy.status).toBeInstanceOf(z.ZodEnum);
+    expect(lazy.instant.optional().unwrap()).toBe(lazy.instant);
+    expect(lazy.record.shape.at).toBe(lazy.instant);
+    expect(lazy.record.description).toBe('a record');
+    for (const io of ['input', 'output'] as const) {
+      expect(z.toJSONSchema(lazy.message, { io })).toEqual(z.toJSONSchema(eager.message, { io }));
+      expect(z.toJSONSchema(lazy.record, { io })).toEqual(z.toJSONSchema(eager.record, { io }));
+    }
+    // A map keyed by a lazy schema still finds it where another schema embeds it.
+    const seen: unknown[] = [];
+    z.toJSONSchema(lazy.record, { override: (ctx) => void seen.push(ctx.zodSchema) });
+    expect(seen).toContain(lazy.instant);
+  });
+
+  it('importing the schema and handler modules of the Lambda bundles builds none of their schemas', async () => {
+    const modules = ['src/domain', 'src/handlers', 'src/adapters/dynamodb', 'src/adapters/stripe', 'src/adapters/payments-service'].flatMap((dir) =>
+      readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+        .map((e) => join(e.parentPath, e.name)),
+    );
+    expect(modules.length).toBeGreaterThan(50);
+    const building: string[] = [];
+    for (const file of modules) {
+      const before = lazySchemasBuilt();
+      await import(pathToFileURL(file).href);
+      if (lazySchemasBuilt() !== before) building.push(relative(ROOT, file));
+    }
+    expect(building).toEqual([]);
+  });
+});
