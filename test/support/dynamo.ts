@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, createDynamoClient } from '../../src/adapters/dynamodb/client.js';
+import { createDynamoClient } from '../../src/adapters/dynamodb/client.js';
+import { createDocumentClient } from '../../src/adapters/dynamodb/document-client.js';
 import { createAllTables } from '../../src/adapters/dynamodb/create-tables.js';
 import { tableNamesFor, type TableNames } from '../../src/adapters/dynamodb/table-definitions.js';
 

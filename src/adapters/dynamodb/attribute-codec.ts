@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { NumberValueImpl as NumberValue } from '@aws-sdk/util-dynamodb';
 
 /**
  * Marshalling between plain objects and DynamoDB AttributeValues, owned by the adapter.

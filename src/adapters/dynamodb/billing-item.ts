@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { NumberValue } from '@aws-sdk/lib-dynamodb';
+import { NumberValueImpl as NumberValue } from '@aws-sdk/util-dynamodb';
 import { nextAutomaticAttemptAt, dunningState } from '../../domain/dunning.js';
 import { nextEligibleAt } from '../../domain/due-work.js';
 import { appliedEventIds } from '../../domain/intent.js';

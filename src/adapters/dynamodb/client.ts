@@ -1,5 +1,4 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 
 export interface DynamoConnection {
   readonly region: string;
@@ -15,12 +14,5 @@ export function createDynamoClient(connection: DynamoConnection, extra: DynamoDB
       ? { endpoint: connection.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
       : {}),
     ...extra,
-  });
-}
-
-export function createDocumentClient(client: DynamoDBClient): DynamoDBDocumentClient {
-  return DynamoDBDocumentClient.from(client, {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    unmarshallOptions: { wrapNumbers: false },
   });
 }
