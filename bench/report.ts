@@ -212,7 +212,9 @@ in the table under "This run". A rate measured at a load above the core count (2
 
 **Growth.** The same project and floor runs at 1,000 and 20,000 due records, and at 1,000 due with
 19,000 waiting records in the table. The planner reads the sparse \`due-index\`, keyed on each open
-record's next eligible instant (docs/design.md 2.1), so waiting records are never returned to it.
+record's next eligible instant (docs/design.md 2.1), so waiting records are never returned to it;
+every status shares one partition per shard (\`DUE#n\`), each read as one stream of Queries of up
+to 1,000 items (the floor's pages), the due loan retries alongside.
 The same run's gauges are COUNT queries: the failing gauge (\`countFailing\`) reads every live
 failure's failing-index entry, parked ones included, and the dunning gauge (\`countDunning\`) every
 retrying and exhausted period's dunning-index entry; DynamoDB bills those reads although it returns

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshallItem } from '../src/adapters/dynamodb/attribute-codec.js';
-import { DEFAULT_STATUS_SHARD_COUNT, historyItem, primaryItem, primaryKey } from '../src/adapters/dynamodb/billing-item.js';
+import { DEFAULT_STATUS_SHARD_COUNT, dueShardOf, historyItem, primaryItem, primaryKey } from '../src/adapters/dynamodb/billing-item.js';
 import { BILLING_ACTIVITY_INDEXES } from '../src/adapters/dynamodb/table-definitions.js';
 import { applyBillingEvent, historyRowOf, successorRecord } from '../src/domain/billing-record.js';
 import { userLockKey } from '../src/domain/lock.js';
@@ -251,7 +251,7 @@ export async function floorRun(endpoint: string, n: number, invocations: number,
             TableName: tables.billingActivity,
             IndexName: BILLING_ACTIVITY_INDEXES.due,
             KeyConditionExpression: 'due_shard = :ds AND due_at < :before',
-            ExpressionAttributeValues: { ':ds': { S: `PENDING#${shard}` }, ':before': { S: before } },
+            ExpressionAttributeValues: { ':ds': { S: dueShardOf(shard) }, ':before': { S: before } },
             Limit: 1000,
             ExclusiveStartKey: startKey,
           }),

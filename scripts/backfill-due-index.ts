@@ -1,9 +1,11 @@
 /**
  * `npm run backfill:due-index -- --table <billing-activity table> [--dry-run] [options]`
  *
- * Gives every billing record written before the due-index existed the `due_shard`/`due_at` key its
- * writers derive now (src/adapters/dynamodb/due-index-backfill.ts; docs/runbook.md "Due-index
- * backfill"). Idempotent; conditional on each record's version; prints a JSON report on stdout.
+ * Gives every billing record the `due_shard`/`due_at` key its writers derive now (`DUE#n`, the
+ * next eligible instant): records written before the due-index existed get one, records keyed by
+ * an earlier release (`{billing_status}#n`) are rewritten to it (src/adapters/dynamodb/due-index-backfill.ts;
+ * docs/runbook.md "Due-index backfill": the deploy step of each due-index key change). Idempotent;
+ * conditional on each record's version; prints a JSON report on stdout.
  *
  *   --table <name>          billing-activity table (default $BILLING_ACTIVITY_TABLE)
  *   --region <region>       default $AWS_REGION
@@ -81,7 +83,7 @@ try {
     concurrency: positiveInt('concurrency', values.concurrency, 16),
     onProgress: (r) => {
       pages += 1;
-      if (pages % 20 === 0) process.stderr.write(`backfill:due-index: ${r.scanned} scanned, ${r.keyed} keyed, ${r.unkeyed} unkeyed, ${r.unchanged} unchanged\n`);
+      if (pages % 20 === 0) process.stderr.write(`backfill:due-index: ${r.scanned} scanned, ${r.keyed} keyed (${r.rekeyed} rekeyed), ${r.unkeyed} unkeyed, ${r.unchanged} unchanged\n`);
     },
   });
   process.stdout.write(`${JSON.stringify({ table, shardCount, totalSegments, segment: segment ?? 'all', seconds: Math.round((Date.now() - started) / 100) / 10, ...report }, null, 2)}\n`);

@@ -53,10 +53,12 @@ export function loanRetryMessage(due: { readonly user_id: string; readonly loan_
 }
 
 /**
- * The scans of one run, in order: first attempts, retries, expiring pauses (pending cancels are
- * PENDING). Every scan reads the due-index, keyed on each record's next eligible instant (the
+ * The statuses a run collects and the process each one's record gets: first attempts, retries,
+ * expiring pauses (pending cancels are PENDING). The run reads them together from the due-index
+ * (one partition per shard for every status), keyed on each record's next eligible instant (the
  * billing date, or for FAILED the next automatic attempt, `next_attempt`; later when the ladder
- * holds it), so a record waiting for a later slot, parked, exhausted or held is never read.
+ * holds it), so a record waiting for a later slot, parked, exhausted or held is never read; the
+ * record's own status picks its entry here.
  */
 export const COLLECTION_SCANS: readonly { readonly status: BillingStatus; readonly process: CollectionProcess; readonly by: 'billing_date' | 'next_attempt' }[] = [
   { status: 'PENDING', process: 'SCHEDULED', by: 'billing_date' },
@@ -69,7 +71,7 @@ export type CollectionDecision =
   | { readonly kind: 'skip'; readonly reason: 'waiting' | 'parked' | 'not_due' };
 
 /**
- * What the run does with one record the status index returned. The attempt checks all of this
+ * What the run does with one record the due-index returned. The attempt checks all of this
  * again after its own read; skipping here only saves a message (ADR-119's gate).
  */
 export function decideCollection(record: BillingRecord, process: CollectionProcess, now: Date): CollectionDecision {

@@ -129,11 +129,13 @@ export interface BillingStore {
    */
   listExceptions(page?: PageRequest): Promise<Page<BillingRecord>>;
   /**
-   * Records in `status` (PENDING, FAILED or PAUSED) whose next eligible instant (due-work.ts
-   * `nextEligibleAt`) is at or before `dueAtOrBefore`, across every shard of the sparse due-index,
-   * oldest first. Parked, exhausted and held records are never returned. Eventually consistent.
+   * Every record whose next eligible instant (due-work.ts `nextEligibleAt`) is at or before
+   * `dueAtOrBefore`, whatever its status, oldest first across every shard of the sparse due-index,
+   * in pages of at most `pageSize`. Parked, exhausted and held records are never returned. Each
+   * page is read when it is asked for (the first one reads every shard at once); a consumer that
+   * stops asking reads nothing more. Eventually consistent: trust each record's own status.
    */
-  listDue(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>>;
+  streamDue(dueAtOrBefore: string, options?: { readonly pageSize?: number }): AsyncIterable<readonly BillingRecord[]>;
   /**
    * Declined periods stored in dunning `state` (retrying: soonest next attempt first), from the
    * dunning index; with `nextAttemptBefore`, only those whose stored next attempt is earlier (where a
@@ -260,9 +262,10 @@ export interface PaymentsStore {
   listByStatus(status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>>;
   /**
    * RETRY payments whose next attempt is at or before `dueAtOrBefore`, across every GSI2 shard, oldest
-   * due first; never reads a payment whose next attempt is later (planning cost grows with due work).
+   * due first, in pages of at most `pageSize` read as they are asked for; never reads a payment whose
+   * next attempt is later (planning cost grows with due work).
    */
-  listDueRetries(dueAtOrBefore: string, page?: PageRequest): Promise<Page<DueLoanPaymentRetry>>;
+  streamDueRetries(dueAtOrBefore: string, options?: { readonly pageSize?: number }): AsyncIterable<readonly DueLoanPaymentRetry[]>;
   findByConfirmationId(userId: string, confirmationId: string): Promise<LoanPayment | undefined>;
   /** The payment's audit rows, newest first. */
   listHistory(userId: string, loanId: string, paymentId: string, page?: PageRequest): Promise<Page<LoanPaymentHistoryRow>>;

@@ -12,7 +12,7 @@ const SQS_BATCH = 10;
 export const DEADLINE_SAFETY_MS = 30_000;
 
 export interface CollectionsJobOptions {
-  /** Records per status-index page. */
+  /** Records per page of the due-index stream (and of the due loan retries). */
   readonly pageSize?: number;
   /** Absolute deadline (epoch ms of the real clock) for tests and the local runtime; otherwise the Lambda context's. */
   readonly deadlineMs?: number;
@@ -20,7 +20,7 @@ export interface CollectionsJobOptions {
 }
 
 /**
- * EventBridge schedule → find due work on the status index, skip what the failure ladder holds,
+ * EventBridge schedule → find due work on the due-index (and the due loan retries, concurrently), skip what the failure ladder holds,
  * enqueue one collections message per due record and emit the failing- and dunning-subscriptions gauges
  * and the ACH return rates of the trailing 60 days (DESIGN 4.1: two counter queries, not a scan).
  */

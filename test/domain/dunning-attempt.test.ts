@@ -193,8 +193,13 @@ describe('the planner, the lists and the gauge', () => {
     const exhausted = await declinedPeriod('lost_card');
     await runCollectionAttempt(deps, { key: retrying, process: 'SCHEDULED', owner: 'test' });
     await runCollectionAttempt(deps, { key: exhausted, process: 'SCHEDULED', owner: 'test' });
-    const ids = async (offsetMs: number) =>
-      (await app.deps.billing.listDue('FAILED', formatInstant(new Date(Date.parse(NOW) + offsetMs)), { limit: 1000 })).items.map((r) => r.subscription_id);
+    const ids = async (offsetMs: number) => {
+      const due: string[] = [];
+      for await (const page of app.deps.billing.streamDue(formatInstant(new Date(Date.parse(NOW) + offsetMs)), { pageSize: 1000 })) {
+        due.push(...page.filter((r) => r.billing_status === 'FAILED').map((r) => r.subscription_id));
+      }
+      return due;
+    };
     expect(await ids(DAY - 1)).not.toContain(retrying.subscription_id);
     expect(await ids(DAY)).toContain(retrying.subscription_id);
     expect(await ids(365 * DAY)).not.toContain(exhausted.subscription_id);

@@ -162,9 +162,19 @@ export class FaultyBillingStore implements BillingStore {
     return this.inner.listFailing(page);
   }
 
-  async listDue(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>> {
-    this.faults.alive('billing.listDue');
-    return this.inner.listDue(status, dueAtOrBefore, page);
+  async *streamDue(dueAtOrBefore: string, options?: { readonly pageSize?: number }): AsyncGenerator<readonly BillingRecord[]> {
+    const pages = this.inner.streamDue(dueAtOrBefore, options)[Symbol.asyncIterator]();
+    try {
+      for (;;) {
+        // Every page is a read of the process: a dead process reads nothing more.
+        this.faults.alive('billing.streamDue');
+        const next = await pages.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      await pages.return?.();
+    }
   }
 
   async listDunning(state: DunningState, page?: PageRequest, nextAttemptBefore?: string): Promise<Page<BillingRecord>> {

@@ -67,15 +67,22 @@ export function dunningIndexKey(record: BillingRecord, shardCount: number): { du
   return { dunning_shard: dunningShard('RETRYING', record.user_id, shardCount), dunning_due_at: next };
 }
 
+/** `DUE#{n}`: the due-index partition of shard n. Every status shares it: the planner reads a shard's due work in one stream. */
+export function dueShardOf(shard: number): string {
+  return `DUE#${shard}`;
+}
+
 /**
- * The due-index key of a record (sparse): `due_shard` = `{billing_status}#{n}` and `due_at` = the
- * next instant the collections run may act on it (due-work.ts `nextEligibleAt`). Absent for a
- * record only a write can make due again (parked, exhausted, held, terminal), so the planner never
- * reads it. Derived on every full put and by RecordBillingFailure's update.
+ * The due-index key of a record (sparse): `due_shard` = `DUE#{n}` (n = FNV-1a(user_id) mod
+ * shardCount, whatever the status: the record's own `billing_status` decides its process) and
+ * `due_at` = the next instant the collections run may act on it (due-work.ts `nextEligibleAt`).
+ * Absent for a record only a write can make due again (parked, exhausted, held, terminal), so the
+ * planner never reads it. Derived on every full put and by RecordBillingFailure's update; the
+ * due-index backfill writes the same key.
  */
 export function dueIndexKey(record: BillingRecord, shardCount: number): { due_shard: string; due_at: string } | undefined {
   const at = nextEligibleAt(record);
-  return at === undefined ? undefined : { due_shard: statusShard(record.billing_status, record.user_id, shardCount), due_at: at };
+  return at === undefined ? undefined : { due_shard: dueShardOf(shardOf(record.user_id, shardCount)), due_at: at };
 }
 
 /** `{billing_status}#{n}`, n = FNV-1a(user_id) mod shardCount: the status-index partition key. */

@@ -20,6 +20,7 @@ import {
   type DunningPartition,
   describeKey,
   dueIndexKey,
+  dueShardOf,
   failingShard,
   historyFromItem,
   historyItem,
@@ -33,7 +34,7 @@ import {
   toDomainError,
   type TransactionItemDescription,
 } from './errors.js';
-import { decodeStartKey, encodeStartKey, listAcrossShards, pageLimit } from './pagination.js';
+import { DEFAULT_PAGE_LIMIT, decodeStartKey, encodeStartKey, listAcrossShards, pageLimit, streamAcrossShards } from './pagination.js';
 import { assertShardCount } from './sharding.js';
 import { BILLING_ACTIVITY_INDEXES } from './table-definitions.js';
 
@@ -283,27 +284,32 @@ export class DynamoBillingStore implements BillingStore {
   }
 
   /**
-   * Records in `status` whose next eligible instant (due-index `due_at`) is at or before
-   * `dueAtOrBefore`, across every shard, oldest first: only due work is read (parked, exhausted and
-   * held records are not in the index). Eventually consistent: the attempt re-reads before acting.
+   * Every record whose next eligible instant (due-index `due_at`) is at or before `dueAtOrBefore`,
+   * whatever its status (one partition per shard, `DUE#n`), oldest first across shards, in pages
+   * of `pageSize`: only due work is read (parked, exhausted and held records are not in the index).
+   * Each shard is read as one stream of large Queries (pagination.ts `streamAcrossShards`);
+   * `queryLimit` (items per Query) is for tests.
+   * Eventually consistent: the caller trusts each item's own status; the attempt re-reads before acting.
    */
-  async listDue(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>> {
+  async *streamDue(
+    dueAtOrBefore: string,
+    options: { readonly pageSize?: number; readonly queryLimit?: number } = {},
+  ): AsyncGenerator<readonly BillingRecord[], void, undefined> {
     // `due_at < due + 1 ns` is `<= due`, said so that a resume key tied at the bound still matches.
     const before = addNanos(normalizeInstant(dueAtOrBefore), 1);
-    const { items, next } = await listAcrossShards({
+    const pages = streamAcrossShards({
       shardCount: this.shardCount,
-      fingerprint: `due|${status}|${before}|${this.shardCount}`,
-      limit: pageLimit(page),
-      cursor: page?.cursor,
-      query: async (shard, startKey, shardLimit) => {
-        const out = await this.send('billing.listDue', () =>
+      pageSize: options.pageSize ?? DEFAULT_PAGE_LIMIT,
+      ...(options.queryLimit !== undefined ? { queryLimit: options.queryLimit } : {}),
+      query: async (shard, startKey, limit) => {
+        const out = await this.send('billing.streamDue', () =>
           this.client.send(
             new QueryCommand({
               TableName: this.table,
               IndexName: BILLING_ACTIVITY_INDEXES.due,
               KeyConditionExpression: 'due_shard = :ds AND due_at < :before',
-              ExpressionAttributeValues: { ':ds': { S: `${status}#${shard}` }, ':before': { S: before } },
-              Limit: shardLimit,
+              ExpressionAttributeValues: { ':ds': { S: dueShardOf(shard) }, ':before': { S: before } },
+              Limit: limit,
               ExclusiveStartKey: startKey,
             }),
           ),
@@ -318,7 +324,7 @@ export class DynamoBillingStore implements BillingStore {
         billing_date: item.billing_date?.S ?? '',
       }),
     });
-    return { items: items.map((item) => recordFromItem(item, this.table)), next };
+    for await (const items of pages) yield items.map((item) => recordFromItem(item, this.table));
   }
 
   async listDunning(state: DunningState, page?: PageRequest, nextAttemptBefore?: string): Promise<Page<BillingRecord>> {

@@ -2,11 +2,13 @@ import { ConditionalCheckFailedException, GetItemCommand, ScanCommand, UpdateIte
 import { dueIndexKey, primaryKey, recordFromItem } from './billing-item.js';
 
 /**
- * The due-index backfill (docs/decisions.md, deploy note of the due-index; docs/runbook.md): items
- * written before the sparse `due_shard`/`due_at` attributes existed carry no key, so the planner,
- * which reads only the due-index, would never see them. This gives every billing record the key
- * its writers would give it now (billing-item.ts `dueIndexKey`, i.e. the domain's `nextEligibleAt`)
- * and removes a key a record should not carry:
+ * The due-index backfill (docs/decisions.md, deploy notes of the due-index; docs/runbook.md): items
+ * written before the sparse `due_shard`/`due_at` attributes existed carry no key, and items written
+ * before the index had one partition per shard carry the old `{billing_status}#{n}` partition, so
+ * the planner, which reads only the `DUE#{n}` partitions of the due-index, would never see them.
+ * This gives every billing record the key its writers would give it now (billing-item.ts
+ * `dueIndexKey`, i.e. `DUE#{n}` and the domain's `nextEligibleAt`), rewrites an old key to it, and
+ * removes a key a record should not carry:
  *
  * - one paged Scan of billing-activity (strongly consistent), optionally one segment of a
  *   parallel scan, so several processes can share a large table;
@@ -49,8 +51,10 @@ export interface DueIndexBackfillReport {
   scanned: number;
   /** Billing records among them. */
   records: number;
-  /** Records given a key (or that would be, in a dry run). */
+  /** Records given a key (or that would be, in a dry run), `rekeyed` among them. */
   keyed: number;
+  /** Of `keyed`: records whose stored key was another one (an earlier release's `{billing_status}#{n}`). */
+  rekeyed: number;
   /** Records whose key was removed (it should not carry one). */
   unkeyed: number;
   /** Records whose key was already as derived. */
@@ -72,7 +76,7 @@ export async function backfillDueIndex(options: DueIndexBackfillOptions): Promis
   if (options.segment !== undefined && !(Number.isInteger(options.segment) && options.segment >= 0 && options.segment < totalSegments)) {
     throw new RangeError(`segment must be an integer in 0..${totalSegments - 1}`);
   }
-  const report: DueIndexBackfillReport = { dryRun: options.dryRun ?? false, scanned: 0, records: 0, keyed: 0, unkeyed: 0, unchanged: 0, raced: 0, corrupt: 0, corruptKeys: [] };
+  const report: DueIndexBackfillReport = { dryRun: options.dryRun ?? false, scanned: 0, records: 0, keyed: 0, rekeyed: 0, unkeyed: 0, unchanged: 0, raced: 0, corrupt: 0, corruptKeys: [] };
   const segments = options.segment !== undefined ? [options.segment] : Array.from({ length: totalSegments }, (_, i) => i);
   await Promise.all(segments.map((segment) => scanSegment(options, totalSegments, segment, report)));
   return report;
@@ -119,9 +123,11 @@ export async function backfillItem(options: Pick<DueIndexBackfillOptions, 'clien
       report.unchanged += 1;
       return;
     }
+    const rekey = wanted !== undefined && storedShard !== undefined;
     if (options.dryRun) {
       if (wanted) report.keyed += 1;
       else report.unkeyed += 1;
+      if (rekey) report.rekeyed += 1;
       return;
     }
     const key: { user_id: string; billing_date: string } = { user_id: item.user_id!.S!, billing_date: item.billing_date!.S! };
@@ -140,6 +146,7 @@ export async function backfillItem(options: Pick<DueIndexBackfillOptions, 'clien
       );
       if (wanted) report.keyed += 1;
       else report.unkeyed += 1;
+      if (rekey) report.rekeyed += 1;
       return;
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;

@@ -175,3 +175,96 @@ export async function listAcrossShards(listing: ShardedListing): Promise<{ items
   const next = nextPositions.every((p) => p === 'done') ? null : encodeCursor({ q: listing.fingerprint, p: nextPositions });
   return { items: taken, next };
 }
+
+/** Items per Query of a sharded stream: as many as DynamoDB returns in one page (it stops at 1 MB anyway). */
+export const STREAM_QUERY_LIMIT = 1000;
+
+export interface ShardedStream {
+  readonly shardCount: number;
+  /** Items per yielded page (the caller's unit of work), at most MAX_PAGE_LIMIT. */
+  readonly pageSize: number;
+  /** Items per Query of one shard (default STREAM_QUERY_LIMIT). */
+  readonly queryLimit?: number;
+  /** One shard, in its index order, from `startKey` (exclusive), at most `limit` items. */
+  query(shard: number, startKey: Record<string, AttributeValue> | undefined, limit: number): Promise<ShardQueryResult>;
+  /** The index sort key; the merge takes the smallest head first (ties by shard number). */
+  sortValue(item: Item): string;
+  /** The ExclusiveStartKey that resumes this shard right after `item` (index key + table key). */
+  resumeKeyOf(item: Item): StartKey;
+}
+
+interface ShardReader {
+  buffer: Item[];
+  head: number;
+  startKey: Record<string, AttributeValue> | undefined;
+  done: boolean;
+  pending: Promise<ShardQueryResult> | undefined;
+}
+
+/**
+ * Reads every shard as one stream of large Queries (each shard's own pages, `queryLimit` items, as
+ * a bare client would) and yields pages of `pageSize` items merged in index sort-key order across
+ * shards (ascending; ties by shard number): the same global order as `listAcrossShards`, without
+ * re-querying every shard for each page. Nothing is merged while an open shard has nothing
+ * buffered (its next item may be the smallest), so the order is exact. A shard's next Query is
+ * started while half of its current one is still unread, so the merge rarely waits on one shard.
+ * The first Query of every shard goes out together when the first page is asked for; a consumer
+ * that stops asking (breaks out, or calls `return()`) makes no further Query. For one run's
+ * reading, not for cursors: nothing of it survives the iteration.
+ */
+export async function* streamAcrossShards(stream: ShardedStream): AsyncGenerator<Item[], void, undefined> {
+  const queryLimit = stream.queryLimit ?? STREAM_QUERY_LIMIT;
+  if (!Number.isInteger(stream.pageSize) || stream.pageSize < 1 || stream.pageSize > MAX_PAGE_LIMIT) {
+    throw new InvalidPageRequestError(`page size must be an integer between 1 and ${MAX_PAGE_LIMIT}`);
+  }
+  const readers: ShardReader[] = Array.from({ length: stream.shardCount }, () => ({ buffer: [], head: 0, startKey: undefined, done: false, pending: undefined }));
+  const start = (reader: ShardReader, shard: number): void => {
+    if (reader.done || reader.pending) return;
+    reader.pending = stream.query(shard, reader.startKey, queryLimit);
+    // Awaited when the merge needs it; a stream left early must not leave an unhandled rejection.
+    reader.pending.catch(() => undefined);
+  };
+  const land = async (reader: ShardReader): Promise<void> => {
+    const out = await reader.pending!;
+    reader.pending = undefined;
+    reader.buffer = [...reader.buffer.slice(reader.head), ...out.items];
+    reader.head = 0;
+    const last = out.items.at(-1);
+    // A full page is never taken as the end (DynamoDB Local omits LastEvaluatedKey on a page that
+    // ends on items tied at a range bound, see listAcrossShards): resume after its last item.
+    if (!out.lastEvaluatedKey && out.items.length < queryLimit) reader.done = true;
+    else reader.startKey = out.lastEvaluatedKey ?? (last ? fromStartKey(stream.resumeKeyOf(last)) : reader.startKey);
+  };
+  for (;;) {
+    const page: Item[] = [];
+    while (page.length < stream.pageSize) {
+      const empty: Promise<void>[] = [];
+      readers.forEach((reader, shard) => {
+        if (!reader.done && reader.buffer.length - reader.head <= queryLimit / 2) start(reader, shard);
+        if (reader.head >= reader.buffer.length && reader.pending) empty.push(land(reader));
+      });
+      if (empty.length > 0) {
+        await Promise.all(empty);
+        continue;
+      }
+      let best = -1;
+      let bestValue = '';
+      for (let shard = 0; shard < readers.length; shard++) {
+        const reader = readers[shard]!;
+        const item = reader.buffer[reader.head];
+        if (!item) continue;
+        const value = stream.sortValue(item);
+        if (best < 0 || value < bestValue) {
+          best = shard;
+          bestValue = value;
+        }
+      }
+      if (best < 0) break;
+      const reader = readers[best]!;
+      page.push(reader.buffer[reader.head]!);
+      reader.head += 1;
+    }
+    if (page.length > 0) yield page;
+    if (page.length < stream.pageSize) return;
+  }
+}

@@ -5,7 +5,7 @@ import type { AchRateCounts, AchRateTally } from '../../domain/ach-return-rates.
 import { counterUpdate, readCounters, type CounterKeyNames } from './ach-rate-counters.js';
 import { marshallItem, unmarshallItem, type Item } from './attribute-codec.js';
 import { CorruptItemError, InvalidTransactionError, toDomainError } from './errors.js';
-import { decodeStartKey, encodeStartKey, listAcrossShards, pageLimit } from './pagination.js';
+import { DEFAULT_PAGE_LIMIT, decodeStartKey, encodeStartKey, listAcrossShards, pageLimit, streamAcrossShards } from './pagination.js';
 import { assertShardCount, shardOf } from './sharding.js';
 import { PAYMENTS_INDEXES } from './table-definitions.js';
 
@@ -149,18 +149,22 @@ export class DynamoPaymentsStore implements PaymentsStore {
 
   /**
    * Every GSI2 shard, `STATUS#RETRY#AT#<next attempt>` up to the bound: only due payments are read,
-   * merged oldest due first (ties by payment id). Keys only: a corrupt item is the attempt's to report.
+   * each shard as one stream of large Queries (pagination.ts `streamAcrossShards`), merged oldest
+   * due first (ties by payment id), in pages of `pageSize`. Keys only: a corrupt item is the
+   * attempt's to report. `queryLimit` (items per Query) is for tests.
    */
-  async listDueRetries(dueAtOrBefore: string, page?: PageRequest): Promise<Page<DueLoanPaymentRetry>> {
+  async *streamDueRetries(
+    dueAtOrBefore: string,
+    options: { readonly pageSize?: number; readonly queryLimit?: number } = {},
+  ): AsyncGenerator<readonly DueLoanPaymentRetry[], void, undefined> {
     // '$' sorts right after '#': every payment due at exactly the bound is inside the range.
     const upper = `STATUS#RETRY#AT#${dueAtOrBefore}$`;
-    const { items, next } = await listAcrossShards({
+    const pages = streamAcrossShards({
       shardCount: this.shardCount,
-      fingerprint: `payments-due|${dueAtOrBefore}|${this.shardCount}`,
-      limit: pageLimit(page),
-      cursor: page?.cursor,
+      pageSize: options.pageSize ?? DEFAULT_PAGE_LIMIT,
+      ...(options.queryLimit !== undefined ? { queryLimit: options.queryLimit } : {}),
       query: async (shard, startKey, limit) => {
-        const out = await this.send('payments.listDueRetries', () =>
+        const out = await this.send('payments.streamDueRetries', () =>
           this.client.send(
             new QueryCommand({
               TableName: this.table,
@@ -183,18 +187,20 @@ export class DynamoPaymentsStore implements PaymentsStore {
         SK: item.SK?.S ?? '',
       }),
     });
-    const due: DueLoanPaymentRetry[] = [];
-    for (const item of items) {
-      const sortKey = item.GSI2SK?.S ?? '';
-      const at = sortKey.slice('STATUS#RETRY#AT#'.length, sortKey.lastIndexOf('#PAYMENT#'));
-      const user_id = item.loc_user_id?.S;
-      const loan_id = item.loc_loan_id?.S;
-      const payment_id = item.loc_payment_id?.S;
-      // The key attributes are what the message needs; without them there is nothing to enqueue.
-      if (!user_id || !loan_id || !payment_id) continue;
-      due.push({ user_id, loan_id, payment_id, next_attempt_at: at });
+    for await (const items of pages) {
+      const due: DueLoanPaymentRetry[] = [];
+      for (const item of items) {
+        const sortKey = item.GSI2SK?.S ?? '';
+        const at = sortKey.slice('STATUS#RETRY#AT#'.length, sortKey.lastIndexOf('#PAYMENT#'));
+        const user_id = item.loc_user_id?.S;
+        const loan_id = item.loc_loan_id?.S;
+        const payment_id = item.loc_payment_id?.S;
+        // The key attributes are what the message needs; without them there is nothing to enqueue.
+        if (!user_id || !loan_id || !payment_id) continue;
+        due.push({ user_id, loan_id, payment_id, next_attempt_at: at });
+      }
+      yield due;
     }
-    return { items: due, next };
   }
 
   async listByLoanAndStatus(userId: string, loanId: string, status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>> {

@@ -47,7 +47,7 @@ export const BILLING_ACTIVITY_INDEXES = {
   dunning: 'dunning-index',
   /**
    * Sparse: the planner's only source. PENDING, FAILED and PAUSED records the collections run may
-   * act on without a write carry `due_shard` (`{billing_status}#n`) and `due_at` (the next eligible
+   * act on without a write carry `due_shard` (`DUE#n`, one partition per shard for every status) and `due_at` (the next eligible
    * instant: billing date, daily retry, ladder or dunning next attempt); parked, exhausted and held
    * records carry neither, so no run reads them.
    */

@@ -1,6 +1,6 @@
-import { COLLECTION_SCANS, decideCollection, loanRetryMessage, messageIdOf, type CollectionMessage } from '../collections.js';
-import type { BillingStore, Clock, Page, PageRequest, PaymentsStore } from '../ports.js';
-import type { BillingRecord } from '../records.js';
+import { COLLECTION_SCANS, decideCollection, loanRetryMessage, messageIdOf, type CollectionMessage, type CollectionProcess } from '../collections.js';
+import type { BillingStore, Clock, PaymentsStore } from '../ports.js';
+import type { BillingStatus } from '../records.js';
 import { formatInstant } from '../time.js';
 
 export interface CollectionsSummary {
@@ -18,7 +18,7 @@ export interface FailingCounts {
 }
 
 export interface PlanCollectionsOptions {
-  /** Records per page of one status scan. */
+  /** Records per page (of the due billing records, and of the due loan payments). */
   readonly pageSize?: number;
   /** Asked before each page is read; false stops the run cleanly (the summary says truncated). */
   readonly shouldContinue: () => boolean;
@@ -32,18 +32,22 @@ export interface CollectionsPlan {
   readonly failing: FailingCounts;
 }
 
+/** The process of a due record by its own status (the collections' statuses, `COLLECTION_SCANS`). */
+const PROCESS_OF: ReadonlyMap<BillingStatus, CollectionProcess> = new Map(COLLECTION_SCANS.map((scan) => [scan.status, scan.process]));
+
 /**
- * Pages through the due records of every scan (the sparse due-index, keyed on each open record's
- * next eligible instant: billing date, daily retry, ladder or dunning next attempt; parked,
- * exhausted and held records are not in it, so the run's reads grow with due work only), then the
- * due RETRY loan payments, sends one message per record that is due and not held, then counts live
- * failures for the gauge from the failing index. A page in hand is always sent in full before the
- * deadline check stops the run.
+ * Pages through the due records (the sparse due-index, one partition per shard for every status,
+ * keyed on each open record's next eligible instant: billing date, daily retry, ladder or dunning
+ * next attempt; parked, exhausted and held records are not in it, so the run's reads grow with due
+ * work only) and, at the same time, the due RETRY loan payments; sends one message per record that
+ * is due and not held, then counts live failures for the gauge from the failing index. Each record's
+ * own status decides its process (`COLLECTION_SCANS`). Before each page of either stream the
+ * deadline is asked; a page in hand is always sent in full before the run stops.
  */
 export async function planCollections(
   deps: {
-    readonly billing: Pick<BillingStore, 'listDue' | 'countFailing'>;
-    readonly payments: Pick<PaymentsStore, 'listDueRetries'>;
+    readonly billing: Pick<BillingStore, 'streamDue' | 'countFailing'>;
+    readonly payments: Pick<PaymentsStore, 'streamDueRetries'>;
     readonly clock: Clock;
   },
   options: PlanCollectionsOptions,
@@ -53,59 +57,62 @@ export async function planCollections(
   const summary: CollectionsSummary = { enqueued: 0, skipped_waiting: 0, skipped_parked: 0, loan_retries_enqueued: 0, truncated: false };
   const failing: FailingCounts = { retrying: 0, parked: 0 };
   const queued = new Set<string>();
+  const pages = options.pageSize !== undefined ? { pageSize: options.pageSize } : {};
+  // Once one stream stops (deadline or error), the other stops at its next page too.
+  let stopped = false;
+  const shouldContinue = (): boolean => !stopped && options.shouldContinue();
+  /** One message per id per run, across both streams. */
+  const fresh = (message: CollectionMessage): boolean => {
+    const id = messageIdOf(message);
+    if (queued.has(id)) return false;
+    queued.add(id);
+    return true;
+  };
 
-  for (const scan of COLLECTION_SCANS) {
-    let cursor: string | null = null;
-    do {
-      if (!options.shouldContinue()) {
-        summary.truncated = true;
-        return { summary, failing };
-      }
-      const request: PageRequest = { ...(options.pageSize !== undefined ? { limit: options.pageSize } : {}), cursor };
-      // The due-index holds each open record at its next eligible instant: only due work is read.
-      const page: Page<BillingRecord> = await deps.billing.listDue(scan.status, dueAtOrBefore, request);
-      const messages: CollectionMessage[] = [];
-      for (const record of page.items) {
-        // The index is eventually consistent: trust the item's own status, not the scan's.
-        if (record.billing_status !== scan.status) continue;
-        const decision = decideCollection(record, scan.process, now);
-        if (decision.kind === 'skip') {
-          if (decision.reason === 'waiting') summary.skipped_waiting += 1;
-          if (decision.reason === 'parked') summary.skipped_parked += 1;
-          continue;
-        }
-        const id = messageIdOf(decision.message);
-        if (queued.has(id)) continue;
-        queued.add(id);
-        messages.push(decision.message);
-      }
-      if (messages.length > 0) await options.send(messages);
-      summary.enqueued += messages.length;
-      cursor = page.next;
-    } while (cursor !== null);
-  }
-
-  // Loan payments in RETRY, due by their next attempt (GSI2, every shard): only due ones are read.
-  let cursor: string | null = null;
-  do {
-    if (!options.shouldContinue()) {
-      summary.truncated = true;
-      return { summary, failing };
-    }
-    const page = await deps.payments.listDueRetries(dueAtOrBefore, { ...(options.pageSize !== undefined ? { limit: options.pageSize } : {}), cursor });
+  const billing = drain(deps.billing.streamDue(dueAtOrBefore, pages), shouldContinue, async (records) => {
     const messages: CollectionMessage[] = [];
-    for (const due of page.items) {
-      const message = loanRetryMessage(due, now);
-      const id = messageIdOf(message);
-      if (queued.has(id)) continue;
-      queued.add(id);
-      messages.push(message);
+    for (const record of records) {
+      // The index is eventually consistent and holds every status: the item's own status decides.
+      const process = PROCESS_OF.get(record.billing_status);
+      if (process === undefined) continue;
+      const decision = decideCollection(record, process, now);
+      if (decision.kind === 'skip') {
+        if (decision.reason === 'waiting') summary.skipped_waiting += 1;
+        if (decision.reason === 'parked') summary.skipped_parked += 1;
+        continue;
+      }
+      if (fresh(decision.message)) messages.push(decision.message);
     }
     if (messages.length > 0) await options.send(messages);
     summary.enqueued += messages.length;
+  });
+  // Loan payments in RETRY, due by their next attempt (GSI2, every shard): independent of the
+  // billing records, so read alongside them (one round of requests on a run with little due work).
+  const loans = drain(deps.payments.streamDueRetries(dueAtOrBefore, pages), shouldContinue, async (due) => {
+    const messages = due.map((d) => loanRetryMessage(d, now)).filter(fresh);
+    if (messages.length > 0) await options.send(messages);
+    summary.enqueued += messages.length;
     summary.loan_retries_enqueued += messages.length;
-    cursor = page.next;
-  } while (cursor !== null);
+  });
+  const outcomes = await Promise.allSettled(
+    [billing, loans].map((run) =>
+      run.then(
+        (ended) => {
+          if (!ended) stopped = true;
+          return ended;
+        },
+        (error: unknown) => {
+          stopped = true;
+          throw error;
+        },
+      ),
+    ),
+  );
+  for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
+  if (outcomes.some((outcome) => outcome.status === 'fulfilled' && !outcome.value)) {
+    summary.truncated = true;
+    return { summary, failing };
+  }
 
   // Live billing failures for the gauge: COUNT queries on the sparse failing index (the failures
   // themselves are not returned, so waiting and parked records are not transferred or decoded).
@@ -114,4 +121,27 @@ export async function planCollections(
   failing.retrying = counted.retrying;
   failing.parked = counted.parked;
   return { summary, failing };
+}
+
+/**
+ * Reads `pages` one at a time, asking `shouldContinue` before each, and hands each page to `handle`
+ * (awaited in full). True when the stream ended, false when the deadline stopped it; the stream is
+ * closed either way (no further reads).
+ */
+async function drain<T>(pages: AsyncIterable<readonly T[]>, shouldContinue: () => boolean, handle: (page: readonly T[]) => Promise<void>): Promise<boolean> {
+  const iterator = pages[Symbol.asyncIterator]();
+  let ended = false;
+  try {
+    while (shouldContinue()) {
+      const next = await iterator.next();
+      if (next.done) {
+        ended = true;
+        return true;
+      }
+      await handle(next.value);
+    }
+    return false;
+  } finally {
+    if (!ended) await iterator.return?.();
+  }
 }

@@ -1,11 +1,21 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { primaryKey } from '../../../src/adapters/dynamodb/billing-item.js';
 import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing-store.js';
+import { shardOf } from '../../../src/adapters/dynamodb/sharding.js';
+import { nextEligibleAt } from '../../../src/domain/due-work.js';
 import { historyRowOf } from '../../../src/domain/billing-record.js';
 import type { BillingRecord } from '../../../src/domain/records.js';
 import { formatInstant } from '../../../src/domain/time.js';
 import { saveFailure } from '../../../src/domain/use-cases/collect.js';
 import { makeRecord } from '../../support/billing-fixtures.js';
 import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
+
+async function streamed(store: DynamoBillingStore, bound: string): Promise<BillingRecord[]> {
+  const all: BillingRecord[] = [];
+  for await (const page of store.streamDue(bound, { pageSize: 1000 })) all.push(...page);
+  return all;
+}
 
 /** Issue 13 part 3: the sparse due-index holds each open record at its next eligible instant, through every kind of write. */
 describe('due-index on DynamoDB Local', () => {
@@ -24,14 +34,70 @@ describe('due-index on DynamoDB Local', () => {
     await store.addAll([record], [historyRowOf(record)]);
     return record;
   };
+  const dueRecords = (offsetMs: number) => streamed(store, at(offsetMs));
+  /** The due records of `status` (the index holds every status in one partition per shard). */
   const dueIds = async (status: BillingRecord['billing_status'], offsetMs: number) =>
-    (await store.listDue(status, at(offsetMs), { limit: 1000 })).items.map((r) => r.subscription_id);
+    (await dueRecords(offsetMs)).filter((r) => r.billing_status === status).map((r) => r.subscription_id);
+  const stored = async (record: BillingRecord) =>
+    (await db.client.send(new GetItemCommand({ TableName: db.tables.billingActivity, Key: primaryKey(record), ConsistentRead: true }))).Item!;
 
   it('answers only records due at the bound, across shards, oldest first', async () => {
     const records = await Promise.all([-3, -2, -1, 1].map((h) => add(makeRecord({ billing_date: at(h * HOUR) }))));
-    const due = (await store.listDue('PENDING', at(0), { limit: 1000 })).items.filter((r) => records.some((x) => x.subscription_id === r.subscription_id));
+    const due = (await dueRecords(0)).filter((r) => records.some((x) => x.subscription_id === r.subscription_id));
     expect(due.map((r) => r.billing_date)).toEqual([at(-3 * HOUR), at(-2 * HOUR), at(-HOUR)]);
     expect(await dueIds('PENDING', 2 * HOUR)).toContain(records[3]!.subscription_id);
+  });
+
+  it('keys every status on one partition per shard, DUE#n: a status change moves the record in time, not across partitions', async () => {
+    const pending = await add(makeRecord({ billing_date: at(-HOUR) }));
+    const paused = await add(makeRecord({ billing_status: 'PAUSED', billing_date: at(-HOUR), paused_months: 1 }));
+    const shard = (r: BillingRecord) => `DUE#${shardOf(r.user_id, 4)}`;
+    expect((await stored(pending)).due_shard).toEqual({ S: shard(pending) });
+    expect((await stored(paused)).due_shard).toEqual({ S: shard(paused) });
+    // Declined: FAILED, due again 24 h after the attempt, in the same partition.
+    const failed = { ...pending, billing_status: 'FAILED' as const, payment_attempts: 1, last_attempt_date: at(0), version: pending.version + 1, last_run_date: at(0) };
+    await store.commit({ writes: [{ kind: 'update', read: pending, record: failed }], history: [historyRowOf(failed)] });
+    expect(await stored(pending)).toMatchObject({ due_shard: { S: shard(pending) }, due_at: { S: at(24 * HOUR) } });
+    expect(await dueIds('FAILED', 0)).not.toContain(pending.subscription_id);
+    expect(await dueIds('FAILED', 24 * HOUR)).toContain(pending.subscription_id);
+  });
+
+  it('streams every shard in large queries, merged oldest first, resuming exactly through ties at the bound', async () => {
+    // Its own table: exactly these records, many tied at one instant (DynamoDB Local omits
+    // LastEvaluatedKey on a page that ends on items tied at the range bound).
+    const own = await createTestDynamo('due-index-stream');
+    const ownStore = new DynamoBillingStore({ client: own.client, tableName: own.tables.billingActivity, historyTableName: own.tables.billingActivityHistory, statusShardCount: 4 });
+    const records = [
+      ...Array.from({ length: 13 }, () => makeRecord({ billing_date: at(0) })), // tied at the bound
+      ...Array.from({ length: 6 }, (_, i) => makeRecord({ billing_date: at(-(i + 1) * HOUR) })),
+      makeRecord({ billing_status: 'FAILED', billing_date: at(-72 * HOUR), payment_attempts: 1, last_attempt_date: at(-24 * HOUR - 30 * 60_000) }),
+      makeRecord({ billing_status: 'PAUSED', billing_date: at(-90 * 60_000), paused_months: 1 }),
+    ];
+    const later = makeRecord({ billing_date: at(1) });
+    await ownStore.addAll([...records, later], [...records, later].map((r) => historyRowOf(r)));
+    expect(new Set(records.map((r) => shardOf(r.user_id, 4))).size).toBe(4);
+    const pages: (readonly BillingRecord[])[] = [];
+    // Two items per query: every shard is resumed many times, inside the tie too.
+    for await (const page of ownStore.streamDue(at(0), { pageSize: 5, queryLimit: 2 })) pages.push(page);
+    const seen = pages.flat();
+    expect(pages.map((p) => p.length)).toEqual([5, 5, 5, 5, 1]);
+    expect(seen.map((r) => r.subscription_id).sort()).toEqual(records.map((r) => r.subscription_id).sort());
+    const order = seen.map((r) => nextEligibleAt(r)!);
+    expect(order).toEqual([...order].sort());
+    // A consumer that stops asks for nothing more.
+    let queries = 0;
+    own.client.middlewareStack.add((next) => async (args) => {
+      queries += 1;
+      return next(args);
+    }, { step: 'initialize', name: 'countQueries' });
+    for await (const page of ownStore.streamDue(at(0), { pageSize: 3, queryLimit: 1000 })) {
+      expect(page).toHaveLength(3);
+      break;
+    }
+    expect(queries).toBe(4); // one query per shard, and nothing after the break
+    queries = 0;
+    expect(await streamed(ownStore, at(0))).toHaveLength(records.length);
+    expect(queries).toBe(4); // every shard's due work in one query
   });
 
   it('RecordBillingFailure moves a record to the ladder’s next attempt and, once parked, out of the index', async () => {
@@ -68,7 +134,7 @@ describe('due-index on DynamoDB Local', () => {
     const forever = await dueIds('FAILED', 3650 * 24 * HOUR);
     expect(forever).not.toContain(exhausted.subscription_id);
     expect(forever).not.toContain(held.subscription_id);
-    expect(await dueIds('COMPLETED', 3650 * 24 * HOUR)).not.toContain(done.subscription_id);
+    expect((await dueRecords(3650 * 24 * HOUR)).map((r) => r.subscription_id)).not.toContain(done.subscription_id);
     // The dunning views still find the exhausted one (its own index).
     expect((await store.listDunning('exhausted', { limit: 1000 })).items.map((r) => r.subscription_id)).toContain(exhausted.subscription_id);
   });

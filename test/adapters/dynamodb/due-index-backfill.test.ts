@@ -2,12 +2,19 @@ import { GetItemCommand, PutItemCommand, ScanCommand, type AttributeValue } from
 import { beforeAll, describe, expect, it } from 'vitest';
 import { primaryItem, primaryKey } from '../../../src/adapters/dynamodb/billing-item.js';
 import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing-store.js';
+import { shardOf } from '../../../src/adapters/dynamodb/sharding.js';
 import { backfillDueIndex, backfillItem, type DueIndexBackfillReport } from '../../../src/adapters/dynamodb/due-index-backfill.js';
 import { historyRowOf } from '../../../src/domain/billing-record.js';
 import type { BillingRecord } from '../../../src/domain/records.js';
 import { formatInstant } from '../../../src/domain/time.js';
 import { makeRecord } from '../../support/billing-fixtures.js';
 import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
+
+async function streamed(store: DynamoBillingStore, bound: string): Promise<BillingRecord[]> {
+  const all: BillingRecord[] = [];
+  for await (const page of store.streamDue(bound, { pageSize: 1000 })) all.push(...page);
+  return all;
+}
 
 /**
  * The due-index backfill (docs/runbook.md): records written before the sparse due-index existed
@@ -35,7 +42,7 @@ describe('due-index backfill on DynamoDB Local', () => {
   };
   const stored = async (record: BillingRecord): Promise<Record<string, AttributeValue>> =>
     (await db.client.send(new GetItemCommand({ TableName: db.tables.billingActivity, Key: primaryKey(record), ConsistentRead: true }))).Item!;
-  const planned = async (status: BillingRecord['billing_status']) => (await store.listDue(status, far, { limit: 1000 })).items.map((r) => r.subscription_id);
+  const planned = async (status: BillingRecord['billing_status']) => (await streamed(store, far)).filter((r) => r.billing_status === status).map((r) => r.subscription_id);
   const historyCount = async () => (await db.client.send(new ScanCommand({ TableName: db.tables.billingActivityHistory, Select: 'COUNT', ConsistentRead: true }))).Count;
   const run = (extra: { dryRun?: boolean; totalSegments?: number; segment?: number; pageSize?: number } = {}) =>
     backfillDueIndex({ client: db.client, table: db.tables.billingActivity, shardCount: SHARDS, pageSize: 3, ...extra });
@@ -60,7 +67,7 @@ describe('due-index backfill on DynamoDB Local', () => {
     expect(await planned('FAILED')).not.toContain(waiting.subscription_id);
 
     const dry = await run({ dryRun: true });
-    expect(dry).toMatchObject({ dryRun: true, scanned: 7, records: 6, keyed: 3, unkeyed: 0, unchanged: 2, raced: 0, corrupt: 1 });
+    expect(dry).toMatchObject({ dryRun: true, scanned: 7, records: 6, keyed: 3, rekeyed: 0, unkeyed: 0, unchanged: 2, raced: 0, corrupt: 1 });
     expect(dry.corruptKeys).toEqual([expect.objectContaining({ user_id: 'user-corrupt' })]);
     expect((await stored(pending)).due_shard).toBeUndefined();
 
@@ -85,6 +92,37 @@ describe('due-index backfill on DynamoDB Local', () => {
     expect(await run()).toMatchObject({ records: 6, keyed: 0, unkeyed: 0, unchanged: 5, corrupt: 1 });
   });
 
+  it('rewrites the previous release\'s per-status keys ({billing_status}#n) to DUE#n, so the planner sees them again; a second run writes nothing', async () => {
+    const own = await createTestDynamo('due-backfill-rekey');
+    const ownStore = new DynamoBillingStore({ client: own.client, tableName: own.tables.billingActivity, historyTableName: own.tables.billingActivityHistory, statusShardCount: SHARDS });
+    const failed = { billing_status: 'FAILED' as const, billing_date: at(-72 * HOUR), payment_attempts: 1, last_attempt_date: at(-26 * HOUR) };
+    const records = [
+      makeRecord({ billing_date: at(-HOUR) }),
+      makeRecord(failed),
+      makeRecord({ billing_status: 'PAUSED', billing_date: at(-HOUR), paused_months: 1 }),
+    ];
+    // As the previous release wrote them: the same due_at, partition `{billing_status}#{n}`.
+    for (const r of records) {
+      const item = primaryItem(r, SHARDS);
+      await own.client.send(new PutItemCommand({ TableName: own.tables.billingActivity, Item: { ...item, due_shard: { S: `${r.billing_status}#${shardOf(r.user_id, SHARDS)}` } } }));
+    }
+    // A record the new release already wrote is left alone.
+    const fresh = makeRecord({ billing_date: at(-2 * HOUR) });
+    await own.client.send(new PutItemCommand({ TableName: own.tables.billingActivity, Item: primaryItem(fresh, SHARDS) }));
+    expect((await streamed(ownStore, at(0))).map((r) => r.subscription_id)).toEqual([fresh.subscription_id]);
+
+    const report = await backfillDueIndex({ client: own.client, table: own.tables.billingActivity, shardCount: SHARDS });
+    expect(report).toMatchObject({ records: 4, keyed: 3, rekeyed: 3, unkeyed: 0, unchanged: 1, corrupt: 0 });
+    for (const r of records) {
+      const item = (await own.client.send(new GetItemCommand({ TableName: own.tables.billingActivity, Key: primaryKey(r), ConsistentRead: true }))).Item!;
+      expect(item.due_shard).toEqual({ S: `DUE#${shardOf(r.user_id, SHARDS)}` });
+      expect(item.due_at).toEqual(primaryItem(r, SHARDS).due_at);
+      expect(item.version).toEqual({ N: String(r.version) });
+    }
+    expect(new Set((await streamed(ownStore, at(0))).map((r) => r.subscription_id))).toEqual(new Set([fresh, ...records].map((r) => r.subscription_id)));
+    expect(await backfillDueIndex({ client: own.client, table: own.tables.billingActivity, shardCount: SHARDS })).toMatchObject({ keyed: 0, rekeyed: 0, unchanged: 4 });
+  });
+
   it('never overwrites a newer write: a lost race is judged again on the record as it now is', async () => {
     const record = await putLegacy(makeRecord({ billing_date: at(-HOUR) }));
     const seen = await stored(record); // what a scan page held
@@ -92,7 +130,7 @@ describe('due-index backfill on DynamoDB Local', () => {
     const done = { ...record, billing_status: 'COMPLETED' as const, payment_attempts: 1, version: record.version + 1, last_run_date: at(1) };
     await store.commit({ writes: [{ kind: 'update', read: record, record: done }], history: [historyRowOf(done)] });
 
-    const report: DueIndexBackfillReport = { dryRun: false, scanned: 1, records: 0, keyed: 0, unkeyed: 0, unchanged: 0, raced: 0, corrupt: 0, corruptKeys: [] };
+    const report: DueIndexBackfillReport = { dryRun: false, scanned: 1, records: 0, keyed: 0, rekeyed: 0, unkeyed: 0, unchanged: 0, raced: 0, corrupt: 0, corruptKeys: [] };
     await backfillItem({ client: db.client, table: db.tables.billingActivity, shardCount: SHARDS }, seen, report);
     expect(report).toMatchObject({ records: 1, raced: 1, keyed: 0, unchanged: 1 });
     const item = await stored(record);
@@ -113,7 +151,7 @@ describe('due-index backfill on DynamoDB Local', () => {
     expect(reports.reduce((n, r) => n + r.scanned, 0)).toBe(12);
     expect(reports.reduce((n, r) => n + r.keyed, 0)).toBe(12);
     const ownStore = new DynamoBillingStore({ client: own.client, tableName: own.tables.billingActivity, historyTableName: own.tables.billingActivityHistory, statusShardCount: SHARDS });
-    const due = (await ownStore.listDue('PENDING', at(0), { limit: 1000 })).items.map((r) => r.subscription_id);
+    const due = (await streamed(ownStore, at(0))).map((r) => r.subscription_id);
     expect(new Set(due)).toEqual(new Set(records.map((r) => r.subscription_id)));
     // All segments at once, concurrently: nothing left to do.
     expect(await backfillDueIndex({ client: own.client, table: own.tables.billingActivity, shardCount: SHARDS, totalSegments: 3 })).toMatchObject({ scanned: 12, keyed: 0, unchanged: 12 });

@@ -29,6 +29,17 @@ function makePayment(overrides: Partial<LoanPayment> = {}): LoanPayment {
   };
 }
 
+/** Every page of a stream (at most 100 pages). */
+async function streamAll<T>(pages: AsyncIterable<readonly T[]>): Promise<T[]> {
+  const items: T[] = [];
+  let count = 0;
+  for await (const page of pages) {
+    items.push(...page);
+    if (++count > 100) throw new Error('stream does not end');
+  }
+  return items;
+}
+
 async function collectAll<T>(fetch: (cursor: string | null) => Promise<Page<T>>): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | null = null;
@@ -176,7 +187,7 @@ describe('DynamoPaymentsStore on DynamoDB Local', () => {
     expect((await store.listByLoanAndStatus(p.loc_user_id, p.loc_loan_id, 'PENDING')).items).toEqual([]);
   });
 
-  it('plans due RETRY payments across every GSI2 shard, oldest due first, with ties and paging, never reading later ones', async () => {
+  it('streams due RETRY payments across every GSI2 shard, oldest due first, with ties and resumed queries, never reading later ones', async () => {
     const bound = instantAt(10 * 60_000);
     const at = (minutes: number) => instantAt(minutes * 60_000);
     const due = [
@@ -189,7 +200,8 @@ describe('DynamoPaymentsStore on DynamoDB Local', () => {
     // Isolated bound: other tests' RETRY payments sit at instantAt(0).
     for (const p of [...due, ...later, otherStatus]) await store.create({ ...p, loc_last_updated: at(0) }, AUDIT);
     expect(new Set(due.map((p) => shardOf(p.loc_payment_id, 8))).size).toBeGreaterThan(4);
-    const planned = await collectAll((cursor) => store.listDueRetries(bound, { limit: 3, cursor }));
+    // Two items per query, three per page: shards resume inside the ties.
+    const planned = await streamAll(store.streamDueRetries(bound, { pageSize: 3, queryLimit: 2 }));
     const mine = new Set(due.map((p) => p.loc_payment_id));
     const seen = planned.filter((d) => mine.has(d.payment_id) || later.some((l) => l.loc_payment_id === d.payment_id));
     expect(seen.map((d) => d.payment_id).sort()).toEqual([...mine].sort());
@@ -205,7 +217,7 @@ describe('DynamoPaymentsStore on DynamoDB Local', () => {
     // A payment leaving RETRY leaves the plan.
     const paid = due[1]!;
     await store.update({ ...paid, loc_last_updated: at(0), loc_status: 'COMPLETED', loc_next_attempt_at: undefined, version: 2 }, 1, AUDIT);
-    const again = await collectAll((cursor) => store.listDueRetries(bound, { limit: 50, cursor }));
+    const again = await streamAll(store.streamDueRetries(bound, { pageSize: 50 }));
     expect(again.some((d) => d.payment_id === paid.loc_payment_id)).toBe(false);
     expect(again.filter((d) => mine.has(d.payment_id))).toHaveLength(due.length - 1);
   });
