@@ -209,7 +209,7 @@ export const FIRST_CALLS: Partial<Record<FunctionName, { readonly does: string; 
     },
   },
   'ach-handler': {
-    does: 'a signed settlement for the seeded period (signature, consistent read, ignored: nothing submitted)',
+    does: 'a signed settlement for the seeded period (signature, consistent read; nothing submitted yet: 409 not_yet_recorded, nothing written)',
     event: (s) => {
       const body = JSON.stringify({ event_id: `ach_${randomUUID()}`, type: 'settled', confirmation_id: 'conf-1', amount_cents: 1999, occurred_at: formatInstant(new Date()), reference: { kind: 'subscription', user_id: s.userId, billing_date: s.billingDate } });
       return httpEvent('POST', '/webhooks/ach', 'POST /webhooks/ach', { 'x-ach-signature': signPayload(body, SECRET_VALUES.achWebhook, Math.floor(Date.now() / 1000)) }, body);

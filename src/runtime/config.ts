@@ -73,17 +73,32 @@ export function loadBaseConfig(env: NodeJS.ProcessEnv = process.env): BaseConfig
 
 /** Table names for the tables a function uses; a missing or empty name is a startup error. */
 export function loadTableNames<const T extends readonly TableId[]>(env: NodeJS.ProcessEnv, ids: T): Pick<TableNames, T[number]> {
-  const shape: Record<string, z.ZodType> = {};
-  for (const id of ids) shape[allTables[id].envVar] = nonEmpty;
-  const parsed = parseOrThrow(z.object(shape), env) as Record<string, string>;
+  const values = requiredValues(env, ids.map((id) => allTables[id].envVar));
   const names = {} as Record<TableId, string>;
-  for (const id of ids) names[id] = parsed[allTables[id].envVar]!;
+  ids.forEach((id, i) => {
+    names[id] = values[i]!;
+  });
   return names;
 }
 
 /** Any other required variables (queue URLs, stream name), by name. */
 export function loadRequired<const K extends readonly string[]>(env: NodeJS.ProcessEnv, keys: K): Record<K[number], string> {
-  const shape: Record<string, z.ZodType> = {};
-  for (const key of keys) shape[key] = nonEmpty;
-  return parseOrThrow(z.object(shape), env) as Record<K[number], string>;
+  const values = requiredValues(env, keys);
+  return Object.fromEntries(keys.map((key, i) => [key, values[i]!])) as Record<K[number], string>;
+}
+
+/**
+ * Non-empty values (trimmed, as `nonEmpty` parses them) of required variables, every missing one
+ * named in one error. Plain code, not a zod object built per call: a schema's first parse compiles
+ * a parser, which a cold start would pay for a one-off check.
+ */
+function requiredValues(env: NodeJS.ProcessEnv, keys: readonly string[]): string[] {
+  const problems: string[] = [];
+  const values = keys.map((key) => {
+    const value = env[key]?.trim() ?? '';
+    if (value === '') problems.push(`${key}: ${env[key] === undefined ? 'required' : 'must not be empty'}`);
+    return value;
+  });
+  if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  return values;
 }
