@@ -215,10 +215,11 @@ in the table under "This run". A rate measured at a load above the core count (2
 record's next eligible instant (docs/design.md 2.1), so waiting records are never returned to it;
 every status shares one partition per shard (\`DUE#n\`), each read as one stream of Queries of up
 to 1,000 items (the floor's pages), the due loan retries alongside.
-The same run's gauges are COUNT queries: the failing gauge (\`countFailing\`) reads every live
-failure's failing-index entry, parked ones included, and the dunning gauge (\`countDunning\`) every
-retrying and exhausted period's dunning-index entry; DynamoDB bills those reads although it returns
-no items, which is what "items read" against "items returned" shows.
+The same run's failing and dunning gauges (\`countFailing\`, \`countDunning\`) read counters kept
+by the writes that move a record in or out of them (\`GAUGES#\`, docs/decisions.md): one Query each
+of a few small items, whatever the table holds, so parked and exhausted records are not read for
+them either. "Items read" against "items returned" shows what a filtered or COUNT query reads and
+DynamoDB bills although it returns nothing.
 
 **Cold start.** Supplied by \`bench/cold-start.ts\`: a fresh \`node\` process per bundle as the CDK
 synthesizes it, import plus one first call, interleaved with a bare DynamoDB client's.

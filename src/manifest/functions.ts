@@ -98,9 +98,9 @@ export const FUNCTIONS = {
     memoryMb: 1024,
     trigger: { kind: 'schedule' },
     tables: {
-      // Due PENDING, FAILED and PAUSED periods (due-index), the dunning gauge (dunning-index),
-      // the failing gauge (failing-index), the ACH return-rate counters (one base-table Query).
-      billingActivity: { read: ['query'], indexes: [due, dunning, failing] },
+      // Due PENDING, FAILED and PAUSED periods (due-index); the failing and dunning gauges' counters
+      // and the ACH return-rate counters (base-table Queries of their partitions).
+      billingActivity: { read: ['query'], indexes: [due] },
       // Due RETRY loan payments (GSI2) and the loan payments' ACH return-rate counters.
       payments: { read: ['query'], indexes: [paymentsByStatus] },
     },
@@ -168,7 +168,9 @@ export const FUNCTIONS = {
     trigger: { kind: 'http' },
     tables: {
       stripeEvents: { read: ['get'], write: ['put', 'update'], delete: true },
-      billingActivity: { read: ['get', 'query'], write: ['put'] },
+      // A card outcome that moves a period in or out of the failing or dunning gauge adds to their
+      // counters in its transaction (UpdateItem ADD).
+      billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
       billingActivityHistory: { write: ['put'] },
       locks: { write: ['put'], delete: true },
     },

@@ -11,6 +11,7 @@ import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js
 import { createBalanceWorkerHandler } from '../../src/handlers/webhook-balance-worker.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
 import type { AppDeps } from '../../src/runtime/deps.js';
+import { countGaugesFromIndexes } from '../../src/adapters/dynamodb/gauge-reconcile.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { kinesisEvent, kinesisRecord, lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { FaultInjector, faultyPorts, type FaultSpec } from '../support/faults.js';
@@ -86,11 +87,12 @@ export class SubmissionRecorder implements PaymentProcessor {
 /** One app (its tables) serves many sequences, each with fresh users; recreated now and then so scans stay small. */
 let shared: { app: TestApp; recorder: SubmissionRecorder; uses: number } | undefined;
 const SEQUENCES_PER_APP = 15;
+const MODEL_STATUS_SHARDS = 1;
 
 export async function sharedApp(): Promise<{ app: TestApp; recorder: SubmissionRecorder }> {
   if (!shared || shared.uses >= SEQUENCES_PER_APP) {
     // One status shard: the scan cost of a collections run stays a few queries (sharding has its own tests).
-    const app = await createTestApp({ label: 'model', statusShardCount: 1 });
+    const app = await createTestApp({ label: 'model', statusShardCount: MODEL_STATUS_SHARDS });
     const lookup = async (key: { user_id: string; billing_date: string }) => (await app.deps.billing.get(key)) as Json | undefined;
     shared = { app, recorder: new SubmissionRecorder(app.simulator, () => app.clock.now().getTime(), lookup), uses: 0 };
   }
@@ -689,6 +691,21 @@ export class BillingWorld {
     return problems;
   }
 
+  /**
+   * The collections-job's gauges, kept by the writes (gauge counters), equal what COUNT queries over
+   * the failing-index and dunning-index find: over the whole table (every sequence of this app), so
+   * a write anywhere that changed a record's class without its counter shows here.
+   */
+  async gaugeProblems(): Promise<string[]> {
+    const [failing, dunning, counted] = await Promise.all([
+      this.app.deps.billing.countFailing(),
+      this.app.deps.billing.countDunning(),
+      countGaugesFromIndexes(this.app.db.client, this.app.db.tables.billingActivity, MODEL_STATUS_SHARDS),
+    ]);
+    const kept = { failing_retrying: failing.retrying, failing_parked: failing.parked, dunning_retrying: dunning.retrying, dunning_exhausted: dunning.exhausted };
+    return JSON.stringify(kept) === JSON.stringify(counted) ? [] : [`gauges: the counters say ${JSON.stringify(kept)}, the indexes hold ${JSON.stringify(counted)}`];
+  }
+
   /** All invariants after a step; throws with the trace when one fails. */
   async check(label: string): Promise<void> {
     const problems = [...this.problems];
@@ -712,6 +729,7 @@ export class BillingWorld {
       }
     }
     this.dirty.clear();
+    problems.push(...(await this.gaugeProblems()));
     if (problems.length > 0) throw new ModelViolation(label, problems, this);
   }
 

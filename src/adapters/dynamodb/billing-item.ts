@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { NumberValueImpl as NumberValue } from '@aws-sdk/util-dynamodb';
-import { nextAutomaticAttemptAt, dunningState } from '../../domain/dunning.js';
+import { nextAutomaticAttemptAt, dunningState, type DunningState } from '../../domain/dunning.js';
 import { nextEligibleAt } from '../../domain/due-work.js';
 import { appliedEventIds } from '../../domain/intent.js';
 import { isFailureLive } from '../../domain/ladder.js';
@@ -51,20 +51,57 @@ export function dunningShard(partition: DunningPartition, userId: string, shardC
 }
 
 /**
- * The dunning-index key of a record, derived on every full put: FAILED records in dunning only
- * (the dunning views and gauge read it; the planner reads due-index). Its sort key is the instant
- * of the next automatic attempt (dunning.ts `nextAutomaticAttemptAt`), or for an exhausted period
- * its last attempt.
+ * The record's dunning-index entry: FAILED records in dunning only (the dunning views and gauge
+ * read it; the planner reads due-index), in the partition of its state. Its sort key is the
+ * instant of the next automatic attempt (dunning.ts `nextAutomaticAttemptAt`), or for an exhausted
+ * period its last attempt.
  */
-export function dunningIndexKey(record: BillingRecord, shardCount: number): { dunning_shard: string; dunning_due_at: string } | undefined {
+function dunningIndexEntry(record: BillingRecord): { partition: DunningPartition; due_at: string } | undefined {
   if (record.billing_status !== 'FAILED') return undefined;
   const state = dunningState(record);
-  if (state === 'exhausted') {
-    return { dunning_shard: dunningShard('EXHAUSTED', record.user_id, shardCount), dunning_due_at: record.last_attempt_date ?? record.last_run_date };
-  }
+  if (state === 'exhausted') return { partition: 'EXHAUSTED', due_at: record.last_attempt_date ?? record.last_run_date };
   if (state !== 'retrying') return undefined;
-  const next = nextAutomaticAttemptAt(record) ?? record.billing_date;
-  return { dunning_shard: dunningShard('RETRYING', record.user_id, shardCount), dunning_due_at: next };
+  return { partition: 'RETRYING', due_at: nextAutomaticAttemptAt(record) ?? record.billing_date };
+}
+
+/** The dunning-index key of a record, derived on every full put (`dunningIndexEntry`). */
+export function dunningIndexKey(record: BillingRecord, shardCount: number): { dunning_shard: string; dunning_due_at: string } | undefined {
+  const entry = dunningIndexEntry(record);
+  return entry === undefined ? undefined : { dunning_shard: dunningShard(entry.partition, record.user_id, shardCount), dunning_due_at: entry.due_at };
+}
+
+/**
+ * The record's failing-index entry: present while its saved failure is live (ladder.ts
+ * `isFailureLive`), `retrying` when the item carries a next attempt (`billing_next_attempt_at`, what
+ * the gauge's COUNT filtered on), `parked` otherwise.
+ */
+function failingIndexEntry(record: BillingRecord): 'retrying' | 'parked' | undefined {
+  if (!isFailureLive(record)) return undefined;
+  return record.billing_next_attempt_at !== undefined ? 'retrying' : 'parked';
+}
+
+/** The failing-index key of a record, derived on every full put and by RecordBillingFailure's update. */
+export function failingIndexKey(record: BillingRecord, shardCount: number): { failing_shard: string } | undefined {
+  return failingIndexEntry(record) === undefined ? undefined : { failing_shard: failingShard(record.user_id, shardCount) };
+}
+
+/**
+ * What the collections-job's gauges count a record as (gauge-counters.ts): its failing-index and
+ * dunning-index entries, from the same functions that derive those index keys, so a counter kept
+ * by the writes cannot count a record differently from the indexes.
+ */
+export interface GaugeClass {
+  readonly failing?: 'retrying' | 'parked';
+  readonly dunning?: DunningState;
+}
+
+export function gaugeClassOf(record: BillingRecord): GaugeClass {
+  const failing = failingIndexEntry(record);
+  const dunning = dunningIndexEntry(record)?.partition;
+  return {
+    ...(failing !== undefined ? { failing } : {}),
+    ...(dunning !== undefined ? { dunning: dunning === 'RETRYING' ? 'retrying' : 'exhausted' } : {}),
+  };
 }
 
 /** `DUE#{n}`: the due-index partition of shard n. Every status shares it: the planner reads a shard's due work in one stream. */
@@ -110,7 +147,7 @@ export function primaryItem(record: BillingRecord, shardCount: number): Item {
     ...withStoredAmount(parsed),
     status_shard: statusShard(parsed.billing_status, parsed.user_id, shardCount),
     // Every primary write is a full put, so the sparse index follows the live predicate exactly.
-    ...(isFailureLive(parsed) ? { failing_shard: failingShard(parsed.user_id, shardCount) } : {}),
+    ...failingIndexKey(parsed, shardCount),
     ...exceptionKeys(parsed, shardCount),
     ...dunningIndexKey(parsed, shardCount),
     ...dueIndexKey(parsed, shardCount),

@@ -11,8 +11,8 @@ import { MAX_PLACEMENT_PROBES, nextFreeInstant, sameChain } from '../../domain/c
 import { addNanos, normalizeInstant } from '../../domain/time.js';
 import { keyOf, type BillingKey, type BillingRecord, type BillingStatus, type HistoryRow } from '../../domain/records.js';
 import { counterUpdate, readCounters, type CounterKeyNames } from './ach-rate-counters.js';
+import { addGaugeCounts, gaugeCounterAdd, gaugeDelta, gaugeShardSortKey, isNoChange, NO_GAUGE_COUNTS, readGaugeCounters, type GaugeCounts } from './gauge-counters.js';
 import { marshallItem } from './attribute-codec.js';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { AchRateCounts, AchRateTally } from '../../domain/ach-return-rates.js';
 import type { DunningState } from '../../domain/dunning.js';
 import {
@@ -21,7 +21,7 @@ import {
   describeKey,
   dueIndexKey,
   dueShardOf,
-  failingShard,
+  failingIndexKey,
   historyFromItem,
   historyItem,
   primaryItem,
@@ -220,35 +220,10 @@ export class DynamoBillingStore implements BillingStore {
     return { items: items.map((item) => recordFromItem(item, this.table)), next };
   }
 
+  /** The gauge counters kept by the writes (gauge-counters.ts): one Query of the `GAUGES#` partition. */
   async countFailing(): Promise<{ retrying: number; parked: number }> {
-    const shards = await Promise.all(
-      Array.from({ length: this.shardCount }, async (_, shard) => {
-        let scanned = 0;
-        let retrying = 0;
-        let startKey: Record<string, AttributeValue> | undefined;
-        do {
-          // ScannedCount is every live failure of the shard, Count those with a next attempt.
-          const out = await this.send('billing.countFailing', () =>
-            this.client.send(
-              new QueryCommand({
-                TableName: this.table,
-                IndexName: BILLING_ACTIVITY_INDEXES.failing,
-                KeyConditionExpression: 'failing_shard = :fs',
-                FilterExpression: 'attribute_exists(billing_next_attempt_at)',
-                ExpressionAttributeValues: { ':fs': { S: `FAILING#${shard}` } },
-                Select: 'COUNT',
-                ExclusiveStartKey: startKey,
-              }),
-            ),
-          );
-          scanned += out.ScannedCount ?? 0;
-          retrying += out.Count ?? 0;
-          startKey = out.LastEvaluatedKey;
-        } while (startKey);
-        return { retrying, parked: scanned - retrying };
-      }),
-    );
-    return shards.reduce((a, b) => ({ retrying: a.retrying + b.retrying, parked: a.parked + b.parked }), { retrying: 0, parked: 0 });
+    const counts = await readGaugeCounters(this.client, this.table, COUNTER_KEYS, 'billing.countFailing');
+    return { retrying: counts.failing_retrying, parked: counts.failing_parked };
   }
 
   async listExceptions(page?: PageRequest): Promise<Page<BillingRecord>> {
@@ -332,36 +307,10 @@ export class DynamoBillingStore implements BillingStore {
     return this.listDunningPartitions([partition], `dunning|${state}${nextAttemptBefore === undefined ? '' : '|before'}`, page, nextAttemptBefore);
   }
 
-  /** COUNT queries over the retrying and exhausted partitions (every shard); the items themselves are not returned. */
+  /** The gauge counters kept by the writes (gauge-counters.ts): one Query of the `GAUGES#` partition. */
   async countDunning(): Promise<Record<DunningState, number>> {
-    const count = async (partition: DunningPartition): Promise<number> => {
-      const shards = await Promise.all(
-        Array.from({ length: this.shardCount }, async (_, shard) => {
-          let total = 0;
-          let startKey: Record<string, AttributeValue> | undefined;
-          do {
-            const out = await this.send('billing.countDunning', () =>
-              this.client.send(
-                new QueryCommand({
-                  TableName: this.table,
-                  IndexName: BILLING_ACTIVITY_INDEXES.dunning,
-                  KeyConditionExpression: 'dunning_shard = :ds',
-                  ExpressionAttributeValues: { ':ds': { S: `${partition}#${shard}` } },
-                  Select: 'COUNT',
-                  ExclusiveStartKey: startKey,
-                }),
-              ),
-            );
-            total += out.Count ?? 0;
-            startKey = out.LastEvaluatedKey;
-          } while (startKey);
-          return total;
-        }),
-      );
-      return shards.reduce((a, b) => a + b, 0);
-    };
-    const [retrying, exhausted] = await Promise.all([count('RETRYING'), count('EXHAUSTED')]);
-    return { retrying, exhausted };
+    const counts = await readGaugeCounters(this.client, this.table, COUNTER_KEYS, 'billing.countDunning');
+    return { retrying: counts.dunning_retrying, exhausted: counts.dunning_exhausted };
   }
 
   /** The dunning index's partitions × every shard, merged by `dunning_due_at` (then the table key). */
@@ -469,6 +418,9 @@ export class DynamoBillingStore implements BillingStore {
       creates.push({ index: planned.length, record: tx.createIfAbsent.record, movable: true, optional: true, at: -1 });
       planned.push(this.planCreate(tx.createIfAbsent.record), this.planHistory(tx.createIfAbsent.history));
     }
+    // Last: the creates' indexes above are positions in the request, which the cancellation reasons follow.
+    const gauges = this.planGauges(transactionGaugeDelta(tx), transactionSeed(tx));
+    if (gauges) planned.push(gauges);
     return { planned, creates };
   }
 
@@ -532,29 +484,43 @@ export class DynamoBillingStore implements BillingStore {
    */
   async addAll(records: readonly BillingRecord[], history: readonly HistoryRow[]): Promise<void> {
     const groups = new Map<string, PlannedWrite[]>();
+    const recordOf = new Map<string, BillingRecord>();
     for (const record of records) {
       const id = keyId(record);
       if (groups.has(id)) throw new InvalidTransactionError(`addAll: ${describeKey(this.table, record)} appears twice`);
       groups.set(id, [this.planCreate(record)]);
+      recordOf.set(id, record);
     }
     for (const row of history) {
       const group = groups.get(keyId(row));
       if (!group) throw new InvalidTransactionError(`addAll: history row ${row.last_run_date} has no record in this call`);
       group.push(this.planHistory(row));
     }
-    const chunks: PlannedWrite[][] = [];
-    let chunk: PlannedWrite[] = [];
+    // A chunk whose records change a gauge carries its counter item too (gauge-counters.ts).
+    type Chunk = { items: PlannedWrite[]; first: string; delta: GaugeCounts };
+    const chunks: Chunk[] = [];
+    let chunk: Chunk | undefined;
     for (const [id, group] of groups) {
       if (group.length < 2) throw new InvalidTransactionError(`addAll: record ${id} has no history row`);
-      if (group.length > MAX_TRANSACTION_ITEMS) throw new InvalidTransactionError(`addAll: record ${id} has too many history rows`);
-      if (chunk.length + group.length > MAX_TRANSACTION_ITEMS) {
+      const record = recordOf.get(id)!;
+      const own = gaugeDelta(undefined, record);
+      if (group.length + (isNoChange(own) ? 0 : 1) > MAX_TRANSACTION_ITEMS) throw new InvalidTransactionError(`addAll: record ${id} has too many history rows`);
+      const delta = chunk ? addGaugeCounts(chunk.delta, own) : own;
+      if (chunk && chunk.items.length + group.length + (isNoChange(delta) ? 0 : 1) > MAX_TRANSACTION_ITEMS) {
         chunks.push(chunk);
-        chunk = [];
+        chunk = undefined;
       }
-      chunk.push(...group);
+      if (!chunk) chunk = { items: [...group], first: record.user_id, delta: own };
+      else {
+        chunk.items.push(...group);
+        chunk.delta = delta;
+      }
     }
-    if (chunk.length > 0) chunks.push(chunk);
-    for (const items of chunks) await this.transact('billing.addAll', items);
+    if (chunk) chunks.push(chunk);
+    for (const { items, first, delta } of chunks) {
+      const gauges = this.planGauges(delta, first);
+      await this.transact('billing.addAll', gauges ? [...items, gauges] : items);
+    }
   }
 
   /**
@@ -574,6 +540,21 @@ export class DynamoBillingStore implements BillingStore {
       throw new InvalidTransactionError(`recordBillingFailure: the failure must be keyed to the work read (${key})`);
     }
     const live = isFailureLive(read);
+    const presents = after.billing_presented_for !== undefined && after.billing_presented_for !== read.billing_presented_for;
+    // The item as this update leaves it (the version condition proves it was `read`): its index keys and gauge class.
+    const { billing_next_attempt_at: _next, ...readRest } = read;
+    const written: BillingRecord = {
+      ...readRest,
+      billing_failed_for: key,
+      billing_failure_count: after.billing_failure_count,
+      billing_failed_at: after.billing_failed_at,
+      billing_last_error: after.billing_last_error,
+      last_run_date: after.last_run_date,
+      version: after.version,
+      process: after.process,
+      ...(presents ? { billing_presented_for: key } : {}),
+      ...(after.billing_next_attempt_at !== undefined ? { billing_next_attempt_at: after.billing_next_attempt_at } : {}),
+    };
     const sets = [
       'billing_failed_for = :key',
       'billing_failure_count = :newCount',
@@ -581,7 +562,6 @@ export class DynamoBillingStore implements BillingStore {
       'billing_last_error = :lastError',
       'last_run_date = :lastRun',
       'version = :next',
-      'failing_shard = :failingShard',
       // What last acted on it: the audit row written beside this update is the item as written.
       '#process = :process',
     ];
@@ -592,7 +572,6 @@ export class DynamoBillingStore implements BillingStore {
       ':lastError': after.billing_last_error,
       ':lastRun': after.last_run_date,
       ':next': after.version,
-      ':failingShard': failingShard(read.user_id, this.shardCount),
       ':process': after.process,
       ':readVersion': read.version,
       ':pending': 'PENDING',
@@ -601,8 +580,14 @@ export class DynamoBillingStore implements BillingStore {
       ':bd': read.billing_date,
     };
     const removes: string[] = [];
+    // The failing-index follows the failure as written (live: the update proves a collectible status).
+    const failing = failingIndexKey(written, this.shardCount);
+    if (failing) {
+      sets.push('failing_shard = :failingShard');
+      values[':failingShard'] = failing.failing_shard;
+    } else removes.push('failing_shard');
     // The attempt presented this key before it failed (ports.ts): in the same UpdateItem, no extra request.
-    if (after.billing_presented_for !== undefined && after.billing_presented_for !== read.billing_presented_for) {
+    if (presents) {
       if (after.billing_presented_for !== key) throw new InvalidTransactionError(`recordBillingFailure: a presented key must be the work read (${key})`);
       sets.push('billing_presented_for = :key');
     }
@@ -643,8 +628,10 @@ export class DynamoBillingStore implements BillingStore {
       description: { onConditionFailed: 'concurrent', label: describeKey(this.table, read) },
       identity: `${this.table}|${keyId(read)}`,
     };
+    // A first failure, a parked ladder or a retry after parking changes the failing gauge: its counter in the same transaction.
+    const gauges = this.planGauges(gaugeDelta(read, written), read.user_id);
     try {
-      await this.transact('billing.recordBillingFailure', [update, this.planHistory(history)]);
+      await this.transact('billing.recordBillingFailure', [update, this.planHistory(history), ...(gauges ? [gauges] : [])]);
       return true;
     } catch (error) {
       if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return false;
@@ -725,12 +712,21 @@ export class DynamoBillingStore implements BillingStore {
 
   /** The day's ACH return-rate counter, sharded by the user whose record the transaction writes. */
   private planAchRates(tally: AchRateTally, tx: BillingTransaction): PlannedWrite {
-    const first = tx.writes[0];
-    const seed = first ? (first.kind === 'delete' ? first.read.user_id : first.record.user_id) : (tx.history[0]?.user_id ?? '');
-    const item = counterUpdate(this.table, COUNTER_KEYS, tally, seed);
+    const item = counterUpdate(this.table, COUNTER_KEYS, tally, transactionSeed(tx));
     return {
       item,
       description: { onConditionFailed: 'concurrent', label: `${this.table} ACH return-rate counter (${tally.day})` },
+      identity: `${this.table}|${JSON.stringify(item.Update!.Key)}`,
+    };
+  }
+
+  /** The gauge counters' delta of a transaction (gauge-counters.ts) on the counter shard of `seed`, or nothing when no class changes. */
+  private planGauges(delta: GaugeCounts, seed: string): PlannedWrite | undefined {
+    if (isNoChange(delta)) return undefined;
+    const item = gaugeCounterAdd(this.table, COUNTER_KEYS, delta, gaugeShardSortKey(seed));
+    return {
+      item,
+      description: { onConditionFailed: 'concurrent', label: `${this.table} gauge counter (${item.Update!.Key![COUNTER_KEYS.sort]!.S})` },
       identity: `${this.table}|${JSON.stringify(item.Update!.Key)}`,
     };
   }
@@ -776,6 +772,24 @@ export class DynamoBillingStore implements BillingStore {
       throw toDomainError(error, { operation });
     }
   }
+}
+
+/** The user whose record a transaction writes first (its counter shards' seed). */
+function transactionSeed(tx: BillingTransaction): string {
+  const first = tx.writes[0];
+  return first ? (first.kind === 'delete' ? first.read.user_id : first.record.user_id) : (tx.createIfAbsent?.record.user_id ?? tx.history[0]?.user_id ?? '');
+}
+
+/** What the transaction's record writes add to the gauge counters: each record's class after minus before. */
+function transactionGaugeDelta(tx: BillingTransaction): GaugeCounts {
+  let delta = NO_GAUGE_COUNTS;
+  for (const write of tx.writes) {
+    if (write.kind === 'create') delta = addGaugeCounts(delta, gaugeDelta(undefined, write.record));
+    else if (write.kind === 'update') delta = addGaugeCounts(delta, gaugeDelta(write.read, write.record));
+    else delta = addGaugeCounts(delta, gaugeDelta(write.read, undefined));
+  }
+  if (tx.createIfAbsent) delta = addGaugeCounts(delta, gaugeDelta(undefined, tx.createIfAbsent.record));
+  return delta;
 }
 
 function keyId(key: BillingKey): string {

@@ -140,8 +140,8 @@ describe('due-index on DynamoDB Local', () => {
   });
 });
 
-describe('countFailing on DynamoDB Local (the failing gauge without reading the failures)', () => {
-  it('counts live failures by state from COUNT queries on every shard', async () => {
+describe('countFailing on DynamoDB Local (the failing gauge from the counters its writes keep)', () => {
+  it('counts live failures by state, the records created by addAll included', async () => {
     const db = await createTestDynamo('count-failing');
     const store = new DynamoBillingStore({ client: db.client, tableName: db.tables.billingActivity, historyTableName: db.tables.billingActivityHistory, statusShardCount: 4 });
     const at = (ms: number) => formatInstant(new Date(Date.parse('2026-12-01T12:00:00.000Z') + ms));

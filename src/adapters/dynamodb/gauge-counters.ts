@@ -1,0 +1,146 @@
+import { QueryCommand, type AttributeValue, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { BillingRecord } from '../../domain/records.js';
+import { gaugeClassOf, type GaugeClass } from './billing-item.js';
+import type { CounterKeyNames } from './ach-rate-counters.js';
+import { toDomainError } from './errors.js';
+import { shardOf } from './sharding.js';
+
+/**
+ * The collections-job's gauges kept by the writes (docs/decisions.md): how many records the
+ * failing-index holds retrying and parked, and the dunning-index's retrying and exhausted
+ * partitions. A write of billing-activity adds, in its own TransactWriteItems, the difference
+ * between the class of the record before and after it (billing-item.ts `gaugeClassOf`, derived
+ * from the same functions as those index keys); most writes change no class and add nothing. The
+ * gauges then read one small partition (one Query) instead of COUNT queries that read every index
+ * entry on each run.
+ *
+ * Counter items live in billing-activity under the partition `GAUGES#` (it contains '#', which no
+ * user id may, like the ACH return-rate counters' `ACH_RATES#`), one per counter shard (the seed is
+ * the written record's user id), so that concurrent transactions of different users rarely meet on
+ * one item (a conflict there would cancel the money write beside it). A transaction adds its whole
+ * delta to one item (its first record's user's shard; the reconcile's correction has an item of its
+ * own), so one item's values mean nothing alone and may be negative: only the sum over every item of
+ * the partition is a gauge. For the same reason the shard count may change at any time.
+ *
+ * Every item also counts the class-changing writes it took (`changes`), which only grows: the
+ * reconcile (gauge-reconcile.ts) uses it to see whether a write landed while it counted.
+ */
+export const GAUGE_PARTITION = 'GAUGES#';
+/** Counter items written by records' writes. Changing it is safe (every item of the partition is summed). */
+export const GAUGE_COUNTER_SHARDS = 32;
+/** The reconcile's correction item (gauge-reconcile.ts). */
+export const GAUGE_RECONCILE_SORT_KEY = 'RECONCILE';
+
+export interface GaugeCounts {
+  readonly failing_retrying: number;
+  readonly failing_parked: number;
+  readonly dunning_retrying: number;
+  readonly dunning_exhausted: number;
+}
+
+export const GAUGE_FIELDS = ['failing_retrying', 'failing_parked', 'dunning_retrying', 'dunning_exhausted'] as const satisfies readonly (keyof GaugeCounts)[];
+
+export const NO_GAUGE_COUNTS: GaugeCounts = { failing_retrying: 0, failing_parked: 0, dunning_retrying: 0, dunning_exhausted: 0 };
+
+/** The counters one record in `cls` adds (each field 0 or 1). */
+export function gaugeCountsOf(cls: GaugeClass): GaugeCounts {
+  return {
+    failing_retrying: cls.failing === 'retrying' ? 1 : 0,
+    failing_parked: cls.failing === 'parked' ? 1 : 0,
+    dunning_retrying: cls.dunning === 'retrying' ? 1 : 0,
+    dunning_exhausted: cls.dunning === 'exhausted' ? 1 : 0,
+  };
+}
+
+export function addGaugeCounts(a: GaugeCounts, b: GaugeCounts, sign: 1 | -1 = 1): GaugeCounts {
+  return {
+    failing_retrying: a.failing_retrying + sign * b.failing_retrying,
+    failing_parked: a.failing_parked + sign * b.failing_parked,
+    dunning_retrying: a.dunning_retrying + sign * b.dunning_retrying,
+    dunning_exhausted: a.dunning_exhausted + sign * b.dunning_exhausted,
+  };
+}
+
+/** What a write of a record from `before` (undefined: a create) to `after` (undefined: a delete) adds to the counters. */
+export function gaugeDelta(before: BillingRecord | undefined, after: BillingRecord | undefined): GaugeCounts {
+  const added = after === undefined ? NO_GAUGE_COUNTS : gaugeCountsOf(gaugeClassOf(after));
+  return before === undefined ? added : addGaugeCounts(added, gaugeCountsOf(gaugeClassOf(before)), -1);
+}
+
+export function isNoChange(delta: GaugeCounts): boolean {
+  return GAUGE_FIELDS.every((f) => delta[f] === 0);
+}
+
+export function gaugeCounterKey(keys: CounterKeyNames, sortKey: string): Record<string, AttributeValue> {
+  return { [keys.partition]: { S: GAUGE_PARTITION }, [keys.sort]: { S: sortKey } };
+}
+
+/** The sort key of the counter shard a write seeded by `seed` (the user id) adds to. */
+export function gaugeShardSortKey(seed: string): string {
+  return `SHARD#${String(shardOf(seed, GAUGE_COUNTER_SHARDS)).padStart(2, '0')}`;
+}
+
+/** ADD `delta` (and one `changes`) to the item at `sortKey`, created by the first ADD. */
+export function gaugeCounterAdd(table: string, keys: CounterKeyNames, delta: GaugeCounts, sortKey: string): TransactWriteItem {
+  if (isNoChange(delta)) throw new RangeError('a gauge delta with nothing to add');
+  const adds = ['#changes :one'];
+  const names: Record<string, string> = { '#changes': 'changes' };
+  const values: Record<string, AttributeValue> = { ':one': { N: '1' } };
+  for (const field of GAUGE_FIELDS) {
+    if (delta[field] === 0) continue;
+    adds.push(`#${field} :${field}`);
+    names[`#${field}`] = field;
+    values[`:${field}`] = { N: String(delta[field]) };
+  }
+  return {
+    Update: {
+      TableName: table,
+      Key: gaugeCounterKey(keys, sortKey),
+      UpdateExpression: `ADD ${adds.join(', ')}`,
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+export interface GaugeTotals extends GaugeCounts {
+  /** Class-changing writes counted so far (only grows). */
+  readonly changes: number;
+}
+
+/** Every counter item of the partition, summed: one Query (paged; 32 items of ~120 bytes are one page). */
+export async function readGaugeCounters(
+  client: DynamoDBClient,
+  table: string,
+  keys: CounterKeyNames,
+  operation: string,
+  options: { readonly consistent?: boolean } = {},
+): Promise<GaugeTotals> {
+  const totals: Record<keyof GaugeTotals, number> = { ...NO_GAUGE_COUNTS, changes: 0 };
+  let startKey: Record<string, AttributeValue> | undefined;
+  do {
+    let out;
+    try {
+      out = await client.send(
+        new QueryCommand({
+          TableName: table,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': keys.partition },
+          ExpressionAttributeValues: { ':pk': { S: GAUGE_PARTITION } },
+          ...(options.consistent ? { ConsistentRead: true } : {}),
+          ExclusiveStartKey: startKey,
+        }),
+      );
+    } catch (error) {
+      throw toDomainError(error, { operation });
+    }
+    for (const item of out.Items ?? []) {
+      for (const field of [...GAUGE_FIELDS, 'changes'] as const) {
+        const n = Number(item[field]?.N ?? 0);
+        if (Number.isFinite(n)) totals[field] += n;
+      }
+    }
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return totals;
+}
