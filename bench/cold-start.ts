@@ -83,6 +83,12 @@ interface Seeded {
   readonly historyImage: Record<string, unknown>;
   /** A bulk retry run whose item for the seeded period is already finished. */
   readonly retryRunId: string;
+  /**
+   * A second user with the same kind of period, whose chain memberships-consumer's PAUSE changes:
+   * the other first calls read the first user's period, which must stay as seeded (a paused head
+   * would turn ach-handler's 409 into an exception write in the rounds after the PAUSE).
+   */
+  readonly pausedUserId: string;
 }
 
 /** One user with a card period due in ten days (not due: first calls read it and leave it). */
@@ -91,8 +97,8 @@ export async function seed(endpoint: string, tables: TableNames): Promise<Seeded
   await createAllTables(client, tables);
   const now = Date.now();
   const billingDate = formatInstant(new Date(now + 10 * 86_400_000));
-  const record = {
-    user_id: `user-${randomUUID()}`,
+  const recordFor = (userId: string) => ({
+    user_id: userId,
     billing_date: billingDate,
     subscription_id: randomUUID(),
     amount_cents: 1999,
@@ -107,16 +113,18 @@ export async function seed(endpoint: string, tables: TableNames): Promise<Seeded
     payment_attempts: 0,
     billing_anchor_day: new Date(now + 10 * 86_400_000).getUTCDate(),
     version: 0,
-  };
+  });
+  const record = recordFor(`user-${randomUUID()}`);
+  const paused = recordFor(`user-${randomUUID()}`);
   const history = historyRowOf(record);
   const stores = dynamoStores({ client, tables });
-  await stores.billing.addAll([record], [history]);
+  await stores.billing.addAll([record, paused], [history, historyRowOf(paused)]);
   const retryRunId = `run-${randomUUID()}`;
   await stores.retryRuns.putItems([
     { run_id: retryRunId, subscription_id: record.subscription_id, user_id: record.user_id, billing_date: billingDate, outcome: 'skipped', detail: 'not_open', finished_at: formatInstant(new Date(now - 60_000)) },
   ]);
   client.destroy();
-  return { userId: record.user_id, subscriptionId: record.subscription_id, billingDate, historyImage: historyItem(history) as Record<string, unknown>, retryRunId };
+  return { userId: record.user_id, subscriptionId: record.subscription_id, billingDate, historyImage: historyItem(history) as Record<string, unknown>, retryRunId, pausedUserId: paused.user_id };
 }
 
 function httpEvent(method: string, path: string, routeKey: string, headers: Record<string, string>, body?: string, scopes?: string[]) {
@@ -180,14 +188,14 @@ export const FIRST_CALLS: Partial<Record<FunctionName, { readonly does: string; 
       sqsEvent({ event_id: randomUUID(), user_id: s.userId, institution_id: 'inst-1', available_balance_cents: 100, current_balance_cents: 100, occurred_at: formatInstant(new Date()) }),
   },
   'memberships-consumer': {
-    does: 'one PAUSE record for the user (the chain read, the head paused)',
+    does: 'one PAUSE record for the second user (the chain read, the head paused)',
     event: (s) => {
-      const data = Buffer.from(JSON.stringify({ event_id: randomUUID(), user_id: s.userId, occurred_at: formatInstant(new Date()), type: 'PAUSE', months: 1 })).toString('base64');
+      const data = Buffer.from(JSON.stringify({ event_id: randomUUID(), user_id: s.pausedUserId, occurred_at: formatInstant(new Date()), type: 'PAUSE', months: 1 })).toString('base64');
       const seq = String(Date.now()) + '0'.repeat(20);
       return {
         Records: [
           {
-            kinesis: { kinesisSchemaVersion: '1.0', partitionKey: s.userId, sequenceNumber: seq, data, approximateArrivalTimestamp: Date.now() / 1000 },
+            kinesis: { kinesisSchemaVersion: '1.0', partitionKey: s.pausedUserId, sequenceNumber: seq, data, approximateArrivalTimestamp: Date.now() / 1000 },
             eventSource: 'aws:kinesis',
             eventVersion: '1.0',
             eventID: `shardId-000000000000:${seq}`,
