@@ -61,3 +61,21 @@ export function lazySchemasBuilt(): number {
 interface ZodInstance {
   readonly _zod: { readonly def: unknown; readonly constr: (this: unknown, def: unknown) => unknown; parent?: unknown };
 }
+
+/**
+ * The parse context for one parse of `schema` in code that may run cold: jitless for its first
+ * `JIT_AFTER` parses, zod's default after. On an object schema's first parse zod compiles a parser
+ * for its shape (generated code, `new Function`): ~10 ms of CPU for the billing record's, more
+ * than the parse itself for the few parses of a cold start, and ~10x faster per parse once a warm
+ * function parses many items. Same validation either way (`jitless` only skips that fast path).
+ */
+export function coldParseContext(schema: object): z.core.ParseContext<z.core.$ZodIssue> | undefined {
+  const parsed = parses.get(schema) ?? 0;
+  if (parsed >= JIT_AFTER) return undefined;
+  parses.set(schema, parsed + 1);
+  return JITLESS;
+}
+
+const JIT_AFTER = 32;
+const JITLESS = Object.freeze({ jitless: true });
+const parses = new WeakMap<object, number>();

@@ -3,7 +3,8 @@ import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { lazySchema, lazySchemasBuilt } from '../../src/domain/lazy-schema.js';
+import { coldParseContext, lazySchema, lazySchemasBuilt } from '../../src/domain/lazy-schema.js';
+import { billingRecordSchema } from '../../src/domain/records.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 
@@ -100,5 +101,25 @@ describe('lazySchema', () => {
       if (lazySchemasBuilt() !== before) building.push(relative(ROOT, file));
     }
     expect(building).toEqual([]);
+  });
+
+  it('coldParseContext: the first 32 parses of a schema skip the compiled fast path of zod, later ones take it, and both give the same answers', () => {
+    const a = lazySchema(() => z.object({ n: z.number() }));
+    const b = lazySchema(() => z.object({ n: z.number() }));
+    const contexts = Array.from({ length: 40 }, () => coldParseContext(a));
+    expect(contexts.slice(0, 32).every((c) => c?.jitless === true)).toBe(true);
+    expect(contexts.slice(32)).toEqual(Array(8).fill(undefined));
+    expect(coldParseContext(b)).toEqual({ jitless: true });
+    const record = { user_id: 'u', billing_date: '2026-03-01T00:00:00Z', subscription_id: 's', amount_cents: 1999, billing_status: 'PENDING', last_run_date: 'x', created_date: 'x', process: 'SCHEDULED', term: 'MONTHLY', tier: 't', payment_method: 'ach', payment_attempts: 0, version: 0 };
+    const inputs = [record, { ...record, extra: 1 }, { ...record, amount_cents: 1.5, billing_status: 'NOPE', ach_exception: { code: 'x' } }, { ...record, dunning_presented_at: [''] }, {}, null];
+    for (const input of inputs) {
+      const jitless = billingRecordSchema.safeParse(input, { jitless: true });
+      for (let i = 0; i < 3; i++) {
+        const compiled = billingRecordSchema.safeParse(input);
+        expect(compiled.success).toBe(jitless.success);
+        expect(compiled.data).toEqual(jitless.data);
+        expect(compiled.error?.issues).toEqual(jitless.error?.issues);
+      }
+    }
   });
 });
