@@ -119,8 +119,9 @@ export interface BillingStore {
    */
   listFailing(page?: PageRequest): Promise<Page<BillingRecord>>;
   /**
-   * Live billing failures by state, counted on the failing index without returning the items
-   * (for the gauge: retrying = those with a next attempt, parked = the rest). Eventually consistent.
+   * Live billing failures by state (for the gauge: retrying = those with a next attempt, parked =
+   * the rest), as the failing index holds them, from counters the writes keep: one read, whatever
+   * the index holds. Eventually consistent.
    */
   countFailing(): Promise<{ retrying: number; parked: number }>;
   /**
@@ -142,7 +143,7 @@ export interface BillingStore {
    * retrying cycle whose window is over, not yet recorded exhausted, is found). Eventually consistent.
    */
   listDunning(state: DunningState, page?: PageRequest, nextAttemptBefore?: string): Promise<Page<BillingRecord>>;
-  /** How many declined periods are in each dunning state (the collections-job gauge). */
+  /** How many declined periods are in each dunning state (the collections-job gauge), from counters the writes keep: one read. */
   countDunning(): Promise<Record<DunningState, number>>;
   /** The subscriptions' ACH return-rate counters summed over the UTC days `fromDay`..`toDay` (both included). */
   achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts>;

@@ -40,7 +40,7 @@ const PROCESS_OF: ReadonlyMap<BillingStatus, CollectionProcess> = new Map(COLLEC
  * keyed on each open record's next eligible instant: billing date, daily retry, ladder or dunning
  * next attempt; parked, exhausted and held records are not in it, so the run's reads grow with due
  * work only) and, at the same time, the due RETRY loan payments; sends one message per record that
- * is due and not held, then counts live failures for the gauge from the failing index. Each record's
+ * is due and not held, then reads the failing gauge (counters kept by the writes). Each record's
  * own status decides its process (`COLLECTION_SCANS`). Before each page of either stream the
  * deadline is asked; a page in hand is always sent in full before the run stops.
  */
@@ -114,8 +114,7 @@ export async function planCollections(
     return { summary, failing };
   }
 
-  // Live billing failures for the gauge: COUNT queries on the sparse failing index (the failures
-  // themselves are not returned, so waiting and parked records are not transferred or decoded).
+  // Live billing failures for the gauge: counters kept by the writes (one Query; no failure is read).
   if (!options.shouldContinue()) return { summary: { ...summary, truncated: true }, failing };
   const counted = await deps.billing.countFailing();
   failing.retrying = counted.retrying;
