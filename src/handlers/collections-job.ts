@@ -56,7 +56,7 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
     });
     const [{ summary, failing }, [dunning, subscriptionCounts, loanCounts]] = await Promise.all([plan, gauges]);
 
-    // A truncated run saw only part of the index: the gauge is then a lower bound.
+    // The gauges are the writes' counters, not a view of the scan: complete even when the run is truncated.
     deps.metrics.failingSubscriptions(failing);
     deps.metrics.dunningSubscriptions(dunning);
     const rates = returnRates(addAchRateCounts(subscriptionCounts, loanCounts));

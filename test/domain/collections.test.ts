@@ -245,4 +245,30 @@ describe('planCollections', () => {
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(log.length).toBe(reads);
   });
+
+  it('reads the failing gauge alongside the streams, and in full when the deadline stops the run at once', async () => {
+    const d = at(-HOUR);
+    const parked = makeRecord({ billing_date: d, billing_failed_for: `${d}#0`, billing_failure_count: 8, billing_failed_at: d, billing_last_error: 'x' });
+    const log: string[] = [];
+    const store = storeOf([parked, makeRecord({ billing_date: d })]);
+    const billing = {
+      ...store,
+      async countFailing() {
+        log.push('gauge:asked');
+        return store.countFailing();
+      },
+      async *streamDue(due: string, options?: { pageSize?: number }) {
+        log.push('billing:asked');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        log.push('billing:read');
+        yield* store.streamDue(due, options);
+      },
+    };
+    const ran = await planCollections({ billing, payments: noLoanRetries, clock }, { shouldContinue: () => true, send: async () => undefined });
+    expect(log.indexOf('gauge:asked')).toBeLessThan(log.indexOf('billing:read'));
+    expect(ran.failing).toEqual({ retrying: 0, parked: 1 });
+    const stopped = await planCollections({ billing: store, payments: noLoanRetries, clock }, { shouldContinue: () => false, send: async () => undefined });
+    expect(stopped.summary).toMatchObject({ enqueued: 0, truncated: true });
+    expect(stopped.failing).toEqual({ retrying: 0, parked: 1 });
+  });
 });

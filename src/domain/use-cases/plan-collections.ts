@@ -28,7 +28,7 @@ export interface PlanCollectionsOptions {
 
 export interface CollectionsPlan {
   readonly summary: CollectionsSummary;
-  /** Live billing failures, read from the sparse failing index after the scans; a lower bound when truncated. */
+  /** Live billing failures (the counters the writes keep), read alongside the streams; complete even when truncated. */
   readonly failing: FailingCounts;
 }
 
@@ -40,7 +40,7 @@ const PROCESS_OF: ReadonlyMap<BillingStatus, CollectionProcess> = new Map(COLLEC
  * keyed on each open record's next eligible instant: billing date, daily retry, ladder or dunning
  * next attempt; parked, exhausted and held records are not in it, so the run's reads grow with due
  * work only) and, at the same time, the due RETRY loan payments; sends one message per record that
- * is due and not held, then reads the failing gauge (counters kept by the writes). Each record's
+ * is due and not held; the failing gauge's counters are read at the same time. Each record's
  * own status decides its process (`COLLECTION_SCANS`). Before each page of either stream the
  * deadline is asked; a page in hand is always sent in full before the run stops.
  */
@@ -68,6 +68,11 @@ export async function planCollections(
     queued.add(id);
     return true;
   };
+
+  // The failing gauge does not depend on the streams (CollectionsPlan.failing): read alongside them,
+  // so a run with nothing due is one round of requests. Awaited below, even when a stream fails.
+  const counting = deps.billing.countFailing();
+  counting.catch(() => undefined);
 
   const billing = drain(deps.billing.streamDue(dueAtOrBefore, pages), shouldContinue, async (records) => {
     const messages: CollectionMessage[] = [];
@@ -109,16 +114,12 @@ export async function planCollections(
     ),
   );
   for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
-  if (outcomes.some((outcome) => outcome.status === 'fulfilled' && !outcome.value)) {
-    summary.truncated = true;
-    return { summary, failing };
-  }
-
-  // Live billing failures for the gauge: counters kept by the writes (one Query; no failure is read).
-  if (!options.shouldContinue()) return { summary: { ...summary, truncated: true }, failing };
-  const counted = await deps.billing.countFailing();
+  // Live billing failures for the gauge: counters kept by the writes (no failure is read); not a
+  // view of the scan, so a truncated run has them in full too.
+  const counted = await counting;
   failing.retrying = counted.retrying;
   failing.parked = counted.parked;
+  if (outcomes.some((outcome) => outcome.status === 'fulfilled' && !outcome.value)) summary.truncated = true;
   return { summary, failing };
 }
 
