@@ -163,10 +163,18 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const DUNNING_RETRY_DAYS: readonly number[] = [1, 2, 3, 5, 7, 10, 14];
 export const MAX_DUNNING_ATTEMPTS = DUNNING_RETRY_DAYS.length + 1;
 /**
- * The cycle's window: no automatic attempt later than this after the first decline (Smart Retries'
- * 8 attempts in 14 days). The last slot is its last instant; a run that comes later spends nothing.
+ * How late a run may still take the last slot (day 14). Slots fall on the first decline's instant,
+ * and the run that reaches one comes after it (every 15 minutes in production): without a grace the
+ * day-14 slot could never be taken and a cycle would get 7 attempts, not the schedule's 8. An hour
+ * covers a late or retried run; a run later than that (the schedule down for longer) presents nothing.
  */
-export const DUNNING_WINDOW_MS = DUNNING_RETRY_DAYS[DUNNING_RETRY_DAYS.length - 1]! * DAY_MS;
+export const DUNNING_LATE_RUN_GRACE_MS = 60 * 60 * 1000;
+/**
+ * The cycle's window: no automatic attempt later than this after the first decline (Smart Retries'
+ * 8 attempts in 14 days, the last slot taken by a run at most DUNNING_LATE_RUN_GRACE_MS late). A
+ * run that comes later spends nothing and records the exhaustion.
+ */
+export const DUNNING_WINDOW_MS = DUNNING_RETRY_DAYS[DUNNING_RETRY_DAYS.length - 1]! * DAY_MS + DUNNING_LATE_RUN_GRACE_MS;
 
 /** A FAILED period that is not in dunning (a closed balance gate, an ACH return) waits this long after its last attempt (DESIGN 3). */
 export const DAILY_RETRY_MS = DAY_MS;
@@ -325,7 +333,7 @@ export function dunningState(record: StateInputs, now?: Date): DunningState | un
   return now !== undefined && dunningLapsed(record, now) ? 'exhausted' : 'retrying';
 }
 
-/** The last instant of the period's cycle (its first decline + 14 days), or undefined outside a cycle. */
+/** The last instant of the period's cycle (its first decline + 14 days + the late-run grace), or undefined outside a cycle. */
 export function dunningWindowEndsAt(record: Pick<BillingRecord, 'dunning_first_declined_at'>): number | undefined {
   if (record.dunning_first_declined_at === undefined) return undefined;
   return Date.parse(record.dunning_first_declined_at) + DUNNING_WINDOW_MS;

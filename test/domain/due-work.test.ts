@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decideCollection } from '../../src/domain/collections.js';
 import { nextEligibleAt } from '../../src/domain/due-work.js';
+import { DUNNING_WINDOW_MS } from '../../src/domain/dunning.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { makeRecord } from '../support/billing-fixtures.js';
@@ -36,11 +37,11 @@ describe('nextEligibleAt: the instant the planner reads a record at (the due-ind
   it('a dunning cycle is keyed no later than the end of its 14-day window, parked, held or waiting; once recorded exhausted, never', () => {
     const first = -2 * HOUR;
     const cycle = { ...failed, payment_method: 'card' as const, decline_code: 'insufficient_funds', decline_class: 'retry_later' as const, dunning_first_declined_at: at(first), dunning_attempts: 7 };
-    const lapses = at(first + 14 * DAY + 1);
+    const lapses = at(first + DUNNING_WINDOW_MS + 1);
     const retrying = makeRecord({ ...cycle, dunning_next_attempt_at: at(first + 14 * DAY) });
     expect(nextEligibleAt(retrying)).toBe(at(first + 14 * DAY));
     const live = { billing_failed_for: `${retrying.billing_date}#${retrying.payment_attempts}`, billing_failure_count: 1, billing_failed_at: at(first + 14 * DAY), billing_last_error: 'x' };
-    expect(nextEligibleAt({ ...retrying, ...live, billing_next_attempt_at: at(first + 14 * DAY + 15 * 60_000) })).toBe(lapses);
+    expect(nextEligibleAt({ ...retrying, ...live, billing_next_attempt_at: at(first + DUNNING_WINDOW_MS + 15 * 60_000) })).toBe(lapses);
     expect(nextEligibleAt({ ...retrying, ...live, billing_failure_count: 8 })).toBe(lapses);
     expect(nextEligibleAt({ ...retrying, card_disputed: true })).toBe(lapses);
     expect(nextEligibleAt(makeRecord({ ...cycle, dunning_attempts: 8 }))).toBeUndefined();

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { NETWORK_CEILINGS } from '../../src/domain/dunning.js';
+import { DUNNING_WINDOW_MS, NETWORK_CEILINGS } from '../../src/domain/dunning.js';
 import { PaymentHoldError } from '../../src/domain/errors.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
 import type { BillingRecord, Process } from '../../src/domain/records.js';
@@ -311,7 +311,7 @@ describe('after the 14-day window', () => {
   });
 
   it('reads and the lists show it exhausted before any run records it', async () => {
-    const read = await lapsedCycle(HOUR);
+    const read = await lapsedCycle(2 * HOUR); // past the window's late-run grace of an hour
     const view = await call('GET', { route: '/v1/subscriptions/{subscriptionId}', pathParameters: { subscriptionId: read.subscription_id } });
     expect(view.body.dunning).toEqual({ state: 'exhausted', attempts: 1, next_attempt_at: null, decline_code: 'insufficient_funds', decline_class: 'retry_later' });
     const list = async (query: Record<string, string>) =>
@@ -349,7 +349,8 @@ describe('after the 14-day window', () => {
       app.clock.set(formatInstant(new Date(Date.parse(NOW) + day * DAY)));
       expect((await runCollectionAttempt(deps, { key: record, process: 'RETRY', owner: 'test' })).kind).toBe('declined');
     }
-    app.clock.set(formatInstant(new Date(Date.parse(NOW) + 14 * DAY)));
+    // The last slot taken late, 10 minutes before the window's end (its late-run grace): the ladder's retry falls after it.
+    app.clock.set(formatInstant(new Date(Date.parse(NOW) + DUNNING_WINDOW_MS - 10 * 60_000)));
     app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'error' } });
     const failedLast = await runCollectionAttempt(deps, { key: record, process: 'RETRY', owner: 'test' });
     expect(failedLast.kind).toBe('failed_counted');

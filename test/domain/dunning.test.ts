@@ -7,6 +7,7 @@ import {
   NETWORK_CEILINGS,
   classifyDecline,
   dunningAfterDecline,
+  DUNNING_LATE_RUN_GRACE_MS,
   DUNNING_WINDOW_MS,
   dunningGate,
   dunningLapsed,
@@ -150,7 +151,8 @@ describe('the 14-day window', () => {
     const record = lateRecord();
     expect(record.dunning_next_attempt_at).toBe(formatInstant(new Date(T0 + 14 * DAY)));
     expect(dunningView(record, new Date(T0 + 14 * DAY))).toMatchObject({ state: 'retrying', next_attempt_at: formatInstant(new Date(T0 + 14 * DAY)) });
-    expect(dunningView(record, new Date(T0 + 14 * DAY + 1))).toEqual({
+    expect(dunningView(record, new Date(T0 + 14 * DAY + DUNNING_LATE_RUN_GRACE_MS))).toMatchObject({ state: 'retrying' });
+    expect(dunningView(record, new Date(T0 + DUNNING_WINDOW_MS + 1))).toEqual({
       state: 'exhausted',
       attempts: 2,
       next_attempt_at: null,
@@ -161,7 +163,8 @@ describe('the 14-day window', () => {
     expect(dunningState(record)).toBe('retrying');
     expect(dunningState(record, new Date(T0 + 15 * DAY))).toBe('exhausted');
     expect(dunningLapsed(record, new Date(T0 + 14 * DAY))).toBe(false);
-    expect(dunningLapsed(record, new Date(T0 + 14 * DAY + 1))).toBe(true);
+    expect(dunningLapsed(record, new Date(T0 + DUNNING_WINDOW_MS))).toBe(false);
+    expect(dunningLapsed(record, new Date(T0 + DUNNING_WINDOW_MS + 1))).toBe(true);
   });
 
   it('every automatic path refuses it, ahead of the ladder, a hold or an exception; a person is not refused by it', () => {
@@ -184,9 +187,10 @@ describe('the 14-day window', () => {
     expect(dunningView(manual, new Date(T0 + 16 * DAY))?.state).toBe('exhausted');
   });
 
-  it('the window is 14 days, the last retry day', () => {
-    expect(DUNNING_WINDOW_MS).toBe(DUNNING_RETRY_DAYS.at(-1)! * DAY);
-    expect(dunningLapsesAt(lateRecord())).toBe(T0 + 14 * DAY + 1);
+  it('the window is the last retry day (14) plus the late-run grace of an hour', () => {
+    expect(DUNNING_WINDOW_MS).toBe(DUNNING_RETRY_DAYS.at(-1)! * DAY + DUNNING_LATE_RUN_GRACE_MS);
+    expect(DUNNING_LATE_RUN_GRACE_MS).toBe(HOUR);
+    expect(dunningLapsesAt(lateRecord())).toBe(T0 + 14 * DAY + HOUR + 1);
     expect(dunningLapsesAt(declined(cardPeriod(), 'lost_card', T0))).toBeUndefined();
   });
 });
@@ -260,7 +264,7 @@ describe('the dunning policy, as a property', () => {
             // The schedule: at most 8 attempts in a cycle (its first decline included), all within 14 days of that decline.
             cycleAttempts += 1;
             expect(cycleAttempts).toBeLessThanOrEqual(MAX_DUNNING_ATTEMPTS);
-            expect(now - cycleStart).toBeLessThanOrEqual(14 * DAY);
+            expect(now - cycleStart).toBeLessThanOrEqual(DUNNING_WINDOW_MS);
           }
           record = declined(current, s.code, now, s.process, network);
           if (record.decline_class === 'do_not_retry') doNotRetry = true;
@@ -284,7 +288,7 @@ describe('the dunning policy, as a property', () => {
   // (refused only for do_not_retry, DESIGN 5b): it is presented, spends no slot, and the period stays exhausted.
   it('a manual pay after the 14-day window is the customer paying: presented, no slot spent, still exhausted', () => {
     const record = declined(cardPeriod(), 'insufficient_funds', T0, 'SCHEDULED', 'visa');
-    const late = new Date(T0 + 14 * DAY + 1);
+    const late = new Date(T0 + DUNNING_WINDOW_MS + 1);
     expect(dueGate(record, late, 'MANUAL')).toBeUndefined();
     const paid = declined(record, 'insufficient_funds', late.getTime(), 'MANUAL', 'visa');
     expect(paid).toMatchObject({ dunning_attempts: 1, dunning_first_declined_at: record.dunning_first_declined_at, dunning_presented_at: record.dunning_presented_at });
@@ -297,9 +301,22 @@ describe('the dunning policy, as a property', () => {
   it('a scheduled run after the 14-day window presents no retry of a cycle', () => {
     const record = declined(cardPeriod(), 'insufficient_funds', T0, 'SCHEDULED', 'visa');
     for (const process of ['SCHEDULED', 'RETRY', 'BALANCE_WEBHOOK', 'BATCH', 'REACTIVATION'] as const) {
-      expect(dueGate(record, new Date(T0 + 14 * DAY + 1), process), process).toBe('exhausted');
+      expect(dueGate(record, new Date(T0 + DUNNING_WINDOW_MS + 1), process), process).toBe('exhausted');
     }
     // Its last instant is still inside: the 14-day slot itself is a scheduled attempt.
     expect(dueGate(record, new Date(T0 + 14 * DAY), 'RETRY')).toBeUndefined();
+  });
+
+  // Found 2026-12-01 in review of the window fix: slots fall on the first decline's instant and the run that reaches one
+  // comes after it (every 15 minutes), so a window ending exactly at day 14 left the day-14 slot unreachable: 7 attempts.
+  it('the day-14 slot is still taken by a run that comes 15 minutes after it: 8 attempts in the cycle', () => {
+    let record = declined(cardPeriod(), 'insufficient_funds', T0, 'SCHEDULED', 'visa');
+    for (const day of DUNNING_RETRY_DAYS) {
+      const run = new Date(T0 + day * DAY + 15 * 60_000);
+      expect(dueGate(record, run, 'RETRY'), `day ${day}`).toBeUndefined();
+      record = declined(record, 'insufficient_funds', run.getTime(), 'RETRY', 'visa');
+    }
+    expect(record.dunning_attempts).toBe(MAX_DUNNING_ATTEMPTS);
+    expect(dunningView(record, new Date(T0 + 15 * DAY))?.state).toBe('exhausted');
   });
 });

@@ -622,8 +622,11 @@ export function violations(m: MemberModel, obs: MemberObservation, now: number):
 
 /* ---------------- D1: dunning's window and budget (DESIGN 5b) ---------------- */
 
-/** The model's own numbers: Smart Retries' 8 attempts within 14 days of the first decline. */
-export const DUNNING_WINDOW = 14 * DAY;
+/**
+ * The model's own numbers: Smart Retries' 8 attempts within 14 days of the first decline, the last
+ * slot taken by a run at most an hour late (runs come after the slot's instant, never on it).
+ */
+export const DUNNING_WINDOW = 14 * DAY + 60 * 60 * 1000;
 export const DUNNING_MAX_RETRIES = 7;
 
 /** Who started a submission: an automatic path (schedule, retry, balance webhook, memberships catch-up), the customer, an operator. */
@@ -649,7 +652,7 @@ export function dunningViolations(presentments: readonly ObservedPresentment[]):
     seen.add(p.idempotency_key);
     if (!fresh || p.initiator !== 'merchant' || p.cycle_start === undefined) continue;
     const at = `${p.user_id}: automatic presentment ${p.idempotency_key} at ${iso(p.at)}`;
-    if (p.at > p.cycle_start + DUNNING_WINDOW) problems.push(`${at}: after the 14-day window of the cycle first declined at ${iso(p.cycle_start)}`);
+    if (p.at > p.cycle_start + DUNNING_WINDOW) problems.push(`${at}: after the 14-day window (+1 h late-run grace) of the cycle first declined at ${iso(p.cycle_start)}`);
     const cycle = `${p.subscription_id}|${p.cycle_start}`;
     const n = (retries.get(cycle) ?? 0) + 1;
     retries.set(cycle, n);
