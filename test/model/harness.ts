@@ -720,7 +720,9 @@ export class BillingWorld {
         this.cache.set(user, cached);
       }
       const { records, visible } = cached!;
-      problems.push(...violations(this.member(i), { records, charges: this.charges(user), visible }, now));
+      const firstPresentedAt = new Map<string, number>();
+      for (const p of this.recorder.presentments) if (p.user_id === user && !firstPresentedAt.has(p.idempotency_key)) firstPresentedAt.set(p.idempotency_key, p.at);
+      problems.push(...violations(this.member(i), { records, charges: this.charges(user), visible, firstPresentedAt }, now));
       problems.push(...dunningViolations(this.recorder.presentments.filter((p) => p.user_id === user)));
       if (fresh) problems.push(...(await this.historyProblems(user, records)));
       for (const r of records) {
