@@ -229,6 +229,25 @@ describe('model counterexamples, as regressions', () => {
     expect(w.charges(w.users[0]!)).toHaveLength(1);
   });
 
+  // Model false alarm (MODEL_SEED=7 MODEL_STEPS=80, shrunk): an ACH period's attempt met a processor error (outcome
+  // unknown, its key presented while the member was active), the member was then banned, and the ladder's retry resent
+  // that key, which the bank settled. F11's rule: the period stays owed and the resend is its one charge; the model
+  // (C2) now holds only a key first presented while banned to be a charge not owed.
+  regression('a ban after an attempt with an unknown outcome: the ladder resends the key, the one charge of the period', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'ach', 'MONTHLY', 0));
+    w.app.clock.advance(DAY);
+    w.setOutcome(0, 'error');
+    await w.collectionsRun();
+    const [failed] = await recordsOf(w, 0);
+    expect([failed!.billing_status, failed!.billing_failure_count]).toEqual(['PENDING', 1]);
+    expect(w.charges(w.users[0]!)).toEqual([]);
+    await member(w, 0, 'BAN');
+    await w.settle(); // the key presented before the ban is resent: one charge, recorded, nothing else
+    expect(w.charges(w.users[0]!)).toHaveLength(1);
+    expect(w.charges(w.users[0]!)[0]!.idempotency_key.endsWith(':1')).toBe(true);
+  });
+
   // The evidence names the attempt, not only the period: a memberships consumer whose catch-up attempt recorded a decline
   // and which then died (its lease still naming that period) must not make a later attempt of a banned member present
   // the next key, which no one ever presented.
