@@ -1,6 +1,6 @@
-import { QueryCommand, type AttributeValue, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { NO_ACH_RATE_COUNTS, type AchRateCounts, type AchRateTally } from '../../domain/ach-return-rates.js';
-import { toDomainError } from './errors.js';
+import { sumCounterItems } from './counter-query.js';
 import { shardOf } from './sharding.js';
 
 /**
@@ -60,31 +60,17 @@ export function counterUpdate(table: string, keys: CounterKeyNames, tally: AchRa
 
 /** Every shard's counters of the days `fromDay`..`toDay` (both included), summed: one Query (paged). */
 export async function readCounters(client: DynamoDBClient, table: string, keys: CounterKeyNames, fromDay: string, toDay: string, operation: string): Promise<AchRateCounts> {
-  const totals = { ...NO_ACH_RATE_COUNTS };
-  let startKey: Record<string, AttributeValue> | undefined;
-  do {
-    let out;
-    try {
-      out = await client.send(
-        new QueryCommand({
-          TableName: table,
-          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-          ExpressionAttributeNames: { '#pk': keys.partition, '#sk': keys.sort },
-          // '~' sorts after every shard suffix.
-          ExpressionAttributeValues: { ':pk': { S: ACH_RATE_PARTITION }, ':from': { S: `DAY#${fromDay}#` }, ':to': { S: `DAY#${toDay}#~` } },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-    } catch (error) {
-      throw toDomainError(error, { operation });
-    }
-    for (const item of out.Items ?? []) {
-      for (const [field, attribute] of Object.entries(ATTRIBUTES) as [keyof AchRateCounts, string][]) {
-        const n = Number(item[attribute]?.N ?? 0);
-        if (Number.isFinite(n)) (totals as Record<keyof AchRateCounts, number>)[field] += n;
-      }
-    }
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
-  return totals;
+  const totals = await sumCounterItems(
+    client,
+    {
+      TableName: table,
+      KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+      ExpressionAttributeNames: { '#pk': keys.partition, '#sk': keys.sort },
+      // '~' sorts after every shard suffix.
+      ExpressionAttributeValues: { ':pk': { S: ACH_RATE_PARTITION }, ':from': { S: `DAY#${fromDay}#` }, ':to': { S: `DAY#${toDay}#~` } },
+    },
+    ATTRIBUTES,
+    operation,
+  );
+  return { ...NO_ACH_RATE_COUNTS, ...totals };
 }

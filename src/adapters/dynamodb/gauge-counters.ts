@@ -1,8 +1,8 @@
-import { QueryCommand, type AttributeValue, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { BillingRecord } from '../../domain/records.js';
 import { gaugeClassOf, type GaugeClass } from './billing-item.js';
 import type { CounterKeyNames } from './ach-rate-counters.js';
-import { toDomainError } from './errors.js';
+import { sumCounterItems } from './counter-query.js';
 import { shardOf } from './sharding.js';
 
 /**
@@ -116,31 +116,17 @@ export async function readGaugeCounters(
   operation: string,
   options: { readonly consistent?: boolean } = {},
 ): Promise<GaugeTotals> {
-  const totals: Record<keyof GaugeTotals, number> = { ...NO_GAUGE_COUNTS, changes: 0 };
-  let startKey: Record<string, AttributeValue> | undefined;
-  do {
-    let out;
-    try {
-      out = await client.send(
-        new QueryCommand({
-          TableName: table,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': keys.partition },
-          ExpressionAttributeValues: { ':pk': { S: GAUGE_PARTITION } },
-          ...(options.consistent ? { ConsistentRead: true } : {}),
-          ExclusiveStartKey: startKey,
-        }),
-      );
-    } catch (error) {
-      throw toDomainError(error, { operation });
-    }
-    for (const item of out.Items ?? []) {
-      for (const field of [...GAUGE_FIELDS, 'changes'] as const) {
-        const n = Number(item[field]?.N ?? 0);
-        if (Number.isFinite(n)) totals[field] += n;
-      }
-    }
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
-  return totals;
+  const attributes = Object.fromEntries([...GAUGE_FIELDS, 'changes'].map((f) => [f, f])) as Record<keyof GaugeTotals, string>;
+  return sumCounterItems(
+    client,
+    {
+      TableName: table,
+      KeyConditionExpression: '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': keys.partition },
+      ExpressionAttributeValues: { ':pk': { S: GAUGE_PARTITION } },
+      ...(options.consistent ? { ConsistentRead: true } : {}),
+    },
+    attributes,
+    operation,
+  );
 }
