@@ -60,7 +60,8 @@ function grouped(inputs: Metafile['outputs'][string]['inputs']): { input: string
   return [...groups].map(([input, bytes]) => ({ input, bytes })).sort((a, b) => b.bytes - a.bytes);
 }
 
-async function bundle(name: string, dir: string, source: { entry: string } | { contents: string }): Promise<Bundle> {
+/** One bundle built as the CDK builds a function's: from an entry file, or from source text (the floors). */
+export async function bundle(name: string, dir: string, source: { entry: string } | { contents: string }): Promise<Bundle> {
   const outdir = join(dir, name);
   mkdirSync(outdir, { recursive: true });
   const file = join(outdir, 'index.mjs');

@@ -17,7 +17,8 @@ import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, type FunctionNa
 import { LocalEventBus } from '../src/local/event-bus.js';
 import { dynamoStores } from '../src/runtime/compose.js';
 import { createLogger } from '../src/runtime/logger.js';
-import { buildBundles, type Bundle } from './bundles.js';
+import { bundle as buildBundle, buildBundles, type Bundle } from './bundles.js';
+import { replaySource, RequestRecorder, wavesOf, type Wave } from './request-replay.js';
 
 const run = promisify(execFile);
 
@@ -50,11 +51,19 @@ export interface ColdStartFigure {
   readonly totalMs: number;
 }
 
+/** The function's first call's AWS requests made by bare SDK clients (bench/request-replay.ts). */
+export interface SameRequestsFigure extends ColdStartFigure {
+  readonly requests: number;
+  readonly waves: number;
+  /** The function's total over this floor's. */
+  readonly ratio: number;
+}
+
 export interface ColdStartResult {
   readonly method: string;
   readonly runs: number;
   readonly baseline: ColdStartFigure & { readonly name: 'bare DynamoDB client' };
-  readonly functions: (ColdStartFigure & { readonly ratio: number; readonly firstCall: string })[];
+  readonly functions: (ColdStartFigure & { readonly ratio: number; readonly firstCall: string; readonly sameRequests?: SameRequestsFigure })[];
   readonly target: number;
 }
 
@@ -79,7 +88,7 @@ interface Seeded {
   readonly userId: string;
   readonly subscriptionId: string;
   readonly billingDate: string;
-  /** The seeded period's audit row as its history-table item (what the stream's NewImage carries). */
+  /** A collected card period's audit row as its history-table item (what the stream's NewImage carries). */
   readonly historyImage: Record<string, unknown>;
   /** A bulk retry run whose item for the seeded period is already finished. */
   readonly retryRunId: string;
@@ -116,15 +125,20 @@ export async function seed(endpoint: string, tables: TableNames): Promise<Seeded
   });
   const record = recordFor(`user-${randomUUID()}`);
   const paused = recordFor(`user-${randomUUID()}`);
-  const history = historyRowOf(record);
   const stores = dynamoStores({ client, tables });
-  await stores.billing.addAll([record, paused], [history, historyRowOf(paused)]);
+  await stores.billing.addAll([record, paused], [historyRowOf(record), historyRowOf(paused)]);
+  // What events-publisher's first call receives: the audit row of a collected card period, which
+  // publishes one event (billing.period.collected). A new period's row publishes none.
+  const collected = historyRowOf(
+    { ...record, billing_status: 'COMPLETED', transaction_id: `pi_${randomUUID().replace(/-/g, '')}`, payment_attempts: 1, last_run_date: formatInstant(new Date(now - 60_000)) },
+    { billing_event: 'COLLECTED' },
+  );
   const retryRunId = `run-${randomUUID()}`;
   await stores.retryRuns.putItems([
     { run_id: retryRunId, subscription_id: record.subscription_id, user_id: record.user_id, billing_date: billingDate, outcome: 'skipped', detail: 'not_open', finished_at: formatInstant(new Date(now - 60_000)) },
   ]);
   client.destroy();
-  return { userId: record.user_id, subscriptionId: record.subscription_id, billingDate, historyImage: historyItem(history) as Record<string, unknown>, retryRunId, pausedUserId: paused.user_id };
+  return { userId: record.user_id, subscriptionId: record.subscription_id, billingDate, historyImage: historyItem(collected) as Record<string, unknown>, retryRunId, pausedUserId: paused.user_id };
 }
 
 function httpEvent(method: string, path: string, routeKey: string, headers: Record<string, string>, body?: string, scopes?: string[]) {
@@ -228,7 +242,7 @@ export const FIRST_CALLS: Partial<Record<FunctionName, { readonly does: string; 
     event: (s) => sqsEvent({ kind: 'retry_run_item', run_id: s.retryRunId, subscription_id: s.subscriptionId, user_id: s.userId, actor: 'operator-1', reason: 'cold start' }),
   },
   'events-publisher': {
-    does: 'one INSERT of the seeded audit row on the history stream (mapped, its events put on the local bus)',
+    does: 'one INSERT of a collected period\'s audit row on the history stream (mapped to billing.period.collected, put on the local bus)',
     event: (s) => {
       const seq = String(Date.now()) + '0'.repeat(10);
       return {
@@ -326,21 +340,45 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
   const runs = options.runs ?? 7;
   const dir = mkdtempSync(join(tmpdir(), 'billing-cold-start-'));
   const bus = new LocalEventBus({ busName: 'billing-bench', logger: createLogger({ level: 'silent' }) });
+  const dynamoRecorder = new RequestRecorder(options.endpoint);
+  const busRecorder = new RequestRecorder(() => bus.endpoint);
   try {
     await bus.start();
+    await dynamoRecorder.start();
+    await busRecorder.start();
     const { baseline, functions } = await buildBundles(dir);
     const tables = tableNamesFor(`cold-${randomUUID().slice(0, 8)}`);
     const seeded = await seed(options.endpoint, tables);
     const measured = functions.filter((f) => FIRST_CALLS[f.name as FunctionName]);
     for (const f of functions) if (!FIRST_CALLS[f.name as FunctionName]) options.log?.(`cold start: ${f.name} has no first-call recipe in bench/cold-start.ts; left out`);
     type Subject = { bundle: Bundle; event: () => unknown; env: Record<string, string> };
+    const functionSubjects: Subject[] = measured.map((bundle) => ({
+      bundle,
+      event: () => FIRST_CALLS[bundle.name as FunctionName]!.event(seeded),
+      env: environmentFor(bundle.name as FunctionName, options.endpoint, tables, { name: bus.busName, endpoint: bus.endpoint }),
+    }));
+    // Each function's first call once through recording proxies: its requests, for the same-requests floor.
+    const sameRequests = new Map<string, { bundle: Bundle; waves: Wave[]; requests: number }>();
+    for (const s of functionSubjects) {
+      dynamoRecorder.requests.length = 0;
+      busRecorder.requests.length = 0;
+      dynamoRecorder.recording = busRecorder.recording = true;
+      try {
+        const env = { ...s.env, DYNAMO_ENDPOINT: dynamoRecorder.endpoint, ...(s.env.EVENTBRIDGE_ENDPOINT ? { EVENTBRIDGE_ENDPOINT: busRecorder.endpoint } : {}) };
+        await spawnOnce(s.bundle.file, s.event(), env, dir);
+      } finally {
+        dynamoRecorder.recording = busRecorder.recording = false;
+      }
+      const recorded = [...dynamoRecorder.requests, ...busRecorder.requests];
+      if (recorded.length === 0) continue;
+      const waves = wavesOf(recorded);
+      sameRequests.set(s.bundle.name, { bundle: await buildBundle(`${s.bundle.name}-same-requests`, dir, { contents: replaySource(waves) }), waves, requests: recorded.length });
+    }
+    const floorEnv = { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, EVENTBRIDGE_ENDPOINT: bus.endpoint };
     const subjects: Subject[] = [
       { bundle: baseline, event: () => ({ key: { user_id: { S: seeded.userId }, billing_date: { S: seeded.billingDate } } }), env: { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, BILLING_ACTIVITY_TABLE: tables.billingActivity } },
-      ...measured.map((bundle) => ({
-        bundle,
-        event: () => FIRST_CALLS[bundle.name as FunctionName]!.event(seeded),
-        env: environmentFor(bundle.name as FunctionName, options.endpoint, tables, { name: bus.busName, endpoint: bus.endpoint }),
-      })),
+      ...functionSubjects,
+      ...[...sameRequests.values()].map(({ bundle, waves }) => ({ bundle, event: () => ({ waves }), env: floorEnv })),
     ];
     const samples = new Map<string, Sample[]>(subjects.map((s) => [s.bundle.name, []]));
     // One warm-up round (DynamoDB Local is a JVM; the OS file cache), not counted.
@@ -368,11 +406,20 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
       functions: measured.map((bundle) => {
         const f = figure(bundle);
         const gists = [...new Set(samples.get(bundle.name)!.map((x) => JSON.stringify(x.gist)))].join(' | ');
-        return { ...f, ratio: Math.round((f.totalMs / floor.totalMs) * 100) / 100, firstCall: `${FIRST_CALLS[bundle.name as FunctionName]!.does} → ${gists}` };
+        const same = sameRequests.get(bundle.name);
+        const sameFigure = same ? figure(same.bundle) : undefined;
+        return {
+          ...f,
+          ratio: Math.round((f.totalMs / floor.totalMs) * 100) / 100,
+          firstCall: `${FIRST_CALLS[bundle.name as FunctionName]!.does} → ${gists}`,
+          ...(same && sameFigure ? { sameRequests: { ...sameFigure, requests: same.requests, waves: same.waves.length, ratio: Math.round((f.totalMs / sameFigure.totalMs) * 100) / 100 } } : {}),
+        };
       }),
       target: COLD_START_TARGET,
     };
   } finally {
+    await busRecorder.stop();
+    await dynamoRecorder.stop();
     await bus.stop();
     rmSync(dir, { recursive: true, force: true });
   }
@@ -389,6 +436,7 @@ if (process.argv[1]?.endsWith('cold-start.ts')) {
     console.log(result.method);
     row(result.baseline, '1.00');
     for (const f of result.functions) row(f, f.ratio.toFixed(2), f.firstCall);
+    for (const f of result.functions) if (f.sameRequests) row(f.sameRequests, `${(f.totalMs / result.baseline.totalMs).toFixed(2)} (function ×${f.sameRequests.ratio.toFixed(2)} this)`, `${f.sameRequests.requests} requests in ${f.sameRequests.waves} waves`);
   } finally {
     await server.stop();
   }

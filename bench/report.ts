@@ -21,6 +21,13 @@ interface ColdStartFigure {
   readonly ratio?: number;
 }
 
+/** The same-requests floor of one function (bench/cold-start.ts `SameRequestsFigure`). */
+interface SameRequestsFigure extends ColdStartFigure {
+  readonly requests: number;
+  readonly waves: number;
+  readonly ratio: number;
+}
+
 export interface BenchResults {
   readonly machine: { nproc: number; cpu?: string; memoryGiB: number; node: string; platform: string; loadavgAtStart?: number[]; loadavgAtEnd?: number[] };
   readonly startedAt: string;
@@ -37,7 +44,7 @@ export interface BenchResults {
     concurrency: { invocations: number; usersPerInvocation: number; batchSize: number };
   };
   readonly growth?: { due: number; waiting: number; project: CollectionRun; floor: FloorRun }[];
-  readonly coldStart?: { method: string; runs: number; baseline: ColdStartFigure; functions: ColdStartFigure[]; target: number } | null;
+  readonly coldStart?: { method: string; runs: number; baseline: ColdStartFigure; functions: (ColdStartFigure & { sameRequests?: SameRequestsFigure })[]; target: number } | null;
   readonly coldStartError?: string;
   readonly latency?: LatencyFigure[];
   /** Load average (1, 5, 15 min) at the start and end of each section. */
@@ -164,6 +171,21 @@ export function renderTables(r: BenchResults): string {
         ),
         '',
       );
+      const same = c.functions.filter((f) => f.sameRequests);
+      if (same.length > 0) {
+        out.push(
+          'Beside the verdict, a second floor per function: bare SDK clients making the same AWS requests as its first call, in the same waves (recorded through a proxy, replayed in the same rounds; `bench/request-replay.ts`). Its ratio is what our code costs on top of the work itself.',
+          '',
+          table(
+            ['function', 'requests (waves)', 'floor KiB', 'floor total ms', 'floor × bare', 'function × floor'],
+            same.map((f) => {
+              const r = f.sameRequests!;
+              return [f.name, `${r.requests} (${r.waves})`, Math.round(r.bytes / 1024), fmt(r.totalMs, 1), fmt(r.totalMs / c.baseline.totalMs), fmt(r.ratio)];
+            }),
+          ),
+          '',
+        );
+      }
     }
   }
   if (r.latency) {
@@ -222,7 +244,9 @@ them either. "Items read" against "items returned" shows what a filtered or COUN
 DynamoDB bills although it returns nothing.
 
 **Cold start.** Supplied by \`bench/cold-start.ts\`: a fresh \`node\` process per bundle as the CDK
-synthesizes it, import plus one first call, interleaved with a bare DynamoDB client's.
+synthesizes it, import plus one first call, interleaved with a bare DynamoDB client's (one
+GetItem: the verdict's floor) and with bare SDK clients replaying the function's own first-call
+requests (the second floor: the work without our code).
 
 **Not part of \`npm test\`.** The bench runs only through \`npm run bench\`; \`npm test\` checks only that
 this file is what \`bench/report.ts\` renders from \`bench/results.json\`.
