@@ -75,11 +75,11 @@ async function underLock(deps: AttemptDeps, request: MembershipRequest, lock: He
     case 'NEW':
       return newMember(ctx, records, event);
     case 'PAUSE':
-      return pause(ctx, event.months);
+      return pause(ctx, records, event.months);
     case 'UNPAUSE':
       return unpause(ctx, records);
     case 'CANCEL':
-      return cancel(ctx);
+      return cancel(ctx, records);
     case 'REACTIVATE':
       return reactivate(ctx, records);
     case 'BAN':
@@ -149,14 +149,25 @@ async function commitAll(deps: AttemptDeps, updates: readonly { read: BillingRec
 /**
  * Attempts every due period of the user, oldest first, through the one collection attempt under
  * the lock already held. A period the attempt cannot finish stays due and owed: the collections
- * run keeps trying it on its ladder.
+ * run keeps trying it on its ladder. Returns the attempts and the user's records as they stand
+ * after them, for the change that follows.
+ *
+ * `read`: the records this event already read under the same lock hold; reused until an attempt
+ * runs (only a lock holder creates periods, and every update is fenced on the version it read,
+ * so reading them again before anything was written here would return the same decision input).
+ * Absent: read first (after this event wrote something itself).
  */
-async function collectDue(ctx: Ctx, processFor: (record: BillingRecord) => Process): Promise<AttemptOutcome[]> {
-  const outcomes: AttemptOutcome[] = [];
+async function collectDue(
+  ctx: Ctx,
+  processFor: (record: BillingRecord) => Process,
+  read?: BillingRecord[],
+): Promise<{ attempts: AttemptOutcome[]; records: BillingRecord[] }> {
+  const attempts: AttemptOutcome[] = [];
   const tried = new Set<string>();
+  let records = read ?? (await recentRecords(ctx.deps, ctx.event.user_id));
   for (let i = 0; i < MAX_CATCH_UP; i += 1) {
     const now = ctx.deps.clock.now();
-    const due = (await recentRecords(ctx.deps, ctx.event.user_id))
+    const due = records
       .filter((r) => isCollectibleAndDue(r, now) && !tried.has(r.subscription_id))
       .sort((a, b) => (a.billing_date < b.billing_date ? -1 : 1))[0];
     if (!due) break;
@@ -164,7 +175,7 @@ async function collectDue(ctx: Ctx, processFor: (record: BillingRecord) => Proce
     // The lease names the period's work (its due key) before its attempt can reach the processor: a
     // dead holder's next one knows; once this attempt is recorded, the key no longer matches.
     await ctx.lock.declarePurpose(dueKey(due));
-    outcomes.push(
+    attempts.push(
       await runCollectionAttempt(ctx.deps, {
         key: due,
         process: processFor(due),
@@ -173,8 +184,9 @@ async function collectDue(ctx: Ctx, processFor: (record: BillingRecord) => Proce
         ...(ctx.request.signal ? { signal: ctx.request.signal } : {}),
       }),
     );
+    records = await recentRecords(ctx.deps, ctx.event.user_id);
   }
-  return outcomes;
+  return { attempts, records };
 }
 
 const scheduledProcess = (r: BillingRecord): Process => (r.billing_status === 'FAILED' ? 'RETRY' : 'SCHEDULED');
@@ -218,9 +230,8 @@ function chainHead(records: readonly BillingRecord[]): BillingRecord | undefined
 
 const notYetDue = (record: BillingRecord, now: Date) => Date.parse(record.billing_date) > now.getTime();
 
-async function pause(ctx: Ctx, months: number): Promise<MembershipOutcome> {
-  const attempts = await collectDue(ctx, scheduledProcess);
-  const records = await recentRecords(ctx.deps, ctx.event.user_id);
+async function pause(ctx: Ctx, read: BillingRecord[], months: number): Promise<MembershipOutcome> {
+  const { attempts, records } = await collectDue(ctx, scheduledProcess, read);
   const newest = chainHead(records);
   const now = ctx.deps.clock.now();
   if (!newest) return { kind: 'ignored', reason: 'no_open_period', attempts };
@@ -285,9 +296,8 @@ function cancelRequested(ctx: Stamping, record: BillingRecord): BillingRecord {
   return withIntent(record, { ...rememberEvent(record, ctx.event), cancel_requested_at: ctx.event.occurred_at }, { updated_event: 'CANCEL_REQUESTED' });
 }
 
-async function cancel(ctx: Ctx): Promise<MembershipOutcome> {
-  const attempts = await collectDue(ctx, scheduledProcess);
-  const records = await recentRecords(ctx.deps, ctx.event.user_id);
+async function cancel(ctx: Ctx, read: BillingRecord[]): Promise<MembershipOutcome> {
+  const { attempts, records } = await collectDue(ctx, scheduledProcess, read);
   const newest = chainHead(records);
   const now = ctx.deps.clock.now();
   if (!newest) return { kind: 'ignored', reason: 'no_open_period', attempts };
@@ -325,7 +335,7 @@ async function reactivate(ctx: Ctx, records: readonly BillingRecord[]): Promise<
   if (inactive.length === 0) return { kind: 'ignored', reason: 'not_inactive', attempts: [] };
   const updates = inactive.map((read) => ({ read, after: changed(ctx, read, reactivationEvent(read), 'REACTIVATED') }));
   const written = await commitAll(ctx.deps, updates);
-  const attempts = await collectDue(ctx, () => 'REACTIVATION');
+  const { attempts } = await collectDue(ctx, () => 'REACTIVATION');
   return { kind: 'applied', written, attempts };
 }
 

@@ -9,9 +9,10 @@ import type { BillingRecord } from '../../../src/domain/records.js';
 import { formatInstant } from '../../../src/domain/time.js';
 import { createApiHandler } from '../../../src/handlers/api.js';
 import { createBatchWorkerHandler } from '../../../src/handlers/batch-worker.js';
+import { createMembershipsConsumerHandler } from '../../../src/handlers/memberships-consumer.js';
 import { createBalanceWorkerHandler } from '../../../src/handlers/webhook-balance-worker.js';
 import { createTestApp, type TestApp } from '../../support/app.js';
-import { sqsEvent, sqsRecord } from '../../support/aws-events.js';
+import { kinesisEvent, kinesisRecord, sqsEvent, sqsRecord } from '../../support/aws-events.js';
 import { dueRecord } from '../../support/billing-fixtures.js';
 import { httpEvent, operatorAuth, responseOf } from '../../support/http-events.js';
 
@@ -173,5 +174,36 @@ describe('the lock released inside the transaction of a caller that holds it', (
     expect(again).toMatchObject({ replayed: true, subscription: { billing_status: 'COMPLETED', payment_attempts: 1 } });
     await expect(manualPay(app.deps, { subscriptionId: record.subscription_id, owner: 'api', idempotencyKey: randomUUID() })).rejects.toBeInstanceOf(LockedError);
     await other.release();
+  });
+});
+
+describe('DynamoDB requests per membership event (memberships-consumer)', () => {
+  const membership = (type: 'PAUSE' | 'CANCEL', userId: string) =>
+    kinesisEvent([kinesisRecord({ event_id: randomUUID(), type, user_id: userId, occurred_at: formatInstant(app.clock.now()), ...(type === 'PAUSE' ? { months: 1 } : {}) })]);
+  const notDue = () => {
+    const now = app.clock.now();
+    return dueRecord(now, 'pinless', { billing_date: formatInstant(new Date(now.getTime() + 10 * DAY)), last_run_date: formatInstant(new Date(now.getTime() - DAY)) });
+  };
+
+  for (const type of ['PAUSE', 'CANCEL'] as const) {
+    it(`${type} of a period not due yet: 4 — lock, the chain read once, one transaction, release`, async () => {
+      const record = await seedRecord(notDue());
+      const { requests } = await counted(async () => expect((await createMembershipsConsumerHandler(app.deps)(membership(type, record.user_id))).batchItemFailures).toEqual([]));
+      const after = await app.deps.billing.get(record);
+      expect(type === 'PAUSE' ? after?.billing_status : after?.cancel_requested_at).toBe(type === 'PAUSE' ? 'PAUSED' : formatInstant(app.clock.now()));
+      expect(requests).toEqual(['PutItem', 'Query', 'TransactWriteItems', 'DeleteItem']);
+    });
+  }
+
+  it('PAUSE with a due period: the attempt collects it first, the chain is read again after it, the pause lands on the next period', async () => {
+    const record = await seedRecord(dueRecord(app.clock.now()));
+    const { requests } = await counted(async () => expect((await createMembershipsConsumerHandler(app.deps)(membership('PAUSE', record.user_id))).batchItemFailures).toEqual([]));
+    expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
+    const chain = (await app.deps.billing.listByUser(record.user_id, { limit: 5 })).items;
+    expect(chain[0]).toMatchObject({ billing_status: 'PAUSED' });
+    // Lock, chain read, the attempt (purpose, read, transaction), the chain read after it, the pause's transaction, release.
+    expect(requests.filter((r) => r === 'Query')).toHaveLength(2);
+    expect(requests[0]).toBe('PutItem');
+    expect(requests.at(-1)).toBe('DeleteItem');
   });
 });
