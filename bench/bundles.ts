@@ -1,25 +1,33 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { execSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build, type Metafile } from 'esbuild';
-import { ESBUILD_OPTIONS } from '../lib/bundling.js';
-import { allFunctions } from '../src/manifest/index.js';
+import { ESBUILD_OPTIONS, type SidePackage, sidePackageCommands, sidePackageDir, sidePackagesOf } from '../lib/bundling.js';
+import { allFunctions, FUNCTIONS, type FunctionManifest, type FunctionName } from '../src/manifest/index.js';
 
 /**
  * Each function's bundle as the CDK synthesizes it: its manifest entry (src/manifest/functions.ts)
  * through esbuild with the options NodejsFunction is given (lib/bundling.ts: ESM, minified,
  * platform node, SDK bundled, module-first main fields, the createRequire banner, external source
- * map), written to `{dir}/{name}/index.mjs` as the asset holds it. Next to them, a bundle holding
- * only a bare DynamoDB client that makes one GetItem: the floor.
+ * map, the side packages external), written to `{dir}/{name}/index.mjs` as the asset holds it,
+ * with the side packages its manifest names pre-bundled beside it by the same commands the CDK
+ * runs after bundling (`{dir}/{name}/node_modules/stripe/index.mjs`). Next to them, a bundle
+ * holding only a bare DynamoDB client that makes one GetItem: the floor.
  *
  *   npx tsx bench/bundles.ts     prints each bundle's size and which heavy dependencies it carries
  */
 
 export const ROOT = resolve(import.meta.dirname, '..');
 
-/** Heavy dependencies, by where their modules live; each belongs only in the functions whose manifest names it. */
+/**
+ * Heavy dependencies, by where their modules live; each belongs only in the functions whose
+ * manifest names it. `stripe` is the SDK's client (its core and API resources), which belongs in
+ * no main bundle: it is a side package (lib/bundling.ts). The few SDK modules that check webhook
+ * signatures (Webhooks, Error, the Node platform functions) are not it.
+ */
 export const HEAVY: Record<string, RegExp> = {
-  stripe: /^node_modules\/stripe\//,
+  stripe: /^node_modules\/stripe\/esm\/(stripe\.(core|esm\.node)\.js|resources\/|apiVersion\.js|RequestSender\.js)/,
   sqs: /^node_modules\/@aws-sdk\/client-sqs\//,
   secretsManager: /^node_modules\/@aws-sdk\/client-secrets-manager\//,
   paymentsService: /^src\/adapters\/payments-service\//,
@@ -36,6 +44,10 @@ export interface Bundle {
   readonly carries: string[];
   /** Bytes in the output per top-level package or source folder, largest first. */
   readonly byInput: { readonly input: string; readonly bytes: number }[];
+  /** Imports the main file leaves to run time (external): node built-ins and side packages, with how each is imported. */
+  readonly externalImports: { readonly path: string; readonly kind: string }[];
+  /** The side packages beside it: `{dir}/{name}/node_modules/{package}/index.mjs`. */
+  readonly sidePackages: { readonly name: SidePackage; readonly file: string; readonly bytes: number }[];
 }
 
 /** The bare client: a Lambda handler that makes one GetItem with a default DynamoDB client. */
@@ -60,14 +72,15 @@ function grouped(inputs: Metafile['outputs'][string]['inputs']): { input: string
   return [...groups].map(([input, bytes]) => ({ input, bytes })).sort((a, b) => b.bytes - a.bytes);
 }
 
-/** One bundle built as the CDK builds a function's: from an entry file, or from source text (the floors). */
-export async function bundle(name: string, dir: string, source: { entry: string } | { contents: string }): Promise<Bundle> {
+/** One bundle built as the CDK builds a function's: from an entry file, or from source text (the floors); with the side packages given beside it. */
+export async function bundle(name: string, dir: string, source: { entry: string } | { contents: string }, sidePackages: readonly SidePackage[] = []): Promise<Bundle> {
   const outdir = join(dir, name);
   mkdirSync(outdir, { recursive: true });
   const file = join(outdir, 'index.mjs');
   const result = await build({
     ...ESBUILD_OPTIONS,
     mainFields: [...ESBUILD_OPTIONS.mainFields],
+    external: [...ESBUILD_OPTIONS.external],
     ...('entry' in source ? { entryPoints: [join(ROOT, source.entry)] } : { stdin: { contents: source.contents, resolveDir: ROOT, loader: 'js' as const } }),
     outfile: file,
     metafile: true,
@@ -75,20 +88,33 @@ export async function bundle(name: string, dir: string, source: { entry: string 
   });
   const output = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('.mjs'))![1];
   const inputs = Object.keys(output.inputs);
+  const externalImports = output.imports.filter((i) => i.external === true).map((i) => ({ path: i.path, kind: i.kind }));
+  for (const command of sidePackageCommands(ROOT, outdir, sidePackages)) execSync(command, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], shell: '/bin/sh' });
   return {
     name,
     file,
     bytes: output.bytes,
     carries: Object.entries(HEAVY).filter(([, pattern]) => inputs.some((i) => pattern.test(i))).map(([k]) => k),
     byInput: grouped(output.inputs),
+    externalImports,
+    sidePackages: sidePackages.map((p) => {
+      const sideFile = join(outdir, sidePackageDir(p), 'index.mjs');
+      return { name: p, file: sideFile, bytes: statSync(sideFile).size };
+    }),
   };
+}
+
+/** One function's bundle (and its side packages), built into `dir`. */
+export function buildFunctionBundle(name: FunctionName, dir: string): Promise<Bundle> {
+  const manifest: FunctionManifest = FUNCTIONS[name];
+  return bundle(name, dir, { entry: manifest.entry }, sidePackagesOf(manifest));
 }
 
 /** The bare-client bundle and every function's bundle, built into `dir`. */
 export async function buildBundles(dir: string): Promise<{ baseline: Bundle; functions: Bundle[] }> {
   const baseline = await bundle('bare-dynamodb-client', dir, { contents: BARE_CLIENT_SOURCE });
   const functions: Bundle[] = [];
-  for (const [name, manifest] of allFunctions()) functions.push(await bundle(name, dir, { entry: manifest.entry }));
+  for (const [name] of allFunctions()) functions.push(await buildFunctionBundle(name, dir));
   return { baseline, functions };
 }
 
@@ -97,6 +123,8 @@ export interface BundleFigure {
   readonly bytes: number;
   readonly sizeRatio: number;
   readonly carries: string[];
+  /** Bytes of the side packages beside it (loaded on first use, not at import). */
+  readonly sideBytes: number;
 }
 
 /** Sizes only (cold starts are bench/cold-start.ts's): bytes, × the bare client, heavy dependencies carried. */
@@ -106,7 +134,7 @@ export async function measureBundles(): Promise<{ baseline: { bytes: number }; h
     const { baseline, functions } = await buildBundles(dir);
     return {
       baseline: { bytes: baseline.bytes },
-      handlers: functions.map((f) => ({ name: f.name, bytes: f.bytes, sizeRatio: Math.round((f.bytes / baseline.bytes) * 100) / 100, carries: f.carries })),
+      handlers: functions.map((f) => ({ name: f.name, bytes: f.bytes, sizeRatio: Math.round((f.bytes / baseline.bytes) * 100) / 100, carries: f.carries, sideBytes: f.sidePackages.reduce((sum, p) => sum + p.bytes, 0) })),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -116,5 +144,5 @@ export async function measureBundles(): Promise<{ baseline: { bytes: number }; h
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
   const figures = await measureBundles();
   console.log(`bare DynamoDB client: ${(figures.baseline.bytes / 1024).toFixed(0)} KiB`);
-  for (const h of figures.handlers) console.log(`${h.name.padEnd(24)} ${(h.bytes / 1024).toFixed(0).padStart(5)} KiB  ×${h.sizeRatio.toFixed(2)}  carries: ${h.carries.join(', ') || '-'}`);
+  for (const h of figures.handlers) console.log(`${h.name.padEnd(24)} ${(h.bytes / 1024).toFixed(0).padStart(5)} KiB  ×${h.sizeRatio.toFixed(2)}  carries: ${h.carries.join(', ') || '-'}${h.sideBytes > 0 ? `  side packages: ${(h.sideBytes / 1024).toFixed(0)} KiB` : ''}`);
 }

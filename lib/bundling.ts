@@ -1,3 +1,5 @@
+import type { FunctionManifest } from '../src/manifest/index.js';
+
 /**
  * How every function is bundled (NodejsFunction with the local esbuild), as plain esbuild
  * options: lib/constructs/billing-function.ts gives these to the CDK, and bench/bundles.ts and
@@ -10,8 +12,29 @@ export const REQUIRE_BANNER = "import { createRequire as __billingCreateRequire 
 
 export const MAIN_FIELDS = ['module', 'main'];
 
-/** The esbuild options NodejsFunction ends up passing (ESM, minified, node, external source maps without sources, SDK bundled). */
-export const ESBUILD_OPTIONS = {
+/**
+ * Packages kept out of a function's main bundle file. The code loads each only through a dynamic
+ * `import()` on first use (the Stripe SDK, 247 KiB minified: src/runtime/wiring/stripe.ts, on the
+ * first card charge or PaymentIntent lookup), and esbuild, writing one file without code
+ * splitting, would inline that import and V8 would compile all of it at every cold start. Marked
+ * external, the `import('stripe')` stays in the output and Node resolves it at run time from the
+ * asset's own `node_modules/stripe/`, where `sidePackageCommands` puts the package pre-bundled
+ * with the same options (one ESM file, minified). The adapters import the SDK for its types only:
+ * a static value import of an external is a top-level import of the bundle, loaded eagerly
+ * (test/manifest/bundles.test.ts fails on one). Webhook signatures stay in the main bundle: the
+ * SDK's own Webhooks modules, imported by path (src/adapters/stripe/webhook-signature.ts), are
+ * not this package name and are bundled as before.
+ */
+export const SIDE_PACKAGES = ['stripe'] as const;
+export type SidePackage = (typeof SIDE_PACKAGES)[number];
+
+/** Which side packages a function's asset carries: the Stripe SDK when its manifest names the stripe service. */
+export function sidePackagesOf(manifest: FunctionManifest): SidePackage[] {
+  return (manifest.services ?? []).includes('stripe') ? ['stripe'] : [];
+}
+
+/** Options common to the main bundle and the side packages (ESM, minified, node, external source maps without sources). */
+const COMMON_OPTIONS = {
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -22,3 +45,55 @@ export const ESBUILD_OPTIONS = {
   mainFields: MAIN_FIELDS,
   banner: { js: REQUIRE_BANNER },
 } as const;
+
+/** The esbuild options NodejsFunction ends up passing (those above, the AWS SDK bundled, the side packages external). */
+export const ESBUILD_OPTIONS = {
+  ...COMMON_OPTIONS,
+  external: [...SIDE_PACKAGES],
+} as const;
+
+/** Where a side package lives in the asset (relative to its root, next to index.mjs). */
+export function sidePackageDir(name: SidePackage): string {
+  return `node_modules/${name}`;
+}
+
+/** Its package.json: Node resolves the bare `import('stripe')` to the one pre-bundled file through `exports`. */
+export function sidePackageJson(name: SidePackage): string {
+  return JSON.stringify({ name, private: true, type: 'module', exports: './index.mjs' });
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * The shell commands that write the side packages into an asset (NodejsFunction's
+ * `commandHooks.afterBundling`; bench/bundles.ts runs the same commands): for each, the package
+ * entry (resolved by esbuild as `import('stripe')` is, from the project root) bundled into
+ * `{outputDir}/node_modules/{name}/index.mjs` with COMMON_OPTIONS, and its package.json.
+ */
+export function sidePackageCommands(projectRoot: string, outputDir: string, packages: readonly SidePackage[]): string[] {
+  const esbuild = shellQuote(`${projectRoot}/node_modules/.bin/esbuild`);
+  const o = COMMON_OPTIONS;
+  return packages.flatMap((name) => {
+    const dir = `${outputDir}/${sidePackageDir(name)}`;
+    const args = [
+      name,
+      o.bundle ? '--bundle' : '',
+      `--platform=${o.platform}`,
+      `--format=${o.format}`,
+      `--target=${o.target}`,
+      o.minify ? '--minify' : '',
+      `--sourcemap=${o.sourcemap}`,
+      `--sources-content=${String(o.sourcesContent)}`,
+      `--main-fields=${o.mainFields.join(',')}`,
+      `--banner:js=${o.banner.js}`,
+      `--outfile=${dir}/index.mjs`,
+      '--log-level=warning',
+    ].filter((a) => a !== '');
+    return [
+      `cd ${shellQuote(projectRoot)} && ${esbuild} ${args.map(shellQuote).join(' ')}`,
+      `printf '%s\\n' ${shellQuote(sidePackageJson(name))} > ${shellQuote(`${dir}/package.json`)}`,
+    ];
+  });
+}

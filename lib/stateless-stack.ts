@@ -11,6 +11,7 @@ import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
 import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
+import { sidePackagesOf } from './bundling.js';
 import { resourceName, retainsData } from './config.js';
 import { BillingFunction } from './constructs/billing-function.js';
 import { BillingHttpApi } from './constructs/billing-http-api.js';
@@ -98,6 +99,7 @@ export class BillingStatelessStack extends Stack {
         timeout: HANDLER_TIMEOUTS[name],
         ...(manifest.memoryMb ? { memorySize: manifest.memoryMb } : {}),
         environment: environmentFor(manifest),
+        sidePackages: sidePackagesOf(manifest),
         logRetention,
         retainLogs: retain,
       });

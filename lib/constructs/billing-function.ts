@@ -4,7 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { BUNDLE_TARGET, MAIN_FIELDS, REQUIRE_BANNER } from '../bundling.js';
+import { BUNDLE_TARGET, MAIN_FIELDS, REQUIRE_BANNER, SIDE_PACKAGES, type SidePackage, sidePackageCommands } from '../bundling.js';
 
 /** The newest Node.js runtime in aws-cdk-lib 2.276; cdk-nag L1 accepts only the newest. */
 export const BILLING_RUNTIME = lambda.Runtime.NODEJS_24_X;
@@ -18,6 +18,8 @@ export interface BillingFunctionProps {
   readonly logRetention: logs.RetentionDays;
   readonly retainLogs: boolean;
   readonly description: string;
+  /** Packages the asset carries pre-bundled beside index.mjs (lib/bundling.ts, sidePackagesOf its manifest); none by default. */
+  readonly sidePackages?: readonly SidePackage[];
 }
 
 /**
@@ -51,6 +53,7 @@ export class BillingFunction extends Construct {
         resources: [this.logGroup.logGroupArn],
       }),
     );
+    const sidePackages = props.sidePackages ?? [];
     this.function = new nodejs.NodejsFunction(this, 'Function', {
       functionName: props.functionName,
       description: props.description,
@@ -74,6 +77,17 @@ export class BillingFunction extends Construct {
         mainFields: MAIN_FIELDS,
         // Ship the SDK versions the lock file pins instead of whatever the runtime carries.
         bundleAwsSDK: true,
+        // Loaded on first use from the asset's node_modules, not compiled with index.mjs at cold start (lib/bundling.ts).
+        externalModules: [...SIDE_PACKAGES],
+        ...(sidePackages.length > 0
+          ? {
+              commandHooks: {
+                beforeBundling: () => [],
+                beforeInstall: () => [],
+                afterBundling: (inputDir: string, outputDir: string) => sidePackageCommands(inputDir, outputDir, sidePackages),
+              },
+            }
+          : {}),
         // CommonJS dependencies (pino) call require() on Node built-ins; ESM has no require.
         banner: REQUIRE_BANNER,
         forceDockerBundling: false,

@@ -2,21 +2,26 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { builtinModules } from 'node:module';
 import { type Bundle, buildBundles } from '../../bench/bundles.js';
+import { SIDE_PACKAGES, sidePackagesOf } from '../../lib/bundling.js';
 import { allFunctions, type FunctionManifest } from '../../src/manifest/index.js';
 
 /**
  * Each function's bundle, built as the CDK synthesizes it, carries a heavy dependency exactly
- * when its manifest names what needs it: the Stripe SDK for the stripe service, the SQS client for
+ * when its manifest names what needs it: the SQS client for
  * queues it sends to, the Secrets Manager client for secrets, the payments-service clients for the
  * payments and accounts services; never the Kinesis client, the local runtime or the simulator.
  * An entry module (src/functions/*.ts) that imports an adapter its manifest does not name fails here.
+ * The Stripe SDK's client is in no main bundle file: a function whose manifest names the stripe
+ * service carries it as a side package (node_modules/stripe/ in its asset, lib/bundling.ts),
+ * imported only dynamically; a static import of it (an eager load at cold start) fails here.
+ * test/manifest/side-packages.test.ts runs two of them in fresh processes.
  */
 
 function expectedCarries(manifest: FunctionManifest): string[] {
   const services = new Set(manifest.services ?? []);
   return [
-    ...(services.has('stripe') ? ['stripe'] : []),
     ...((manifest.sendsTo ?? []).length > 0 ? ['sqs'] : []),
     ...((manifest.secrets ?? []).length > 0 ? ['secretsManager'] : []),
     ...(services.has('payments') || services.has('accounts') ? ['paymentsService'] : []),
@@ -37,5 +42,22 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe.each(allFunctions())('%s bundle', (name, manifest) => {
   it('carries exactly the heavy dependencies its manifest names', () => {
     expect([...bundles.get(name)!.carries].sort()).toEqual(expectedCarries(manifest));
+  });
+
+  it('carries the Stripe SDK as a side package exactly when its manifest names the stripe service', () => {
+    const bundle = bundles.get(name)!;
+    expect(bundle.sidePackages.map((p) => p.name)).toEqual(manifest.services?.includes('stripe') ? ['stripe'] : []);
+    // The side file is the SDK itself (its client and API resources), not a stub.
+    for (const side of bundle.sidePackages) expect(side.bytes).toBeGreaterThan(200 * 1024);
+  });
+
+  it('leaves to run time only Node built-ins and its side packages, the side packages through import() alone', () => {
+    const bundle = bundles.get(name)!;
+    const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+    const others = bundle.externalImports.filter((i) => !builtins.has(i.path));
+    const sides = new Set<string>(sidePackagesOf(manifest));
+    expect(others.filter((i) => !sides.has(i.path))).toEqual([]);
+    for (const i of others) expect(i, `${i.path} is imported ${i.kind}`).toMatchObject({ kind: 'dynamic-import' });
+    for (const side of SIDE_PACKAGES) expect(others.some((i) => i.path === side)).toBe(sides.has(side));
   });
 });

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type { CardPaymentDirectory, CardPaymentReference } from '../../domain/card-outcomes.js';
 import { cardReferenceSchema } from './events.js';
 import { mapStripeError } from './processor.js';
@@ -15,8 +15,8 @@ export class StripePaymentIntentDirectory implements CardPaymentDirectory {
     try {
       intent = await this.stripe.paymentIntents.retrieve(paymentIntentId);
     } catch (error) {
-      if (error instanceof Stripe.errors.StripeInvalidRequestError && error.statusCode === 404) return undefined;
-      throw mapStripeError(error);
+      if (error instanceof this.stripe.errors.StripeInvalidRequestError && error.statusCode === 404) return undefined;
+      throw mapStripeError(error, this.stripe.errors);
     }
     const parsed = cardReferenceSchema.safeParse(intent.metadata);
     return parsed.success ? parsed.data : undefined;

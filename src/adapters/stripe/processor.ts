@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { InterruptedError, ProcessorError, TransientError } from '../../domain/errors.js';
 import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult } from '../../domain/ports.js';
 import { cardDeclineMessage } from './decline-messages.js';
@@ -33,6 +33,9 @@ export interface StripeCardProcessorOptions {
   readonly currency?: string;
 }
 
+/** The SDK's error classes, as every client carries them (`stripe.errors`). */
+export type StripeErrors = Stripe['errors'];
+
 const REJECTED = 'The payment processor rejected the request.';
 const UNAVAILABLE = 'The payment processor is unavailable.';
 
@@ -55,7 +58,7 @@ export class StripeCardProcessor implements PaymentProcessor {
     try {
       customer = await this.customers.customerFor(request.user_id);
     } catch (error) {
-      throw mapStripeError(error);
+      throw mapStripeError(error, this.stripe.errors);
     }
     if (!customer) return { outcome: 'declined', decline_code: 'no_payment_method', message: cardDeclineMessage('no_payment_method') };
     throwIfAborted(signal);
@@ -74,7 +77,7 @@ export class StripeCardProcessor implements PaymentProcessor {
       );
       return resultOf(intent);
     } catch (error) {
-      if (error instanceof Stripe.errors.StripeCardError) {
+      if (error instanceof this.stripe.errors.StripeCardError) {
         return {
           outcome: 'declined',
           ...declineDetailsOf(error, error.payment_intent),
@@ -82,7 +85,7 @@ export class StripeCardProcessor implements PaymentProcessor {
           ...(error.payment_intent?.id ? { confirmation_id: error.payment_intent.id } : {}),
         };
       }
-      throw mapStripeError(error);
+      throw mapStripeError(error, this.stripe.errors);
     }
   }
 }
@@ -118,14 +121,19 @@ function resultOf(intent: Stripe.PaymentIntent): PaymentResult {
   }
 }
 
-/** Stripe errors by type, never by message: outages and throttling are transient, the rest counted. */
-export function mapStripeError(error: unknown): Error {
+/**
+ * Stripe errors by type, never by message: outages and throttling are transient, the rest counted.
+ * `errors` is the error classes of the SDK instance that made the call (`stripe.errors`): the
+ * adapters import the SDK for its types only, so that in a Lambda bundle the one load of the SDK
+ * is src/runtime/wiring/stripe.ts's `import('stripe')`, on the first card use (lib/bundling.ts).
+ */
+export function mapStripeError(error: unknown, errors: StripeErrors): Error {
   if (error instanceof TransientError || error instanceof ProcessorError || error instanceof InterruptedError) return error;
-  if (error instanceof Stripe.errors.StripeError) {
+  if (error instanceof errors.StripeError) {
     if (
-      error instanceof Stripe.errors.StripeConnectionError ||
-      error instanceof Stripe.errors.StripeRateLimitError ||
-      error instanceof Stripe.errors.StripeAPIError ||
+      error instanceof errors.StripeConnectionError ||
+      error instanceof errors.StripeRateLimitError ||
+      error instanceof errors.StripeAPIError ||
       (error.statusCode !== undefined && error.statusCode >= 500) ||
       // Another request with the same idempotency key is still in flight, or Stripe's lock timed out.
       error.code === 'idempotency_key_in_use' ||
@@ -133,8 +141,8 @@ export function mapStripeError(error: unknown): Error {
     ) {
       return new TransientError(UNAVAILABLE, { cause: error });
     }
-    if (error instanceof Stripe.errors.StripeIdempotencyError) return new ProcessorError('idempotency_conflict', REJECTED, { cause: error });
-    if (error instanceof Stripe.errors.StripeAuthenticationError || error instanceof Stripe.errors.StripePermissionError) {
+    if (error instanceof errors.StripeIdempotencyError) return new ProcessorError('idempotency_conflict', REJECTED, { cause: error });
+    if (error instanceof errors.StripeAuthenticationError || error instanceof errors.StripePermissionError) {
       return new ProcessorError('processor_auth', REJECTED, { cause: error });
     }
     return new ProcessorError('processor_rejected', REJECTED, { cause: error });

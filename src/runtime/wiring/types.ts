@@ -32,7 +32,8 @@ export type PaymentsServiceWiring = (urls: { readonly paymentsApiUrl: string; re
 
 /**
  * A port whose implementation is loaded and built on first use (a dynamic import: esbuild keeps
- * the module in the same bundle but evaluates it only then). A failed load is retried next time.
+ * the module in the same bundle but evaluates it only then, or, for a side package such as the
+ * Stripe SDK, leaves it to a file of its own: lib/bundling.ts). A failed load is retried next time.
  */
 export function lazily<T>(load: () => Promise<T>): () => Promise<T> {
   let loaded: Promise<T> | undefined;

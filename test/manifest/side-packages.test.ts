@@ -1,0 +1,163 @@
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Bundle, buildFunctionBundle } from '../../bench/bundles.js';
+import { environmentFor, LAMBDA_ENV } from '../../bench/cold-start.js';
+import { historyRowOf } from '../../src/domain/billing-record.js';
+import { formatInstant } from '../../src/domain/time.js';
+import { SERVICES } from '../../src/manifest/index.js';
+import { dynamoStores } from '../../src/runtime/compose.js';
+import { sqsEvent, sqsRecord } from '../support/aws-events.js';
+import { dueRecord } from '../support/billing-fixtures.js';
+import { createTestDynamo, type TestDynamo } from '../support/dynamo.js';
+import { stripeEvent } from '../support/webhooks.js';
+
+/**
+ * The Stripe SDK as a side package (lib/bundling.ts), run the way Lambda runs a bundle: a fresh
+ * `node` imports the function's index.mjs from its asset directory as bench/bundles.ts builds it
+ * (what the CDK synthesizes) and calls the handler once, against DynamoDB Local and a local
+ * accounts service that answers every account active. A resolve hook logs every resolution of
+ * `stripe`; `api.stripe.com` resolves to 127.0.0.1, where nothing listens, so a charge fails to
+ * connect instead of leaving the machine. batch-worker's import does not load the SDK; its first
+ * card charge loads it from the asset's node_modules/stripe/index.mjs, and the SDK's connection
+ * error reaches the adapter's mapping (transient: the message is retried). stripe-webhook checks
+ * signatures with the SDK's own Webhooks code in its main file, without loading the side package.
+ */
+
+const run = promisify(execFile);
+
+const HOOKS = `
+import { appendFileSync } from 'node:fs';
+let log;
+export function initialize(data) { log = data.log; }
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  if (specifier === 'stripe') appendFileSync(log, 'resolve stripe ' + resolved.url + '\\n');
+  return resolved;
+}
+`;
+
+const PRELOAD = `
+import dns from 'node:dns';
+import { appendFileSync } from 'node:fs';
+import { register } from 'node:module';
+const log = process.env.SIDE_PACKAGE_LOG;
+register(new URL('./hooks.mjs', import.meta.url), { data: { log } });
+const lookup = dns.lookup;
+dns.lookup = function (host, options, callback) {
+  if (typeof options === 'function') { callback = options; options = {}; }
+  if (host !== 'api.stripe.com') return lookup.call(dns, host, options, callback);
+  appendFileSync(log, 'lookup api.stripe.com\\n');
+  const all = typeof options === 'object' && options !== null && options.all;
+  process.nextTick(() => (all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4)));
+};
+`;
+
+const RUNNER = `
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+const [bundle, eventFile, resultFile] = process.argv.slice(1);
+const log = process.env.SIDE_PACKAGE_LOG;
+const event = JSON.parse(readFileSync(eventFile, 'utf8'));
+const context = { awsRequestId: 'side-package', functionName: 'side-package', getRemainingTimeInMillis: () => 60000, callbackWaitsForEmptyEventLoop: true };
+const mod = await import(bundle);
+appendFileSync(log, 'imported\\n');
+const answer = await mod.handler(event, context);
+appendFileSync(log, 'answered\\n');
+writeFileSync(resultFile, JSON.stringify(answer));
+process.exit(0);
+`;
+
+let dir: string;
+let dynamo: TestDynamo;
+let accounts: Server;
+let accountsUrl: string;
+const built = new Map<string, Bundle>();
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'billing-side-packages-'));
+  writeFileSync(join(dir, 'hooks.mjs'), HOOKS);
+  writeFileSync(join(dir, 'preload.mjs'), PRELOAD);
+  dynamo = await createTestDynamo('side');
+  accounts = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ status: 'active', available_balance_cents: 100_000, current_balance_cents: 100_000, debit_card_valid: true }));
+  });
+  await new Promise<void>((resolve) => accounts.listen(0, '127.0.0.1', resolve));
+  accountsUrl = `http://127.0.0.1:${(accounts.address() as AddressInfo).port}`;
+  for (const name of ['batch-worker', 'stripe-webhook'] as const) built.set(name, await buildFunctionBundle(name, dir));
+}, 120_000);
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => (accounts ? accounts.close(() => resolve()) : resolve()));
+  dynamo?.client.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Imports the bundle in a fresh process and calls its handler once; the log and the answer. */
+async function coldCall(name: 'batch-worker' | 'stripe-webhook', event: unknown): Promise<{ log: string[]; answer: unknown }> {
+  const id = `${name}-${Date.now()}`;
+  const eventFile = join(dir, `${id}.event.json`);
+  const resultFile = join(dir, `${id}.result.json`);
+  const logFile = join(dir, `${id}.log`);
+  writeFileSync(eventFile, JSON.stringify(event));
+  writeFileSync(logFile, '');
+  await run(process.execPath, ['--import', pathToFileURL(join(dir, 'preload.mjs')).href, '--input-type=module', '-e', RUNNER, pathToFileURL(built.get(name)!.file).href, eventFile, resultFile], {
+    env: { PATH: process.env.PATH ?? '', ...LAMBDA_ENV, ...environmentFor(name, dynamo.endpoint, dynamo.tables), [SERVICES.accounts.urlEnv]: accountsUrl, LOG_LEVEL: 'silent', SIDE_PACKAGE_LOG: logFile, NODE_OPTIONS: '--enable-source-maps' },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return { log: readFileSync(logFile, 'utf8').trim().split('\n'), answer: JSON.parse(readFileSync(resultFile, 'utf8')) };
+}
+
+describe('batch-worker bundle', () => {
+  it('loads the Stripe SDK from its side package on the first card charge, not at import', async () => {
+    const record = dueRecord(new Date(), 'card', { account_last_four: '4242' });
+    await dynamoStores({ client: dynamo.client, tables: dynamo.tables }).billing.addAll([record], [historyRowOf(record)]);
+    const message = sqsRecord({ kind: 'billing_period', user_id: record.user_id, billing_date: record.billing_date, subscription_id: record.subscription_id, process: 'SCHEDULED', enqueued_at: formatInstant(new Date()) });
+
+    const { log, answer } = await coldCall('batch-worker', sqsEvent([message]));
+
+    const sideFile = pathToFileURL(built.get('batch-worker')!.sidePackages[0]!.file).href;
+    expect(log[0]).toBe('imported');
+    expect(log.slice(1, 2)).toEqual([`resolve stripe ${sideFile}`]);
+    expect(log).toContain('lookup api.stripe.com');
+    expect(log.at(-1)).toBe('answered');
+    // The SDK's connection error, mapped by the adapter through the client's own error classes: transient, retried.
+    expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: message.messageId }] });
+  }, 60_000);
+});
+
+describe('stripe-webhook bundle', () => {
+  const secret = () => environmentFor('stripe-webhook', dynamo.endpoint, dynamo.tables).STRIPE_WEBHOOK_SECRET!;
+  const delivery = (payload: string, signature: string) => ({
+    version: '2.0',
+    routeKey: 'POST /webhooks/stripe',
+    rawPath: '/webhooks/stripe',
+    rawQueryString: '',
+    headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+    requestContext: { http: { method: 'POST', path: '/webhooks/stripe', protocol: 'HTTP/1.1', sourceIp: '203.0.113.10', userAgent: 'stripe' }, requestId: 'r-1', routeKey: 'POST /webhooks/stripe', stage: '$default', timeEpoch: Date.now() },
+    isBase64Encoded: false,
+    body: payload,
+  });
+
+  it('accepts an event signed as the SDK signs it, without loading the side package', async () => {
+    const payload = JSON.stringify(stripeEvent('customer.created', { id: 'cus_1', object: 'customer' }, Date.now()));
+    const { log, answer } = await coldCall('stripe-webhook', delivery(payload, Stripe.webhooks.generateTestHeaderString({ payload, secret: secret() })));
+    expect(answer).toMatchObject({ statusCode: 200 });
+    expect(log).toEqual(['imported', 'answered']);
+  }, 60_000);
+
+  it('refuses a payload whose signature does not match', async () => {
+    const payload = JSON.stringify(stripeEvent('customer.created', { id: 'cus_2', object: 'customer' }, Date.now()));
+    const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: secret() });
+    const { log, answer } = await coldCall('stripe-webhook', delivery(payload.replace('cus_2', 'cus_3'), signature));
+    expect(answer).toMatchObject({ statusCode: 400 });
+    expect(log).toEqual(['imported', 'answered']);
+  }, 60_000);
+});
