@@ -101,7 +101,18 @@ export interface PaymentIntentFailure extends PaymentIntentOutcome {
 
 export type CardDecision =
   /** `exception`: the outcome did not match and was flagged instead (DESIGN 6.1). */
-  | { readonly kind: 'apply'; readonly tx: BillingTransaction; readonly after: BillingRecord; readonly exception?: CardExceptionCode }
+  | {
+      readonly kind: 'apply';
+      readonly tx: BillingTransaction;
+      readonly after: BillingRecord;
+      readonly exception?: CardExceptionCode;
+      /**
+       * The write records a submission the period does not show (a PaymentIntent's success or decline
+       * in place of the attempt that made it): done only while no attempt holds the user's lock, since
+       * a live attempt records its own answer (one decline, one slot; see recordsSubmission).
+       */
+      readonly records_submission?: true;
+    }
   | { readonly kind: 'ignore'; readonly reason: CardIgnoreReason }
   /**
    * A success of another PaymentIntent than the record's, for a period that can no longer book it: a
@@ -144,7 +155,7 @@ export function decidePaymentSucceeded(record: BillingRecord, input: PaymentInte
       first_attempt_date: record.first_attempt_date ?? at,
     },
   });
-  return { kind: 'apply', after, tx: withNextPeriod(record, after, now, ids) };
+  return { kind: 'apply', after, tx: withNextPeriod(record, after, now, ids), ...recordsSubmission(record, input) };
 }
 
 /**
@@ -189,19 +200,33 @@ function paymentMismatch(record: BillingRecord, input: PaymentIntentSuccess, cod
 }
 
 /**
- * payment_intent.payment_failed: a PENDING record whose attempt crashed before its write becomes
- * FAILED with the curated decline. A FAILED record already shows a failure (the attempt writes its
- * own declines); anything further along is not set back.
+ * payment_intent.payment_failed. One decline, one slot (DESIGN 5b): the attempt that made the
+ * PaymentIntent records its decline itself, so the event records it only when the period does not:
+ * - a PaymentIntent the period names is recorded (by its attempt, or an earlier delivery): nothing;
+ * - another one, on a period that has recorded submissions, is an older attempt's (its audit rows
+ *   show it: nothing) or this attempt number's, unrecorded (the attempt died after Stripe answered,
+ *   or Stripe answered `processing` and failed the intent later): recorded once, as that attempt's
+ *   decline (a slot spent, the next attempt moved, the key's number consumed);
+ * - a PENDING period with no submission recorded: its first decline.
+ * While an attempt holds the user's lock the event is not applied (answered 409, delivered again):
+ * that attempt records the decline with its own process and request (apply-card-outcome.ts).
+ * Anything but PENDING or FAILED is not set back.
  */
 export function decidePaymentFailed(record: BillingRecord, input: PaymentIntentFailure, now: Date, ids: IdGenerator): CardDecision {
   if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
-  if (record.billing_status === 'FAILED') {
-    return { kind: 'ignore', reason: record.transaction_id === input.payment_intent_id ? 'already_applied' : 'status' };
-  }
-  if (record.billing_status !== 'PENDING') return { kind: 'ignore', reason: 'status' };
+  if (record.transaction_id === input.payment_intent_id) return { kind: 'ignore', reason: 'already_applied' };
+  if (record.billing_status !== 'PENDING' && record.billing_status !== 'FAILED') return { kind: 'ignore', reason: 'status' };
+  const decline = unrecordedDecline(record, input, now, ids);
+  if (record.payment_attempts === 0) return decline;
+  return { kind: 'unless_recorded', transaction: input.payment_intent_id, otherwise: decline };
+}
+
+/** The decline of the period's next attempt number, as the attempt would have written it. */
+function unrecordedDecline(record: BillingRecord, input: PaymentIntentFailure, now: Date, ids: IdGenerator): CardDecision {
   const at = formatInstant(now);
-  // The attempt that made this PaymentIntent crashed before its write: an automatic one as far as we know.
-  const dunning = dunningAfterDecline(record, { classification: classifyDecline(input.decline), card_network: input.decline.card_network, process: record.process, presented: true }, now);
+  // Who started the attempt is not known here: counted as merchant-initiated, so the card's ceilings and the
+  // cycle's budget are never overrun (a customer's crashed manual pay then spends a slot it would not have).
+  const dunning = dunningAfterDecline(record, { classification: classifyDecline(input.decline), card_network: input.decline.card_network, process: 'UNKNOWN', presented: true }, now);
   const after = applyBillingEvent(record, 'DECLINED', now, {
     set: {
       ...dunning,
@@ -212,7 +237,12 @@ export function decidePaymentFailed(record: BillingRecord, input: PaymentIntentF
       first_attempt_date: record.first_attempt_date ?? at,
     },
   });
-  return { kind: 'apply', after, tx: withNextPeriod(record, after, now, ids) };
+  return { kind: 'apply', after, tx: withNextPeriod(record, after, now, ids), records_submission: true };
+}
+
+/** A PaymentIntent's outcome written in place of the attempt that made it (the record does not name it). */
+function recordsSubmission(record: BillingRecord, input: PaymentIntentOutcome): { records_submission?: true } {
+  return record.transaction_id === input.payment_intent_id ? {} : { records_submission: true };
 }
 
 export interface ChargeRefunded extends PaymentIntentOutcome {

@@ -108,6 +108,8 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
     log.warn({ issues: issues.map((i) => ({ path: i.path.join('.'), message: i.message })) }, 'stripe event data is invalid; recorded without effect');
     return { outcome: 'ignored', reason: 'invalid_data' };
   };
+  // The lock owner when an outcome is written under the user's lock (a checkout, a submission no attempt recorded).
+  const owner = `stripe:${event.id}`;
   let result: CardResult;
   switch (event.type) {
     case 'checkout.session.completed': {
@@ -136,7 +138,7 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
         term: metadata.term,
         first_billing_date: metadata.first_billing_date,
         friday_billing: metadata.friday_billing,
-      }, `stripe:${event.id}`);
+      }, owner);
       break;
     }
     case 'payment_intent.succeeded':
@@ -147,12 +149,12 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
       const input = { payment_intent_id: intent.id, reference: intent.metadata, amount_cents: intent.amount };
       result =
         event.type === 'payment_intent.succeeded'
-          ? await applyCardOutcome(deps, decidePaymentSucceeded, { ...input, received_cents: intent.amount_received ?? intent.amount, currency: intent.currency ?? PERIOD_CURRENCY })
+          ? await applyCardOutcome(deps, decidePaymentSucceeded, { ...input, received_cents: intent.amount_received ?? intent.amount, currency: intent.currency ?? PERIOD_CURRENCY }, owner)
           : await applyCardOutcome(deps, decidePaymentFailed, {
               ...input,
               message: cardDeclineMessage(intent.last_payment_error?.decline_code, intent.last_payment_error?.code),
               decline: declineOf(log, intent.last_payment_error),
-            });
+            }, owner);
       break;
     }
     case 'charge.refunded': {
@@ -166,7 +168,7 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
         reference,
         amount_cents: charge.amount,
         fully_refunded: charge.refunded,
-      });
+      }, owner);
       break;
     }
     case 'charge.dispute.created': {
@@ -182,7 +184,7 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
         dispute_id: dispute.id,
         // Absent status: treated as funds withdrawn (the behaviour before inquiries were told apart).
         status: dispute.status ?? 'needs_response',
-      });
+      }, owner);
       break;
     }
     default:

@@ -259,7 +259,7 @@ describe('history rows → published events (DESIGN 11)', () => {
       expect((await attempt(card)).kind).toBe('collected');
       const paid = await latestRow(card);
       const reference = { user_id: card.user_id, billing_date: card.billing_date, subscription_id: card.subscription_id };
-      const result = await applyCardOutcome(app.deps, decideDisputeCreated, { payment_intent_id: paid.transaction_id!, reference, dispute_id: 'dp_1', status });
+      const result = await applyCardOutcome(app.deps, decideDisputeCreated, { payment_intent_id: paid.transaction_id!, reference, dispute_id: 'dp_1', status }, 'test');
       expect(result.kind).toBe('applied');
       const events = eventsOf(await latestRow(card));
       expect(events).toMatchObject([{ 'detail-type': 'billing.exception.raised', detail: { ...expected, exception: { ...expected.exception, payment_intent_id: paid.transaction_id } } }]);

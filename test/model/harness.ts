@@ -78,10 +78,17 @@ export class SubmissionRecorder implements PaymentProcessor {
         ...(cycle ? { cycle_start: ms(record.dunning_first_declined_at) } : {}),
       });
     }
-    const result = await this.inner.submit(request, signal);
+    const answered = await this.inner.submit(request, signal);
+    // Stripe names the PaymentIntent of every card decline (the simulator names none): the same id its payment_failed carries.
+    const result = answered.outcome === 'declined' && request.rail === 'card' && answered.confirmation_id === undefined ? { ...answered, confirmation_id: declinedIntentId(request) } : answered;
     if (result.outcome === 'declined') this.declined.push({ request, at: this.now() });
     return result;
   }
+}
+
+/** The PaymentIntent of a declined card submission, one per idempotency key (as Stripe keeps one per key). */
+function declinedIntentId(request: PaymentRequest): string {
+  return `pi_declined_${request.idempotency_key.replace(/[^A-Za-z0-9]/g, '')}`;
 }
 
 /** One app (its tables) serves many sequences, each with fresh users; recreated now and then so scans stay small. */
@@ -576,14 +583,23 @@ export class BillingWorld {
     const { request } = declined[pick % declined.length]!;
     const ref = request.reference as { user_id: string; billing_date: string; subscription_id: string };
     const object = {
-      id: `pi_declined_${request.idempotency_key.replace(/[^A-Za-z0-9]/g, '')}`,
+      id: declinedIntentId(request),
       object: 'payment_intent',
       amount: request.amount_cents,
       currency: 'usd',
       metadata: { user_id: ref.user_id, billing_date: ref.billing_date, subscription_id: ref.subscription_id },
       last_payment_error: { code: 'card_declined', decline_code: 'insufficient_funds' },
     };
-    await this.sendStripe(stripeEvent('payment_intent.payment_failed', object, this.now()), () => undefined);
+    // One decline, one slot: the event of an attempt the period has recorded (its number within payment_attempts) changes nothing.
+    const attempt = Number(request.idempotency_key.slice(request.idempotency_key.lastIndexOf(':') + 1));
+    const before = (await this.records(userId)).find((r) => r.billing_date === ref.billing_date && r.subscription_id === ref.subscription_id);
+    let immediate = true;
+    await this.sendStripe(stripeEvent('payment_intent.payment_failed', object, this.now()), (res) => {
+      if (immediate && before && attempt <= before.payment_attempts && res.body?.outcome === 'applied') {
+        this.problems.push(`${userId}: payment_intent.payment_failed for attempt ${attempt} of ${ref.billing_date}, already recorded (${before.payment_attempts} attempts, ${before.billing_status}), was applied again`);
+      }
+    });
+    immediate = false;
   }
 
   async resendStripe(body: Json): Promise<void> {

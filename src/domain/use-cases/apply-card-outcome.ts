@@ -65,20 +65,27 @@ async function resolveRecorded(ports: CardOutcomePorts, subscriptionId: string, 
 
 type Decide<I> = (record: BillingRecord, input: I, now: Date, ids: IdGenerator) => CardDecision;
 
-/** Read (strongly consistent), decide, commit on the read version; one re-read after a conflict. */
-export async function applyCardOutcome<I extends PaymentIntentOutcome>(ports: CardOutcomePorts, decide: Decide<I>, input: I): Promise<CardResult> {
-  const once = async (): Promise<CardResult> => {
+/**
+ * Read (strongly consistent), decide, commit on the read version; one re-read after a conflict.
+ * A decision that records a submission in place of its attempt (`records_submission`) is taken
+ * again and committed under the user's lock, fail-if-locked: while an attempt holds it, that
+ * attempt is about to record its own answer, so the event is refused (LockedError, 409) and Stripe
+ * delivers it again, to find it recorded. One outcome, one write, whichever path reports it first.
+ */
+export async function applyCardOutcome<I extends PaymentIntentOutcome>(ports: CardOutcomePorts & LockDeps, decide: Decide<I>, input: I, owner: string): Promise<CardResult> {
+  const once = async (locked: boolean): Promise<CardResult> => {
     const record = await ports.billing.get({ user_id: input.reference.user_id, billing_date: input.reference.billing_date });
     if (!record) return { kind: 'ignored', reason: 'not_found' };
     const decision = await resolveRecorded(ports, record.subscription_id, decide(record, input, ports.clock.now(), ports.ids));
     if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, record };
+    if (decision.records_submission === true && !locked) return withUserLock(ports, input.reference.user_id, owner, () => once(true));
     await ports.billing.commit(decision.tx);
     return { kind: 'applied', record: decision.after, ...(decision.exception ? { exception: decision.exception } : {}) };
   };
   try {
-    return await once();
+    return await once(false);
   } catch (error) {
     if (!(error instanceof ConcurrentModificationError)) throw error;
-    return once();
+    return once(false);
   }
 }
