@@ -142,11 +142,24 @@ const MAY_RECORD_SUBMISSION: ReadonlySet<BillingRecord['billing_status']> = new 
 
 const ignore = <T>(reason: AchIgnoreReason): AchDecision<T> => ({ kind: 'ignore', reason });
 
+/**
+ * An outcome for another entry than the one a still-owing record shows. With no entry recorded it can
+ * only be the unrecorded submission's (409 `not_yet_recorded`); otherwise it may be an older entry's,
+ * delivered again after a re-presentment (the bank's retry of an answer it did not get), which the
+ * record's audit rows show: a replay (200 `confirmation_mismatch`), never a 409 the bank repeats forever.
+ * One outcome, one change: an entry's return is applied only while the record shows that entry.
+ */
+function unlessOlderEntry<T>(recorded: string | undefined, confirmationId: string): AchDecision<T> {
+  if (recorded === undefined) return notYetRecorded();
+  return { kind: 'unless_recorded', confirmation_id: confirmationId, otherwise: notYetRecorded() };
+}
+
 /** The after-image of a subscription period for one ACH outcome, or why nothing is written. */
 export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent, now: Date): AchDecision<BillingRecord> {
   if (record.transaction_id !== event.confirmation_id) {
-    // Showing no such submission and still able to record one: the attempt that made it has not recorded it yet.
-    if (MAY_RECORD_SUBMISSION.has(record.billing_status)) return notYetRecorded();
+    // Showing no such submission and still able to record one: the attempt that made it has not recorded it yet,
+    // unless the period recorded that entry before (an older entry's outcome, delivered again: a replay).
+    if (MAY_RECORD_SUBMISSION.has(record.billing_status)) return unlessOlderEntry(record.transaction_id, event.confirmation_id);
     // Money taken for a period written off: never dropped (F9). An older entry the period recorded is a replay.
     if (event.type === 'settled' && UNBOOKABLE_STATUSES.has(record.billing_status)) {
       if (record.ach_exception?.code === 'unowed_payment' && record.ach_exception.confirmation_id === event.confirmation_id) return ignore('already_applied');
@@ -269,7 +282,7 @@ function subscriptionChargeback(record: BillingRecord, now: Date, returnCode?: s
  */
 export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, now: Date): AchDecision<LoanPayment> {
   if (payment.loc_confirmation_id !== event.confirmation_id) {
-    if (payment.loc_status === 'PENDING' || payment.loc_status === 'RETRY') return notYetRecorded();
+    if (payment.loc_status === 'PENDING' || payment.loc_status === 'RETRY') return unlessOlderEntry(payment.loc_confirmation_id, event.confirmation_id);
     return ignore('confirmation_mismatch');
   }
   const status = payment.loc_status;

@@ -1,9 +1,10 @@
 import { achReturnTally } from '../ach-return-rates.js';
 import { historyRowOf } from '../billing-record.js';
 import { decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchDecision, type AchEffect, type AchEvent, type AchIgnoreReason } from '../ach-outcomes.js';
-import { everRecorded } from '../booked.js';
+import { everRecorded, loanEverRecorded } from '../booked.js';
 import { ConcurrentModificationError } from '../errors.js';
 import type { BillingStore, Clock, PaymentsStore } from '../ports.js';
+import type { LoanPayment } from '../records.js';
 
 /**
  * Apply an ACH outcome (DESIGN 4): settlement, return, refund or chargeback of a debit the processor
@@ -61,9 +62,7 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
   }
   const payment = await ports.payments.get(ref.user_id, ref.loan_id, ref.payment_id);
   if (!payment) return { kind: 'ignored', reason: 'not_found' };
-  const decision = decideLoanPaymentOutcome(payment, event, now);
-  // Loan payments have no written-off status: never asked of a loan payment.
-  if (decision.kind === 'unless_recorded') return { kind: 'ignored', reason: 'confirmation_mismatch', status: payment.loc_status };
+  const decision = await resolveLoanRecorded(ports, payment, decideLoanPaymentOutcome(payment, event, now));
   if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: payment.loc_status };
   if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
   await ports.payments.update(decision.after, payment.version, { actor: 'system:ach-handler', reason: `ach ${event.type} event ${event.event_id}` }, returnCounted(event, now).achRates);
@@ -82,6 +81,13 @@ async function resolveRecorded<T>(ports: AchOutcomePorts, subscriptionId: string
   const recorded = await everRecorded(ports.billing, subscriptionId, decision.confirmation_id);
   if (recorded) return { kind: 'ignore', reason: 'confirmation_mismatch' };
   return resolveRecorded(ports, subscriptionId, decision.otherwise);
+}
+
+/** The same question of a loan payment's audit rows (an older entry's return after a retry's: one Query, paged). */
+async function resolveLoanRecorded(ports: AchOutcomePorts, payment: LoanPayment, decision: AchDecision<LoanPayment>): Promise<Exclude<AchDecision<LoanPayment>, { kind: 'unless_recorded' }>> {
+  if (decision.kind !== 'unless_recorded') return decision;
+  if (await loanEverRecorded(ports.payments, payment, decision.confirmation_id)) return { kind: 'ignore', reason: 'confirmation_mismatch' };
+  return resolveLoanRecorded(ports, payment, decision.otherwise);
 }
 
 /** A return that changed the record counts in its day's return-rate counters (DESIGN 4.1); replays and ignored events write nothing. */
