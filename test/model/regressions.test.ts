@@ -363,4 +363,24 @@ describe('model counterexamples, as regressions', () => {
     await w.check('saved failure');
     expect(ms(record!.billing_date)).toBeLessThanOrEqual(w.now());
   });
+
+  regression('payment_intent.payment_failed for a decline the attempt recorded spends no second dunning slot', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'card', 'MONTHLY', 0, 8));
+    w.setOutcome(0, 'decline');
+    await w.collectionsRun();
+    await w.sendCardFailed(0, 0);
+    const [declined] = await recordsOf(w, 0);
+    expect(declined).toMatchObject({ billing_status: 'FAILED', payment_attempts: 1, dunning_attempts: 1 });
+    // The day-1 slot: the retry declines too; both declines' events arrive (the newer, then the older again).
+    w.app.clock.set(new Date(ms(declined!.dunning_next_attempt_at) + 60_000).toISOString());
+    await w.collectionsRun();
+    await w.sendCardFailed(0, 1);
+    await w.sendCardFailed(0, 0);
+    const [after] = await recordsOf(w, 0);
+    expect(after).toMatchObject({ billing_status: 'FAILED', payment_attempts: 2, dunning_attempts: 2 });
+    expect(ms(after!.dunning_next_attempt_at)).toBe(ms(after!.dunning_first_declined_at) + 2 * DAY);
+    w.touchAll();
+    await w.check('payment_failed after the recorded decline');
+  });
 });
