@@ -1,13 +1,20 @@
 import * as z from 'zod';
 import { allTables, type TableId, type TableNames } from '../adapters/dynamodb/table-definitions.js';
+import { lazySchema } from '../domain/lazy-schema.js';
 
 /** Raised at cold start when the environment is incomplete: never a silent fallback. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-const nonEmpty = z.string().trim().min(1);
-const positiveInt = z.coerce.number().int().positive();
+/*
+ * The rules of the environment are the zod schemas below: built on first use (lazySchema), never at
+ * import. `loadBaseConfig` answers a plainly valid environment (what the CDK sets) with the plain
+ * code of `plainBaseConfig` and asks the schema only when that code is in any doubt, so a cold start
+ * neither builds nor compiles a parser for a check it makes once (docs/decisions.md).
+ */
+const nonEmpty = lazySchema(() => z.string().trim().min(1));
+const positiveInt = lazySchema(() => z.coerce.number().int().positive());
 
 /**
  * The balance-webhook gate's minimum observed balance, in cents: the one default shared by the
@@ -26,16 +33,19 @@ export const DEFAULT_MAX_PAYMENT_CENTS = 1_000_000;
  * and `'-1'` are refused: `Number()` and `z.coerce` would turn some of them into NaN, 0 or a
  * different amount.
  */
-export const centsSetting = z
+export const centsSetting = lazySchema(() => z
   .union([z.string(), z.number()])
   .transform((value) => String(value).trim())
-  .pipe(z.string().regex(/^\d{1,12}$/, 'must be a whole number of cents, digits only (e.g. 5000)'))
-  .transform(Number);
+  .pipe(z.string().regex(CENTS_DIGITS, 'must be a whole number of cents, digits only (e.g. 5000)'))
+  .transform(Number));
 
 /** The payment maximum: whole cents as digits, at least one cent. */
-export const maxPaymentSetting = centsSetting.pipe(z.number().int().positive('must be at least 1 cent'));
+export const maxPaymentSetting = lazySchema(() => centsSetting.pipe(z.number().int().positive('must be at least 1 cent')));
 
-const baseSchema = z.object({
+const CENTS_DIGITS = /^\d{1,12}$/;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const baseConfigSchema = lazySchema(() => z.object({
   /** Required: a deployed function never guesses its stage (the local runtime sets its own). */
   STAGE: nonEmpty,
   /** One region value (docs/design.md, tables); the seed's aliases are accepted. */
@@ -46,12 +56,12 @@ const baseSchema = z.object({
   KINESIS_ENDPOINT: nonEmpty.optional(),
   STATUS_SHARD_COUNT: positiveInt.default(16),
   PAYMENT_SHARD_COUNT: positiveInt.default(8),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   BALANCE_THRESHOLD_CENTS: centsSetting.default(DEFAULT_BALANCE_THRESHOLD_CENTS),
   MAX_PAYMENT_CENTS: maxPaymentSetting.default(DEFAULT_MAX_PAYMENT_CENTS),
-});
+}));
 
-export type BaseConfig = z.infer<typeof baseSchema>;
+export type BaseConfig = z.infer<typeof baseConfigSchema>;
 
 function withRegionAliases(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const region = env.DYNAMO_REGION || env.DYNAMO_DB_REGION || env.DYNAMO_LOCK_REGION;
@@ -68,7 +78,69 @@ function parseOrThrow<T extends z.ZodType>(schema: T, env: NodeJS.ProcessEnv): z
 }
 
 export function loadBaseConfig(env: NodeJS.ProcessEnv = process.env): BaseConfig {
-  return parseOrThrow(baseSchema, withRegionAliases(env));
+  const aliased = withRegionAliases(env);
+  return plainBaseConfig(aliased) ?? parseOrThrow(baseConfigSchema, aliased);
+}
+
+/**
+ * `baseConfigSchema`'s answer for an environment every value of which is in its plain form (a
+ * non-blank name, digits for a count or an amount, a listed log level, or absent), computed
+ * without zod; `undefined` for anything else, which the schema then decides (and words the error
+ * for). Never more lenient than the schema: it accepts a subset of what the schema accepts and
+ * answers the same values for it (test/runtime/config.test.ts compares the two).
+ */
+export function plainBaseConfig(env: NodeJS.ProcessEnv): BaseConfig | undefined {
+  const STAGE = plainName(env.STAGE);
+  const DYNAMO_REGION = plainName(env.DYNAMO_REGION);
+  const STATUS_SHARD_COUNT = plainCount(env.STATUS_SHARD_COUNT, 16);
+  const PAYMENT_SHARD_COUNT = plainCount(env.PAYMENT_SHARD_COUNT, 8);
+  const LOG_LEVEL = env.LOG_LEVEL === undefined ? 'info' : LOG_LEVELS.find((level) => level === env.LOG_LEVEL);
+  const BALANCE_THRESHOLD_CENTS = plainCents(env.BALANCE_THRESHOLD_CENTS, DEFAULT_BALANCE_THRESHOLD_CENTS);
+  const MAX_PAYMENT_CENTS = plainCents(env.MAX_PAYMENT_CENTS, DEFAULT_MAX_PAYMENT_CENTS);
+  if (
+    STAGE === undefined ||
+    DYNAMO_REGION === undefined ||
+    STATUS_SHARD_COUNT === undefined ||
+    PAYMENT_SHARD_COUNT === undefined ||
+    LOG_LEVEL === undefined ||
+    BALANCE_THRESHOLD_CENTS === undefined ||
+    MAX_PAYMENT_CENTS === undefined ||
+    MAX_PAYMENT_CENTS < 1
+  ) {
+    return undefined;
+  }
+  const config: BaseConfig = { STAGE, DYNAMO_REGION, STATUS_SHARD_COUNT, PAYMENT_SHARD_COUNT, LOG_LEVEL, BALANCE_THRESHOLD_CENTS, MAX_PAYMENT_CENTS };
+  for (const key of ['DYNAMO_ENDPOINT', 'SQS_ENDPOINT', 'KINESIS_ENDPOINT'] as const) {
+    if (!(key in env)) continue;
+    const value = env[key];
+    if (value === undefined) {
+      config[key] = undefined;
+      continue;
+    }
+    const name = plainName(value);
+    if (name === undefined) return undefined;
+    config[key] = name;
+  }
+  return config;
+}
+
+/** `nonEmpty` for a string with a non-blank character: its trimmed text. */
+function plainName(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+/** `positiveInt.default(fallback)` for absent or up to 15 digits without a leading zero. */
+function plainCount(value: unknown, fallback: number): number | undefined {
+  if (value === undefined) return fallback;
+  return typeof value === 'string' && /^[1-9]\d{0,14}$/.test(value) ? Number(value) : undefined;
+}
+
+/** `centsSetting.default(fallback)` for absent or 1 to 12 digits, nothing around them. */
+function plainCents(value: unknown, fallback: number): number | undefined {
+  if (value === undefined) return fallback;
+  return typeof value === 'string' && CENTS_DIGITS.test(value) ? Number(value) : undefined;
 }
 
 /** Table names for the tables a function uses; a missing or empty name is a startup error. */
