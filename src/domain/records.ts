@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { lazySchema } from './lazy-schema.js';
 import { centsSchema } from './money.js';
 
+
 /** DESIGN 2.2. PASTDUE is never stored; it is computed on read (see `displayStatus`). */
 export const BILLING_STATUSES = [
   'PENDING',
@@ -100,6 +101,35 @@ export const fridayBillingSchema = lazySchema(() => z.number().int().min(1).max(
 
 const instant = lazySchema(() => z.string().min(1));
 
+/*
+ * Field schemas many fields share, built once with the record schemas that use them (a record
+ * schema of separate copies was ~160 zod instances to construct on a cold start's first read; zod
+ * schemas are immutable, so one instance validates, reports and converts exactly as a copy would).
+ */
+function sharedFields() {
+  const text = z.string().min(1);
+  const count = z.number().int().nonnegative();
+  const int = z.number().int();
+  return {
+    text,
+    optionalText: text.optional(),
+    optionalString: z.string().optional(),
+    count,
+    optionalCount: count.optional(),
+    optionalInt: int.optional(),
+    optionalBoolean: z.boolean().optional(),
+    optionalInstant: instant.optional(),
+  };
+}
+type SharedFields = ReturnType<typeof sharedFields>;
+let shared: SharedFields | undefined;
+
+/** Builds a schema from the shared field schemas (built with the first schema that asks for them). */
+function withFields<T>(build: (f: SharedFields) => T): T {
+  shared ??= sharedFields();
+  return build(shared);
+}
+
 /**
  * An ACH outcome that does not match the debit (DESIGN 4.1): the period stays unsettled and is
  * listed for operators (`?billing=exceptions`). Also a settlement for a period that was written off
@@ -108,30 +138,30 @@ const instant = lazySchema(() => z.string().min(1));
 /** Statuses that can no longer book a payment: one arriving for them that they never recorded is `unowed_payment`. */
 export const UNBOOKABLE_STATUSES: ReadonlySet<BillingStatus> = new Set(['WAIVED', 'CANCELLED', 'SKIPPED']);
 
-export const achExceptionSchema = lazySchema(() => z.object({
+export const achExceptionSchema = lazySchema(() => withFields((f) => z.object({
   /** amount_mismatch: a settlement for another amount; unowed_payment: a settlement this record can no longer book and never recorded. */
   code: z.enum(['amount_mismatch', 'unowed_payment']),
-  received_cents: z.number().int().nonnegative(),
+  received_cents: f.count,
   /** unowed_payment: the settled entry's confirmation id (the money to refund). */
-  confirmation_id: z.string().optional(),
+  confirmation_id: f.optionalString,
   at: instant,
-}));
+})));
 export type AchException = z.infer<typeof achExceptionSchema>;
 
 /**
  * A Stripe outcome that does not match the period (DESIGN 6.1): a success for another amount or
  * currency (never a completion), or a dispute inquiry (no funds withdrawn: flagged, not failed).
  */
-export const cardExceptionSchema = lazySchema(() => z.object({
+export const cardExceptionSchema = lazySchema(() => withFields((f) => z.object({
   /** unowed_payment: a success this record can no longer book (WAIVED, CANCELLED, SKIPPED) and never recorded. */
   code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry', 'unowed_payment']),
-  payment_intent_id: z.string().optional(),
-  received_cents: z.number().int().nonnegative().optional(),
-  currency: z.string().optional(),
-  dispute_id: z.string().optional(),
-  dispute_status: z.string().optional(),
+  payment_intent_id: f.optionalString,
+  received_cents: f.optionalCount,
+  currency: f.optionalString,
+  dispute_id: f.optionalString,
+  dispute_status: f.optionalString,
   at: instant,
-}));
+})));
 export type CardException = z.infer<typeof cardExceptionSchema>;
 /** How a decline bears on the next automatic attempt (DESIGN 5b; the table is in dunning.ts). */
 export const DECLINE_CLASSES = ['do_not_retry', 'update_payment_method', 'customer_action', 'retry_later'] as const;
@@ -144,12 +174,12 @@ export const cardNetworkSchema = lazySchema(() => z.enum(CARD_NETWORKS));
 export type CardNetwork = z.infer<typeof cardNetworkSchema>;
 
 /** The five attributes of a saved billing failure (DESIGN 5). Stale values stay until overwritten. */
-export const billingFailureFieldsSchema = lazySchema(() => z.object({
-  billing_failed_for: z.string().optional(),
-  billing_failure_count: z.number().int().nonnegative().optional(),
-  billing_failed_at: instant.optional(),
-  billing_next_attempt_at: instant.optional(),
-  billing_last_error: z.string().optional(),
+export const billingFailureFieldsSchema = lazySchema(() => withFields((f) => z.object({
+  billing_failed_for: f.optionalString,
+  billing_failure_count: f.optionalCount,
+  billing_failed_at: f.optionalInstant,
+  billing_next_attempt_at: f.optionalInstant,
+  billing_last_error: f.optionalString,
   /**
    * Not one of the five: the due key (`{billing_date}#{payment_attempts}`) whose payment a failed
    * attempt presented to the processor before it failed, so the processor may hold a charge under
@@ -158,31 +188,31 @@ export const billingFailureFieldsSchema = lazySchema(() => z.object({
    * attempt that records its result moves payment_attempts and voids it; retry-billing's clear does
    * not). Absent on items saved before it existed: read as not presented.
    */
-  billing_presented_for: z.string().optional(),
-}));
+  billing_presented_for: f.optionalString,
+})));
 
 /**
  * One billing period of one user (DESIGN 2.1), as the domain sees it: money in integer cents.
  * Attribute names are the table's; the adapter converts `amount_cents` to the stored `amount`.
  */
-export const billingRecordSchema = lazySchema(() => z
+export const billingRecordSchema = lazySchema(() => withFields((f) => z
   .object({
-    user_id: z.string().min(1),
+    user_id: f.text,
     billing_date: instant,
-    subscription_id: z.string().min(1),
+    subscription_id: f.text,
     amount_cents: centsSchema,
     billing_status: billingStatusSchema,
-    transaction_id: z.string().optional(),
-    payment_error: z.string().optional(),
-    first_attempt_date: instant.optional(),
-    completed_date: instant.optional(),
+    transaction_id: f.optionalString,
+    payment_error: f.optionalString,
+    first_attempt_date: f.optionalInstant,
+    completed_date: f.optionalInstant,
     last_run_date: instant,
     created_date: instant,
     process: processSchema,
     updated_event: updatedEventSchema.optional(),
     term: termSchema,
-    account_last_four: z.string().optional(),
-    tier: z.string().min(1),
+    account_last_four: f.optionalString,
+    tier: f.text,
     payment_method: paymentMethodSchema,
     friday_billing: fridayBillingSchema.optional(),
     /*
@@ -193,43 +223,43 @@ export const billingRecordSchema = lazySchema(() => z
     /** Day of month the plan bills on (keeps Jan 31 → Feb 28 → Mar 31); a due-date change moves it. */
     billing_anchor_day: z.number().int().min(1).max(31).optional(),
     /** Calendar months of pause still to skip, this period included; non-zero only while PAUSED. */
-    paused_months: z.number().int().nonnegative().optional(),
+    paused_months: f.optionalCount,
     /** When the member asked to cancel: this period is cancelled at its billing date, never collected, and has no successor. */
-    cancel_requested_at: instant.optional(),
+    cancel_requested_at: f.optionalInstant,
     /** Membership events applied to this chain (most recent last, bounded): a replay of any of them is a no-op. */
-    membership_event_ids: z.array(z.string().min(1)).max(64).optional(),
+    membership_event_ids: z.array(f.text).max(64).optional(),
     /**
      * The chain link (docs/decisions.md): where this period's successor is when a due-date change
      * moved it off the calendar date. The successor rule follows it, so a later attempt of this
      * period finds its next period instead of opening a second one at the old date.
      */
-    successor_billing_date: instant.optional(),
+    successor_billing_date: f.optionalInstant,
     /**
      * The chain this period belongs to (chain.ts): the subscription_id of the chain's first period,
      * set when the chain opens and inherited by every successor; no writer's `set` can name it.
      * Absent on items written before it existed (legacy chains keep the old rules).
      */
-    chain_id: z.string().min(1).optional(),
-    payment_attempts: z.number().int().nonnegative(),
-    last_attempt_date: instant.optional(),
-    version: z.number().int().nonnegative(),
+    chain_id: f.optionalText,
+    payment_attempts: f.count,
+    last_attempt_date: f.optionalInstant,
+    version: f.count,
     /** Legacy form of `membership_event_ids` (one id); read once by `upgradeLegacyIntent` (the billing store decode), never written. */
-    membership_event_id: z.string().optional(),
+    membership_event_id: f.optionalString,
     /** `occurred_at` of the newest membership event applied: an older one for this user is not applied again. */
-    membership_event_at: instant.optional(),
+    membership_event_at: f.optionalInstant,
     /** Idempotency-Key of the last person-initiated payment request (manual pay); a repeat is answered, not re-run. */
-    last_request_key: z.string().optional(),
+    last_request_key: f.optionalString,
     /** ACH re-presentments after R01/R09 returns, and when the original entry was made (DESIGN 4). */
-    ach_represented: z.number().int().nonnegative().optional(),
-    ach_original_entry_date: instant.optional(),
+    ach_represented: f.optionalCount,
+    ach_original_entry_date: f.optionalInstant,
     /** NACHA code of the last ACH return of this period: tells an account-error block from the re-presentment limit. */
-    ach_return_code: z.string().optional(),
+    ach_return_code: f.optionalString,
     /** Set by an account-error return (R02, R03, R04, ...) or the re-presentment limit: no further ACH debits for this record. */
-    ach_blocked: z.boolean().optional(),
+    ach_blocked: f.optionalBoolean,
     /** Set by an unauthorized return (R05, R07, R10, R11, R29): never retried automatically. */
-    ach_unauthorized: z.boolean().optional(),
+    ach_unauthorized: f.optionalBoolean,
     /** Set by a card dispute (charge.dispute.created): never charged again automatically. */
-    card_disputed: z.boolean().optional(),
+    card_disputed: f.optionalBoolean,
     /** An ACH outcome that did not match (DESIGN 4.1); listed by `?billing=exceptions`. */
     ach_exception: achExceptionSchema.optional(),
     /** A Stripe outcome that did not match (DESIGN 6.1); listed by `?billing=exceptions`. */
@@ -238,54 +268,57 @@ export const billingRecordSchema = lazySchema(() => z
      * Dunning (DESIGN 5b, dunning.ts): the most recent decline's code and class, and the schedule of
      * this period's automatic attempts. Absent when the period was never declined (or was reset).
      */
-    decline_code: z.string().min(1).optional(),
+    decline_code: f.optionalText,
     decline_class: declineClassSchema.optional(),
     /** First decline of the current cycle: the schedule's day 0. */
-    dunning_first_declined_at: instant.optional(),
+    dunning_first_declined_at: f.optionalInstant,
     /** Attempts of the current cycle (slots spent), the first decline included. */
-    dunning_attempts: z.number().int().nonnegative().optional(),
+    dunning_attempts: f.optionalCount,
     /** The next automatic attempt; absent in a cycle = exhausted. */
-    dunning_next_attempt_at: instant.optional(),
+    dunning_next_attempt_at: f.optionalInstant,
     /** Merchant-initiated presentments of this card for this period in the last 30 days (the networks' ceilings). */
     dunning_presented_at: z.array(instant).max(64).optional(),
     card_network: cardNetworkSchema.optional(),
-  })
-  .extend(billingFailureFieldsSchema.shape));
+    // The five failure attributes, spread rather than `.extend`ed: one object schema to build, not two.
+    ...billingFailureFieldsSchema.shape,
+  })));
 export type BillingRecord = z.infer<typeof billingRecordSchema>;
 
 /** Decision context captured on the history row of a payment submission (DESIGN 2.5). */
-export const decisionContextSchema = lazySchema(() => z.object({
+export const decisionContextSchema = lazySchema(() => withFields((f) => z.object({
   data_payment_method: paymentMethodSchema.optional(),
-  data_institution_id: z.string().optional(),
-  data_available_balance_cents: z.number().int().optional(),
-  data_current_balance_cents: z.number().int().optional(),
-  data_calc_available_balance_cents: z.number().int().optional(),
+  data_institution_id: f.optionalString,
+  data_available_balance_cents: f.optionalInt,
+  data_current_balance_cents: f.optionalInt,
+  data_calc_available_balance_cents: f.optionalInt,
   data_balance_source: z.enum(['available', 'current', 'calc_available']).optional(),
-  data_threshold_cents: z.number().int().optional(),
-  data_debit_card_valid: z.boolean().optional(),
-  data_blocklisted: z.boolean().optional(),
-  data_ml_override: z.boolean().optional(),
-  data_institution_unreliable: z.boolean().optional(),
-}));
+  data_threshold_cents: f.optionalInt,
+  data_debit_card_valid: f.optionalBoolean,
+  data_blocklisted: f.optionalBoolean,
+  data_ml_override: f.optionalBoolean,
+  data_institution_unreliable: f.optionalBoolean,
+})));
 export type DecisionContext = z.infer<typeof decisionContextSchema>;
 
 /** Who did what and why, on rows written by an operator or user action (DESIGN 8). */
-export const auditFieldsSchema = lazySchema(() => z.object({
-  actor: z.string().optional(),
-  reason: z.string().optional(),
+export const auditFieldsSchema = lazySchema(() => withFields((f) => z.object({
+  actor: f.optionalString,
+  reason: f.optionalString,
   /** The bulk retry run (POST /v1/billing/retry-runs) the action belongs to. */
-  run_id: z.string().optional(),
-}));
+  run_id: f.optionalString,
+})));
 
 /**
  * An append-only audit row: the record as written, plus decision context and audit fields, and
  * the event that made this after-image (absent on the row of a new period). Like `data_*`, `actor`
  * and `reason`, `billing_event` is never on the primary item.
  */
-export const historyRowSchema = lazySchema(() => billingRecordSchema
-  .extend(decisionContextSchema.shape)
-  .extend(auditFieldsSchema.shape)
-  .extend({ billing_event: billingEventSchema.optional() }));
+export const historyRowSchema = lazySchema(() => z.object({
+  ...billingRecordSchema.shape,
+  ...decisionContextSchema.shape,
+  ...auditFieldsSchema.shape,
+  billing_event: billingEventSchema.optional(),
+}));
 export type HistoryRow = z.infer<typeof historyRowSchema>;
 
 export interface BillingKey {
@@ -353,36 +386,36 @@ export const loanPaymentApplicationSchema = lazySchema(() => z.object({
   payment_date: instant,
 }));
 
-export const loanPaymentSchema = lazySchema(() => z.object({
-  loc_user_id: z.string().min(1),
-  loc_loan_id: z.string().min(1),
-  loc_payment_id: z.string().min(1),
+export const loanPaymentSchema = lazySchema(() => withFields((f) => z.object({
+  loc_user_id: f.text,
+  loc_loan_id: f.text,
+  loc_payment_id: f.text,
   loc_amount: centsSchema,
   loc_status: loanPaymentStatusSchema,
   loc_payment_method: z.enum(['ach', 'pinless']),
   loc_process: loanPaymentProcessSchema,
-  loc_confirmation_id: z.string().optional(),
-  loc_account_last_four: z.string().optional(),
-  loc_intended_installment_id: z.string().optional(),
-  loc_payment_attempts: z.number().int().nonnegative(),
+  loc_confirmation_id: f.optionalString,
+  loc_account_last_four: f.optionalString,
+  loc_intended_installment_id: f.optionalString,
+  loc_payment_attempts: f.count,
   loc_applications: z.array(loanPaymentApplicationSchema).optional(),
-  loc_update_reason: z.string().optional(),
+  loc_update_reason: f.optionalString,
   loc_created_date: instant,
   loc_last_updated: instant,
   /** RETRY only: when the next automatic attempt is due (DESIGN 2.7); GSI2 orders RETRY payments by it. */
-  loc_next_attempt_at: instant.optional(),
+  loc_next_attempt_at: f.optionalInstant,
   /** The first decline of this payment: the retry waits of DESIGN 5b count from it. */
-  loc_first_declined_at: instant.optional(),
+  loc_first_declined_at: f.optionalInstant,
   /** The last decline's processor code and its dunning class (DESIGN 5b). */
-  loc_decline_code: z.string().optional(),
+  loc_decline_code: f.optionalString,
   loc_decline_class: declineClassSchema.optional(),
   /** The NACHA code of the last ACH return of this payment (DESIGN 4, 3.1 holds). */
-  loc_return_code: z.string().optional(),
+  loc_return_code: f.optionalString,
   /** Counted processor errors (not declines) of the automatic retries: each moves the next attempt by the 5b wait. */
-  loc_error_count: z.number().int().nonnegative().optional(),
+  loc_error_count: f.optionalCount,
   /** Optimistic-concurrency counter, as on billing records. */
-  version: z.number().int().nonnegative(),
-}));
+  version: f.count,
+})));
 export type LoanPayment = z.infer<typeof loanPaymentSchema>;
 
 /**
@@ -390,11 +423,11 @@ export type LoanPayment = z.infer<typeof loanPaymentSchema>;
  * (`actor`: the JWT `sub`, or `system:<function>`) and why (`reason`; `loc_update_reason` is the
  * payment's own). Written in the same transaction as the change, never overwritten.
  */
-export const loanPaymentHistoryRowSchema = lazySchema(() => loanPaymentSchema.extend({
-  actor: z.string().min(1),
-  reason: z.string().optional(),
+export const loanPaymentHistoryRowSchema = lazySchema(() => withFields((f) => loanPaymentSchema.extend({
+  actor: f.text,
+  reason: f.optionalString,
   recorded_at: instant,
-}));
+})));
 export type LoanPaymentHistoryRow = z.infer<typeof loanPaymentHistoryRowSchema>;
 
 /* ---------------- stripe-events (DESIGN 2.8) ---------------- */
