@@ -76,6 +76,20 @@ export function coldParseContext(schema: object): z.core.ParseContext<z.core.$Zo
   return JITLESS;
 }
 
+/**
+ * `schema.safeParse(data)` for code that may run cold: every outside input parsed at an edge (SQS
+ * bodies, Kinesis and stream records, HTTP bodies and parameters, stored items, service answers)
+ * goes through here or `parseCold`, so no call site pays zod's parser compilation on a cold start.
+ */
+export function safeParseCold<S extends z.ZodType>(schema: S, data: unknown): z.ZodSafeParseResult<z.output<S>> {
+  return schema.safeParse(data, coldParseContext(schema));
+}
+
+/** `schema.parse(data)` (throws the ZodError) for code that may run cold; see `safeParseCold`. */
+export function parseCold<S extends z.ZodType>(schema: S, data: unknown): z.output<S> {
+  return schema.parse(data, coldParseContext(schema));
+}
+
 const JIT_AFTER = 32;
 const JITLESS = Object.freeze({ jitless: true });
 const parses = new WeakMap<object, number>();

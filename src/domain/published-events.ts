@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { lazySchema } from './lazy-schema.js';
+import { lazySchema, safeParseCold } from './lazy-schema.js';
 import { dunningState } from './dunning.js';
 import { billingFailureView } from './ladder.js';
 import { centsSchema } from './money.js';
@@ -197,7 +197,7 @@ export function publishedEventsOf(row: HistoryRow, eventIdOf: EventIdOf): Publis
     ...present({ actor: row.actor, reason: row.reason, run_id: row.run_id }),
   });
   const add = <T extends DetailType>(detailType: T, extra: Omit<DetailOf<T>, keyof ReturnType<typeof common>>) => {
-    const parsed = DETAIL_SCHEMAS[detailType].safeParse({ ...common(detailType), ...extra });
+    const parsed = safeParseCold(DETAIL_SCHEMAS[detailType], { ...common(detailType), ...extra });
     if (!parsed.success) {
       throw new UnpublishableRowError(row, parsed.error.issues.map((i) => `${detailType} ${i.path.join('.') || '(detail)'}: ${i.message}`));
     }

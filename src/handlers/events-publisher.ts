@@ -1,6 +1,6 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import * as z from 'zod';
-import { lazySchema } from '../domain/lazy-schema.js';
+import { lazySchema, safeParseCold } from '../domain/lazy-schema.js';
 import { historyFromItem } from '../adapters/dynamodb/billing-item.js';
 import type { Item } from '../adapters/dynamodb/attribute-codec.js';
 import { CorruptItemError } from '../adapters/dynamodb/errors.js';
@@ -37,7 +37,7 @@ interface RowKey {
 
 /** A stream record as the events it stands for, or why it can never be published. */
 export function mapStreamRecord(record: DynamoDBRecord, deps: Pick<EventsPublisherDeps, 'eventIdOf' | 'historyTableName'>): Mapped {
-  const parsed = streamRecordSchema.safeParse(record);
+  const parsed = safeParseCold(streamRecordSchema, record);
   if (!parsed.success) {
     return { ok: false, sequence: record.dynamodb?.SequenceNumber ?? '', issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`) };
   }

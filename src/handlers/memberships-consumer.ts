@@ -1,5 +1,6 @@
 import type { Context, KinesisStreamBatchResponse, KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda';
 import { LockedError } from '../domain/errors.js';
+import { safeParseCold } from '../domain/lazy-schema.js';
 import { aboveMaximumMessage } from '../domain/money.js';
 import { applyMembershipEvent, membershipEventSchema, type MembershipEvent, type MembershipOutcome } from '../domain/use-cases/apply-membership-event.js';
 import type { AppDeps } from '../runtime/deps.js';
@@ -20,7 +21,7 @@ export function decodeMembershipRecord(record: KinesisStreamRecord, maxPaymentCe
   } catch {
     return { ok: false, record, issues: ['data is not base64 JSON'] };
   }
-  const parsed = membershipEventSchema.safeParse(data);
+  const parsed = safeParseCold(membershipEventSchema, data);
   if (!parsed.success) return { ok: false, record, issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(event)'}: ${i.message}`) };
   if (parsed.data.type === 'NEW' && parsed.data.plan.amount > maxPaymentCents) {
     return { ok: false, record, issues: [`plan.amount: ${aboveMaximumMessage(maxPaymentCents)}`] };

@@ -14,7 +14,7 @@ import {
   type HistoryRow,
 } from '../../domain/records.js';
 import { integerNumbers, marshallItem, unmarshallItem, type Item, type NumberDecoder } from './attribute-codec.js';
-import { coldParseContext } from '../../domain/lazy-schema.js';
+import { parseCold, safeParseCold } from '../../domain/lazy-schema.js';
 import { CorruptItemError } from './errors.js';
 import { shardOf } from './sharding.js';
 
@@ -143,7 +143,7 @@ function withStoredAmount<T extends { amount_cents: number }>(value: T): Omit<T,
 
 /** The primary item: only BillingRecord attributes (the schema strips anything else), plus status_shard. */
 export function primaryItem(record: BillingRecord, shardCount: number): Item {
-  const parsed = billingRecordSchema.parse(record, coldParseContext(billingRecordSchema));
+  const parsed = parseCold(billingRecordSchema, record);
   return marshallItem({
     ...withStoredAmount(parsed),
     status_shard: statusShard(parsed.billing_status, parsed.user_id, shardCount),
@@ -162,7 +162,7 @@ function exceptionKeys(record: BillingRecord, shardCount: number): { exception_s
 }
 
 export function historyItem(row: HistoryRow): Item {
-  return marshallItem(withStoredAmount(historyRowSchema.parse(row, coldParseContext(historyRowSchema))));
+  return marshallItem(withStoredAmount(parseCold(historyRowSchema, row)));
 }
 
 /** `amount` exactly from its decimal text; everything else must be a safe integer. */
@@ -189,7 +189,7 @@ function decode<T>(schema: z.ZodType<T>, item: Item, label: string): T {
     due_at: _dueAt,
     ...rest
   } = raw;
-  const parsed = schema.safeParse({ ...rest, amount_cents: amount }, coldParseContext(schema));
+  const parsed = safeParseCold(schema, { ...rest, amount_cents: amount });
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');
     throw new CorruptItemError(`${label} is corrupt: ${issues}`);

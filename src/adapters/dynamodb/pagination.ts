@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { lazySchema } from '../../domain/lazy-schema.js';
+import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { PageRequest } from '../../domain/ports.js';
 import type { Item } from './attribute-codec.js';
@@ -34,7 +34,7 @@ export function decodeCursor<T>(cursor: string, schema: z.ZodType<T>): T {
   } catch {
     throw new InvalidPageRequestError('malformed page cursor');
   }
-  const parsed = schema.safeParse(json);
+  const parsed = safeParseCold(schema, json);
   if (!parsed.success) throw new InvalidPageRequestError('malformed page cursor');
   return parsed.data;
 }

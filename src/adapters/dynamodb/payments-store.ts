@@ -1,4 +1,5 @@
 import { GetItemCommand, QueryCommand, TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { parseCold, safeParseCold } from '../../domain/lazy-schema.js';
 import type { DueLoanPaymentRetry, LoanPaymentAudit, Page, PageRequest, PaymentsStore } from '../../domain/ports.js';
 import { loanPaymentHistoryRowSchema, loanPaymentSchema, type LoanPayment, type LoanPaymentHistoryRow, type LoanPaymentStatus } from '../../domain/records.js';
 import type { AchRateCounts, AchRateTally } from '../../domain/ach-return-rates.js';
@@ -300,9 +301,9 @@ export class DynamoPaymentsStore implements PaymentsStore {
     meaning: 'exists' | 'concurrent',
     achRates?: AchRateTally,
   ): Promise<void> {
-    const parsed = loanPaymentSchema.parse(payment);
+    const parsed = parseCold(loanPaymentSchema, payment);
     const item = marshallItem({ ...parsed, ...paymentKeys(parsed, this.shardCount) });
-    const row: LoanPaymentHistoryRow = loanPaymentHistoryRowSchema.parse({
+    const row: LoanPaymentHistoryRow = parseCold(loanPaymentHistoryRowSchema, {
       ...parsed,
       actor: audit.actor,
       ...(audit.reason !== undefined ? { reason: audit.reason } : {}),
@@ -344,7 +345,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
     const raw = unmarshallItem(item);
     delete raw.PK;
     delete raw.SK;
-    const parsed = loanPaymentHistoryRowSchema.safeParse(raw);
+    const parsed = safeParseCold(loanPaymentHistoryRowSchema, raw);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');
       throw new CorruptItemError(`${this.table} item (PK=${item.PK?.S ?? '?'}, SK=${item.SK?.S ?? '?'}) is corrupt: ${issues}`);
@@ -355,7 +356,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
   private decode(item: Item): LoanPayment {
     const raw = unmarshallItem(item);
     for (const name of KEY_ATTRIBUTES) delete raw[name];
-    const parsed = loanPaymentSchema.safeParse(raw);
+    const parsed = safeParseCold(loanPaymentSchema, raw);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');
       throw new CorruptItemError(`${this.table} item (PK=${item.PK?.S ?? '?'}, SK=${item.SK?.S ?? '?'}) is corrupt: ${issues}`);

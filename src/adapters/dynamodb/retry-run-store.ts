@@ -9,7 +9,7 @@ import {
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import { lazySchema } from '../../domain/lazy-schema.js';
+import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
 import type { Page, PageRequest, RetryItemClaim, RetryRunClaim, RetryRunStore } from '../../domain/ports.js';
 import {
   RETRY_ITEM_OUTCOMES,
@@ -70,7 +70,7 @@ const keyPk = (actor: string, idempotencyKey: string) => `KEY#${sha256(`${actor}
 
 function decode<T>(schema: z.ZodType<T>, item: Item, label: string): T {
   const { pk: _pk, sk: _sk, expires_at: _ttl, ...raw } = unmarshallItem(item, integerNumbers);
-  const parsed = schema.safeParse(raw);
+  const parsed = safeParseCold(schema, raw);
   if (!parsed.success) throw new CorruptItemError(`${label} is corrupt: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }

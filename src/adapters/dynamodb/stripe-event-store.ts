@@ -6,6 +6,7 @@ import {
   UpdateItemCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import { safeParseCold } from '../../domain/lazy-schema.js';
 import type { ClaimResult, StripeEventStore } from '../../domain/ports.js';
 import { stripeEventClaimSchema, type StripeEventClaim } from '../../domain/records.js';
 import { marshallItem, unmarshallItem, type Item } from './attribute-codec.js';
@@ -131,7 +132,7 @@ export class DynamoStripeEventStore implements StripeEventStore {
       throw toDomainError(error, { operation: 'stripeEvents.get' });
     }
     if (!item) return undefined;
-    const parsed = stripeEventClaimSchema.safeParse(unmarshallItem(item));
+    const parsed = safeParseCold(stripeEventClaimSchema, unmarshallItem(item));
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');
       throw new CorruptItemError(`${this.table} item (pk=stripe#${eventId}) is corrupt: ${issues}`);

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { lazySchema } from '../../domain/lazy-schema.js';
+import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
 import { cardNetworkOf } from '../../domain/dunning.js';
 import { ProcessorError, TransientError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
@@ -71,7 +71,7 @@ export class HttpPaymentsService implements PaymentProcessor {
       body: JSON.stringify(request),
       ...(signal ? { signal } : {}),
     });
-    const parsed = paymentAnswerSchema.safeParse(body);
+    const parsed = safeParseCold(paymentAnswerSchema, body);
     if (!parsed.success) throw new ProcessorError('processor_bad_answer', 'The payment processor is unavailable.');
     if (parsed.data.outcome !== 'declined') return parsed.data;
     const { card_brand, ...decline } = parsed.data;
@@ -91,7 +91,7 @@ export class HttpAccountDirectory implements AccountDirectory {
       method: 'GET',
       ...(signal ? { signal } : {}),
     });
-    const parsed = accountSnapshotSchema.safeParse(body);
+    const parsed = safeParseCold(accountSnapshotSchema, body);
     if (!parsed.success) throw new ProcessorError('accounts_bad_answer', 'The payment processor is unavailable.');
     return parsed.data as AccountSnapshot;
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from 'zod';
+import { safeParseCold } from '../../domain/lazy-schema.js';
 import type { AttemptDeps, AttemptOutcome } from '../../domain/use-cases/collect.js';
 import type { AppDeps } from '../../runtime/deps.js';
 import type { Logger } from '../../runtime/logger.js';
@@ -56,7 +57,7 @@ export function parseSqsBody<S extends z.ZodType>(record: SQSRecord, schema: S):
   } catch {
     return { ok: false, record, issues: ['body is not valid JSON'] };
   }
-  const parsed = schema.safeParse(data);
+  const parsed = safeParseCold(schema, data);
   if (!parsed.success) {
     return { ok: false, record, issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`) };
   }

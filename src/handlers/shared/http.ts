@@ -14,6 +14,7 @@ import {
   ProcessorError,
   TransientError,
 } from '../../domain/errors.js';
+import { safeParseCold } from '../../domain/lazy-schema.js';
 import { InvalidMoneyError } from '../../domain/money.js';
 import { InvalidInstantError } from '../../domain/time.js';
 import type { Logger } from '../../runtime/logger.js';
@@ -65,7 +66,7 @@ export function parseJsonBody<T extends z.ZodType>(event: HttpEvent, schema: T):
 }
 
 export function parseWith<T extends z.ZodType>(schema: T, data: unknown, code = 'invalid_request'): z.infer<T> {
-  const parsed = schema.safeParse(data);
+  const parsed = safeParseCold(schema, data);
   if (!parsed.success) {
     throw new HttpError(400, code, 'the request is invalid', parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message, code: i.code })));
   }
