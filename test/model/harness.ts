@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SimulatedCharge } from '../../src/adapters/processor/simulator.js';
-import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
+import { userLockKey } from '../../src/domain/lock.js';
+import type { LockLease, LockStore, PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
@@ -91,6 +92,101 @@ function declinedIntentId(request: PaymentRequest): string {
   return `pi_declined_${request.idempotency_key.replace(/[^A-Za-z0-9]/g, '')}`;
 }
 
+/**
+ * When the system may have handed a key to the processor (its outcome unknown to the system), as the system's own
+ * evidence sees it (DESIGN 5 presented key, decisions F11): an attempt called the processor port (whether or not the
+ * request arrived: a lost connection looks the same), or a holder whose lease named the period died and the next
+ * holder took its lease over. The model's C2 lets a key first handed over before a ban be resent after it.
+ */
+interface LeaseWrite {
+  readonly at: number;
+  readonly owner: string;
+  readonly purpose?: string;
+  /** The version this write replaced (a renewal), absent for an acquisition. */
+  readonly previous?: string;
+}
+
+export class HandOffLog {
+  /** Port calls: the attempt handed the request over (a fault at `processor.before` still counts). */
+  readonly handed: { user_id: string; billing_date: string; idempotency_key: string; at: number }[] = [];
+  /** Dead leases taken over: the lock key, what the dead holder named (billing_date or its due key) and since when. */
+  readonly deadLeases: { key: string; purpose: string; since: number }[] = [];
+  /** Every lease written: its version → when, what it named, who held it, and the version it replaced. */
+  private readonly written = new Map<string, LeaseWrite>();
+  constructor(private readonly now: () => number) {}
+
+  processor(inner: PaymentProcessor): PaymentProcessor {
+    return {
+      submit: (request, signal) => {
+        const ref = request.reference;
+        if (ref.kind === 'subscription') this.handed.push({ user_id: request.user_id, billing_date: ref.billing_date, idempotency_key: request.idempotency_key, at: this.now() });
+        return inner.submit(request, signal);
+      },
+    };
+  }
+
+  locks(inner: LockStore): LockStore {
+    const note = (lease: LockLease, previous?: string) => {
+      // First write wins: a hand-back puts the dead lease back under its own version.
+      if (!this.written.has(lease.record_version_number)) {
+        this.written.set(lease.record_version_number, { at: this.now(), owner: lease.owner_name, ...(lease.purpose !== undefined ? { purpose: lease.purpose } : {}), ...(previous !== undefined ? { previous } : {}) });
+      }
+    };
+    return {
+      tryAcquire: async (lease, nowMs, onTakeover) => {
+        const acquired = await inner.tryAcquire(lease, nowMs, (previous) => {
+          if (previous.purpose !== undefined) this.deadLeases.push({ key: previous.key, purpose: previous.purpose, since: this.namedSince(previous) });
+          onTakeover?.(previous);
+        });
+        if (acquired) note(lease);
+        return acquired;
+      },
+      renew: async (key, previousVersion, next) => {
+        const renewed = await inner.renew(key, previousVersion, next);
+        if (renewed) note(next, previousVersion);
+        return renewed;
+      },
+      release: (key, version) => inner.release(key, version),
+    };
+  }
+
+  /** When the holder of `lease` first named what it names (its heartbeats renew the lease under new versions). */
+  private namedSince(lease: LockLease): number {
+    let write: LeaseWrite | undefined = this.written.get(lease.record_version_number);
+    if (!write) return this.now();
+    for (;;) {
+      const before: LeaseWrite | undefined = write.previous !== undefined ? this.written.get(write.previous) : undefined;
+      if (!before || before.owner !== write.owner || before.purpose !== lease.purpose) return write.at;
+      write = before;
+    }
+  }
+
+  /**
+   * The first instant each of the user's keys may have reached the processor: its port call, or the lease of a dead
+   * holder that named the key's period. A lease naming a due key (`{billing_date}#{attempts}`) names key attempts + 1;
+   * one naming only the billing_date names the key current when it died, the first one handed over after it.
+   */
+  firstHandedOver(user: string): Map<string, number> {
+    const out = new Map<string, number>();
+    const earliest = (key: string, at: number) => out.set(key, Math.min(out.get(key) ?? at, at));
+    const handed = this.handed.filter((h) => h.user_id === user);
+    for (const h of handed) earliest(h.idempotency_key, h.at);
+    const lockKey = userLockKey(user);
+    for (const d of this.deadLeases) {
+      if (d.key !== lockKey) continue;
+      const hash = d.purpose.lastIndexOf('#');
+      if (hash >= 0) {
+        const [date, attempts] = [d.purpose.slice(0, hash), Number(d.purpose.slice(hash + 1))];
+        for (const h of handed) if (h.billing_date === date && h.idempotency_key.endsWith(`:${attempts + 1}`)) earliest(h.idempotency_key, d.since);
+      } else {
+        const next = handed.find((h) => h.billing_date === d.purpose && h.at >= d.since);
+        if (next) earliest(next.idempotency_key, d.since);
+      }
+    }
+    return out;
+  }
+}
+
 /** One app (its tables) serves many sequences, each with fresh users; recreated now and then so scans stay small. */
 let shared: { app: TestApp; recorder: SubmissionRecorder; uses: number } | undefined;
 const SEQUENCES_PER_APP = 15;
@@ -146,6 +242,9 @@ export class BillingWorld {
   /** Users whose records a step may have changed: only they are read again by `check`. */
   private readonly dirty = new Set<string>();
   private readonly cache = new Map<string, { records: (ObservedRecord & Json)[]; visible: Map<number, string> }>();
+  /** Keys the system may have handed to the processor, and since when (C2's F11 rule). */
+  readonly handOffs: HandOffLog;
+  private readonly leases: LockStore;
   /** Known, assigned bugs whose paths the commands avoid for now (KNOWN_BUGS in the test). */
   known: ReadonlySet<string> = new Set();
 
@@ -162,6 +261,8 @@ export class BillingWorld {
     this.settings = { default: 'approve', users: {}, accounts: {} };
     app.simulator.configure(this.settings as never);
     app.clock.set(start);
+    this.handOffs = new HandOffLog(() => this.now());
+    this.leases = this.handOffs.locks(app.deps.locks);
   }
 
   touch(user: string | number): void {
@@ -186,13 +287,19 @@ export class BillingWorld {
     this.armed = spec;
   }
 
+  /** The deps of a process without a fault: the recorded processor, the hand-offs and leases watched. */
+  private base(): AppDeps {
+    return { ...this.app.deps, processor: this.handOffs.processor(this.recorder), locks: this.leases };
+  }
+
   /** The deps of the next process: the armed fault, if any, applies to it alone. */
   private process(): { deps: AppDeps; faults?: FaultInjector } {
-    const base: AppDeps = { ...this.app.deps, processor: this.recorder };
-    if (!this.armed) return { deps: base };
+    if (!this.armed) return { deps: this.base() };
     const faults = new FaultInjector([this.armed]);
     this.armed = undefined;
-    return { deps: faultyPorts(base, faults), faults };
+    const deps = faultyPorts({ ...this.app.deps, processor: this.recorder, locks: this.leases }, faults);
+    // The hand-off is seen outside the faults: an attempt that called the port may have reached the processor.
+    return { deps: { ...deps, processor: this.handOffs.processor(deps.processor) }, faults };
   }
 
   /* ---------------- reading the system ---------------- */
@@ -282,7 +389,7 @@ export class BillingWorld {
     faulty = true,
     headers: Record<string, string> = {},
   ): Promise<{ status: number; body: any; fired: string[] }> {
-    const proc = faulty ? this.process() : { deps: { ...this.app.deps, processor: this.recorder } as AppDeps };
+    const proc = faulty ? this.process() : { deps: this.base() };
     const event = httpEvent(method, { route, pathParameters: params, ...(body !== undefined ? { body } : {}), ...(query ? { query } : {}), headers });
     let res;
     // A manual pay is the customer's own payment; retry-billing an operator's (DESIGN 5b): neither is an automatic attempt.
@@ -621,7 +728,7 @@ export class BillingWorld {
   async collectionsRun(): Promise<{ enqueued: number; failed: number }> {
     const queue = this.app.collectionsQueue;
     queue.clear();
-    await createCollectionsJobHandler({ ...this.app.deps, processor: this.recorder })(scheduledEvent(iso(this.now())), lambdaContext());
+    await createCollectionsJobHandler(this.base())(scheduledEvent(iso(this.now())), lambdaContext());
     const mine = new Set(this.users);
     const messages = queue.sent.filter((m) => mine.has(JSON.parse(m.body).user_id));
     queue.clear();
@@ -736,9 +843,10 @@ export class BillingWorld {
         this.cache.set(user, cached);
       }
       const { records, visible } = cached!;
-      const firstPresentedAt = new Map<string, number>();
-      for (const p of this.recorder.presentments) if (p.user_id === user && !firstPresentedAt.has(p.idempotency_key)) firstPresentedAt.set(p.idempotency_key, p.at);
-      problems.push(...violations(this.member(i), { records, charges: this.charges(user), visible, firstPresentedAt }, now));
+      const charges = this.charges(user);
+      const firstPresentedAt = this.handOffs.firstHandedOver(user);
+      for (const p of this.recorder.presentments) if (p.user_id === user) firstPresentedAt.set(p.idempotency_key, Math.min(firstPresentedAt.get(p.idempotency_key) ?? p.at, p.at));
+      problems.push(...violations(this.member(i), { records, charges, visible, firstPresentedAt }, now));
       problems.push(...dunningViolations(this.recorder.presentments.filter((p) => p.user_id === user)));
       if (fresh) problems.push(...(await this.historyProblems(user, records)));
       for (const r of records) {

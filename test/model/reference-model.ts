@@ -491,7 +491,10 @@ export interface MemberObservation {
   readonly charges: readonly ObservedCharge[];
   /** Records the API lists for the member (GET /v1/users/{id}/subscriptions): billing_date → billing_status as shown. */
   readonly visible: ReadonlyMap<number, string>;
-  /** When each idempotency key was first presented to a processor (the recorder's presentments). */
+  /**
+   * When each idempotency key may first have reached a processor, as the system's evidence sees it (F11): presented,
+   * handed to the processor port (a lost request looks the same), or named by the lease of a holder that died.
+   */
   readonly firstPresentedAt?: ReadonlyMap<string, number>;
 }
 
@@ -540,8 +543,10 @@ export function violations(m: MemberModel, obs: MemberObservation, now: number):
     else if (slot.kind === 'cancel') problems.push(`${who}: ${at}: the period was cancelled (${slot.why})`);
     else if (c.submitted_at < slot.chargeableFrom) problems.push(`${who}: ${at}: charged before it could be (${slot.why}, chargeable from ${iso(slot.chargeableFrom)})`);
     if (slot.waivedAt !== undefined && c.submitted_at > slot.waivedAt) problems.push(`${who}: ${at}: the period was waived at ${iso(slot.waivedAt)}`);
-    // A key first presented before the ban whose outcome was unknown is resent after it (F11: the period stays owed,
-    // and the resend is its one charge, never a second): only a key first presented while banned is a charge not owed.
+    // A key that may have reached the processor before the ban, its outcome unknown, is resent after it (F11: the period
+    // stays owed, and the resend is its one charge, never a second; the price decisions.md names: when the request had
+    // not arrived, that one resend charges a period owed before the ban). Only a key first handed over while banned is
+    // a charge not owed.
     const firstPresented = obs.firstPresentedAt?.get(c.idempotency_key);
     if (isBanned(m, c.submitted_at) && (firstPresented === undefined || isBanned(m, firstPresented))) problems.push(`${who}: ${at}: the member was banned then`);
     if (c.amount_cents !== found.chain.plan.amountCents) problems.push(`${who}: ${at}: amount ${c.amount_cents} but the plan is ${found.chain.plan.amountCents}`);

@@ -384,3 +384,55 @@ describe('model counterexamples, as regressions', () => {
     await w.check('payment_failed after the recorded decline');
   });
 });
+
+// Long run 9 (22:42 UTC, base seed 999000001, 10 x 60 steps, 3 members), triaged by helper "model".
+describe('long run 9 counterexamples, as regressions', () => {
+  // Seed 999000029 path "7" (shrunk; long run: a crash after billing.get then a manual pay 40 days after the ban). The
+  // collection attempt died right after taking the lock it names for the period, before anything reached the processor;
+  // the BAN (delivered again once the dead lease lapsed) takes that lease over, cannot tell where its holder died, and
+  // leaves the period owed (F11); the next attempt takes the handed-back lease over and resends the period's first key
+  // while the member is banned. The price decisions.md names (F8/F11): that one resend charges a period owed before the
+  // ban. Model false alarm: C2 counted only keys that reached the processor, not the system's evidence of a hand-off.
+  regression('a ban after an attempt died holding the lock named for the period: the next attempt resends its key, the one charge', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'ach', 'MONTHLY', 0));
+    w.app.clock.advance(DAY);
+    w.arm({ point: 'lock.acquire.after', mode: 'crash' });
+    await w.collectionsRun(); // dies holding the lease that names the period: nothing presented, nothing written
+    expect(w.charges(w.users[0]!)).toEqual([]);
+    await member(w, 0, 'BAN'); // refused while the dead lease is live; delivered again once it lapsed
+    w.app.clock.advance(DAY);
+    await w.drain();
+    expect((await recordsOf(w, 0)).map((r) => r.billing_status)).toEqual(['PENDING', 'INACTIVE']); // owed; the ban on the next period
+    w.app.clock.advance(DAY);
+    await w.collectionsRun();
+    const charges = w.charges(w.users[0]!);
+    expect(charges.map((c) => c.idempotency_key.slice(c.idempotency_key.lastIndexOf(':')))).toEqual([':1']);
+    const [record] = await recordsOf(w, 0);
+    expect([record!.billing_status, record!.transaction_id]).toEqual(['ACHSENT', charges[0]!.confirmation_id]);
+    await w.check('resend over a dead lease after a ban');
+    await w.settle();
+    expect(w.charges(w.users[0]!)).toHaveLength(1);
+  });
+  // Seed 999000034 path "2" (shrunk): a manual pay's request failed on its way to the processor (a plain error at the port:
+  // to the system a lost connection, the key may be held), so the saved failure marks the key presented
+  // (`billing_presented_for`); the BAN leaves that period owed and the ladder's retry resends the key while the member is
+  // banned: the period's one charge (F11). Model false alarm, as above: the port call is the hand-off the system sees.
+  regression('a ban after a manual pay whose request failed on its way to the processor: the retry resends its key, the one charge', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'ach', 'MONTHLY', 0));
+    w.app.clock.advance(3 * 3_600_000); // the period is due (12:00)
+    const [due] = await recordsOf(w, 0);
+    w.arm({ point: 'processor.before', mode: 'throw', error: () => new Error('injected: the request did not arrive') });
+    const paid = await w.api('POST', '/v1/subscriptions/{subscriptionId}/pay', { subscriptionId: due!.subscription_id }, undefined, undefined, true, { 'Idempotency-Key': 'pay-lr9-1' });
+    expect([paid.status, paid.body?.outcome]).toEqual([200, 'failed']);
+    expect(w.charges(w.users[0]!)).toEqual([]);
+    expect((await recordsOf(w, 0))[0]!.billing_presented_for).toBeDefined();
+    await member(w, 0, 'BAN');
+    expect((await recordsOf(w, 0)).map((r) => r.billing_status)).toEqual(['PENDING', 'INACTIVE']);
+    await w.settle(); // the retry resends the key presented before the ban: one charge, recorded
+    const charges = w.charges(w.users[0]!);
+    expect(charges.map((c) => c.idempotency_key.slice(c.idempotency_key.lastIndexOf(':')))).toEqual([':1']);
+    expect((await recordsOf(w, 0))[0]!.transaction_id).toBe(charges[0]!.confirmation_id);
+  });
+});
