@@ -435,4 +435,28 @@ describe('long run 9 counterexamples, as regressions', () => {
     expect(charges.map((c) => c.idempotency_key.slice(c.idempotency_key.lastIndexOf(':')))).toEqual([':1']);
     expect((await recordsOf(w, 0))[0]!.transaction_id).toBe(charges[0]!.confirmation_id);
   });
+  // Seed 999000047 path "2" (shrunk). SYSTEM bug: a CANCEL collected the due Dec 1 period and requested the cancel on
+  // the Jan 1 period it created; an operator moved that period to Dec 2 (a due-date change: the cancel request moves
+  // with it); the predecessor, COMPLETED then, got no chain link (only open predecessors did); a dispute reopened it
+  // (FAILED); the next CANCEL took it for the chain's head, found no record at its calendar successor (Jan 1, moved
+  // away) and created one there: a PENDING period the member's plan does not have. A predecessor that can reopen gets
+  // the link too.
+  regression('a due-date change links a collected predecessor: reopened by a dispute, it opens no second period at the old date', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'card', 'MONTHLY', 0));
+    w.app.clock.advance(DAY);
+    await member(w, 0, 'CANCEL'); // collects Dec 1; Jan 1 is created with the cancel request
+    const [december, january] = (await recordsOf(w, 0)) as [Awaited<ReturnType<typeof recordsOf>>[number], Awaited<ReturnType<typeof recordsOf>>[number]];
+    expect([december.billing_status, january.billing_status, january.cancel_requested_at !== undefined]).toEqual(['COMPLETED', 'PENDING', true]);
+    await w.changeDueDate(0, january, w.now() + 3_600_000);
+    await w.sendCardEvent(w.charges(w.users[0]!)[0]!, 'charge.dispute.created'); // Dec 1 → FAILED, owed again
+    w.app.clock.advance(DAY);
+    await member(w, 0, 'CANCEL');
+    const after = await recordsOf(w, 0);
+    expect(after.map((r) => [r.billing_date.slice(0, 10), r.billing_status])).toEqual([
+      ['2026-12-01', 'FAILED'],
+      ['2026-12-02', 'CANCELLED'],
+    ]);
+    await w.check('cancel after a reopened predecessor of a moved period');
+  });
 });

@@ -3,8 +3,9 @@ import { isPeriodAt, sameChain } from '../chain.js';
 import { isCollectibleAndDue } from '../collectible.js';
 import { PreconditionFailedError, UnbilledPeriodError } from '../errors.js';
 import { intentOf, OPEN_CHAIN_STATUSES, successorPlan } from '../intent.js';
-import type { BillingRecord } from '../records.js';
+import type { BillingRecord, BillingStatus } from '../records.js';
 import { toDate } from '../time.js';
+import { billingTransitions } from '../transitions.js';
 import type { AttemptDeps } from './collect.js';
 import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
@@ -12,8 +13,10 @@ import { withLockedSubscription, type ActorRequest } from './locked-subscription
  * Due-date change (DESIGN 8): delete-then-put in one transaction. Refused with `unbilled_period`
  * when the period is already due and unbilled. It moves the billing anchor, and only the anchor
  * (DESIGN 2.9): the periods after it follow the new date's day; a cancel request or pause stays.
- * An open predecessor whose successor this period is gets the chain link (`successor_billing_date`)
- * in the same transaction, so its later attempt does not open a second period at the old date.
+ * A predecessor whose successor this period is gets the chain link (`successor_billing_date`) in the
+ * same transaction when it is open or can open again (a collected period comes back FAILED on a
+ * return after settlement or a chargeback), so neither its later attempt nor a membership change
+ * that takes it for the chain's head opens a second period at the old date.
  */
 export async function changeBillingDate(
   deps: AttemptDeps,
@@ -51,18 +54,32 @@ export async function changeBillingDate(
   });
 }
 
+/**
+ * Statuses whose period is open or can become open again by some billing event (the transition
+ * table decides: COMPLETED → FAILED on ACH_RETURNED and CHARGED_BACK): such a predecessor can be a
+ * chain's head later, and its successor rule must find the moved period.
+ */
+const EVERY_STATUS: Record<BillingStatus, true> = { PENDING: true, ACHSENT: true, COMPLETED: true, FAILED: true, WAIVED: true, CANCELLED: true, PAUSED: true, SKIPPED: true, INACTIVE: true, REFUNDED: true };
+const MAY_BE_OPEN: ReadonlySet<BillingStatus> = new Set(
+  (Object.keys(EVERY_STATUS) as BillingStatus[]).filter(
+    (status) =>
+      OPEN_CHAIN_STATUSES.has(status) ||
+      billingTransitions.events().some((event) => billingTransitions.allows(status, event) && OPEN_CHAIN_STATUSES.has(billingTransitions.apply(status, event))),
+  ),
+);
+
 /** Records of the user searched for the moved period's predecessor (newest first). */
 const PREDECESSOR_SEARCH = 24;
 
 /**
- * The open period of `read`'s chain whose successor (by the one successor rule) is `read`: it can
- * still open one. `read` may sit a few nanoseconds after that date (displaced by another chain's
+ * The period of `read`'s chain, open or able to open again, whose successor (by the one successor
+ * rule) is `read`: it can still open one. `read` may sit a few nanoseconds after that date (displaced by another chain's
  * record there, chain.ts): the same chain and the same millisecond is the match.
  */
 async function openPredecessor(deps: AttemptDeps, read: BillingRecord): Promise<BillingRecord | undefined> {
   const records = (await deps.billing.listByUser(read.user_id, { limit: PREDECESSOR_SEARCH })).items;
   return records.find((r) => {
-    if (r.subscription_id === read.subscription_id || !OPEN_CHAIN_STATUSES.has(r.billing_status) || !sameChain(r, read)) return false;
+    if (r.subscription_id === read.subscription_id || !MAY_BE_OPEN.has(r.billing_status) || !sameChain(r, read)) return false;
     const next = successorPlan(r)?.billing_date;
     return next !== undefined && isPeriodAt(read, next);
   });
