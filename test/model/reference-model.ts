@@ -546,9 +546,11 @@ export function violations(m: MemberModel, obs: MemberObservation, now: number):
     // A key that may have reached the processor before the ban, its outcome unknown, is resent after it (F11: the period
     // stays owed, and the resend is its one charge, never a second; the price decisions.md names: when the request had
     // not arrived, that one resend charges a period owed before the ban). Only a key first handed over while banned is
-    // a charge not owed.
+    // a charge not owed. No path presents a period before its date, so evidence from before it (a dead lease naming a
+    // period not yet due) is none: that charge is not owed.
     const firstPresented = obs.firstPresentedAt?.get(c.idempotency_key);
-    if (isBanned(m, c.submitted_at) && (firstPresented === undefined || isBanned(m, firstPresented))) problems.push(`${who}: ${at}: the member was banned then`);
+    const handedBeforeBan = firstPresented !== undefined && firstPresented >= date && !isBanned(m, firstPresented);
+    if (isBanned(m, c.submitted_at) && !handedBeforeBan) problems.push(`${who}: ${at}: the member was banned then`);
     if (c.amount_cents !== found.chain.plan.amountCents) problems.push(`${who}: ${at}: amount ${c.amount_cents} but the plan is ${found.chain.plan.amountCents}`);
   }
 
