@@ -38,7 +38,7 @@ describe('same-requests floor', () => {
       await Promise.all([client.send(query('a')), client.send(query('b'))]);
     });
     client.destroy();
-    expect(recorded.map((r) => r.target)).toEqual(['DynamoDB_20120810.GetItem', 'DynamoDB_20120810.Query', 'DynamoDB_20120810.Query']);
+    expect(recorded.map((r) => r.target)).toEqual(['DynamoDB_20120810.GetItem', 'DynamoDB_20120810.Query', 'DynamoDB_20120810.Query']); // the Queries' order varies; both are Queries
     expect(recorded[0]!.input).toMatchObject({ Key: key, ConsistentRead: true });
 
     const waves = wavesOf(recorded);
@@ -52,7 +52,9 @@ describe('same-requests floor', () => {
       const replayed = await recorder.record(async () => {
         expect(await handler({ waves })).toEqual({ requests: 3 });
       });
-      expect(replayed.map((r) => [r.target, r.input])).toEqual(recorded.map((r) => [r.target, r.input]));
+      // The two Queries of a wave are answered in either order: compare each wave as a set.
+      const asWaves = (rs: RecordedRequest[]) => wavesOf(rs).map((w) => w.map((r) => JSON.stringify(r)).sort());
+      expect(asWaves(replayed)).toEqual(asWaves(recorded));
     } finally {
       for (const [name, value] of [['DYNAMO_REGION', saved.region], ['DYNAMO_ENDPOINT', saved.endpoint]] as const) {
         if (value === undefined) delete process.env[name];
