@@ -3,6 +3,7 @@ import { dunningGate, dunningLapsed, type DunningHold } from './dunning.js';
 import { dueKey, isHeldByLadder, failureState } from './ladder.js';
 import type { AccountSnapshot } from './ports.js';
 import { COLLECTIBLE_STATUSES, type BillingRecord, type DecisionContext, type Process } from './records.js';
+import { toDate } from './time.js';
 
 /**
  * The gate of the collection attempt (DESIGN 3 step 3): the one "collectible and due" predicate,
@@ -169,7 +170,7 @@ export function balanceDecision(record: BillingRecord, account: AccountSnapshot,
  * with the charge it took (never a second one for one key), and a closed gate cannot hide it.
  */
 export function repairsUnrecordedAttempt(
-  takenOver: { readonly purpose?: string } | undefined,
+  takenOver: { readonly purpose?: string; readonly lease_expires_at?: number } | undefined,
   record: Pick<BillingRecord, 'billing_date' | 'billing_status' | 'payment_attempts' | 'billing_presented_for'>,
 ): boolean {
   return (takenOver !== undefined && (takenOver.purpose === undefined || leaseNames(takenOver, record))) || isPresentedUnrecorded(record);
@@ -179,9 +180,16 @@ export function repairsUnrecordedAttempt(
  * The dead lease named this period's current work: its billing date (an attempt's own lock, released
  * by its commit, so a dead one committed nothing) or its due key (a holder attempting several periods
  * under one lock names each before its attempt; a later attempt number means that one was recorded).
+ * Only while the period was due: no path presents a period before its billing date, so a holder whose
+ * lease ran out before that date (a manual pay of a period not yet due that died) presented nothing,
+ * and a BAN after it must not leave the period owed (long run 9, seed 999000152).
  */
-function leaseNames(takenOver: { readonly purpose?: string }, record: Pick<BillingRecord, 'billing_date' | 'payment_attempts'>): boolean {
-  return takenOver.purpose === record.billing_date || takenOver.purpose === dueKey(record);
+function leaseNames(
+  takenOver: { readonly purpose?: string; readonly lease_expires_at?: number },
+  record: Pick<BillingRecord, 'billing_date' | 'payment_attempts'>,
+): boolean {
+  if (takenOver.purpose !== record.billing_date && takenOver.purpose !== dueKey(record)) return false;
+  return takenOver.lease_expires_at === undefined || toDate(record.billing_date).getTime() <= takenOver.lease_expires_at;
 }
 
 /**
@@ -208,7 +216,7 @@ export const ATTEMPT_OUTCOME_UNKNOWN_MESSAGE =
  */
 export function mayHoldUnrecordedCharge(
   record: Pick<BillingRecord, 'billing_date' | 'billing_status' | 'payment_attempts' | 'billing_presented_for'>,
-  takenOver?: { readonly purpose?: string },
+  takenOver?: { readonly purpose?: string; readonly lease_expires_at?: number },
 ): boolean {
   if (!COLLECTIBLE_STATUSES.has(record.billing_status)) return false;
   return isPresentedUnrecorded(record) || (takenOver?.purpose !== undefined && leaseNames(takenOver, record));

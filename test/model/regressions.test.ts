@@ -460,6 +460,22 @@ describe('long run 9 counterexamples, as regressions', () => {
     ]);
     await w.check('cancel after a reopened predecessor of a moved period');
   });
+  // Seed 999000152 "6" (shrunk). SYSTEM bug (money): a manual pay of a period not yet due died right after taking the lock
+  // it names for that period; the BAN took the dead lease over and read it as "the processor may hold this key" (F11),
+  // left the period PENDING, and once it came due the collections run charged the banned member. No path presents a
+  // period before its date, so a lease that ran out before it is no evidence: the BAN deactivates the period.
+  regression('a ban after a manual pay of a period not yet due died holding its lock: the period is deactivated, never charged', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'ach', 'MONTHLY', 0)); // due at 12:00; it is 09:00
+    const [period] = await recordsOf(w, 0);
+    w.arm({ point: 'lock.acquire.after', mode: 'crash' });
+    await w.api('POST', '/v1/subscriptions/{subscriptionId}/pay', { subscriptionId: period!.subscription_id }, undefined, undefined, true, { 'Idempotency-Key': 'pay-lr9-2' });
+    w.app.clock.advance(3_600_000); // the dead lease lapsed; the period is still not due
+    await member(w, 0, 'BAN');
+    expect((await recordsOf(w, 0)).map((r) => r.billing_status)).toEqual(['INACTIVE']);
+    await w.settle();
+    expect(w.charges(w.users[0]!)).toEqual([]);
+  });
 });
 
 describe('long run 9 counterexamples (lead)', () => {
