@@ -481,9 +481,8 @@ describe('long run 9 counterexamples (lead)', () => {
   // Long run 9, failure 5 (seed 999000152 "6"): a manual pay made before the period was due died holding the lock it had
   // named for the period, before anything reached the processor; the member was banned before the period came due. BAN's
   // F11 carve-out (mayHoldUnrecordedCharge: a dead lease naming the period) kept the period owed and the repair resent its
-  // key before the account gate: a banned member charged for a period never owed while active. docs/decisions.md accepts
-  // that price only for a period owed before the ban. OPEN: the system cannot tell "died before the processor" from "died
-  // after the processor took it" (no lookup in the payments-service contract); see docs/decisions.md and the closing note.
+  // key before the account gate: a banned member charged for a period never owed while active. Fixed (dc445b1): no path
+  // presents a period before its billing date, so a dead lease that ran out before that date is no evidence of a hand-off.
   regression('an early manual pay that died before reaching the processor, then a ban before the period is due: nothing is charged', async () => {
     const w = await world();
     await join(w, 0, plan(w, 'ach', 'MONTHLY', 0)); // due today at 12:00; it is 09:00
