@@ -18,6 +18,7 @@ import { processStripeEventOnce } from '../domain/stripe-events.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
 import { errorBody, errorResponse, header, json, parseWith, rawBody, type HttpEvent, type HttpResult } from './shared/http.js';
+import { safeParseCold } from '../domain/lazy-schema.js';
 
 /** DESIGN 6: five minutes either side of the delivery time. */
 export const STRIPE_SIGNATURE_TOLERANCE_S = 300;
@@ -113,7 +114,7 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
   let result: CardResult;
   switch (event.type) {
     case 'checkout.session.completed': {
-      const parsed = checkoutSessionSchema.safeParse(object);
+      const parsed = safeParseCold(checkoutSessionSchema, object);
       if (!parsed.success) return invalid(parsed.error.issues);
       const { metadata } = parsed.data;
       // A trial (no_payment_required, amount_total 0) bills what its metadata names (DESIGN 6.1).
@@ -143,7 +144,7 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
     }
     case 'payment_intent.succeeded':
     case 'payment_intent.payment_failed': {
-      const parsed = paymentIntentSchema.safeParse(object);
+      const parsed = safeParseCold(paymentIntentSchema, object);
       if (!parsed.success) return invalid(parsed.error.issues);
       const intent = parsed.data;
       const input = { payment_intent_id: intent.id, reference: intent.metadata, amount_cents: intent.amount };
@@ -158,7 +159,7 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
       break;
     }
     case 'charge.refunded': {
-      const parsed = chargeSchema.safeParse(object);
+      const parsed = safeParseCold(chargeSchema, object);
       if (!parsed.success) return invalid(parsed.error.issues);
       const charge = parsed.data;
       const reference = await referenceOf(deps, charge.metadata, charge.payment_intent);
@@ -172,7 +173,7 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
       break;
     }
     case 'charge.dispute.created': {
-      const parsed = disputeSchema.safeParse(object);
+      const parsed = safeParseCold(disputeSchema, object);
       if (!parsed.success) return invalid(parsed.error.issues);
       const dispute = parsed.data;
       const reference = await referenceOf(deps, dispute.metadata, dispute.payment_intent);
@@ -206,7 +207,7 @@ async function referenceOf(
   metadata: Record<string, string> | null | undefined,
   paymentIntentId: string | null | undefined,
 ): Promise<CardPaymentReference | undefined> {
-  const own = cardReferenceSchema.safeParse(metadata ?? {});
+  const own = safeParseCold(cardReferenceSchema, metadata ?? {});
   if (own.success) return own.data;
   if (!paymentIntentId || !deps.cardPayments) return undefined;
   return deps.cardPayments.findReference(paymentIntentId);

@@ -120,11 +120,8 @@ describe('lazySchema', () => {
     expect(files).toEqual([
       // The local processor simulator (never bundled into a function).
       'src/adapters/processor/simulator.ts',
-      // PaymentIntent metadata and the Stripe objects of a verified webhook event: not moved over yet.
-      'src/adapters/stripe/payment-directory.ts',
       // The helpers themselves.
       'src/domain/lazy-schema.ts',
-      'src/handlers/stripe-webhook.ts',
       // The schema fallback of loadBaseConfig: runs only for an environment the plain path is in doubt about.
       'src/runtime/config.ts',
     ]);

@@ -2,6 +2,7 @@ import type Stripe from 'stripe';
 import type { CardPaymentDirectory, CardPaymentReference } from '../../domain/card-outcomes.js';
 import { cardReferenceSchema } from './events.js';
 import { mapStripeError } from './processor.js';
+import { safeParseCold } from '../../domain/lazy-schema.js';
 
 /**
  * Finds a PaymentIntent's billing record by reading its metadata back from Stripe: the one way a
@@ -18,7 +19,7 @@ export class StripePaymentIntentDirectory implements CardPaymentDirectory {
       if (error instanceof this.stripe.errors.StripeInvalidRequestError && error.statusCode === 404) return undefined;
       throw mapStripeError(error, this.stripe.errors);
     }
-    const parsed = cardReferenceSchema.safeParse(intent.metadata);
+    const parsed = safeParseCold(cardReferenceSchema, intent.metadata);
     return parsed.success ? parsed.data : undefined;
   }
 }
