@@ -238,7 +238,7 @@ export const FIRST_CALLS: Partial<Record<FunctionName, { readonly does: string; 
     },
   },
   'retry-run-worker': {
-    does: 'a redelivered item of a bulk retry run that already finished it (the claim refused, the item read: nothing run again)',
+    does: 'a redelivered item of a bulk retry run that already finished it (the claim refused with the item as it stands: nothing run again)',
     event: (s) => sqsEvent({ kind: 'retry_run_item', run_id: s.retryRunId, subscription_id: s.subscriptionId, user_id: s.userId, actor: 'operator-1', reason: 'cold start' }),
   },
   'events-publisher': {

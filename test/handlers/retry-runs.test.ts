@@ -306,6 +306,23 @@ describe('the retry-run-worker never charges an item twice', () => {
     expect(read.body.items[0]).toMatchObject({ outcome: 'failed', detail: 'recorded_earlier' });
   });
 
+  it('a refused item claim tells missing, busy and finished apart from the condition failure alone, with no read after it', async () => {
+    const parked = parkedRecord();
+    await seed(app, parked);
+    const created = await post({ state: 'parked', reason: 'outage over' });
+    const [record] = takeMessages();
+    const message = JSON.parse(record!.body);
+    const at = formatInstant(app.clock.now());
+    const longAgo = formatInstant(new Date(app.clock.now().getTime() - DAY_MS));
+    expect(await app.deps.retryRuns.claimItem(`run-${randomUUID()}`, message.subscription_id, 'claim-a', at, longAgo)).toEqual({ kind: 'missing' });
+    expect((await app.deps.retryRuns.claimItem(message.run_id, message.subscription_id, 'claim-a', at, longAgo)).kind).toBe('claimed');
+    // Another delivery while the first holds a fresh claim.
+    expect(await app.deps.retryRuns.claimItem(message.run_id, message.subscription_id, 'claim-b', at, longAgo)).toEqual({ kind: 'busy' });
+    expect(await app.deps.retryRuns.finishItem(message.run_id, message.subscription_id, 'claim-a', 'skipped', 'not_open', at)).toBe(true);
+    const refused = await app.deps.retryRuns.claimItem(message.run_id, message.subscription_id, 'claim-b', at, longAgo);
+    expect(refused).toMatchObject({ kind: 'finished', item: { run_id: created.body.run_id, subscription_id: parked.subscription_id, outcome: 'skipped', detail: 'not_open' } });
+  });
+
   it('an item whose user is locked is delivered again and billed once the lock is free', async () => {
     const parked = parkedRecord();
     await seed(app, parked);

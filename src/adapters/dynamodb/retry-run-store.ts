@@ -246,17 +246,20 @@ export class DynamoRetryRunStore implements RetryRunStore {
             ':stale': { S: staleBefore },
           },
           ReturnValues: 'ALL_OLD',
+          // A refused claim answers with the item as the condition saw it (none when it does not
+          // exist): what a consistent read after it would say, without the second request.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       const before = itemFromItem(out.Attributes!);
       return { kind: 'claimed', item: { ...before, outcome: 'processing' }, fresh: before.outcome === 'pending' };
     } catch (error) {
       if (!isConditionalCheckFailed(error)) throw toDomainError(error, { operation: 'retryRuns.claimItem' });
+      const seen = (error as { Item?: Item }).Item;
+      if (!seen) return { kind: 'missing' };
+      const item = itemFromItem(seen);
+      return item.outcome === 'processing' || item.outcome === 'pending' ? { kind: 'busy' } : { kind: 'finished', item };
     }
-    const out = await this.send('retryRuns.claimItem', () => this.client.send(new GetItemCommand({ TableName: this.table, Key: key, ConsistentRead: true })));
-    if (!out.Item) return { kind: 'missing' };
-    const item = itemFromItem(out.Item);
-    return item.outcome === 'processing' || item.outcome === 'pending' ? { kind: 'busy' } : { kind: 'finished', item };
   }
 
   async finishItem(runId: string, subscriptionId: string, claimId: string, result: RetryItemResult, detail: string | undefined, at: string): Promise<boolean> {
