@@ -314,13 +314,28 @@ describe('the retry-run-worker never charges an item twice', () => {
     const message = JSON.parse(record!.body);
     const at = formatInstant(app.clock.now());
     const longAgo = formatInstant(new Date(app.clock.now().getTime() - DAY_MS));
-    expect(await app.deps.retryRuns.claimItem(`run-${randomUUID()}`, message.subscription_id, 'claim-a', at, longAgo)).toEqual({ kind: 'missing' });
-    expect((await app.deps.retryRuns.claimItem(message.run_id, message.subscription_id, 'claim-a', at, longAgo)).kind).toBe('claimed');
+    const sent: string[] = [];
+    app.db.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize', name: 'countClaimRequests' },
+    );
+    const claim = async (runId: string, claimId: string) => {
+      sent.length = 0;
+      const answer = await app.deps.retryRuns.claimItem(runId, message.subscription_id, claimId, at, longAgo);
+      expect(sent).toEqual(['UpdateItemCommand']);
+      return answer;
+    };
+    expect(await claim(`run-${randomUUID()}`, 'claim-a')).toEqual({ kind: 'missing' });
+    expect((await claim(message.run_id, 'claim-a')).kind).toBe('claimed');
     // Another delivery while the first holds a fresh claim.
-    expect(await app.deps.retryRuns.claimItem(message.run_id, message.subscription_id, 'claim-b', at, longAgo)).toEqual({ kind: 'busy' });
+    expect(await claim(message.run_id, 'claim-b')).toEqual({ kind: 'busy' });
     expect(await app.deps.retryRuns.finishItem(message.run_id, message.subscription_id, 'claim-a', 'skipped', 'not_open', at)).toBe(true);
-    const refused = await app.deps.retryRuns.claimItem(message.run_id, message.subscription_id, 'claim-b', at, longAgo);
+    const refused = await claim(message.run_id, 'claim-b');
     expect(refused).toMatchObject({ kind: 'finished', item: { run_id: created.body.run_id, subscription_id: parked.subscription_id, outcome: 'skipped', detail: 'not_open' } });
+    app.db.client.middlewareStack.remove('countClaimRequests');
   });
 
   it('an item whose user is locked is delivered again and billed once the lock is free', async () => {
