@@ -54,6 +54,14 @@ module.exports = {
       to: { path: '^(lib|bin)/' },
     },
     {
+      name: 'zod-through-one-module',
+      comment:
+        "Schemas are written with zod's mini build, imported from src/domain/zod.ts (which sets the issue messages); importing zod directly could bring the classic build (~100 KiB, slower to load and to build schemas with) back into every function's bundle.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/domain/zod\\.ts$' },
+      to: { path: '(^|/)node_modules/zod/' },
+    },
+    {
       name: 'resolvable',
       comment: 'Every import resolves (an unresolved one could hide any of the rules above).',
       severity: 'error',

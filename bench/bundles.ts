@@ -34,6 +34,8 @@ export const HEAVY: Record<string, RegExp> = {
   kinesis: /^node_modules\/@aws-sdk\/client-kinesis\//,
   local: /^src\/local\//,
   simulator: /^src\/adapters\/processor\//,
+  /** zod's classic build: no function carries it (schemas are written with zod/mini, src/domain/zod.ts). */
+  zodClassic: /^node_modules\/zod\/v4\/classic\//,
 };
 
 export interface Bundle {

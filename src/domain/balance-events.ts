@@ -1,9 +1,9 @@
-import * as z from 'zod';
+import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 import { idSchema } from './ids.js';
 import { instantSchema } from './time.js';
 
-const balanceCents = lazySchema(() => z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER));
+const balanceCents = lazySchema(() => z.int().check(z.minimum(-Number.MAX_SAFE_INTEGER), z.maximum(Number.MAX_SAFE_INTEGER)));
 
 /**
  * DESIGN 8 `POST /webhooks/balance`, as the API enqueues it and the webhook-balance-worker reads it
@@ -16,7 +16,7 @@ export const balanceEventSchema = lazySchema(() => z.object({
   institution_id: idSchema,
   available_balance_cents: balanceCents,
   current_balance_cents: balanceCents,
-  calc_available_balance_cents: balanceCents.optional(),
+  calc_available_balance_cents: z.optional(balanceCents),
   occurred_at: instantSchema,
 }));
 export type BalanceEvent = z.infer<typeof balanceEventSchema>;

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 import { dueGate } from './collectible.js';
 import { dunningLapsed } from './dunning.js';
@@ -17,7 +17,7 @@ export type CollectionProcess = z.infer<typeof collectionProcessSchema>;
 
 /** A billing period to attempt. `kind` is absent on messages enqueued before loan retries existed. */
 export const billingPeriodMessageSchema = lazySchema(() => z.object({
-  kind: z.literal('billing_period').optional(),
+  kind: z.optional(z.literal('billing_period')),
   user_id: idSchema,
   billing_date: instantSchema,
   subscription_id: idSchema,

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 
 /**
@@ -23,10 +23,7 @@ export const ID_MAX_UTF8_BYTES = 768;
 
 export const ID_PATTERN = /^[^\p{C}\p{Z}\s/#]{1,256}$/u;
 
-export const idSchema = lazySchema(() => z
-  .string()
-  .regex(ID_PATTERN, `1 to ${ID_MAX_LENGTH} printable characters, without '/', '#', whitespace or control characters`)
-  .refine((value) => utf8Length(value) <= ID_MAX_UTF8_BYTES, `at most ${ID_MAX_UTF8_BYTES} bytes of UTF-8`));
+export const idSchema = lazySchema(() => z.string().check(z.regex(ID_PATTERN, `1 to ${ID_MAX_LENGTH} printable characters, without '/', '#', whitespace or control characters`), z.refine((value) => utf8Length(value) <= ID_MAX_UTF8_BYTES, `at most ${ID_MAX_UTF8_BYTES} bytes of UTF-8`)));
 
 /** UTF-8 length without allocating; stops counting once past the limit (long inputs fail the pattern anyway). */
 function utf8Length(value: string): number {

@@ -1,12 +1,12 @@
-import * as z from 'zod';
+import * as z from './zod.js';
 
 /**
  * A zod schema built on first use instead of at import (cold start, docs/decisions.md).
  *
- * Constructing a zod schema is not free (each `z.string()`, `.min()`, `.optional()` makes an
+ * Constructing a zod schema is not free (each `z.string()`, `.check(...)`, `z.optional(...)` makes an
  * instance), and a module of schemas built at import makes every function that imports it pay for
  * all of them, used or not. `lazySchema(() => z.object({...}))` returns an object that becomes that
- * schema the first time anything is read from it (a parse, `.shape`, `.optional()`, being parsed or
+ * schema the first time anything is read from it (a parse, `.shape`, `z.optional()`, being parsed or
  * converted to JSON Schema as a field of another schema). It has the schema's type, so call sites,
  * `z.infer` and composition are unchanged, and it is still the one schema of its message, built
  * once and shared by producer and consumer.
@@ -81,12 +81,12 @@ export function coldParseContext(schema: object): z.core.ParseContext<z.core.$Zo
  * bodies, Kinesis and stream records, HTTP bodies and parameters, stored items, service answers)
  * goes through here or `parseCold`, so no call site pays zod's parser compilation on a cold start.
  */
-export function safeParseCold<S extends z.ZodType>(schema: S, data: unknown): z.ZodSafeParseResult<z.output<S>> {
+export function safeParseCold<S extends z.ZodMiniType>(schema: S, data: unknown): z.core.util.SafeParseResult<z.output<S>> {
   return schema.safeParse(data, coldParseContext(schema));
 }
 
 /** `schema.parse(data)` (throws the ZodError) for code that may run cold; see `safeParseCold`. */
-export function parseCold<S extends z.ZodType>(schema: S, data: unknown): z.output<S> {
+export function parseCold<S extends z.ZodMiniType>(schema: S, data: unknown): z.output<S> {
   return schema.parse(data, coldParseContext(schema));
 }
 

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 
 /** Integer cents: the only money type the domain computes with. */
@@ -32,8 +32,8 @@ export function centsToDollars(cents: Cents): string {
   return `${whole}.${fraction}`;
 }
 
-export const centsSchema = lazySchema(() => z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER));
-export const positiveCentsSchema = lazySchema(() => z.number().int().positive().max(Number.MAX_SAFE_INTEGER));
+export const centsSchema = lazySchema(() => z.int().check(z.nonnegative(), z.maximum(Number.MAX_SAFE_INTEGER)));
+export const positiveCentsSchema = lazySchema(() => z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER)));
 
 /** The message every path gives for an amount above the configured payment maximum (MAX_PAYMENT_CENTS). */
 export function aboveMaximumMessage(maxCents: Cents): string {
@@ -42,8 +42,6 @@ export function aboveMaximumMessage(maxCents: Cents): string {
 
 /** A new charge: positive whole cents, at most the configured payment maximum. */
 export function chargeCentsSchema(maxCents: Cents) {
-  return z.number().int().positive().max(maxCents, aboveMaximumMessage(maxCents));
+  return z.int().check(z.positive(), z.maximum(maxCents, aboveMaximumMessage(maxCents)));
 }
-export const dollarStringSchema = lazySchema(() => z
-  .string()
-  .regex(DOLLARS, 'a dollar amount with at most two decimals, e.g. "19.99"'));
+export const dollarStringSchema = lazySchema(() => z.string().check(z.regex(DOLLARS, 'a dollar amount with at most two decimals, e.g. "19.99"')));

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod.js';
 import { lazySchema, safeParseCold } from './lazy-schema.js';
 import { dunningState } from './dunning.js';
 import { billingFailureView } from './ladder.js';
@@ -35,7 +35,7 @@ export const DETAIL_TYPES = [
 export const detailTypeSchema = lazySchema(() => z.enum(DETAIL_TYPES));
 export type DetailType = z.infer<typeof detailTypeSchema>;
 
-const text = lazySchema(() => z.string().min(1));
+const text = lazySchema(() => z.string().check(z.minLength(1)));
 
 /** What every event's detail carries (DESIGN 11), plus who acted and why where a person did. */
 const commonDetail = lazySchema(() => z.object({
@@ -50,47 +50,47 @@ const commonDetail = lazySchema(() => z.object({
   occurred_at: text,
   process: processSchema,
   payment_method: paymentMethodSchema,
-  actor: text.optional(),
-  reason: text.optional(),
+  actor: z.optional(text),
+  reason: z.optional(text),
   /** The bulk retry run the change belongs to, when it does. */
-  run_id: text.optional(),
+  run_id: z.optional(text),
 }));
 
 const dunningDetail = lazySchema(() => z.object({
   state: z.enum(['retrying', 'exhausted']),
-  attempts: z.number().int().nonnegative(),
-  next_attempt_at: text.nullable(),
+  attempts: z.int().check(z.nonnegative()),
+  next_attempt_at: z.nullable(text),
 }));
 
-export const collectedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: text.optional() }));
-export const submittedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: text.optional() }));
+export const collectedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: z.optional(text) }));
+export const submittedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: z.optional(text) }));
 export const declinedDetailSchema = lazySchema(() => z.object({
   ...commonDetail.shape,
-  transaction_id: text.optional(),
+  transaction_id: z.optional(text),
   /** The curated decline text the period shows. */
   payment_error: z.string(),
-  decline_code: text.optional(),
-  decline_class: declineClassSchema.optional(),
+  decline_code: z.optional(text),
+  decline_class: z.optional(declineClassSchema),
   /** Absent for a decline outside dunning (a closed balance gate on a period never declined by the bank). */
-  dunning: dunningDetail.optional(),
+  dunning: z.optional(dunningDetail),
 }));
 export const dunningExhaustedDetailSchema = lazySchema(() => z.object({
   ...commonDetail.shape,
-  decline_code: text.optional(),
+  decline_code: z.optional(text),
   decline_class: declineClassSchema,
-  attempts: z.number().int().nonnegative(),
+  attempts: z.int().check(z.nonnegative()),
   /** declined: a decline left no attempt (its class, or the last slot); window_ended: the 14-day window ended with no run to take the slot left. */
   cause: z.enum(['declined', 'window_ended']),
 }));
 export const failureParkedDetailSchema = lazySchema(() => z.object({
   ...commonDetail.shape,
-  failure: z.object({ count: z.number().int().positive(), failed_at: text, last_error: z.string() }),
+  failure: z.object({ count: z.int().check(z.positive()), failed_at: text, last_error: z.string() }),
 }));
 export const achReturnedDetailSchema = lazySchema(() => z.object({
   ...commonDetail.shape,
-  transaction_id: text.optional(),
+  transaction_id: z.optional(text),
   /** NACHA return code; absent for a chargeback, which names none. */
-  return_code: text.optional(),
+  return_code: z.optional(text),
   /** An unauthorized return or chargeback (never retried automatically). */
   unauthorized: z.boolean(),
   /** The period may be debited again (R01/R09 within the re-presentment limit). */
@@ -98,7 +98,7 @@ export const achReturnedDetailSchema = lazySchema(() => z.object({
   /** The curated text the period shows for the return. */
   payment_error: z.string(),
 }));
-export const refundedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: text.optional() }));
+export const refundedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: z.optional(text) }));
 export const waivedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape }));
 export const cancelledDetailSchema = lazySchema(() => z.object({
   ...commonDetail.shape,
@@ -114,13 +114,13 @@ export const exceptionRaisedDetailSchema = lazySchema(() => z.object({
      * unowed_payment (a payment for a written-off period it never recorded: to refund).
      */
     code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry', 'card_disputed', 'unowed_payment']),
-    received_cents: centsSchema.optional(),
-    currency: text.optional(),
-    payment_intent_id: text.optional(),
+    received_cents: z.optional(centsSchema),
+    currency: z.optional(text),
+    payment_intent_id: z.optional(text),
     /** ACH unowed_payment: the settled entry. */
-    confirmation_id: text.optional(),
-    dispute_id: text.optional(),
-    dispute_status: text.optional(),
+    confirmation_id: z.optional(text),
+    dispute_id: z.optional(text),
+    dispute_status: z.optional(text),
   }),
 }));
 
@@ -135,7 +135,7 @@ export const DETAIL_SCHEMAS = {
   'billing.period.waived': waivedDetailSchema,
   'billing.period.cancelled': cancelledDetailSchema,
   'billing.exception.raised': exceptionRaisedDetailSchema,
-} as const satisfies Record<DetailType, z.ZodType>;
+} as const satisfies Record<DetailType, z.ZodMiniType>;
 
 const envelope = <T extends DetailType>(detailType: T) =>
   z.object({ source: z.literal(EVENT_SOURCE), 'detail-type': z.literal(detailType), detail: DETAIL_SCHEMAS[detailType] });

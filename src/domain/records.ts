@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 import { centsSchema } from './money.js';
 
@@ -97,9 +97,9 @@ export type Term = z.infer<typeof termSchema>;
 export const paymentMethodSchema = lazySchema(() => z.enum(['ach', 'pinless', 'card']));
 export type PaymentMethod = z.infer<typeof paymentMethodSchema>;
 
-export const fridayBillingSchema = lazySchema(() => z.number().int().min(1).max(5));
+export const fridayBillingSchema = lazySchema(() => z.int().check(z.minimum(1), z.maximum(5)));
 
-const instant = lazySchema(() => z.string().min(1));
+const instant = lazySchema(() => z.string().check(z.minLength(1)));
 
 /*
  * Field schemas many fields share, built once with the record schemas that use them (a record
@@ -107,18 +107,18 @@ const instant = lazySchema(() => z.string().min(1));
  * schemas are immutable, so one instance validates, reports and converts exactly as a copy would).
  */
 function sharedFields() {
-  const text = z.string().min(1);
-  const count = z.number().int().nonnegative();
-  const int = z.number().int();
+  const text = z.string().check(z.minLength(1));
+  const count = z.int().check(z.nonnegative());
+  const int = z.int();
   return {
     text,
-    optionalText: text.optional(),
-    optionalString: z.string().optional(),
+    optionalText: z.optional(text),
+    optionalString: z.optional(z.string()),
     count,
-    optionalCount: count.optional(),
-    optionalInt: int.optional(),
-    optionalBoolean: z.boolean().optional(),
-    optionalInstant: instant.optional(),
+    optionalCount: z.optional(count),
+    optionalInt: z.optional(int),
+    optionalBoolean: z.optional(z.boolean()),
+    optionalInstant: z.optional(instant),
   };
 }
 type SharedFields = ReturnType<typeof sharedFields>;
@@ -195,8 +195,7 @@ export const billingFailureFieldsSchema = lazySchema(() => withFields((f) => z.o
  * One billing period of one user (DESIGN 2.1), as the domain sees it: money in integer cents.
  * Attribute names are the table's; the adapter converts `amount_cents` to the stored `amount`.
  */
-export const billingRecordSchema = lazySchema(() => withFields((f) => z
-  .object({
+export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
     user_id: f.text,
     billing_date: instant,
     subscription_id: f.text,
@@ -209,25 +208,25 @@ export const billingRecordSchema = lazySchema(() => withFields((f) => z
     last_run_date: instant,
     created_date: instant,
     process: processSchema,
-    updated_event: updatedEventSchema.optional(),
+    updated_event: z.optional(updatedEventSchema),
     term: termSchema,
     account_last_four: f.optionalString,
     tier: f.text,
     payment_method: paymentMethodSchema,
-    friday_billing: fridayBillingSchema.optional(),
+    friday_billing: z.optional(fridayBillingSchema),
     /*
      * Membership intent (DESIGN 2.9): what the member asked for. Only membership events and an
      * operator action that says so change these (see intent.ts); every other writer carries them
      * forward and a successor period inherits them.
      */
     /** Day of month the plan bills on (keeps Jan 31 → Feb 28 → Mar 31); a due-date change moves it. */
-    billing_anchor_day: z.number().int().min(1).max(31).optional(),
+    billing_anchor_day: z.optional(z.int().check(z.minimum(1), z.maximum(31))),
     /** Calendar months of pause still to skip, this period included; non-zero only while PAUSED. */
     paused_months: f.optionalCount,
     /** When the member asked to cancel: this period is cancelled at its billing date, never collected, and has no successor. */
     cancel_requested_at: f.optionalInstant,
     /** Membership events applied to this chain (most recent last, bounded): a replay of any of them is a no-op. */
-    membership_event_ids: z.array(f.text).max(64).optional(),
+    membership_event_ids: z.optional(z.array(f.text).check(z.maxLength(64))),
     /**
      * The chain link (docs/decisions.md): where this period's successor is when a due-date change
      * moved it off the calendar date. The successor rule follows it, so a later attempt of this
@@ -261,15 +260,15 @@ export const billingRecordSchema = lazySchema(() => withFields((f) => z
     /** Set by a card dispute (charge.dispute.created): never charged again automatically. */
     card_disputed: f.optionalBoolean,
     /** An ACH outcome that did not match (DESIGN 4.1); listed by `?billing=exceptions`. */
-    ach_exception: achExceptionSchema.optional(),
+    ach_exception: z.optional(achExceptionSchema),
     /** A Stripe outcome that did not match (DESIGN 6.1); listed by `?billing=exceptions`. */
-    card_exception: cardExceptionSchema.optional(),
+    card_exception: z.optional(cardExceptionSchema),
     /*
      * Dunning (DESIGN 5b, dunning.ts): the most recent decline's code and class, and the schedule of
      * this period's automatic attempts. Absent when the period was never declined (or was reset).
      */
     decline_code: f.optionalText,
-    decline_class: declineClassSchema.optional(),
+    decline_class: z.optional(declineClassSchema),
     /** First decline of the current cycle: the schedule's day 0. */
     dunning_first_declined_at: f.optionalInstant,
     /** Attempts of the current cycle (slots spent), the first decline included. */
@@ -277,8 +276,8 @@ export const billingRecordSchema = lazySchema(() => withFields((f) => z
     /** The next automatic attempt; absent in a cycle = exhausted. */
     dunning_next_attempt_at: f.optionalInstant,
     /** Merchant-initiated presentments of this card for this period in the last 30 days (the networks' ceilings). */
-    dunning_presented_at: z.array(instant).max(64).optional(),
-    card_network: cardNetworkSchema.optional(),
+    dunning_presented_at: z.optional(z.array(instant).check(z.maxLength(64))),
+    card_network: z.optional(cardNetworkSchema),
     // The five failure attributes, spread rather than `.extend`ed: one object schema to build, not two.
     ...billingFailureFieldsSchema.shape,
   })));
@@ -286,12 +285,12 @@ export type BillingRecord = z.infer<typeof billingRecordSchema>;
 
 /** Decision context captured on the history row of a payment submission (DESIGN 2.5). */
 export const decisionContextSchema = lazySchema(() => withFields((f) => z.object({
-  data_payment_method: paymentMethodSchema.optional(),
+  data_payment_method: z.optional(paymentMethodSchema),
   data_institution_id: f.optionalString,
   data_available_balance_cents: f.optionalInt,
   data_current_balance_cents: f.optionalInt,
   data_calc_available_balance_cents: f.optionalInt,
-  data_balance_source: z.enum(['available', 'current', 'calc_available']).optional(),
+  data_balance_source: z.optional(z.enum(['available', 'current', 'calc_available'])),
   data_threshold_cents: f.optionalInt,
   data_debit_card_valid: f.optionalBoolean,
   data_blocklisted: f.optionalBoolean,
@@ -317,7 +316,7 @@ export const historyRowSchema = lazySchema(() => z.object({
   ...billingRecordSchema.shape,
   ...decisionContextSchema.shape,
   ...auditFieldsSchema.shape,
-  billing_event: billingEventSchema.optional(),
+  billing_event: z.optional(billingEventSchema),
 }));
 export type HistoryRow = z.infer<typeof historyRowSchema>;
 
@@ -353,13 +352,13 @@ export function displayStatus(record: Pick<BillingRecord, 'billing_status' | 'bi
 /** What the gate knows about a user at decision time (the AccountSnapshot port type, validated). */
 export const accountSnapshotSchema = lazySchema(() => z.object({
   status: z.enum(['active', 'inactive', 'banned', 'closed']),
-  institution_id: z.string().optional(),
-  available_balance_cents: z.number().int().optional(),
-  current_balance_cents: z.number().int().optional(),
-  debit_card_valid: z.boolean().optional(),
-  blocklisted: z.boolean().optional(),
-  institution_unreliable: z.boolean().optional(),
-  ml_override: z.boolean().optional(),
+  institution_id: z.optional(z.string()),
+  available_balance_cents: z.optional(z.int()),
+  current_balance_cents: z.optional(z.int()),
+  debit_card_valid: z.optional(z.boolean()),
+  blocklisted: z.optional(z.boolean()),
+  institution_unreliable: z.optional(z.boolean()),
+  ml_override: z.optional(z.boolean()),
 }));
 
 /* ---------------- loan payments (DESIGN 2.7, seed 004) ---------------- */
@@ -398,7 +397,7 @@ export const loanPaymentSchema = lazySchema(() => withFields((f) => z.object({
   loc_account_last_four: f.optionalString,
   loc_intended_installment_id: f.optionalString,
   loc_payment_attempts: f.count,
-  loc_applications: z.array(loanPaymentApplicationSchema).optional(),
+  loc_applications: z.optional(z.array(loanPaymentApplicationSchema)),
   loc_update_reason: f.optionalString,
   loc_created_date: instant,
   loc_last_updated: instant,
@@ -408,7 +407,7 @@ export const loanPaymentSchema = lazySchema(() => withFields((f) => z.object({
   loc_first_declined_at: f.optionalInstant,
   /** The last decline's processor code and its dunning class (DESIGN 5b). */
   loc_decline_code: f.optionalString,
-  loc_decline_class: declineClassSchema.optional(),
+  loc_decline_class: z.optional(declineClassSchema),
   /** The NACHA code of the last ACH return of this payment (DESIGN 4, 3.1 holds). */
   loc_return_code: f.optionalString,
   /** Counted processor errors (not declines) of the automatic retries: each moves the next attempt by the 5b wait. */
@@ -423,7 +422,7 @@ export type LoanPayment = z.infer<typeof loanPaymentSchema>;
  * (`actor`: the JWT `sub`, or `system:<function>`) and why (`reason`; `loc_update_reason` is the
  * payment's own). Written in the same transaction as the change, never overwritten.
  */
-export const loanPaymentHistoryRowSchema = lazySchema(() => withFields((f) => loanPaymentSchema.extend({
+export const loanPaymentHistoryRowSchema = lazySchema(() => withFields((f) => z.extend(loanPaymentSchema, {
   actor: f.text,
   reason: f.optionalString,
   recorded_at: instant,
@@ -433,12 +432,12 @@ export type LoanPaymentHistoryRow = z.infer<typeof loanPaymentHistoryRowSchema>;
 /* ---------------- stripe-events (DESIGN 2.8) ---------------- */
 
 export const stripeEventClaimSchema = lazySchema(() => z.object({
-  event_id: z.string().min(1),
+  event_id: z.string().check(z.minLength(1)),
   status: z.enum(['processing', 'processed']),
-  event_type: z.string().optional(),
-  updated_at: z.number().int(),
-  expires_at: z.number().int(),
-  lease_expires_at: z.number().int().optional(),
-  claim_token: z.string().optional(),
+  event_type: z.optional(z.string()),
+  updated_at: z.int(),
+  expires_at: z.int(),
+  lease_expires_at: z.optional(z.int()),
+  claim_token: z.optional(z.string()),
 }));
 export type StripeEventClaim = z.infer<typeof stripeEventClaimSchema>;

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 import { dunningState } from './dunning.js';
 import { idSchema } from './ids.js';
@@ -23,11 +23,11 @@ export const DEFAULT_RUN_LIMIT = 1_000;
 
 /** The request body, validated at the edge; nothing is written when it fails. */
 export const retryRunRequestSchema = lazySchema(() => z.strictObject({
-  state: z.enum(RETRY_RUN_STATES).describe('parked: live billing failure with no next attempt (DESIGN 5); exhausted: dunning stopped (DESIGN 5b)'),
-  user_ids: z.array(idSchema).min(1).max(MAX_RUN_USER_IDS).optional().describe(`only these users' periods (at most ${MAX_RUN_USER_IDS})`),
-  limit: z.number().int().min(1).max(MAX_RUN_ITEMS).optional().describe(`periods selected at most (default ${DEFAULT_RUN_LIMIT})`),
-  reason: z.string().trim().min(1).max(1000).describe('why: written on every audit row of the run'),
-  dry_run: z.boolean().optional().describe('select and store the run, charge nothing'),
+  state: z.enum(RETRY_RUN_STATES).check(z.describe('parked: live billing failure with no next attempt (DESIGN 5); exhausted: dunning stopped (DESIGN 5b)')),
+  user_ids: z.optional(z.array(idSchema).check(z.minLength(1), z.maxLength(MAX_RUN_USER_IDS))).check(z.describe(`only these users' periods (at most ${MAX_RUN_USER_IDS})`)),
+  limit: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_RUN_ITEMS))).check(z.describe(`periods selected at most (default ${DEFAULT_RUN_LIMIT})`)),
+  reason: z.string().check(z.trim(), z.minLength(1), z.maxLength(1000), z.describe('why: written on every audit row of the run')),
+  dry_run: z.optional(z.boolean()).check(z.describe('select and store the run, charge nothing')),
 }));
 export type RetryRunRequest = z.infer<typeof retryRunRequestSchema>;
 
@@ -111,11 +111,11 @@ export function runStatus(run: RetryRun): 'running' | 'done' {
 /** One queue message per item: the worker runs retry-billing for it under the run's actor and reason. */
 export const retryRunMessageSchema = lazySchema(() => z.strictObject({
   kind: z.literal('retry_run_item'),
-  run_id: z.string().min(1).max(64),
+  run_id: z.string().check(z.minLength(1), z.maxLength(64)),
   subscription_id: idSchema,
   user_id: idSchema,
-  actor: z.string().min(1).max(1024),
-  reason: z.string().min(1).max(1000),
+  actor: z.string().check(z.minLength(1), z.maxLength(1024)),
+  reason: z.string().check(z.minLength(1), z.maxLength(1000)),
 }));
 export type RetryRunMessage = z.infer<typeof retryRunMessageSchema>;
 

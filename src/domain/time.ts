@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 
 /**
@@ -96,14 +96,14 @@ export function addNanos(instant: Instant, nanos: number): Instant {
 }
 
 /** zod: any RFC3339 timestamp with a real calendar date, normalised to the stored form. */
-export const instantSchema = lazySchema(() => z.string().transform((value, ctx) => {
+export const instantSchema = lazySchema(() => z.pipe(z.string(), z.transform((value, ctx) => {
   try {
     return normalizeInstant(value);
   } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    ctx.issues.push({ code: 'custom', message: (error as Error).message, input: value });
     return z.NEVER;
   }
-}));
+})));
 
 /** ISO-8601 duration subset used by the local clock: PnDTnHnMnS. */
 export function parseDurationMs(value: string): number {

@@ -1,5 +1,5 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import * as z from 'zod';
+import * as z from '../domain/zod.js';
 import { lazySchema, safeParseCold } from '../domain/lazy-schema.js';
 import { historyFromItem } from '../adapters/dynamodb/billing-item.js';
 import type { Item } from '../adapters/dynamodb/attribute-codec.js';
@@ -20,8 +20,8 @@ export interface EventsPublisherDeps {
 const streamRecordSchema = lazySchema(() => z.object({
   eventName: z.enum(['INSERT', 'MODIFY', 'REMOVE']),
   dynamodb: z.object({
-    SequenceNumber: z.string().min(1),
-    NewImage: z.record(z.string(), z.unknown()).optional(),
+    SequenceNumber: z.string().check(z.minLength(1)),
+    NewImage: z.optional(z.record(z.string(), z.unknown())),
   }),
 }));
 

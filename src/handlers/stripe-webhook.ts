@@ -1,4 +1,4 @@
-import type * as z from 'zod';
+import type * as z from '../domain/zod.js';
 import { cardDeclineMessage } from '../adapters/stripe/decline-messages.js';
 import { declineDetailsOf } from '../adapters/stripe/decline-details.js';
 import { classifyDecline, type DeclineDetails } from '../domain/dunning.js';

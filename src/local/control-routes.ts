@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import * as z from 'zod';
+import * as z from '../domain/zod.js';
 import { processorSettingsSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
 import { DETAIL_TYPES } from '../domain/published-events.js';
 import { membershipEventSchema } from '../domain/use-cases/apply-membership-event.js';
@@ -25,25 +25,23 @@ export interface LocalControl {
   listEvents(filter: { userId?: string | undefined; detailType?: string | undefined }): BusEvent[];
 }
 
-const durationSchema = z.string().transform((value, ctx) => {
+const durationSchema = z.pipe(z.string(), z.transform((value, ctx) => {
   try {
     const ms = parseDurationMs(value);
     if (ms <= 0) throw new InvalidInstantError('the duration must be positive');
     return ms;
   } catch (error) {
-    ctx.addIssue({ code: 'custom', message: error instanceof InvalidInstantError ? error.message : 'not an ISO-8601 duration such as PT15M' });
+    ctx.issues.push({ code: 'custom', message: error instanceof InvalidInstantError ? error.message : 'not an ISO-8601 duration such as PT15M', input: value });
     return z.NEVER;
   }
-});
+}));
 
 /** `{"now": RFC3339}` or `{"advance": ISO-8601 duration}`, exactly one of them. */
-export const clockBodySchema = z
-  .strictObject({ now: instantSchema.optional(), advance: durationSchema.optional() })
-  .superRefine((body, ctx) => {
+export const clockBodySchema = z.strictObject({ now: z.optional(instantSchema), advance: z.optional(durationSchema) }).check(z.superRefine((body, ctx) => {
     if ((body.now === undefined) === (body.advance === undefined)) {
       ctx.addIssue({ code: 'custom', path: [], message: 'give exactly one of "now" (RFC3339) or "advance" (ISO-8601 duration, e.g. PT15M)' });
     }
-  });
+  }));
 
 const json = (status: number, body: unknown): GatewayResponse => ({
   status,
@@ -60,7 +58,7 @@ class BadRequest extends Error {
   }
 }
 
-function parseBody<T extends z.ZodType>(request: GatewayRequest, schema: T): z.infer<T> {
+function parseBody<T extends z.ZodMiniType>(request: GatewayRequest, schema: T): z.infer<T> {
   let data: unknown;
   try {
     data = request.body === '' ? undefined : JSON.parse(request.body);
@@ -76,7 +74,7 @@ function parseBody<T extends z.ZodType>(request: GatewayRequest, schema: T): z.i
   return parsed.data;
 }
 
-function parseQuery<T extends z.ZodType>(request: GatewayRequest, schema: T): z.infer<T> {
+function parseQuery<T extends z.ZodMiniType>(request: GatewayRequest, schema: T): z.infer<T> {
   const params = new URL(request.url, 'http://local').searchParams;
   const query: Record<string, string> = {};
   for (const key of new Set(params.keys())) {
@@ -105,8 +103,8 @@ const ROUTES: Record<string, readonly string[]> = {
 
 /** `?user_id=` and `?detail_type=` of GET /local/events: each optional, each at most once. */
 const eventsQuerySchema = z.strictObject({
-  user_id: z.string().min(1).optional(),
-  detail_type: z.enum(DETAIL_TYPES).optional(),
+  user_id: z.optional(z.string().check(z.minLength(1))),
+  detail_type: z.optional(z.enum(DETAIL_TYPES)),
 });
 
 /**

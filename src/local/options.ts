@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import * as z from 'zod';
+import * as z from '../domain/zod.js';
 import { instantSchema } from '../domain/time.js';
 import { centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS, DEFAULT_MAX_PAYMENT_CENTS, maxPaymentSetting } from '../runtime/config.js';
 
@@ -50,41 +50,32 @@ export interface LocalSystemOptions {
   readonly eventsWebhookUrl?: string | undefined;
 }
 
-const nonNegativeInt = z.coerce.number().int().nonnegative();
-const positiveInt = z.coerce.number().int().positive();
-const secret = (fallback: string) => z.string().trim().min(1).default(fallback);
+const nonNegativeInt = z.coerce.number().check(z.int(), z.nonnegative());
+const positiveInt = z.coerce.number().check(z.int(), z.positive());
+const secret = (fallback: string) => z._default(z.string().check(z.trim(), z.minLength(1)), fallback);
 
 const envSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(65535)), 3000),
   // Loopback only: the local token carries every scope and the emulators have no authentication.
-  HOST: z
-    .string()
-    .trim()
-    .refine((host) => /^(127(\.\d{1,3}){3}|::1|localhost)$/.test(host), 'must be a loopback address (127.0.0.1, ::1 or localhost); the local runtime never listens on the network')
-    .default('127.0.0.1'),
-  LOCAL_DATA_DIR: z.string().trim().min(1).default('.local'),
-  COLLECTIONS_INTERVAL_MS: nonNegativeInt.default(60_000),
-  SQS_VISIBILITY_TIMEOUT_S: positiveInt.default(30),
-  SQS_MAX_RECEIVE_COUNT: positiveInt.default(5),
-  KINESIS_RETRY_ATTEMPTS: nonNegativeInt.default(3),
-  KINESIS_SHARD_COUNT: positiveInt.default(2),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
+  HOST: z._default(z.string().check(z.trim(), z.refine((host) => /^(127(\.\d{1,3}){3}|::1|localhost)$/.test(host), 'must be a loopback address (127.0.0.1, ::1 or localhost); the local runtime never listens on the network')), '127.0.0.1'),
+  LOCAL_DATA_DIR: z._default(z.string().check(z.trim(), z.minLength(1)), '.local'),
+  COLLECTIONS_INTERVAL_MS: z._default(nonNegativeInt, 60_000),
+  SQS_VISIBILITY_TIMEOUT_S: z._default(positiveInt, 30),
+  SQS_MAX_RECEIVE_COUNT: z._default(positiveInt, 5),
+  KINESIS_RETRY_ATTEMPTS: z._default(nonNegativeInt, 3),
+  KINESIS_SHARD_COUNT: z._default(positiveInt, 2),
+  LOG_LEVEL: z._default(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+  LOG_FORMAT: z.optional(z.enum(['pretty', 'json'])),
   LOCAL_API_TOKEN: secret(LOCAL_SECRET_DEFAULTS.LOCAL_API_TOKEN),
   STRIPE_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.STRIPE_WEBHOOK_SECRET),
   ACH_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.ACH_WEBHOOK_SECRET),
   BALANCE_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.BALANCE_WEBHOOK_SECRET),
-  BALANCE_THRESHOLD_CENTS: centsSetting.default(DEFAULT_BALANCE_THRESHOLD_CENTS),
-  MAX_PAYMENT_CENTS: maxPaymentSetting.default(DEFAULT_MAX_PAYMENT_CENTS),
-  STATUS_SHARD_COUNT: positiveInt.default(16),
-  PAYMENT_SHARD_COUNT: positiveInt.default(8),
-  DYNAMO_LOCAL_PORT: z.coerce.number().int().min(0).max(65535).default(0),
-  LOCAL_EVENTS_WEBHOOK_URL: z
-    .string()
-    .trim()
-    .optional()
-    .transform((v) => (v === '' ? undefined : v))
-    .refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), 'must be an http(s) URL'),
+  BALANCE_THRESHOLD_CENTS: z._default(centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS),
+  MAX_PAYMENT_CENTS: z._default(maxPaymentSetting, DEFAULT_MAX_PAYMENT_CENTS),
+  STATUS_SHARD_COUNT: z._default(positiveInt, 16),
+  PAYMENT_SHARD_COUNT: z._default(positiveInt, 8),
+  DYNAMO_LOCAL_PORT: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(65535)), 0),
+  LOCAL_EVENTS_WEBHOOK_URL: z.pipe(z.optional(z.string().check(z.trim())), z.transform((v) => (v === '' ? undefined : v))).check(z.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/.test(v), 'must be an http(s) URL')),
 });
 
 export class LocalUsageError extends Error {

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../domain/zod.js';
 import { achEventSchema } from '../domain/ach-outcomes.js';
 import { HOLD_CODES } from '../domain/collectible.js';
 import { instantSchema } from '../domain/time.js';
@@ -29,7 +29,7 @@ interface HeaderParameter {
   readonly name: string;
   readonly required: boolean;
   readonly description: string;
-  readonly schema: z.ZodType;
+  readonly schema: z.ZodMiniType;
 }
 
 /** What one route documents beside what the route table already says (method, path, scope). */
@@ -38,11 +38,11 @@ export interface OperationSpec {
   readonly summary: string;
   readonly description?: string;
   readonly tag: 'subscriptions' | 'operator' | 'loans' | 'webhooks';
-  readonly path?: z.ZodObject;
-  readonly query?: z.ZodObject;
+  readonly path?: z.ZodMiniObject;
+  readonly query?: z.ZodMiniObject;
   readonly headers?: readonly HeaderParameter[];
   /** The body schema the handler parses; `required: false` when an empty body is accepted. */
-  readonly body?: { readonly schema: z.ZodType; readonly required: boolean; readonly description?: string };
+  readonly body?: { readonly schema: z.ZodMiniType; readonly required: boolean; readonly description?: string };
   /** Status → component name (or a union of them) and what it means. */
   readonly responses: Readonly<Record<string, { readonly description: string; readonly schema: ResponseComponent | readonly ResponseComponent[] }>>;
   /** Only for routes outside the api Lambda's table (the Stripe and ACH webhooks). */
@@ -61,7 +61,7 @@ const signatureHeader = (name: string, secret: string): HeaderParameter => ({
   name,
   required: true,
   description: `\`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">\` with ${secret}; 5-minute tolerance, checked before the body is read.`,
-  schema: z.string().min(1),
+  schema: z.string().check(z.minLength(1)),
 });
 
 const GATEWAY_401 = { description: 'No bearer token, or one the JWT authorizer refuses', schema: ['GatewayMessage', 'Error'] } as const;
@@ -260,7 +260,7 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
     tag: 'webhooks',
     method: 'POST',
     security: 'stripe',
-    headers: [{ name: 'Stripe-Signature', required: true, description: "Stripe's signature header (`t=...,v1=...`), verified with STRIPE_WEBHOOK_SECRET and a 300 s tolerance.", schema: z.string().min(1) }],
+    headers: [{ name: 'Stripe-Signature', required: true, description: "Stripe's signature header (`t=...,v1=...`), verified with STRIPE_WEBHOOK_SECRET and a 300 s tolerance.", schema: z.string().check(z.minLength(1)) }],
     body: { schema: stripeEventEnvelopeSchema, required: true, description: 'A Stripe event; the data object is validated per event type' },
     responses: {
       '200': { description: 'Processed, or a duplicate delivery', schema: 'StripeResult' },
@@ -272,22 +272,22 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
 };
 
 /** Schemas a JSON Schema cannot express from zod alone (transforms): what the input must look like. */
-const ANNOTATIONS = new Map<z.ZodType, JsonObject>([
+const ANNOTATIONS = new Map<z.ZodMiniType, JsonObject>([
   [instantSchema, { format: 'date-time', description: 'RFC 3339 instant, e.g. 2026-12-01T12:00:00Z' }],
 ]);
 
 /** JSON Schema (2020-12, the dialect of OpenAPI 3.1) of what a request may send. */
-export function inputJsonSchema(schema: z.ZodType): JsonObject {
+export function inputJsonSchema(schema: z.ZodMiniType): JsonObject {
   return strip(z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any', override: annotate }) as JsonObject);
 }
 
 /** JSON Schema of what the API answers. */
-export function outputJsonSchema(schema: z.ZodType): JsonObject {
+export function outputJsonSchema(schema: z.ZodMiniType): JsonObject {
   return strip(z.toJSONSchema(schema, { io: 'output', target: 'draft-2020-12', unrepresentable: 'any', override: annotate }) as JsonObject);
 }
 
 function annotate(ctx: { zodSchema: unknown; jsonSchema: JsonObject }): void {
-  const extra = ANNOTATIONS.get(ctx.zodSchema as z.ZodType);
+  const extra = ANNOTATIONS.get(ctx.zodSchema as z.ZodMiniType);
   if (extra) Object.assign(ctx.jsonSchema, extra);
 }
 
@@ -301,7 +301,7 @@ function responseSchema(names: ResponseComponent | readonly ResponseComponent[])
   return typeof names === 'string' ? ref(names) : { oneOf: names.map(ref) };
 }
 
-function objectParameters(where: 'path' | 'query', schema: z.ZodObject | undefined): JsonObject[] {
+function objectParameters(where: 'path' | 'query', schema: z.ZodMiniObject | undefined): JsonObject[] {
   if (!schema) return [];
   const json = inputJsonSchema(schema);
   const properties = (json.properties ?? {}) as Record<string, JsonObject>;

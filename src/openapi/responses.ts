@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../domain/zod.js';
 import { NOT_YET_RECORDED } from '../domain/ach-outcomes.js';
 import { ATTEMPT_OUTCOME_UNKNOWN, HOLD_CODES } from '../domain/collectible.js';
 import { dollarStringSchema } from '../domain/money.js';
@@ -37,62 +37,52 @@ const INTERNAL_ATTRIBUTES: ReadonlySet<string> = new Set([
   'card_network',
 ]);
 
-function publicShape<T extends z.ZodRawShape>(shape: T): z.ZodRawShape {
+function publicShape<T extends z.core.$ZodShape>(shape: T): z.core.$ZodShape {
   return Object.fromEntries(Object.entries(shape).filter(([name]) => !INTERNAL_ATTRIBUTES.has(name)));
 }
 
-export const billingFailureViewSchema = z
-  .strictObject({
+export const billingFailureViewSchema = z.strictObject({
     state: z.enum(['retrying', 'parked']),
-    count: z.number().int().nonnegative(),
+    count: z.int().check(z.nonnegative()),
     failed_at: z.string(),
-    next_attempt_at: z.string().nullable().describe('null once parked: only an operator retry bills it again'),
+    next_attempt_at: z.nullable(z.string()).check(z.describe('null once parked: only an operator retry bills it again')),
     last_error: z.string(),
-  })
-  .describe('The live billing failure of DESIGN 5, present only while it is live');
+  }).check(z.describe('The live billing failure of DESIGN 5, present only while it is live'));
 
-export const dunningViewSchema = z
-  .strictObject({
+export const dunningViewSchema = z.strictObject({
     state: z.enum(['retrying', 'exhausted']),
-    attempts: z.number().int().nonnegative().describe('attempts of the current dunning cycle, the first decline included'),
-    next_attempt_at: z.string().nullable().describe('null once exhausted: only a new payment method or an operator retry restarts it'),
+    attempts: z.int().check(z.nonnegative(), z.describe('attempts of the current dunning cycle, the first decline included')),
+    next_attempt_at: z.nullable(z.string()).check(z.describe('null once exhausted: only a new payment method or an operator retry restarts it')),
     decline_code: z.string(),
     decline_class: declineClassSchema,
-  })
-  .describe('The dunning of a declined period (DESIGN 5b), present on every read of a FAILED period that was declined');
+  }).check(z.describe('The dunning of a declined period (DESIGN 5b), present on every read of a FAILED period that was declined'));
 
-export const displayStatusSchema = z.enum([...BILLING_STATUSES, 'PASTDUE']).describe('PASTDUE is computed on read for PENDING/FAILED periods more than 30 days past billing_date');
+export const displayStatusSchema = z.enum([...BILLING_STATUSES, 'PASTDUE']).check(z.describe('PASTDUE is computed on read for PENDING/FAILED periods more than 30 days past billing_date'));
 
-export const subscriptionViewSchema = z
-  .strictObject({
+export const subscriptionViewSchema = z.strictObject({
     ...publicShape(billingRecordSchema.shape),
-    amount: dollarStringSchema.describe('two-decimal dollars, e.g. "19.99"'),
+    amount: dollarStringSchema.check(z.describe('two-decimal dollars, e.g. "19.99"')),
     billing_status: displayStatusSchema,
-    billing_failure: billingFailureViewSchema.optional(),
-    dunning: dunningViewSchema.optional(),
-  })
-  .describe('One billing period of one user');
+    billing_failure: z.optional(billingFailureViewSchema),
+    dunning: z.optional(dunningViewSchema),
+  }).check(z.describe('One billing period of one user'));
 
-export const historyRowViewSchema = z
-  .strictObject({
+export const historyRowViewSchema = z.strictObject({
     ...publicShape(historyRowSchema.shape),
     amount: dollarStringSchema,
-    billing_failure: billingFailureViewSchema.optional(),
-    dunning: dunningViewSchema.optional(),
-  })
-  .describe('An append-only audit row: the record as written, the decision context (data_*), and the actor and reason of operator and user actions');
+    billing_failure: z.optional(billingFailureViewSchema),
+    dunning: z.optional(dunningViewSchema),
+  }).check(z.describe('An append-only audit row: the record as written, the decision context (data_*), and the actor and reason of operator and user actions'));
 
-export const loanPaymentViewSchema = z.strictObject(Object.fromEntries(Object.entries(loanPaymentSchema.shape).filter(([name]) => name !== 'version'))).describe('A loan payment; amounts in integer cents');
+export const loanPaymentViewSchema = z.strictObject(Object.fromEntries(Object.entries(loanPaymentSchema.shape).filter(([name]) => name !== 'version'))).check(z.describe('A loan payment; amounts in integer cents'));
 
-export const loanPaymentHistoryRowViewSchema = loanPaymentViewSchema
-  .extend({
-    actor: z.string().describe('who made the change: the JWT sub, or system:<function> for automatic changes'),
-    reason: z.string().optional().describe('why: the event or action behind the change'),
-    recorded_at: z.string().describe('when the change was written (RFC3339)'),
-  })
-  .describe('An append-only audit row of a loan payment: the payment as the change left it, its actor and reason');
+export const loanPaymentHistoryRowViewSchema = z.extend(loanPaymentViewSchema, {
+    actor: z.string().check(z.describe('who made the change: the JWT sub, or system:<function> for automatic changes')),
+    reason: z.optional(z.string()).check(z.describe('why: the event or action behind the change')),
+    recorded_at: z.string().check(z.describe('when the change was written (RFC3339)')),
+  }).check(z.describe('An append-only audit row of a loan payment: the payment as the change left it, its actor and reason'));
 
-const nextToken = z.string().nullable().describe('opaque token for the next page (pass as ?next=), null on the last page');
+const nextToken = z.nullable(z.string()).check(z.describe('opaque token for the next page (pass as ?next=), null on the last page'));
 export const subscriptionPageSchema = z.strictObject({ items: z.array(subscriptionViewSchema), next: nextToken });
 export const historyPageSchema = z.strictObject({ items: z.array(historyRowViewSchema), next: nextToken });
 export const loanPaymentPageSchema = z.strictObject({ items: z.array(loanPaymentViewSchema), next: nextToken });
@@ -100,15 +90,15 @@ export const loanPaymentHistoryPageSchema = z.strictObject({ items: z.array(loan
 
 export const payResultSchema = z.strictObject({
   outcome: z.enum(['collected', 'submitted', 'declined', 'failed', 'not_due', 'cancelled', 'inactive', 'paused']),
-  not_due_reason: z.string().optional(),
-  replayed: z.boolean().describe('true when this Idempotency-Key was already used: the answer describes the first request'),
-  billing_failure: billingFailureViewSchema.optional(),
+  not_due_reason: z.optional(z.string()),
+  replayed: z.boolean().check(z.describe('true when this Idempotency-Key was already used: the answer describes the first request')),
+  billing_failure: z.optional(billingFailureViewSchema),
   subscription: subscriptionViewSchema,
 });
 
 export const retryBillingResultSchema = z.strictObject({
   outcome: z.enum(['billed', 'failed', 'still_due']),
-  billing_failure: billingFailureViewSchema.optional(),
+  billing_failure: z.optional(billingFailureViewSchema),
   still_due: z.boolean(),
   subscription: subscriptionViewSchema,
 });
@@ -117,66 +107,58 @@ export const subscriptionResultSchema = z.strictObject({ subscription: subscript
 
 const retryRunFields = {
   run_id: z.string(),
-  status: z.enum(['running', 'done']).describe('done once every selected item has its outcome (a dry run at once)'),
+  status: z.enum(['running', 'done']).check(z.describe('done once every selected item has its outcome (a dry run at once)')),
   dry_run: z.boolean(),
   state: z.enum(RETRY_RUN_STATES),
   reason: z.string(),
-  actor: z.string().describe('the JWT sub that created the run; every audit row of the run carries it'),
+  actor: z.string().check(z.describe('the JWT sub that created the run; every audit row of the run carries it')),
   created_at: z.string(),
-  selected: z.number().int().nonnegative(),
+  selected: z.int().check(z.nonnegative()),
   counts: z.strictObject({
-    billed: z.number().int().nonnegative(),
-    failed: z.number().int().nonnegative(),
-    still_due: z.number().int().nonnegative(),
-    skipped: z.number().int().nonnegative(),
+    billed: z.int().check(z.nonnegative()),
+    failed: z.int().check(z.nonnegative()),
+    still_due: z.int().check(z.nonnegative()),
+    skipped: z.int().check(z.nonnegative()),
   }),
 };
 
-export const retryRunCreatedSchema = z
-  .strictObject({
+export const retryRunCreatedSchema = z.strictObject({
     ...retryRunFields,
-    replayed: z.boolean().describe('true when this Idempotency-Key already named the run: nothing new was selected or charged'),
-    items: z.array(z.strictObject({ subscription_id: z.string(), user_id: z.string() })).describe('every selected period'),
-  })
-  .describe('A bulk retry run as created (or replayed)');
+    replayed: z.boolean().check(z.describe('true when this Idempotency-Key already named the run: nothing new was selected or charged')),
+    items: z.array(z.strictObject({ subscription_id: z.string(), user_id: z.string() })).check(z.describe('every selected period')),
+  }).check(z.describe('A bulk retry run as created (or replayed)'));
 
-export const retryRunSchema = z
-  .strictObject({
+export const retryRunSchema = z.strictObject({
     ...retryRunFields,
     items: z.array(
       z.strictObject({
         subscription_id: z.string(),
         user_id: z.string(),
         billing_date: z.string(),
-        outcome: z.enum(RETRY_ITEM_OUTCOMES).describe('pending/processing until the worker finishes it; selected on a dry run'),
-        detail: z.string().optional().describe('for skipped: the hold code (DESIGN 3.1), not_open or not_found; otherwise what the attempt did'),
-        finished_at: z.string().optional(),
+        outcome: z.enum(RETRY_ITEM_OUTCOMES).check(z.describe('pending/processing until the worker finishes it; selected on a dry run')),
+        detail: z.optional(z.string()).check(z.describe('for skipped: the hold code (DESIGN 3.1), not_open or not_found; otherwise what the attempt did')),
+        finished_at: z.optional(z.string()),
       }),
     ),
     next: nextToken,
-  })
-  .describe('A bulk retry run: status, counts and one page of its items'); 
+  }).check(z.describe('A bulk retry run: status, counts and one page of its items')); 
 
-export const errorSchema = z
-  .strictObject({
+export const errorSchema = z.strictObject({
     error: z.strictObject({
-      code: z.string().describe('stable machine-readable code, e.g. invalid_body, not_found, locked, unbilled_period'),
+      code: z.string().check(z.describe('stable machine-readable code, e.g. invalid_body, not_found, locked, unbilled_period')),
       message: z.string(),
-      details: z.array(z.strictObject({ path: z.array(z.string()), message: z.string(), code: z.string().optional() })).optional().describe('the zod issues of a 400'),
+      details: z.optional(z.array(z.strictObject({ path: z.array(z.string()), message: z.string(), code: z.optional(z.string()) }))).check(z.describe('the zod issues of a 400')),
     }),
-  })
-  .describe('Every error the functions answer');
+  }).check(z.describe('Every error the functions answer'));
 
 /** An error whose `code` is one of a closed list: the 409s an operation can answer, each named. */
 function conflictSchema(codes: readonly [string, ...string[]], description: string) {
-  return z
-    .strictObject({
+  return z.strictObject({
       error: z.strictObject({
-        code: z.enum(codes).describe(description),
+        code: z.enum(codes).check(z.describe(description)),
         message: z.string(),
       }),
-    })
-    .describe(`A conflict: nothing was changed or charged. ${description}`);
+    }).check(z.describe(`A conflict: nothing was changed or charged. ${description}`));
 }
 
 /** Manual pay and retry-billing (DESIGN 3.1, 5b): the holds that bind every path, or a lock or version race. */
@@ -212,23 +194,23 @@ export const achConflictSchema = conflictSchema(
     'concurrent_modification: the record kept changing. Either way the sender delivers the event again.',
 );
 
-export const gatewayMessageSchema = z.strictObject({ message: z.string() }).describe("API Gateway's own answer (the JWT authorizer's 401/403, an unknown route's 404)");
+export const gatewayMessageSchema = z.strictObject({ message: z.string() }).check(z.describe("API Gateway's own answer (the JWT authorizer's 401/403, an unknown route's 404)"));
 
 export const acceptedSchema = z.strictObject({ accepted: z.literal(true) });
 
 export const achResultSchema = z.union([
   z.strictObject({
     status: z.literal('applied'),
-    effect: z.string().describe('settled, exception (a settlement for another amount: flagged, not collected), represent, blocked, unauthorized, refunded, charged_back, returned, retry'),
+    effect: z.string().check(z.describe('settled, exception (a settlement for another amount: flagged, not collected), represent, blocked, unauthorized, refunded, charged_back, returned, retry')),
     record_status: z.string(),
-    reversed: z.literal(true).optional().describe('the outcome reversed a completed collection (a return after settlement)'),
+    reversed: z.optional(z.literal(true)).check(z.describe('the outcome reversed a completed collection (a return after settlement)')),
   }),
   z.strictObject({ status: z.literal('ignored'), reason: z.string() }),
 ]);
 
 export const stripeResultSchema = z.union([
   z.strictObject({ status: z.literal('duplicate') }),
-  z.strictObject({ status: z.literal('processed'), outcome: z.string(), reason: z.string().optional() }),
+  z.strictObject({ status: z.literal('processed'), outcome: z.string(), reason: z.optional(z.string()) }),
 ]);
 
 /** Component name → schema; operations refer to them by name. */

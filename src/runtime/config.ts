@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../domain/zod.js';
 import { allTables, type TableId, type TableNames } from '../adapters/dynamodb/table-definitions.js';
 import { lazySchema } from '../domain/lazy-schema.js';
 
@@ -13,8 +13,8 @@ export class ConfigError extends Error {
  * code of `plainBaseConfig` and asks the schema only when that code is in any doubt, so a cold start
  * neither builds nor compiles a parser for a check it makes once (docs/decisions.md).
  */
-const nonEmpty = lazySchema(() => z.string().trim().min(1));
-const positiveInt = lazySchema(() => z.coerce.number().int().positive());
+const nonEmpty = lazySchema(() => z.string().check(z.trim(), z.minLength(1)));
+const positiveInt = lazySchema(() => z.coerce.number().check(z.int(), z.positive()));
 
 /**
  * The balance-webhook gate's minimum observed balance, in cents: the one default shared by the
@@ -33,14 +33,18 @@ export const DEFAULT_MAX_PAYMENT_CENTS = 1_000_000;
  * and `'-1'` are refused: `Number()` and `z.coerce` would turn some of them into NaN, 0 or a
  * different amount.
  */
-export const centsSetting = lazySchema(() => z
-  .union([z.string(), z.number()])
-  .transform((value) => String(value).trim())
-  .pipe(z.string().regex(CENTS_DIGITS, 'must be a whole number of cents, digits only (e.g. 5000)'))
-  .transform(Number));
+export const centsSetting = lazySchema(() =>
+  z.pipe(
+    z.pipe(
+      z.pipe(z.union([z.string(), z.number()]), z.transform((value) => String(value).trim())),
+      z.string().check(z.regex(CENTS_DIGITS, 'must be a whole number of cents, digits only (e.g. 5000)')),
+    ),
+    z.transform(Number),
+  ),
+);
 
 /** The payment maximum: whole cents as digits, at least one cent. */
-export const maxPaymentSetting = lazySchema(() => centsSetting.pipe(z.number().int().positive('must be at least 1 cent')));
+export const maxPaymentSetting = lazySchema(() => z.pipe(centsSetting, z.int().check(z.positive('must be at least 1 cent'))));
 
 const CENTS_DIGITS = /^\d{1,12}$/;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -51,14 +55,14 @@ export const baseConfigSchema = lazySchema(() => z.object({
   /** One region value (docs/design.md, tables); the seed's aliases are accepted. */
   DYNAMO_REGION: nonEmpty,
   /** DynamoDB Local / emulator endpoints; absent in AWS. */
-  DYNAMO_ENDPOINT: nonEmpty.optional(),
-  SQS_ENDPOINT: nonEmpty.optional(),
-  KINESIS_ENDPOINT: nonEmpty.optional(),
-  STATUS_SHARD_COUNT: positiveInt.default(16),
-  PAYMENT_SHARD_COUNT: positiveInt.default(8),
-  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-  BALANCE_THRESHOLD_CENTS: centsSetting.default(DEFAULT_BALANCE_THRESHOLD_CENTS),
-  MAX_PAYMENT_CENTS: maxPaymentSetting.default(DEFAULT_MAX_PAYMENT_CENTS),
+  DYNAMO_ENDPOINT: z.optional(nonEmpty),
+  SQS_ENDPOINT: z.optional(nonEmpty),
+  KINESIS_ENDPOINT: z.optional(nonEmpty),
+  STATUS_SHARD_COUNT: z._default(positiveInt, 16),
+  PAYMENT_SHARD_COUNT: z._default(positiveInt, 8),
+  LOG_LEVEL: z._default(z.enum(LOG_LEVELS), 'info'),
+  BALANCE_THRESHOLD_CENTS: z._default(centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS),
+  MAX_PAYMENT_CENTS: z._default(maxPaymentSetting, DEFAULT_MAX_PAYMENT_CENTS),
 }));
 
 export type BaseConfig = z.infer<typeof baseConfigSchema>;
@@ -68,7 +72,7 @@ function withRegionAliases(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return region ? { ...env, DYNAMO_REGION: region } : env;
 }
 
-function parseOrThrow<T extends z.ZodType>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
+function parseOrThrow<T extends z.ZodMiniType>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`).join('; ');

@@ -39,7 +39,9 @@ describe('layer rules (dependency-cruiser, .dependency-cruiser.cjs)', () => {
     const result = await cruiseFrom(ROOT, ['src', 'lib', 'bin']);
     // The cruise read the real tree and resolved the TypeScript imports (`.js` → `.ts`).
     const money = result.modules.find((m) => m.source === 'src/domain/money.ts');
-    expect(money?.dependencies.map((d) => d.resolved)).toEqual(expect.arrayContaining([expect.stringMatching(/^node_modules\/zod\//)]));
+    expect(money?.dependencies.map((d) => d.resolved)).toEqual(expect.arrayContaining(['src/domain/zod.ts']));
+    const zod = result.modules.find((m) => m.source === 'src/domain/zod.ts');
+    expect(zod?.dependencies.map((d) => d.resolved)).toEqual(expect.arrayContaining([expect.stringMatching(/^node_modules\/zod\/mini\//)]));
     expect(result.modules.some((m) => m.source === 'src/handlers/api.ts' && m.dependencies.some((d) => d.resolved === 'src/handlers/shared/http.ts'))).toBe(true);
     expect(result.summary.totalCruised).toBeGreaterThan(100);
 
@@ -62,6 +64,7 @@ describe('layer rules (dependency-cruiser, .dependency-cruiser.cjs)', () => {
         'src-not-infrastructure: src/local/lib.ts → lib/stack.ts',
         'src-not-infrastructure: src/runtime/bin.ts → bin/app.ts',
         'resolvable: src/handlers/unresolved.ts → ./does-not-exist.js',
+        'zod-through-one-module: src/handlers/zod.ts → ../../../../node_modules/zod/index.d.cts',
       ].sort(),
     );
   });

@@ -2,23 +2,25 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import * as z from 'zod';
+import * as z from '../../src/domain/zod.js';
 import { coldParseContext, lazySchema, lazySchemasBuilt } from '../../src/domain/lazy-schema.js';
 import { billingRecordSchema } from '../../src/domain/records.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 
-/** The same schemas twice: built at once, and through lazySchema (fields, `.optional()`, `.extend(shape)` of lazy ones). */
+/** The same schemas twice: built at once, and through lazySchema (fields, `z.optional()`, `z.extend(s, shape)` of lazy ones). */
 function schemas(lazy: boolean) {
   const wrap = <T extends object>(build: () => T): T => (lazy ? lazySchema(build) : build());
-  const instant = wrap(() => z.string().min(1));
+  const instant = wrap(() => z.string().check(z.minLength(1)));
   const status = wrap(() => z.enum(['PENDING', 'FAILED']));
-  const extra = wrap(() => z.object({ reason: z.string().trim().min(1).max(20).optional() }));
+  const extra = wrap(() => z.object({ reason: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(20))) }));
   const record = wrap(() =>
     z
-      .strictObject({ id: z.string().regex(/^[a-z]+$/, 'lower-case letters only'), at: instant, status, retry_at: instant.optional(), count: z.number().int().nonnegative() })
-      .extend(extra.shape)
-      .describe('a record'),
+      .extend(
+        z.strictObject({ id: z.string().check(z.regex(/^[a-z]+$/, 'lower-case letters only')), at: instant, status, retry_at: z.optional(instant), count: z.int().check(z.nonnegative()) }),
+        extra.shape,
+      )
+      .check(z.describe('a record')),
   );
   const message = wrap(() => z.discriminatedUnion('kind', [z.object({ kind: z.literal('a'), record }), z.object({ kind: z.literal('b'), at: instant })]));
   return { instant, status, record, message };
@@ -66,17 +68,18 @@ describe('lazySchema', () => {
         expect(b.error?.issues).toEqual(a.error?.issues);
       }
     }
-    expect(() => lazy.record.parse({})).toThrow(z.ZodError);
+    expect(() => lazy.record.parse({})).toThrow(z.$ZodError);
   });
 
   it('is the schema itself: instanceof, methods wrap the stand-in, JSON Schema and descriptions as built at once', () => {
     const eager = schemas(false);
     const lazy = schemas(true);
-    expect(lazy.record).toBeInstanceOf(z.ZodObject);
-    expect(lazy.status).toBeInstanceOf(z.ZodEnum);
-    expect(lazy.instant.optional().unwrap()).toBe(lazy.instant);
+    expect(lazy.record).toBeInstanceOf(z.ZodMiniObject);
+    expect(lazy.status).toBeInstanceOf(z.ZodMiniEnum);
+    expect(z.optional(lazy.instant).def.innerType).toBe(lazy.instant);
     expect(lazy.record.shape.at).toBe(lazy.instant);
-    expect(lazy.record.description).toBe('a record');
+    expect(z.globalRegistry.get(lazy.record)?.description).toBe('a record');
+    expect(z.globalRegistry.get(lazy.record)).toEqual(z.globalRegistry.get(eager.record));
     for (const io of ['input', 'output'] as const) {
       expect(z.toJSONSchema(lazy.message, { io })).toEqual(z.toJSONSchema(eager.message, { io }));
       expect(z.toJSONSchema(lazy.record, { io })).toEqual(z.toJSONSchema(eager.record, { io }));

@@ -11,7 +11,8 @@ import { allFunctions, type FunctionManifest } from '../../src/manifest/index.js
  * Each function's bundle, built as the CDK synthesizes it, carries a heavy dependency exactly
  * when its manifest names what needs it: the SQS client for
  * queues it sends to, the Secrets Manager client for secrets, the payments-service clients for the
- * payments and accounts services; never the Kinesis client, the local runtime or the simulator.
+ * payments and accounts services; never the Kinesis client, the local runtime, the simulator or
+ * zod's classic build (schemas are written with zod/mini).
  * An entry module (src/functions/*.ts) that imports an adapter its manifest does not name fails here.
  * The Stripe SDK's client is in no main bundle file: a function whose manifest names the stripe
  * service carries it as a side package (node_modules/stripe/ in its asset, lib/bundling.ts),

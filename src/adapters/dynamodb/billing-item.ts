@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../../domain/zod.js';
 import { NumberValueImpl as NumberValue } from '@aws-sdk/util-dynamodb';
 import { nextAutomaticAttemptAt, dunningState, type DunningState } from '../../domain/dunning.js';
 import { nextEligibleAt } from '../../domain/due-work.js';
@@ -175,7 +175,7 @@ const billingNumbers: NumberDecoder = (text, attribute) => {
   }
 };
 
-function decode<T>(schema: z.ZodType<T>, item: Item, label: string): T {
+function decode<T>(schema: z.ZodMiniType<T>, item: Item, label: string): T {
   const raw = unmarshallItem(item, billingNumbers);
   const {
     amount,

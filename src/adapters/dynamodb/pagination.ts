@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../../domain/zod.js';
 import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { PageRequest } from '../../domain/ports.js';
@@ -27,7 +27,7 @@ export function encodeCursor(value: unknown): string {
   return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
 }
 
-export function decodeCursor<T>(cursor: string, schema: z.ZodType<T>): T {
+export function decodeCursor<T>(cursor: string, schema: z.ZodMiniType<T>): T {
   let json: unknown;
   try {
     json = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));

@@ -8,7 +8,7 @@ import {
   type DynamoDBClient,
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
-import * as z from 'zod';
+import * as z from '../../domain/zod.js';
 import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
 import type { Page, PageRequest, RetryItemClaim, RetryRunClaim, RetryRunStore } from '../../domain/ports.js';
 import {
@@ -35,14 +35,14 @@ const runSchema = lazySchema(() => z.object({
   reason: z.string(),
   state: z.enum(RETRY_RUN_STATES),
   dry_run: z.boolean(),
-  limit: z.number().int(),
-  user_id_count: z.number().int().optional(),
+  limit: z.int(),
+  user_id_count: z.optional(z.int()),
   phase: z.enum(['selecting', 'selected', 'enqueued']),
-  selected: z.number().int(),
-  count_billed: z.number().int(),
-  count_failed: z.number().int(),
-  count_still_due: z.number().int(),
-  count_skipped: z.number().int(),
+  selected: z.int(),
+  count_billed: z.int(),
+  count_failed: z.int(),
+  count_still_due: z.int(),
+  count_skipped: z.int(),
   created_at: z.string(),
   claim_token: z.string(),
   claimed_at: z.string(),
@@ -54,10 +54,10 @@ const itemSchema = lazySchema(() => z.object({
   user_id: z.string(),
   billing_date: z.string(),
   outcome: z.enum(RETRY_ITEM_OUTCOMES),
-  detail: z.string().optional(),
-  finished_at: z.string().optional(),
-  claim_id: z.string().optional(),
-  claimed_at: z.string().optional(),
+  detail: z.optional(z.string()),
+  finished_at: z.optional(z.string()),
+  claim_id: z.optional(z.string()),
+  claimed_at: z.optional(z.string()),
 }));
 
 const keySchema = lazySchema(() => z.object({ run_id: z.string(), fingerprint: z.string() }));
@@ -68,7 +68,7 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 /** The caller and the key, hashed: an actor or key of any characters makes a fixed-size partition key. */
 const keyPk = (actor: string, idempotencyKey: string) => `KEY#${sha256(`${actor}\n${idempotencyKey}`)}`;
 
-function decode<T>(schema: z.ZodType<T>, item: Item, label: string): T {
+function decode<T>(schema: z.ZodMiniType<T>, item: Item, label: string): T {
   const { pk: _pk, sk: _sk, expires_at: _ttl, ...raw } = unmarshallItem(item, integerNumbers);
   const parsed = safeParseCold(schema, raw);
   if (!parsed.success) throw new CorruptItemError(`${label} is corrupt: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../../domain/zod.js';
 import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
 import { cardNetworkOf } from '../../domain/dunning.js';
 import { ProcessorError, TransientError } from '../../domain/errors.js';
@@ -22,17 +22,17 @@ import type {
  */
 
 const paymentAnswerSchema = lazySchema(() => z.discriminatedUnion('outcome', [
-  z.object({ outcome: z.literal('approved'), confirmation_id: z.string().min(1) }),
-  z.object({ outcome: z.literal('submitted'), confirmation_id: z.string().min(1) }),
+  z.object({ outcome: z.literal('approved'), confirmation_id: z.string().check(z.minLength(1)) }),
+  z.object({ outcome: z.literal('submitted'), confirmation_id: z.string().check(z.minLength(1)) }),
   z.object({
     outcome: z.literal('declined'),
-    confirmation_id: z.string().optional(),
-    decline_code: z.string().min(1).max(64),
-    message: z.string().min(1),
-    advice_code: z.string().min(1).max(64).optional(),
-    network_advice_code: z.string().min(1).max(16).optional(),
-    network_decline_code: z.string().min(1).max(16).optional(),
-    card_brand: z.string().min(1).max(64).optional(),
+    confirmation_id: z.optional(z.string()),
+    decline_code: z.string().check(z.minLength(1), z.maxLength(64)),
+    message: z.string().check(z.minLength(1)),
+    advice_code: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+    network_advice_code: z.optional(z.string().check(z.minLength(1), z.maxLength(16))),
+    network_decline_code: z.optional(z.string().check(z.minLength(1), z.maxLength(16))),
+    card_brand: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
   }),
 ]));
 

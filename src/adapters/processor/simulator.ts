@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import * as z from 'zod';
+import * as z from '../../domain/zod.js';
 import type { CardPaymentDirectory, CardPaymentReference } from '../../domain/card-outcomes.js';
 import { ProcessorError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
@@ -21,24 +21,24 @@ import type {
 
 export const simulatedOutcomeSchema = z.union([
   z.enum(['approve', 'decline', 'error']),
-  z.string().regex(/^ach_return:R\d{2}$/, 'ach_return:R<two digits>'),
+  z.string().check(z.regex(/^ach_return:R\d{2}$/, 'ach_return:R<two digits>')),
   // A Stripe decline code (DESIGN 9): `decline:lost_card`, `decline:insufficient_funds`, ...
-  z.string().regex(/^decline:[a-z][a-z_]{0,63}$/, 'decline:<stripe decline code>'),
+  z.string().check(z.regex(/^decline:[a-z][a-z_]{0,63}$/, 'decline:<stripe decline code>')),
 ]);
 export type SimulatedOutcome = z.infer<typeof simulatedOutcomeSchema>;
 
 /** An account as the simulator serves it; status defaults to active. */
-export const simulatedAccountSchema = accountSnapshotSchema.extend({
-  status: accountSnapshotSchema.shape.status.default('active'),
+export const simulatedAccountSchema = z.extend(accountSnapshotSchema, {
+  status: z._default(accountSnapshotSchema.shape.status, 'active'),
 });
 
 export const processorSettingsSchema = z.strictObject({
-  default: simulatedOutcomeSchema.default('approve'),
-  users: z.record(z.string().min(1), simulatedOutcomeSchema).default({}),
+  default: z._default(simulatedOutcomeSchema, 'approve'),
+  users: z._default(z.record(z.string().check(z.minLength(1)), simulatedOutcomeSchema), {}),
   /** Simulated milliseconds between an ACH submission and its settlement or return (default 0). */
-  ach_settle_delay_ms: z.number().int().nonnegative().optional(),
+  ach_settle_delay_ms: z.optional(z.int().check(z.nonnegative())),
   /** Account snapshots the gate sees, per user; absent users are active with no balance observed. */
-  accounts: z.record(z.string().min(1), simulatedAccountSchema).optional(),
+  accounts: z.optional(z.record(z.string().check(z.minLength(1)), simulatedAccountSchema)),
 });
 export type ProcessorSettings = z.input<typeof processorSettingsSchema>;
 

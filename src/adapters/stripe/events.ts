@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
 import { idSchema } from '../../domain/ids.js';
 import { centsSchema, dollarStringSchema, dollarsToCents } from '../../domain/money.js';
@@ -12,8 +12,8 @@ import { instantSchema } from '../../domain/time.js';
 
 // Bounded: Stripe's own strings end up in items and keys, whose size is limited. Our ids in its
 // metadata (user_id, subscription_id) and the event id (stripe#{event_id}) use the one id schema.
-const nonEmpty = lazySchema(() => z.string().trim().min(1).max(256));
-const metadataSchema = lazySchema(() => z.record(z.string(), z.string()).nullish());
+const nonEmpty = lazySchema(() => z.string().check(z.trim(), z.minLength(1), z.maxLength(256)));
+const metadataSchema = lazySchema(() => z.nullish(z.record(z.string(), z.string())));
 
 export const stripeEventEnvelopeSchema = lazySchema(() => z.object({
   id: idSchema,
@@ -37,15 +37,15 @@ export const cardReferenceSchema = lazySchema(() => z.object({
 export const checkoutSessionSchema = lazySchema(() => z.object({
   id: nonEmpty,
   object: z.literal('checkout.session'),
-  amount_total: centsSchema.nullish(),
-  payment_status: z.string().nullish(),
+  amount_total: z.nullish(centsSchema),
+  payment_status: z.nullish(z.string()),
   metadata: z.object({
-    amount: dollarStringSchema.transform((dollars) => dollarsToCents(dollars)).optional(),
+    amount: z.optional(z.pipe(dollarStringSchema, z.transform((dollars) => dollarsToCents(dollars)))),
     user_id: idSchema,
     tier: nonEmpty,
-    term: z.string().transform((t) => t.toUpperCase()).pipe(termSchema),
+    term: z.pipe(z.pipe(z.string(), z.transform((t) => t.toUpperCase())), termSchema),
     first_billing_date: instantSchema,
-    friday_billing: z.string().regex(/^[1-5]$/, '1 to 5').transform(Number).optional(),
+    friday_billing: z.optional(z.pipe(z.string().check(z.regex(/^[1-5]$/, '1 to 5')), z.transform(Number))),
   }),
 }));
 
@@ -54,27 +54,25 @@ export const paymentIntentSchema = lazySchema(() => z.object({
   object: z.literal('payment_intent'),
   amount: centsSchema,
   /** What was received (DESIGN 6.1 compares it, and the currency, with the period's). */
-  amount_received: centsSchema.nullish(),
+  amount_received: z.nullish(centsSchema),
   /** Stripe always sends it; an object without one is compared by amount only (see docs/decisions.md). */
-  currency: z.string().trim().min(1).max(16).transform((c) => c.toLowerCase()).optional(),
+  currency: z.optional(z.pipe(z.string().check(z.trim(), z.minLength(1), z.maxLength(16)), z.transform((c) => c.toLowerCase()))),
   metadata: cardReferenceSchema,
-  last_payment_error: z
-    .object({
-      code: z.string().nullish(),
-      decline_code: z.string().nullish(),
+  last_payment_error: z.nullish(z.object({
+      code: z.nullish(z.string()),
+      decline_code: z.nullish(z.string()),
       // Dunning (DESIGN 5b) reads the advice and network codes and the card's network.
-      advice_code: z.string().nullish(),
-      network_advice_code: z.string().nullish(),
-      network_decline_code: z.string().nullish(),
-      payment_method: z.object({ card: z.object({ brand: z.string().nullish() }).nullish() }).nullish(),
-    })
-    .nullish(),
+      advice_code: z.nullish(z.string()),
+      network_advice_code: z.nullish(z.string()),
+      network_decline_code: z.nullish(z.string()),
+      payment_method: z.nullish(z.object({ card: z.nullish(z.object({ brand: z.nullish(z.string()) })) })),
+    })),
 }));
 
 export const chargeSchema = lazySchema(() => z.object({
   id: nonEmpty,
   object: z.literal('charge'),
-  payment_intent: z.string().nullish(),
+  payment_intent: z.nullish(z.string()),
   amount: centsSchema,
   amount_refunded: centsSchema,
   refunded: z.boolean(),
@@ -85,9 +83,9 @@ export const disputeSchema = lazySchema(() => z.object({
   id: nonEmpty,
   object: z.literal('dispute'),
   charge: nonEmpty,
-  payment_intent: z.string().nullish(),
+  payment_intent: z.nullish(z.string()),
   amount: centsSchema,
   /** `warning_*`: an inquiry, no funds withdrawn (DESIGN 6.1). */
-  status: z.string().min(1).max(64).optional(),
+  status: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
   metadata: metadataSchema,
 }));

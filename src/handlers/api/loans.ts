@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import * as z from 'zod';
+import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
 import { getLoanPayment, listLoanPayments, listLoanPaymentHistory, makeLoanPayment } from '../../domain/use-cases/make-loan-payment.js';
 import { chargeCentsSchema, positiveCentsSchema } from '../../domain/money.js';
@@ -12,14 +12,14 @@ import type { RouteContext } from './router.js';
 /** Loan payments (DESIGN 2.7, seed 004): list (newest first), get, history, and a user's payment keyed by Idempotency-Key. */
 
 export const loanParams = lazySchema(() => z.object({ userId: idSchema, loanId: idSchema }));
-export const paymentParams = lazySchema(() => loanParams.extend({ paymentId: idSchema }));
-export const listQuery = lazySchema(() => z.strictObject({ limit: limitSchema, next: cursorSchema.optional(), status: loanPaymentStatusSchema.optional() }));
-export const historyQuery = lazySchema(() => z.strictObject({ limit: limitSchema, next: cursorSchema.optional() }));
+export const paymentParams = lazySchema(() => z.extend(loanParams, { paymentId: idSchema }));
+export const listQuery = lazySchema(() => z.strictObject({ limit: limitSchema, next: z.optional(cursorSchema), status: z.optional(loanPaymentStatusSchema) }));
+export const historyQuery = lazySchema(() => z.strictObject({ limit: limitSchema, next: z.optional(cursorSchema) }));
 export const newPaymentBody = lazySchema(() => z.strictObject({
   amount_cents: positiveCentsSchema,
   payment_method: z.enum(['ach', 'pinless']),
-  account_last_four: z.string().regex(/^\d{4}$/, 'four digits').optional(),
-  intended_installment_id: idSchema.optional(),
+  account_last_four: z.optional(z.string().check(z.regex(/^\d{4}$/, 'four digits'))),
+  intended_installment_id: z.optional(idSchema),
 }));
 
 /** The payment id a request's Idempotency-Key stands for: the same user, loan and key always give the same id. */
@@ -53,7 +53,7 @@ export async function getPaymentHistory(ctx: RouteContext): Promise<HttpResult> 
 /** The body as validated: the amount also bounded by the configured payment maximum. */
 let bounded: { readonly maxCents: number; readonly schema: typeof newPaymentBody } | undefined;
 function boundedPaymentBody(maxCents: number): typeof newPaymentBody {
-  if (bounded?.maxCents !== maxCents) bounded = { maxCents, schema: newPaymentBody.extend({ amount_cents: chargeCentsSchema(maxCents) }) };
+  if (bounded?.maxCents !== maxCents) bounded = { maxCents, schema: z.extend(newPaymentBody, { amount_cents: chargeCentsSchema(maxCents) }) };
   return bounded.schema;
 }
 

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
 import { HttpError, header, parseWith, type HttpEvent } from '../shared/http.js';
 
@@ -8,32 +8,28 @@ import { HttpError, header, parseWith, type HttpEvent } from '../shared/http.js'
 export { idSchema } from '../../domain/ids.js';
 
 /** Idempotency-Key: visible ASCII, as Stripe and the IETF draft use it. */
-export const idempotencyKeySchema = lazySchema(() => z
-  .string()
-  .min(1)
-  .max(255)
-  .regex(/^[\x21-\x7e]+$/, 'visible ASCII characters only'));
+export const idempotencyKeySchema = lazySchema(() => z.string().check(z.minLength(1), z.maxLength(255), z.regex(/^[\x21-\x7e]+$/, 'visible ASCII characters only')));
 
 /** Page size 1-100 (default 20), from a query string. */
-export const limitSchema = lazySchema(() => z
-  .string()
-  .regex(/^\d{1,3}$/, 'an integer between 1 and 100')
-  .transform(Number)
-  .pipe(z.number().int().min(1).max(100))
-  .default(20));
+export const limitSchema = lazySchema(() =>
+  z._default(
+    z.pipe(z.pipe(z.string().check(z.regex(/^\d{1,3}$/, 'an integer between 1 and 100')), z.transform(Number)), z.int().check(z.minimum(1), z.maximum(100))),
+    20,
+  ),
+);
 
-export const cursorSchema = lazySchema(() => z.string().min(1).max(4096));
+export const cursorSchema = lazySchema(() => z.string().check(z.minLength(1), z.maxLength(4096)));
 
-export const pageQuerySchema = lazySchema(() => z.strictObject({ limit: limitSchema, next: cursorSchema.optional() }));
+export const pageQuerySchema = lazySchema(() => z.strictObject({ limit: limitSchema, next: z.optional(cursorSchema) }));
 
 /** Audit reason: optional on pay and retry-billing, required on waive. */
-export const reasonSchema = lazySchema(() => z.string().trim().min(1).max(1000));
+export const reasonSchema = lazySchema(() => z.string().check(z.trim(), z.minLength(1), z.maxLength(1000)));
 
-export function pathParams<T extends z.ZodType>(params: Readonly<Record<string, string | undefined>>, schema: T): z.infer<T> {
+export function pathParams<T extends z.ZodMiniType>(params: Readonly<Record<string, string | undefined>>, schema: T): z.infer<T> {
   return parseWith(schema, params, 'invalid_path');
 }
 
-export function queryParams<T extends z.ZodType>(event: HttpEvent, schema: T): z.infer<T> {
+export function queryParams<T extends z.ZodMiniType>(event: HttpEvent, schema: T): z.infer<T> {
   return parseWith(schema, event.queryStringParameters ?? {}, 'invalid_query');
 }
 

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { retryRunRequestSchema, runStatus, type RetryRun, type RetryRunItem } from '../../domain/retry-runs.js';
@@ -13,13 +13,11 @@ export const retryRunParams = lazySchema(() => z.object({ runId: idSchema }));
 
 /** Items per page of GET: 1-1000, default 100. */
 export const retryRunQuerySchema = lazySchema(() => z.strictObject({
-  limit: z
-    .string()
-    .regex(/^\d{1,4}$/, 'an integer between 1 and 1000')
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(1000))
-    .default(100),
-  next: cursorSchema.optional(),
+  limit: z._default(
+    z.pipe(z.pipe(z.string().check(z.regex(/^\d{1,4}$/, 'an integer between 1 and 1000')), z.transform(Number)), z.int().check(z.minimum(1), z.maximum(1000))),
+    100,
+  ),
+  next: z.optional(cursorSchema),
 }));
 
 function runView(run: RetryRun): Record<string, unknown> {

@@ -1,5 +1,5 @@
 import { attemptDepsOf } from '../shared/attempt-deps.js';
-import * as z from 'zod';
+import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
 import type { AttemptDeps, AttemptOutcome } from '../../domain/use-cases/collect.js';
 import { LockedError } from '../../domain/errors.js';
@@ -18,9 +18,9 @@ import type { RouteContext } from './router.js';
 /** Manual pay, operator retry-billing, waive and due-date change (DESIGN 5 and 8), all audited. */
 
 export const subscriptionParams = lazySchema(() => z.object({ subscriptionId: idSchema }));
-export const optionalReasonBody = lazySchema(() => z.strictObject({ reason: reasonSchema.optional() }).optional());
+export const optionalReasonBody = lazySchema(() => z.optional(z.strictObject({ reason: z.optional(reasonSchema) })));
 export const waiveBody = lazySchema(() => z.strictObject({ reason: reasonSchema }));
-export const billingDateBody = lazySchema(() => z.strictObject({ billing_date: instantSchema, reason: reasonSchema.optional() }));
+export const billingDateBody = lazySchema(() => z.strictObject({ billing_date: instantSchema, reason: z.optional(reasonSchema) }));
 
 function attemptDeps(ctx: RouteContext): AttemptDeps {
   return attemptDepsOf(ctx.deps, ctx.log);

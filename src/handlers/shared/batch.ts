@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import * as z from 'zod';
+import * as z from '../../domain/zod.js';
 import { safeParseCold } from '../../domain/lazy-schema.js';
 import type { AttemptDeps, AttemptOutcome } from '../../domain/use-cases/collect.js';
 import type { AppDeps } from '../../runtime/deps.js';
@@ -50,7 +50,7 @@ export type ParsedSqsRecord<T> =
   | { readonly ok: false; readonly record: SQSRecord; readonly issues: string[] };
 
 /** Parses a message body as JSON and validates it; a bad body is reported, never thrown. */
-export function parseSqsBody<S extends z.ZodType>(record: SQSRecord, schema: S): ParsedSqsRecord<z.infer<S>> {
+export function parseSqsBody<S extends z.ZodMiniType>(record: SQSRecord, schema: S): ParsedSqsRecord<z.infer<S>> {
   let data: unknown;
   try {
     data = JSON.parse(record.body);
@@ -103,7 +103,7 @@ export interface SqsWorkContext {
  * messages to deliver again: an invalid body (nothing written; the queue's DLQ takes it after
  * maxReceiveCount), a thrown error, or `work` answering true.
  */
-export function perUserSqsHandler<S extends z.ZodType<{ user_id: string }>>(
+export function perUserSqsHandler<S extends z.ZodMiniType<{ user_id: string }>>(
   deps: AppDeps,
   functionName: string,
   schema: S,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import * as z from 'zod';
+import * as z from '../../domain/zod.js';
 import { InvalidPageRequestError } from '../../adapters/dynamodb/errors.js';
 import {
   AlreadyExistsError,
@@ -54,7 +54,7 @@ export function rawBody(event: HttpEvent): string {
 }
 
 /** Parses and validates a JSON body; malformed JSON or schema violations are a 400 with the zod issues. */
-export function parseJsonBody<T extends z.ZodType>(event: HttpEvent, schema: T): z.infer<T> {
+export function parseJsonBody<T extends z.ZodMiniType>(event: HttpEvent, schema: T): z.infer<T> {
   const text = rawBody(event);
   let data: unknown;
   try {
@@ -65,7 +65,7 @@ export function parseJsonBody<T extends z.ZodType>(event: HttpEvent, schema: T):
   return parseWith(schema, data, 'invalid_body');
 }
 
-export function parseWith<T extends z.ZodType>(schema: T, data: unknown, code = 'invalid_request'): z.infer<T> {
+export function parseWith<T extends z.ZodMiniType>(schema: T, data: unknown, code = 'invalid_request'): z.infer<T> {
   const parsed = safeParseCold(schema, data);
   if (!parsed.success) {
     throw new HttpError(400, code, 'the request is invalid', parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message, code: i.code })));
@@ -106,7 +106,7 @@ export function internalErrorBody(reference: string) {
  */
 export function errorResponse(error: unknown, logger: Logger, context: ErrorContext = {}): HttpResult {
   if (error instanceof HttpError) return json(error.status, errorBody(error.code, error.message, error.details));
-  if (error instanceof z.ZodError) {
+  if (error instanceof z.$ZodError) {
     return json(400, errorBody('invalid_request', 'the request is invalid', error.issues.map((i) => ({ path: i.path.map(String), message: i.message }))));
   }
   if (error instanceof InvalidPageRequestError) return json(400, errorBody('invalid_cursor', error.message));
