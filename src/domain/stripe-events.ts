@@ -64,3 +64,16 @@ export async function processStripeEventOnce<T>(
   const marked = await deps.stripeEvents.markProcessed(event.id, claim.claim_token, event.type, deps.clock.now().getTime());
   return { kind: 'applied', result, marked };
 }
+
+/**
+ * An event whose processing is known to have no effect (a type the webhook does not handle),
+ * with `result` as what applying it would answer: recorded processed in one conditional write
+ * instead of a claim and a mark, with the same deliveries as `processStripeEventOnce` (a duplicate
+ * of a processed event, a live claim elsewhere in progress, an expired claim overwritten).
+ */
+export async function recordStripeEventOnce<T>(deps: StripeClaimDeps, event: StripeEventRef, result: T): Promise<StripeDelivery<T>> {
+  const recorded = await deps.stripeEvents.recordProcessed(event.id, event.type, deps.clock.now().getTime());
+  if (recorded.kind === 'processed') return { kind: 'duplicate' };
+  if (recorded.kind === 'in_progress') return { kind: 'in_progress' };
+  return { kind: 'applied', result, marked: true };
+}

@@ -14,7 +14,7 @@ import {
 import { StripeSignatureVerificationError, stripeWebhooks } from '../adapters/stripe/webhook-signature.js';
 import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
 import { decideChargeRefunded, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
-import { processStripeEventOnce } from '../domain/stripe-events.js';
+import { processStripeEventOnce, recordStripeEventOnce } from '../domain/stripe-events.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
 import { errorBody, errorResponse, header, json, parseWith, rawBody, type HttpEvent, type HttpResult } from './shared/http.js';
@@ -26,7 +26,8 @@ export const STRIPE_SIGNATURE_TOLERANCE_S = 300;
 /**
  * `POST /webhooks/stripe` (DESIGN 6, 2.8). Verify the signature over the raw body (400), claim
  * the event (a live claim elsewhere → 409 `event_in_progress`, processed → 200 duplicate), apply
- * it, mark it processed. A data object that fails validation will fail on every redelivery too,
+ * it, mark it processed; an event of a type it does not handle is recorded processed in one write
+ * (same answers, no claim). A data object that fails validation will fail on every redelivery too,
  * so it is logged, recorded as processed and answered 200; only a genuine processing failure
  * (store unavailable, conflicts that outlast a retry) releases the claim and answers non-2xx so
  * that Stripe redelivers.
@@ -43,9 +44,12 @@ export function createStripeWebhookHandler(deps: AppDeps): (event: HttpEvent) =>
       }
       const envelope = parseWith(stripeEventEnvelopeSchema, verified.event, 'invalid_event');
       const eventLog = log.child({ event_id: envelope.id, event_type: envelope.type });
-      const delivery = await processStripeEventOnce(deps, envelope, () => applyStripeEvent(deps, envelope, eventLog), {
-        onReleaseError: (error) => eventLog.error({ err: error }, 'stripe event claim could not be released'),
-      });
+      // A type it does not handle has nothing to apply: recorded processed in one write, no claim.
+      const delivery = HANDLED.has(envelope.type)
+        ? await processStripeEventOnce(deps, envelope, () => applyStripeEvent(deps, envelope, eventLog), {
+            onReleaseError: (error) => eventLog.error({ err: error }, 'stripe event claim could not be released'),
+          })
+        : await recordStripeEventOnce<Applied>(deps, envelope, { outcome: 'unhandled' });
       switch (delivery.kind) {
         case 'duplicate':
           eventLog.info('stripe event already processed');

@@ -251,6 +251,33 @@ describe('stripe-webhook: other event types and bodies', () => {
     expect(await app.deps.stripeEvents.get(body.id)).toMatchObject({ status: 'processed', event_type: 'customer.created' });
   });
 
+  it('an unhandled type costs one write, no claim and no mark; its redelivery one request, answered duplicate', async () => {
+    const sent: string[] = [];
+    app.db.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize', name: 'countStripeRequests' },
+    );
+    try {
+      const body = stripeEvent('customer.created', { id: 'cus_9', object: 'customer' });
+      expect(parseBody(await handle()(delivery(body)))).toEqual({ status: 'processed', outcome: 'unhandled' });
+      expect(sent).toEqual(['PutItemCommand']);
+      sent.length = 0;
+      expect(parseBody(await handle()(delivery(body)))).toEqual({ status: 'duplicate' });
+      expect(sent).toEqual(['PutItemCommand']);
+      // While another delivery holds a live claim on it: 409, as for a handled type.
+      const claimed = stripeEvent('customer.updated', { id: 'cus_9', object: 'customer' });
+      expect((await app.deps.stripeEvents.claim(claimed.id, app.clock.now().getTime(), STRIPE_EVENT_LEASE_MS)).kind).toBe('claimed');
+      const busy = await handle()(delivery(claimed));
+      expect(busy.statusCode).toBe(409);
+      expect((parseBody(busy).error as { code: string }).code).toBe('event_in_progress');
+    } finally {
+      app.db.client.middlewareStack.remove('countStripeRequests');
+    }
+  });
+
   it('refuses a signed body that is not a Stripe event (400, nothing claimed)', async () => {
     const result = await handle()(delivery({ object: 'event', type: 'charge.refunded' }));
     expect(result.statusCode).toBe(400);

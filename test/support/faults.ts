@@ -16,6 +16,7 @@ import type {
   PaymentResult,
   StripeEventStore,
   ClaimResult,
+  RecordResult,
 } from '../../src/domain/ports.js';
 import type { BillingKey, BillingRecord, BillingStatus, HistoryRow, StripeEventClaim } from '../../src/domain/records.js';
 
@@ -254,6 +255,11 @@ export class FaultyStripeEventStore implements StripeEventStore {
     const claim = await this.inner.claim(eventId, nowMs, leaseMs);
     this.faults.pass('stripe.claim.after');
     return claim;
+  }
+
+  async recordProcessed(eventId: string, eventType: string, nowMs: number): Promise<RecordResult> {
+    this.faults.alive('stripe.record');
+    return this.inner.recordProcessed(eventId, eventType, nowMs);
   }
 
   async markProcessed(eventId: string, claimToken: string, eventType: string, nowMs: number): Promise<boolean> {

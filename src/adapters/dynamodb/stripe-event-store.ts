@@ -7,7 +7,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { safeParseCold } from '../../domain/lazy-schema.js';
-import type { ClaimResult, StripeEventStore } from '../../domain/ports.js';
+import type { ClaimResult, RecordResult, StripeEventStore } from '../../domain/ports.js';
 import { stripeEventClaimSchema, type StripeEventClaim } from '../../domain/records.js';
 import { marshallItem, unmarshallItem, type Item } from './attribute-codec.js';
 import { CorruptItemError, isConditionalCheckFailed, toDomainError } from './errors.js';
@@ -28,6 +28,15 @@ function eventKey(eventId: string): Item {
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
+/** Who may write a row: nobody has, or its claim's lease is over. A processing row without a lease is the seed's legacy shape: treated as expired. */
+const CLAIMABLE = 'attribute_not_exists(pk) OR (#status = :processing AND (lease_expires_at < :now OR attribute_not_exists(lease_expires_at)))';
+
+/** The row a refused conditional write saw (ReturnValuesOnConditionCheckFailure ALL_OLD): processed, or claimed by a live delivery. */
+function refusedBy(error: unknown): 'processed' | 'in_progress' {
+  const seen = (error as { Item?: Item }).Item;
+  return seen?.status?.S === 'processed' ? 'processed' : 'in_progress';
+}
+
 /**
  * The Stripe event claim (seed 003, fixed per DESIGN 2.8): a live `processing` claim repels
  * duplicates, an expired one can be taken over, and only the claim's own token can mark it
@@ -44,40 +53,66 @@ export class DynamoStripeEventStore implements StripeEventStore {
     this.newToken = options.newToken ?? randomUUID;
   }
 
+  /**
+   * One conditional Put. A refusal answers with the row as the condition saw it, so a duplicate or
+   * a live claim costs no read after it (and no race with a release between the two).
+   */
   async claim(eventId: string, nowMs: number, leaseMs: number): Promise<ClaimResult> {
-    // Two rounds: a row released between our failed put and our read is claimable again.
-    for (let round = 0; round < 2; round++) {
-      const token = this.newToken();
-      try {
-        await this.client.send(
-          new PutItemCommand({
-            TableName: this.table,
-            Item: marshallItem({
-              pk: `stripe#${eventId}`,
-              sk: 'event',
-              event_id: eventId,
-              status: 'processing',
-              updated_at: seconds(nowMs),
-              expires_at: seconds(nowMs) + STRIPE_EVENT_RETENTION_SECONDS,
-              lease_expires_at: nowMs + leaseMs,
-              claim_token: token,
-            }),
-            // A processing row without a lease is the seed's legacy shape: treat it as expired.
-            ConditionExpression:
-              'attribute_not_exists(pk) OR (#status = :processing AND (lease_expires_at < :now OR attribute_not_exists(lease_expires_at)))',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':processing': { S: 'processing' }, ':now': { N: String(nowMs) } },
+    const token = this.newToken();
+    try {
+      await this.client.send(
+        new PutItemCommand({
+          TableName: this.table,
+          Item: marshallItem({
+            pk: `stripe#${eventId}`,
+            sk: 'event',
+            event_id: eventId,
+            status: 'processing',
+            updated_at: seconds(nowMs),
+            expires_at: seconds(nowMs) + STRIPE_EVENT_RETENTION_SECONDS,
+            lease_expires_at: nowMs + leaseMs,
+            claim_token: token,
           }),
-        );
-        return { kind: 'claimed', claim_token: token };
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw toDomainError(error, { operation: 'stripeEvents.claim' });
-      }
-      const current = await this.get(eventId);
-      if (current?.status === 'processed') return { kind: 'processed' };
-      if (current) return { kind: 'in_progress' };
+          ConditionExpression: CLAIMABLE,
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':processing': { S: 'processing' }, ':now': { N: String(nowMs) } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { kind: 'claimed', claim_token: token };
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return { kind: refusedBy(error) };
+      throw toDomainError(error, { operation: 'stripeEvents.claim' });
     }
-    return { kind: 'in_progress' };
+  }
+
+  /** The row a claim and its mark leave, written at once under the claim's condition. */
+  async recordProcessed(eventId: string, eventType: string, nowMs: number): Promise<RecordResult> {
+    try {
+      await this.client.send(
+        new PutItemCommand({
+          TableName: this.table,
+          Item: marshallItem({
+            pk: `stripe#${eventId}`,
+            sk: 'event',
+            event_id: eventId,
+            status: 'processed',
+            event_type: eventType,
+            updated_at: seconds(nowMs),
+            expires_at: seconds(nowMs) + STRIPE_EVENT_RETENTION_SECONDS,
+            claim_token: this.newToken(),
+          }),
+          ConditionExpression: CLAIMABLE,
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':processing': { S: 'processing' }, ':now': { N: String(nowMs) } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { kind: 'recorded' };
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return { kind: refusedBy(error) };
+      throw toDomainError(error, { operation: 'stripeEvents.recordProcessed' });
+    }
   }
 
   async markProcessed(eventId: string, claimToken: string, eventType: string, nowMs: number): Promise<boolean> {

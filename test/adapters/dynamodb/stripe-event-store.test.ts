@@ -108,6 +108,71 @@ describe('DynamoStripeEventStore on DynamoDB Local', () => {
     expect((await store.claim(id, NOW, LEASE)).kind).toBe('claimed');
   });
 
+  /** The commands `run` sends through the store's client (an SDK middleware, once per send). */
+  async function commandsOf(run: () => Promise<unknown>): Promise<string[]> {
+    const sent: string[] = [];
+    const name = `count-${randomUUID()}`;
+    db.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize', name },
+    );
+    try {
+      await run();
+    } finally {
+      db.client.middlewareStack.remove(name);
+    }
+    return sent;
+  }
+
+  it('answers a refused claim from the row the condition saw: one PutItem, no read after it', async () => {
+    const id = eventId();
+    const claim = await store.claim(id, NOW, LEASE);
+    if (claim.kind !== 'claimed') throw new Error('not claimed');
+    let answer: unknown;
+    expect(await commandsOf(async () => (answer = await store.claim(id, NOW + 1, LEASE)))).toEqual(['PutItemCommand']);
+    expect(answer).toEqual({ kind: 'in_progress' });
+    await store.markProcessed(id, claim.claim_token, 'charge.refunded', NOW + 2);
+    expect(await commandsOf(async () => (answer = await store.claim(id, NOW + 3, LEASE)))).toEqual(['PutItemCommand']);
+    expect(answer).toEqual({ kind: 'processed' });
+  });
+
+  it('records an event processed in one PutItem: the row a claim and its mark leave, refused as a claim is', async () => {
+    const id = eventId();
+    let answer: unknown;
+    expect(await commandsOf(async () => (answer = await store.recordProcessed(id, 'customer.created', NOW)))).toEqual(['PutItemCommand']);
+    expect(answer).toEqual({ kind: 'recorded' });
+    const stored = await store.get(id);
+    expect(stored).toMatchObject({ event_id: id, status: 'processed', event_type: 'customer.created', updated_at: Math.floor(NOW / 1000), expires_at: Math.floor(NOW / 1000) + STRIPE_EVENT_RETENTION_SECONDS });
+    expect(stored?.lease_expires_at).toBeUndefined();
+    // A redelivery, recorded or claimed: the event was processed, in one request.
+    expect(await commandsOf(async () => (answer = await store.recordProcessed(id, 'customer.created', NOW + 10 * LEASE)))).toEqual(['PutItemCommand']);
+    expect(answer).toEqual({ kind: 'processed' });
+    expect(await store.claim(id, NOW + 10 * LEASE, LEASE)).toEqual({ kind: 'processed' });
+
+    // A live claim of another delivery repels it; once that claim's lease is over, it is overwritten.
+    const claimed = eventId();
+    const claim = await store.claim(claimed, NOW, LEASE);
+    if (claim.kind !== 'claimed') throw new Error('not claimed');
+    expect(await store.recordProcessed(claimed, 'customer.created', NOW + LEASE)).toEqual({ kind: 'in_progress' });
+    expect((await store.get(claimed))?.status).toBe('processing');
+    expect(await store.recordProcessed(claimed, 'customer.created', NOW + LEASE + 1)).toEqual({ kind: 'recorded' });
+    expect(await store.markProcessed(claimed, claim.claim_token, 'customer.created', NOW + LEASE + 2)).toBe(false);
+    expect((await store.get(claimed))?.status).toBe('processed');
+  });
+
+  it('lets exactly one of 50 concurrent deliveries record an event; the rest find it processed or in progress, and it is processed', async () => {
+    const id = eventId();
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? store.recordProcessed(id, 'customer.created', NOW) : store.claim(id, NOW, LEASE))));
+    const winners = results.filter((r) => r.kind === 'recorded' || r.kind === 'claimed');
+    expect(winners).toHaveLength(1);
+    expect(results.filter((r) => r.kind === 'processed' || r.kind === 'in_progress')).toHaveLength(49);
+    const stored = await store.get(id);
+    expect(stored?.status).toBe(winners[0]!.kind === 'recorded' ? 'processed' : 'processing');
+  });
+
   it('answers undefined for an unknown event', async () => {
     expect(await store.get(eventId())).toBeUndefined();
   });
