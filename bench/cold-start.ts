@@ -223,7 +223,7 @@ export const FIRST_CALLS: Partial<Record<FunctionName, { readonly does: string; 
     },
   },
   'stripe-webhook': {
-    does: 'a signed event of a type it records without effect (signature, claim, mark processed)',
+    does: 'a signed event of a type it records without effect (signature, one conditional write of the processed row)',
     event: () => {
       const payload = JSON.stringify({ id: `evt_${randomUUID().replace(/-/g, '')}`, object: 'event', api_version: '2025-10-29.clover', created: Math.floor(Date.now() / 1000), livemode: false, pending_webhooks: 1, type: 'customer.created', data: { object: { id: 'cus_1', object: 'customer' } } });
       const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET_VALUES.stripeWebhook });
