@@ -348,7 +348,8 @@ describe('payment_intent.payment_failed for a decline no attempt recorded', () =
 
     await deliverUntilAccepted(paymentFailedEvent(`${record.subscription_id}:1`));
     const after = await current(record);
-    expect(after).toMatchObject({ billing_status: 'FAILED', payment_attempts: 1, dunning_attempts: 1, transaction_id: intentOfKey(`${record.subscription_id}:1`).id });
+    // The card's network from the decline as Stripe reports it (last_payment_error.source.brand "Visa"): Visa's ceilings apply.
+    expect(after).toMatchObject({ billing_status: 'FAILED', payment_attempts: 1, dunning_attempts: 1, transaction_id: intentOfKey(`${record.subscription_id}:1`).id, card_network: 'visa' });
     await deliverUntilAccepted(paymentFailedEvent(`${record.subscription_id}:1`, { fromRequest: false }));
     expect(counted(await current(record))).toEqual(counted(after));
     expect(await collect(record, 'RETRY')).toMatchObject({ kind: 'not_due' });

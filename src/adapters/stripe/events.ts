@@ -66,6 +66,8 @@ export const paymentIntentSchema = lazySchema(() => z.object({
       network_advice_code: z.nullish(z.string()),
       network_decline_code: z.nullish(z.string()),
       payment_method: z.nullish(z.object({ card: z.nullish(z.object({ brand: z.nullish(z.string()) })) })),
+      // Older API versions name the card as a Source (a card source carries `brand`, e.g. "Visa").
+      source: z.nullish(z.object({ brand: z.nullish(z.string()) })),
     })),
 }));
 
