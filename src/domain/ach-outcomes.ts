@@ -25,18 +25,18 @@ export const achReferenceSchema = lazySchema(() => z.discriminatedUnion('kind', 
 export const ACH_EVENT_TYPES = ['settled', 'returned', 'refunded', 'chargeback'] as const;
 
 export const achEventSchema = lazySchema(() => z.object({
-    event_id: idSchema,
-    type: z.enum(ACH_EVENT_TYPES),
-    confirmation_id: idSchema,
-    return_code: z.optional(z.string().check(z.regex(/^R\d{2}$/, 'a NACHA return code such as R01'))),
-    amount_cents: centsSchema,
-    occurred_at: instantSchema,
-    reference: achReferenceSchema,
-  }).check(z.superRefine((event, ctx) => {
-    if (event.type === 'returned' && event.return_code === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['return_code'], message: 'required for a returned event' });
-    }
-  })));
+  event_id: idSchema,
+  type: z.enum(ACH_EVENT_TYPES),
+  confirmation_id: idSchema,
+  return_code: z.optional(z.string().check(z.regex(/^R\d{2}$/, 'a NACHA return code such as R01'))),
+  amount_cents: centsSchema,
+  occurred_at: instantSchema,
+  reference: achReferenceSchema,
+}).check(z.superRefine((event, ctx) => {
+  if (event.type === 'returned' && event.return_code === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['return_code'], message: 'required for a returned event' });
+  }
+})));
 export type AchEvent = z.infer<typeof achEventSchema>;
 export type AchEventType = AchEvent['type'];
 

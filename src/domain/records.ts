@@ -196,91 +196,91 @@ export const billingFailureFieldsSchema = lazySchema(() => withFields((f) => z.o
  * Attribute names are the table's; the adapter converts `amount_cents` to the stored `amount`.
  */
 export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
-    user_id: f.text,
-    billing_date: instant,
-    subscription_id: f.text,
-    amount_cents: centsSchema,
-    billing_status: billingStatusSchema,
-    transaction_id: f.optionalString,
-    payment_error: f.optionalString,
-    first_attempt_date: f.optionalInstant,
-    completed_date: f.optionalInstant,
-    last_run_date: instant,
-    created_date: instant,
-    process: processSchema,
-    updated_event: z.optional(updatedEventSchema),
-    term: termSchema,
-    account_last_four: f.optionalString,
-    tier: f.text,
-    payment_method: paymentMethodSchema,
-    friday_billing: z.optional(fridayBillingSchema),
-    /*
-     * Membership intent (DESIGN 2.9): what the member asked for. Only membership events and an
-     * operator action that says so change these (see intent.ts); every other writer carries them
-     * forward and a successor period inherits them.
-     */
-    /** Day of month the plan bills on (keeps Jan 31 → Feb 28 → Mar 31); a due-date change moves it. */
-    billing_anchor_day: z.optional(z.int().check(z.minimum(1), z.maximum(31))),
-    /** Calendar months of pause still to skip, this period included; non-zero only while PAUSED. */
-    paused_months: f.optionalCount,
-    /** When the member asked to cancel: this period is cancelled at its billing date, never collected, and has no successor. */
-    cancel_requested_at: f.optionalInstant,
-    /** Membership events applied to this chain (most recent last, bounded): a replay of any of them is a no-op. */
-    membership_event_ids: z.optional(z.array(f.text).check(z.maxLength(64))),
-    /**
-     * The chain link (docs/decisions.md): where this period's successor is when a due-date change
-     * moved it off the calendar date. The successor rule follows it, so a later attempt of this
-     * period finds its next period instead of opening a second one at the old date.
-     */
-    successor_billing_date: f.optionalInstant,
-    /**
-     * The chain this period belongs to (chain.ts): the subscription_id of the chain's first period,
-     * set when the chain opens and inherited by every successor; no writer's `set` can name it.
-     * Absent on items written before it existed (legacy chains keep the old rules).
-     */
-    chain_id: f.optionalText,
-    payment_attempts: f.count,
-    last_attempt_date: f.optionalInstant,
-    version: f.count,
-    /** Legacy form of `membership_event_ids` (one id); read once by `upgradeLegacyIntent` (the billing store decode), never written. */
-    membership_event_id: f.optionalString,
-    /** `occurred_at` of the newest membership event applied: an older one for this user is not applied again. */
-    membership_event_at: f.optionalInstant,
-    /** Idempotency-Key of the last person-initiated payment request (manual pay); a repeat is answered, not re-run. */
-    last_request_key: f.optionalString,
-    /** ACH re-presentments after R01/R09 returns, and when the original entry was made (DESIGN 4). */
-    ach_represented: f.optionalCount,
-    ach_original_entry_date: f.optionalInstant,
-    /** NACHA code of the last ACH return of this period: tells an account-error block from the re-presentment limit. */
-    ach_return_code: f.optionalString,
-    /** Set by an account-error return (R02, R03, R04, ...) or the re-presentment limit: no further ACH debits for this record. */
-    ach_blocked: f.optionalBoolean,
-    /** Set by an unauthorized return (R05, R07, R10, R11, R29): never retried automatically. */
-    ach_unauthorized: f.optionalBoolean,
-    /** Set by a card dispute (charge.dispute.created): never charged again automatically. */
-    card_disputed: f.optionalBoolean,
-    /** An ACH outcome that did not match (DESIGN 4.1); listed by `?billing=exceptions`. */
-    ach_exception: z.optional(achExceptionSchema),
-    /** A Stripe outcome that did not match (DESIGN 6.1); listed by `?billing=exceptions`. */
-    card_exception: z.optional(cardExceptionSchema),
-    /*
-     * Dunning (DESIGN 5b, dunning.ts): the most recent decline's code and class, and the schedule of
-     * this period's automatic attempts. Absent when the period was never declined (or was reset).
-     */
-    decline_code: f.optionalText,
-    decline_class: z.optional(declineClassSchema),
-    /** First decline of the current cycle: the schedule's day 0. */
-    dunning_first_declined_at: f.optionalInstant,
-    /** Attempts of the current cycle (slots spent), the first decline included. */
-    dunning_attempts: f.optionalCount,
-    /** The next automatic attempt; absent in a cycle = exhausted. */
-    dunning_next_attempt_at: f.optionalInstant,
-    /** Merchant-initiated presentments of this card for this period in the last 30 days (the networks' ceilings). */
-    dunning_presented_at: z.optional(z.array(instant).check(z.maxLength(64))),
-    card_network: z.optional(cardNetworkSchema),
-    // The five failure attributes, spread rather than `.extend`ed: one object schema to build, not two.
-    ...billingFailureFieldsSchema.shape,
-  })));
+  user_id: f.text,
+  billing_date: instant,
+  subscription_id: f.text,
+  amount_cents: centsSchema,
+  billing_status: billingStatusSchema,
+  transaction_id: f.optionalString,
+  payment_error: f.optionalString,
+  first_attempt_date: f.optionalInstant,
+  completed_date: f.optionalInstant,
+  last_run_date: instant,
+  created_date: instant,
+  process: processSchema,
+  updated_event: z.optional(updatedEventSchema),
+  term: termSchema,
+  account_last_four: f.optionalString,
+  tier: f.text,
+  payment_method: paymentMethodSchema,
+  friday_billing: z.optional(fridayBillingSchema),
+  /*
+   * Membership intent (DESIGN 2.9): what the member asked for. Only membership events and an
+   * operator action that says so change these (see intent.ts); every other writer carries them
+   * forward and a successor period inherits them.
+   */
+  /** Day of month the plan bills on (keeps Jan 31 → Feb 28 → Mar 31); a due-date change moves it. */
+  billing_anchor_day: z.optional(z.int().check(z.minimum(1), z.maximum(31))),
+  /** Calendar months of pause still to skip, this period included; non-zero only while PAUSED. */
+  paused_months: f.optionalCount,
+  /** When the member asked to cancel: this period is cancelled at its billing date, never collected, and has no successor. */
+  cancel_requested_at: f.optionalInstant,
+  /** Membership events applied to this chain (most recent last, bounded): a replay of any of them is a no-op. */
+  membership_event_ids: z.optional(z.array(f.text).check(z.maxLength(64))),
+  /**
+   * The chain link (docs/decisions.md): where this period's successor is when a due-date change
+   * moved it off the calendar date. The successor rule follows it, so a later attempt of this
+   * period finds its next period instead of opening a second one at the old date.
+   */
+  successor_billing_date: f.optionalInstant,
+  /**
+   * The chain this period belongs to (chain.ts): the subscription_id of the chain's first period,
+   * set when the chain opens and inherited by every successor; no writer's `set` can name it.
+   * Absent on items written before it existed (legacy chains keep the old rules).
+   */
+  chain_id: f.optionalText,
+  payment_attempts: f.count,
+  last_attempt_date: f.optionalInstant,
+  version: f.count,
+  /** Legacy form of `membership_event_ids` (one id); read once by `upgradeLegacyIntent` (the billing store decode), never written. */
+  membership_event_id: f.optionalString,
+  /** `occurred_at` of the newest membership event applied: an older one for this user is not applied again. */
+  membership_event_at: f.optionalInstant,
+  /** Idempotency-Key of the last person-initiated payment request (manual pay); a repeat is answered, not re-run. */
+  last_request_key: f.optionalString,
+  /** ACH re-presentments after R01/R09 returns, and when the original entry was made (DESIGN 4). */
+  ach_represented: f.optionalCount,
+  ach_original_entry_date: f.optionalInstant,
+  /** NACHA code of the last ACH return of this period: tells an account-error block from the re-presentment limit. */
+  ach_return_code: f.optionalString,
+  /** Set by an account-error return (R02, R03, R04, ...) or the re-presentment limit: no further ACH debits for this record. */
+  ach_blocked: f.optionalBoolean,
+  /** Set by an unauthorized return (R05, R07, R10, R11, R29): never retried automatically. */
+  ach_unauthorized: f.optionalBoolean,
+  /** Set by a card dispute (charge.dispute.created): never charged again automatically. */
+  card_disputed: f.optionalBoolean,
+  /** An ACH outcome that did not match (DESIGN 4.1); listed by `?billing=exceptions`. */
+  ach_exception: z.optional(achExceptionSchema),
+  /** A Stripe outcome that did not match (DESIGN 6.1); listed by `?billing=exceptions`. */
+  card_exception: z.optional(cardExceptionSchema),
+  /*
+   * Dunning (DESIGN 5b, dunning.ts): the most recent decline's code and class, and the schedule of
+   * this period's automatic attempts. Absent when the period was never declined (or was reset).
+   */
+  decline_code: f.optionalText,
+  decline_class: z.optional(declineClassSchema),
+  /** First decline of the current cycle: the schedule's day 0. */
+  dunning_first_declined_at: f.optionalInstant,
+  /** Attempts of the current cycle (slots spent), the first decline included. */
+  dunning_attempts: f.optionalCount,
+  /** The next automatic attempt; absent in a cycle = exhausted. */
+  dunning_next_attempt_at: f.optionalInstant,
+  /** Merchant-initiated presentments of this card for this period in the last 30 days (the networks' ceilings). */
+  dunning_presented_at: z.optional(z.array(instant).check(z.maxLength(64))),
+  card_network: z.optional(cardNetworkSchema),
+  // The five failure attributes, spread rather than `.extend`ed: one object schema to build, not two.
+  ...billingFailureFieldsSchema.shape,
+})));
 export type BillingRecord = z.infer<typeof billingRecordSchema>;
 
 /** Decision context captured on the history row of a payment submission (DESIGN 2.5). */

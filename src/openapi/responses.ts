@@ -42,37 +42,37 @@ function publicShape<T extends z.core.$ZodShape>(shape: T): z.core.$ZodShape {
 }
 
 export const billingFailureViewSchema = z.strictObject({
-    state: z.enum(['retrying', 'parked']),
-    count: z.int().check(z.nonnegative()),
-    failed_at: z.string(),
-    next_attempt_at: z.nullable(z.string()).check(z.describe('null once parked: only an operator retry bills it again')),
-    last_error: z.string(),
-  }).check(z.describe('The live billing failure of DESIGN 5, present only while it is live'));
+  state: z.enum(['retrying', 'parked']),
+  count: z.int().check(z.nonnegative()),
+  failed_at: z.string(),
+  next_attempt_at: z.nullable(z.string()).check(z.describe('null once parked: only an operator retry bills it again')),
+  last_error: z.string(),
+}).check(z.describe('The live billing failure of DESIGN 5, present only while it is live'));
 
 export const dunningViewSchema = z.strictObject({
-    state: z.enum(['retrying', 'exhausted']),
-    attempts: z.int().check(z.nonnegative(), z.describe('attempts of the current dunning cycle, the first decline included')),
-    next_attempt_at: z.nullable(z.string()).check(z.describe('null once exhausted: only a new payment method or an operator retry restarts it')),
-    decline_code: z.string(),
-    decline_class: declineClassSchema,
-  }).check(z.describe('The dunning of a declined period (DESIGN 5b), present on every read of a FAILED period that was declined'));
+  state: z.enum(['retrying', 'exhausted']),
+  attempts: z.int().check(z.nonnegative(), z.describe('attempts of the current dunning cycle, the first decline included')),
+  next_attempt_at: z.nullable(z.string()).check(z.describe('null once exhausted: only a new payment method or an operator retry restarts it')),
+  decline_code: z.string(),
+  decline_class: declineClassSchema,
+}).check(z.describe('The dunning of a declined period (DESIGN 5b), present on every read of a FAILED period that was declined'));
 
 export const displayStatusSchema = z.enum([...BILLING_STATUSES, 'PASTDUE']).check(z.describe('PASTDUE is computed on read for PENDING/FAILED periods more than 30 days past billing_date'));
 
 export const subscriptionViewSchema = z.strictObject({
-    ...publicShape(billingRecordSchema.shape),
-    amount: dollarStringSchema.check(z.describe('two-decimal dollars, e.g. "19.99"')),
-    billing_status: displayStatusSchema,
-    billing_failure: z.optional(billingFailureViewSchema),
-    dunning: z.optional(dunningViewSchema),
-  }).check(z.describe('One billing period of one user'));
+  ...publicShape(billingRecordSchema.shape),
+  amount: dollarStringSchema.check(z.describe('two-decimal dollars, e.g. "19.99"')),
+  billing_status: displayStatusSchema,
+  billing_failure: z.optional(billingFailureViewSchema),
+  dunning: z.optional(dunningViewSchema),
+}).check(z.describe('One billing period of one user'));
 
 export const historyRowViewSchema = z.strictObject({
-    ...publicShape(historyRowSchema.shape),
-    amount: dollarStringSchema,
-    billing_failure: z.optional(billingFailureViewSchema),
-    dunning: z.optional(dunningViewSchema),
-  }).check(z.describe('An append-only audit row: the record as written, the decision context (data_*), and the actor and reason of operator and user actions'));
+  ...publicShape(historyRowSchema.shape),
+  amount: dollarStringSchema,
+  billing_failure: z.optional(billingFailureViewSchema),
+  dunning: z.optional(dunningViewSchema),
+}).check(z.describe('An append-only audit row: the record as written, the decision context (data_*), and the actor and reason of operator and user actions'));
 
 export const loanPaymentViewSchema = z.strictObject(Object.fromEntries(Object.entries(loanPaymentSchema.shape).filter(([name]) => name !== 'version'))).check(z.describe('A loan payment; amounts in integer cents'));
 
@@ -123,42 +123,42 @@ const retryRunFields = {
 };
 
 export const retryRunCreatedSchema = z.strictObject({
-    ...retryRunFields,
-    replayed: z.boolean().check(z.describe('true when this Idempotency-Key already named the run: nothing new was selected or charged')),
-    items: z.array(z.strictObject({ subscription_id: z.string(), user_id: z.string() })).check(z.describe('every selected period')),
-  }).check(z.describe('A bulk retry run as created (or replayed)'));
+  ...retryRunFields,
+  replayed: z.boolean().check(z.describe('true when this Idempotency-Key already named the run: nothing new was selected or charged')),
+  items: z.array(z.strictObject({ subscription_id: z.string(), user_id: z.string() })).check(z.describe('every selected period')),
+}).check(z.describe('A bulk retry run as created (or replayed)'));
 
 export const retryRunSchema = z.strictObject({
-    ...retryRunFields,
-    items: z.array(
-      z.strictObject({
-        subscription_id: z.string(),
-        user_id: z.string(),
-        billing_date: z.string(),
-        outcome: z.enum(RETRY_ITEM_OUTCOMES).check(z.describe('pending/processing until the worker finishes it; selected on a dry run')),
-        detail: z.optional(z.string()).check(z.describe('for skipped: the hold code (DESIGN 3.1), not_open or not_found; otherwise what the attempt did')),
-        finished_at: z.optional(z.string()),
-      }),
-    ),
-    next: nextToken,
-  }).check(z.describe('A bulk retry run: status, counts and one page of its items')); 
+  ...retryRunFields,
+  items: z.array(
+    z.strictObject({
+      subscription_id: z.string(),
+      user_id: z.string(),
+      billing_date: z.string(),
+      outcome: z.enum(RETRY_ITEM_OUTCOMES).check(z.describe('pending/processing until the worker finishes it; selected on a dry run')),
+      detail: z.optional(z.string()).check(z.describe('for skipped: the hold code (DESIGN 3.1), not_open or not_found; otherwise what the attempt did')),
+      finished_at: z.optional(z.string()),
+    }),
+  ),
+  next: nextToken,
+}).check(z.describe('A bulk retry run: status, counts and one page of its items')); 
 
 export const errorSchema = z.strictObject({
-    error: z.strictObject({
-      code: z.string().check(z.describe('stable machine-readable code, e.g. invalid_body, not_found, locked, unbilled_period')),
-      message: z.string(),
-      details: z.optional(z.array(z.strictObject({ path: z.array(z.string()), message: z.string(), code: z.optional(z.string()) }))).check(z.describe('the zod issues of a 400')),
-    }),
-  }).check(z.describe('Every error the functions answer'));
+  error: z.strictObject({
+    code: z.string().check(z.describe('stable machine-readable code, e.g. invalid_body, not_found, locked, unbilled_period')),
+    message: z.string(),
+    details: z.optional(z.array(z.strictObject({ path: z.array(z.string()), message: z.string(), code: z.optional(z.string()) }))).check(z.describe('the zod issues of a 400')),
+  }),
+}).check(z.describe('Every error the functions answer'));
 
 /** An error whose `code` is one of a closed list: the 409s an operation can answer, each named. */
 function conflictSchema(codes: readonly [string, ...string[]], description: string) {
   return z.strictObject({
-      error: z.strictObject({
-        code: z.enum(codes).check(z.describe(description)),
-        message: z.string(),
-      }),
-    }).check(z.describe(`A conflict: nothing was changed or charged. ${description}`));
+    error: z.strictObject({
+      code: z.enum(codes).check(z.describe(description)),
+      message: z.string(),
+    }),
+  }).check(z.describe(`A conflict: nothing was changed or charged. ${description}`));
 }
 
 /** Manual pay and retry-billing (DESIGN 3.1, 5b): the holds that bind every path, or a lock or version race. */

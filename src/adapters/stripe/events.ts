@@ -59,16 +59,16 @@ export const paymentIntentSchema = lazySchema(() => z.object({
   currency: z.optional(z.pipe(z.string().check(z.trim(), z.minLength(1), z.maxLength(16)), z.transform((c) => c.toLowerCase()))),
   metadata: cardReferenceSchema,
   last_payment_error: z.nullish(z.object({
-      code: z.nullish(z.string()),
-      decline_code: z.nullish(z.string()),
-      // Dunning (DESIGN 5b) reads the advice and network codes and the card's network.
-      advice_code: z.nullish(z.string()),
-      network_advice_code: z.nullish(z.string()),
-      network_decline_code: z.nullish(z.string()),
-      payment_method: z.nullish(z.object({ card: z.nullish(z.object({ brand: z.nullish(z.string()) })) })),
-      // Older API versions name the card as a Source (a card source carries `brand`, e.g. "Visa").
-      source: z.nullish(z.object({ brand: z.nullish(z.string()) })),
-    })),
+    code: z.nullish(z.string()),
+    decline_code: z.nullish(z.string()),
+    // Dunning (DESIGN 5b) reads the advice and network codes and the card's network.
+    advice_code: z.nullish(z.string()),
+    network_advice_code: z.nullish(z.string()),
+    network_decline_code: z.nullish(z.string()),
+    payment_method: z.nullish(z.object({ card: z.nullish(z.object({ brand: z.nullish(z.string()) })) })),
+    // Older API versions name the card as a Source (a card source carries `brand`, e.g. "Visa").
+    source: z.nullish(z.object({ brand: z.nullish(z.string()) })),
+  })),
 }));
 
 export const chargeSchema = lazySchema(() => z.object({

@@ -59,15 +59,15 @@ const LIST_STATES: Readonly<Record<'failing' | 'dunning' | 'exceptions', readonl
 };
 
 export const subscriptionsQuerySchema = lazySchema(() => z.strictObject({
-    billing: z.enum(['failing', 'dunning', 'exceptions']).check(z.describe('failing: live billing failures (DESIGN 5); dunning: declined periods (DESIGN 5b); exceptions: outcomes that did not match (DESIGN 4.1, 6.1)')),
-    state: z.optional(z.enum(['retrying', 'parked', 'exhausted'])).check(z.describe('failing: retrying or parked; dunning: retrying or exhausted')),
-    limit: limitSchema,
-    next: z.optional(cursorSchema),
-  }).check(z.superRefine((query, ctx) => {
-    if (query.state !== undefined && !LIST_STATES[query.billing].includes(query.state)) {
-      ctx.addIssue({ code: 'custom', path: ['state'], message: 'failing lists retrying or parked, dunning retrying or exhausted; exceptions has no state' });
-    }
-  })));
+  billing: z.enum(['failing', 'dunning', 'exceptions']).check(z.describe('failing: live billing failures (DESIGN 5); dunning: declined periods (DESIGN 5b); exceptions: outcomes that did not match (DESIGN 4.1, 6.1)')),
+  state: z.optional(z.enum(['retrying', 'parked', 'exhausted'])).check(z.describe('failing: retrying or parked; dunning: retrying or exhausted')),
+  limit: limitSchema,
+  next: z.optional(cursorSchema),
+}).check(z.superRefine((query, ctx) => {
+  if (query.state !== undefined && !LIST_STATES[query.billing].includes(query.state)) {
+    ctx.addIssue({ code: 'custom', path: ['state'], message: 'failing lists retrying or parked, dunning retrying or exhausted; exceptions has no state' });
+  }
+})));
 
 /** Store pages read per request at most; a page can then hold fewer than `limit` items with `next` set. */
 const MAX_READS_PER_PAGE = 5;
