@@ -11,6 +11,7 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { billingRecord, callerFor, DAY_MS, holdLock, instantAt, seed, type Caller } from './api-fixtures.js';
 import { operatorAuth } from '../support/http-events.js';
+import { commandsSent } from '../support/write-counter.js';
 
 /**
  * Bulk retry runs (DESIGN 8) on DynamoDB Local: POST /v1/billing/retry-runs selects from the
@@ -314,19 +315,10 @@ describe('the retry-run-worker never charges an item twice', () => {
     const message = JSON.parse(record!.body);
     const at = formatInstant(app.clock.now());
     const longAgo = formatInstant(new Date(app.clock.now().getTime() - DAY_MS));
-    const sent: string[] = [];
-    app.db.client.middlewareStack.add(
-      (next, context) => async (args) => {
-        sent.push(String(context.commandName));
-        return next(args);
-      },
-      { step: 'initialize', name: 'countClaimRequests' },
-    );
     const claim = async (runId: string, claimId: string) => {
-      sent.length = 0;
-      const answer = await app.deps.retryRuns.claimItem(runId, message.subscription_id, claimId, at, longAgo);
-      expect(sent).toEqual(['UpdateItemCommand']);
-      return answer;
+      let answer: Awaited<ReturnType<typeof app.deps.retryRuns.claimItem>> | undefined;
+      expect(await commandsSent(app.db.client, async () => (answer = await app.deps.retryRuns.claimItem(runId, message.subscription_id, claimId, at, longAgo)))).toEqual(['UpdateItemCommand']);
+      return answer!;
     };
     expect(await claim(`run-${randomUUID()}`, 'claim-a')).toEqual({ kind: 'missing' });
     expect((await claim(message.run_id, 'claim-a')).kind).toBe('claimed');
@@ -335,7 +327,6 @@ describe('the retry-run-worker never charges an item twice', () => {
     expect(await app.deps.retryRuns.finishItem(message.run_id, message.subscription_id, 'claim-a', 'skipped', 'not_open', at)).toBe(true);
     const refused = await claim(message.run_id, 'claim-b');
     expect(refused).toMatchObject({ kind: 'finished', item: { run_id: created.body.run_id, subscription_id: parked.subscription_id, outcome: 'skipped', detail: 'not_open' } });
-    app.db.client.middlewareStack.remove('countClaimRequests');
   });
 
   it('an item whose user is locked is delivered again and billed once the lock is free', async () => {

@@ -12,6 +12,7 @@ import type { AppDeps } from '../../src/runtime/deps.js';
 import { cardPeriod } from '../support/billing-fixtures.js';
 import { seedRecords } from '../support/seed.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
+import { commandsSent } from '../support/write-counter.js';
 import { parseBody, webhookEvent } from './webhook-events.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -252,30 +253,18 @@ describe('stripe-webhook: other event types and bodies', () => {
   });
 
   it('an unhandled type costs one write, no claim and no mark; its redelivery one request, answered duplicate', async () => {
-    const sent: string[] = [];
-    app.db.client.middlewareStack.add(
-      (next, context) => async (args) => {
-        sent.push(String(context.commandName));
-        return next(args);
-      },
-      { step: 'initialize', name: 'countStripeRequests' },
-    );
-    try {
-      const body = stripeEvent('customer.created', { id: 'cus_9', object: 'customer' });
-      expect(parseBody(await handle()(delivery(body)))).toEqual({ status: 'processed', outcome: 'unhandled' });
-      expect(sent).toEqual(['PutItemCommand']);
-      sent.length = 0;
-      expect(parseBody(await handle()(delivery(body)))).toEqual({ status: 'duplicate' });
-      expect(sent).toEqual(['PutItemCommand']);
-      // While another delivery holds a live claim on it: 409, as for a handled type.
-      const claimed = stripeEvent('customer.updated', { id: 'cus_9', object: 'customer' });
-      expect((await app.deps.stripeEvents.claim(claimed.id, app.clock.now().getTime(), STRIPE_EVENT_LEASE_MS)).kind).toBe('claimed');
-      const busy = await handle()(delivery(claimed));
-      expect(busy.statusCode).toBe(409);
-      expect((parseBody(busy).error as { code: string }).code).toBe('event_in_progress');
-    } finally {
-      app.db.client.middlewareStack.remove('countStripeRequests');
-    }
+    const body = stripeEvent('customer.created', { id: 'cus_9', object: 'customer' });
+    let answer: unknown;
+    expect(await commandsSent(app.db.client, async () => (answer = parseBody(await handle()(delivery(body)))))).toEqual(['PutItemCommand']);
+    expect(answer).toEqual({ status: 'processed', outcome: 'unhandled' });
+    expect(await commandsSent(app.db.client, async () => (answer = parseBody(await handle()(delivery(body)))))).toEqual(['PutItemCommand']);
+    expect(answer).toEqual({ status: 'duplicate' });
+    // While another delivery holds a live claim on it: 409, as for a handled type.
+    const claimed = stripeEvent('customer.updated', { id: 'cus_9', object: 'customer' });
+    expect((await app.deps.stripeEvents.claim(claimed.id, app.clock.now().getTime(), STRIPE_EVENT_LEASE_MS)).kind).toBe('claimed');
+    const busy = await handle()(delivery(claimed));
+    expect(busy.statusCode).toBe(409);
+    expect((parseBody(busy).error as { code: string }).code).toBe('event_in_progress');
   });
 
   it('refuses a signed body that is not a Stripe event (400, nothing claimed)', async () => {

@@ -52,3 +52,22 @@ export function countWrites(client: DynamoDBClient, locksTable: string): WriteCo
     },
   };
 }
+
+/** The commands `run` sends through `client`, in order (a middleware on the client, once per send, above the SDK's retries). */
+export async function commandsSent(client: DynamoDBClient, run: () => Promise<unknown>): Promise<string[]> {
+  const sent: string[] = [];
+  const name = `commandsSent-${Math.random().toString(36).slice(2)}`;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      sent.push(String((context as { commandName?: unknown }).commandName ?? ''));
+      return next(args);
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    await run();
+  } finally {
+    client.middlewareStack.remove(name);
+  }
+  return sent;
+}

@@ -31,12 +31,6 @@ const seconds = (ms: number) => Math.floor(ms / 1000);
 /** Who may write a row: nobody has, or its claim's lease is over. A processing row without a lease is the seed's legacy shape: treated as expired. */
 const CLAIMABLE = 'attribute_not_exists(pk) OR (#status = :processing AND (lease_expires_at < :now OR attribute_not_exists(lease_expires_at)))';
 
-/** The row a refused conditional write saw (ReturnValuesOnConditionCheckFailure ALL_OLD): processed, or claimed by a live delivery. */
-function refusedBy(error: unknown): 'processed' | 'in_progress' {
-  const seen = (error as { Item?: Item }).Item;
-  return seen?.status?.S === 'processed' ? 'processed' : 'in_progress';
-}
-
 /**
  * The Stripe event claim (seed 003, fixed per DESIGN 2.8): a live `processing` claim repels
  * duplicates, an expired one can be taken over, and only the claim's own token can mark it
@@ -53,41 +47,25 @@ export class DynamoStripeEventStore implements StripeEventStore {
     this.newToken = options.newToken ?? randomUUID;
   }
 
-  /**
-   * One conditional Put. A refusal answers with the row as the condition saw it, so a duplicate or
-   * a live claim costs no read after it (and no race with a release between the two).
-   */
+  /** Claims under a lease: the row of a delivery that is applying the event. */
   async claim(eventId: string, nowMs: number, leaseMs: number): Promise<ClaimResult> {
     const token = this.newToken();
-    try {
-      await this.client.send(
-        new PutItemCommand({
-          TableName: this.table,
-          Item: marshallItem({
-            pk: `stripe#${eventId}`,
-            sk: 'event',
-            event_id: eventId,
-            status: 'processing',
-            updated_at: seconds(nowMs),
-            expires_at: seconds(nowMs) + STRIPE_EVENT_RETENTION_SECONDS,
-            lease_expires_at: nowMs + leaseMs,
-            claim_token: token,
-          }),
-          ConditionExpression: CLAIMABLE,
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':processing': { S: 'processing' }, ':now': { N: String(nowMs) } },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return { kind: 'claimed', claim_token: token };
-    } catch (error) {
-      if (isConditionalCheckFailed(error)) return { kind: refusedBy(error) };
-      throw toDomainError(error, { operation: 'stripeEvents.claim' });
-    }
+    const put = await this.putIfClaimable(eventId, nowMs, { status: 'processing', lease_expires_at: nowMs + leaseMs, claim_token: token }, 'stripeEvents.claim');
+    return put === 'written' ? { kind: 'claimed', claim_token: token } : { kind: put };
   }
 
   /** The row a claim and its mark leave, written at once under the claim's condition. */
   async recordProcessed(eventId: string, eventType: string, nowMs: number): Promise<RecordResult> {
+    const put = await this.putIfClaimable(eventId, nowMs, { status: 'processed', event_type: eventType, claim_token: this.newToken() }, 'stripeEvents.recordProcessed');
+    return put === 'written' ? { kind: 'recorded' } : { kind: put };
+  }
+
+  /**
+   * One conditional Put of the event's row, if nobody has written it or its claim's lease is over.
+   * A refusal answers with the row as the condition saw it (ALL_OLD), so a duplicate or a live
+   * claim costs no read after it, and no race with a release between the two.
+   */
+  private async putIfClaimable(eventId: string, nowMs: number, fields: Record<string, unknown>, operation: string): Promise<'written' | 'processed' | 'in_progress'> {
     try {
       await this.client.send(
         new PutItemCommand({
@@ -96,11 +74,9 @@ export class DynamoStripeEventStore implements StripeEventStore {
             pk: `stripe#${eventId}`,
             sk: 'event',
             event_id: eventId,
-            status: 'processed',
-            event_type: eventType,
             updated_at: seconds(nowMs),
             expires_at: seconds(nowMs) + STRIPE_EVENT_RETENTION_SECONDS,
-            claim_token: this.newToken(),
+            ...fields,
           }),
           ConditionExpression: CLAIMABLE,
           ExpressionAttributeNames: { '#status': 'status' },
@@ -108,10 +84,11 @@ export class DynamoStripeEventStore implements StripeEventStore {
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { kind: 'recorded' };
+      return 'written';
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return { kind: refusedBy(error) };
-      throw toDomainError(error, { operation: 'stripeEvents.recordProcessed' });
+      if (!isConditionalCheckFailed(error)) throw toDomainError(error, { operation });
+      const seen = (error as { Item?: Item }).Item;
+      return seen?.status?.S === 'processed' ? 'processed' : 'in_progress';
     }
   }
 

@@ -3,6 +3,7 @@ import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoStripeEventStore, STRIPE_EVENT_RETENTION_SECONDS } from '../../../src/adapters/dynamodb/stripe-event-store.js';
 import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
+import { commandsSent } from '../../support/write-counter.js';
 
 // Real time: DynamoDB Local honours TTL (expires_at), so rows must not be born expired.
 const NOW = Date.now();
@@ -108,47 +109,28 @@ describe('DynamoStripeEventStore on DynamoDB Local', () => {
     expect((await store.claim(id, NOW, LEASE)).kind).toBe('claimed');
   });
 
-  /** The commands `run` sends through the store's client (an SDK middleware, once per send). */
-  async function commandsOf(run: () => Promise<unknown>): Promise<string[]> {
-    const sent: string[] = [];
-    const name = `count-${randomUUID()}`;
-    db.client.middlewareStack.add(
-      (next, context) => async (args) => {
-        sent.push(String(context.commandName));
-        return next(args);
-      },
-      { step: 'initialize', name },
-    );
-    try {
-      await run();
-    } finally {
-      db.client.middlewareStack.remove(name);
-    }
-    return sent;
-  }
-
   it('answers a refused claim from the row the condition saw: one PutItem, no read after it', async () => {
     const id = eventId();
     const claim = await store.claim(id, NOW, LEASE);
     if (claim.kind !== 'claimed') throw new Error('not claimed');
     let answer: unknown;
-    expect(await commandsOf(async () => (answer = await store.claim(id, NOW + 1, LEASE)))).toEqual(['PutItemCommand']);
+    expect(await commandsSent(db.client, async () => (answer = await store.claim(id, NOW + 1, LEASE)))).toEqual(['PutItemCommand']);
     expect(answer).toEqual({ kind: 'in_progress' });
     await store.markProcessed(id, claim.claim_token, 'charge.refunded', NOW + 2);
-    expect(await commandsOf(async () => (answer = await store.claim(id, NOW + 3, LEASE)))).toEqual(['PutItemCommand']);
+    expect(await commandsSent(db.client, async () => (answer = await store.claim(id, NOW + 3, LEASE)))).toEqual(['PutItemCommand']);
     expect(answer).toEqual({ kind: 'processed' });
   });
 
   it('records an event processed in one PutItem: the row a claim and its mark leave, refused as a claim is', async () => {
     const id = eventId();
     let answer: unknown;
-    expect(await commandsOf(async () => (answer = await store.recordProcessed(id, 'customer.created', NOW)))).toEqual(['PutItemCommand']);
+    expect(await commandsSent(db.client, async () => (answer = await store.recordProcessed(id, 'customer.created', NOW)))).toEqual(['PutItemCommand']);
     expect(answer).toEqual({ kind: 'recorded' });
     const stored = await store.get(id);
     expect(stored).toMatchObject({ event_id: id, status: 'processed', event_type: 'customer.created', updated_at: Math.floor(NOW / 1000), expires_at: Math.floor(NOW / 1000) + STRIPE_EVENT_RETENTION_SECONDS });
     expect(stored?.lease_expires_at).toBeUndefined();
     // A redelivery, recorded or claimed: the event was processed, in one request.
-    expect(await commandsOf(async () => (answer = await store.recordProcessed(id, 'customer.created', NOW + 10 * LEASE)))).toEqual(['PutItemCommand']);
+    expect(await commandsSent(db.client, async () => (answer = await store.recordProcessed(id, 'customer.created', NOW + 10 * LEASE)))).toEqual(['PutItemCommand']);
     expect(answer).toEqual({ kind: 'processed' });
     expect(await store.claim(id, NOW + 10 * LEASE, LEASE)).toEqual({ kind: 'processed' });
 
