@@ -608,13 +608,25 @@ export class BillingWorld {
     await this.sendAchBody(body);
   }
 
-  /** Sends an ACH body (first delivery or a duplicate); an applied return or chargeback gives the money back. */
+  /**
+   * Sends an ACH body (first delivery or a duplicate); an applied return or chargeback gives the
+   * money back, once per debit and outcome type. A delivery that crashed after its write answered
+   * 500 and its redelivery `already_applied`: that answer is the system saying the reversal is
+   * recorded, so it counts too (regression: ach_return_committed_before_crash).
+   */
   async sendAchBody(body: Json): Promise<void> {
     const user = this.users.indexOf(body.reference.user_id);
     await this.sendAch(body, (res) => {
-      if (res.body?.status === 'applied' && body.type !== 'settled') applyReversal(this.model, this.member(user), ms(body.reference.billing_date), `ach ${body.type} ${body.return_code ?? ''}`);
+      if (body.type === 'settled') return;
+      const recorded = res.body?.status === 'applied' || (res.body?.status === 'ignored' && res.body?.reason === 'already_applied');
+      const key = `${body.confirmation_id}|${body.type}`;
+      if (!recorded || this.reversalsSeen.has(key)) return;
+      this.reversalsSeen.add(key);
+      applyReversal(this.model, this.member(user), ms(body.reference.billing_date), `ach ${body.type} ${body.return_code ?? ''}`);
     });
   }
+  /** ACH reversals the model has counted: `{confirmation_id}|{type}`. */
+  private readonly reversalsSeen = new Set<string>();
 
   /** Card webhook for a charge: succeeded, refunded or disputed. */
   async sendCardEvent(charge: ObservedCharge, type: 'payment_intent.succeeded' | 'charge.refunded' | 'charge.dispute.created'): Promise<void> {

@@ -496,4 +496,28 @@ describe('long run 9 counterexamples (lead)', () => {
     await w.settle();
     expect(w.charges(w.users[0]!)).toEqual([]);
   });
+  // Long run of stop 22 (seed 641090652 path "2"): an R01 return whose delivery crashed after its write (500), then was
+  // redelivered and answered `already_applied`; the re-presented debit was the period's second charge, and the model,
+  // which counted a reversal only on `applied`, called it a double charge. The system was right; the check now counts it.
+  regression('ach_return_committed_before_crash: an R01 return recorded by a delivery that crashed is one reversal, and the re-presentment one charge', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'ach', 'MONTHLY', 0));
+    w.setOutcome(0, 'ach_return:R01');
+    w.app.clock.advance(DAY);
+    await w.collectionsRun();
+    expect(w.charges(w.users[0]!)).toHaveLength(1);
+    w.app.clock.advance(3 * DAY);
+    w.collectBankOutcomes();
+    const [returned] = w.bankOutcomesOf(0);
+    expect([returned?.type, returned?.return_code]).toEqual(['returned', 'R01']);
+    w.arm({ point: 'billing.commit.after', mode: 'crash' });
+    await w.deliverBankOutcome(returned!); // written, then the process died: 500, delivered again
+    w.setOutcome(0, 'approve');
+    await w.drain(); // the redelivery: already_applied
+    const [record] = await recordsOf(w, 0);
+    expect([record!.billing_status, record!.ach_return_code]).toEqual(['FAILED', 'R01']);
+    await w.settle(); // the re-presentment: the period's second charge, the first one returned
+    expect(w.charges(w.users[0]!).filter((c) => c.billing_date === record!.billing_date)).toHaveLength(2);
+    expect((await recordsOf(w, 0)).find((r) => r.billing_date === record!.billing_date)?.ach_represented).toBe(1);
+  });
 });
