@@ -106,8 +106,8 @@ const HANDLED = new Set([
   'charge.dispute.created',
 ]);
 
+/** A handled type's event (HANDLED); the handler records every other type without applying it. */
 async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: Logger): Promise<Applied> {
-  if (!HANDLED.has(event.type)) return { outcome: 'unhandled' };
   const object = event.data.object;
   const invalid = (issues: z.core.$ZodIssue[]): Applied => {
     log.warn({ issues: issues.map((i) => ({ path: i.path.join('.'), message: i.message })) }, 'stripe event data is invalid; recorded without effect');
