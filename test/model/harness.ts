@@ -608,24 +608,28 @@ export class BillingWorld {
     await this.sendAchBody(body);
   }
 
-  /**
-   * Sends an ACH body (first delivery or a duplicate); an applied return or chargeback gives the
-   * money back, once per debit and outcome type. A delivery that crashed after its write answered
-   * 500 and its redelivery `already_applied`: that answer is the system saying the reversal is
-   * recorded, so it counts too (regression: ach_return_committed_before_crash).
-   */
+  /** Sends an ACH body (first delivery or a duplicate); a recorded return or chargeback gives the money back (`countReversal`). */
   async sendAchBody(body: Json): Promise<void> {
     const user = this.users.indexOf(body.reference.user_id);
     await this.sendAch(body, (res) => {
       if (body.type === 'settled') return;
       const recorded = res.body?.status === 'applied' || (res.body?.status === 'ignored' && res.body?.reason === 'already_applied');
-      const key = `${body.confirmation_id}|${body.type}`;
-      if (!recorded || this.reversalsSeen.has(key)) return;
-      this.reversalsSeen.add(key);
-      applyReversal(this.model, this.member(user), ms(body.reference.billing_date), `ach ${body.type} ${body.return_code ?? ''}`);
+      this.countReversal(recorded, body.confirmation_id, user, body.reference.billing_date, `ach ${body.type} ${body.return_code ?? ''}`);
     });
   }
-  /** ACH reversals the model has counted: `{confirmation_id}|{type}`. */
+
+  /**
+   * A reversal the system says it recorded gives the money back, once per payment (`confirmationId`:
+   * a refund and a dispute of one charge return its money once). A delivery that crashed after its write answered 500 and its redelivery
+   * `already_applied`: that answer is the system saying the reversal is recorded, so it counts too
+   * (regressions: ach_return_committed_before_crash, card_dispute_committed_before_crash).
+   */
+  private countReversal(recorded: boolean, confirmationId: string, user: number, billingDate: string, what: string): void {
+    if (!recorded || this.reversalsSeen.has(confirmationId)) return;
+    this.reversalsSeen.add(confirmationId);
+    applyReversal(this.model, this.member(user), ms(billingDate), what);
+  }
+  /** The payments whose reversal the model has counted, by confirmation id. */
   private readonly reversalsSeen = new Set<string>();
 
   /** Card webhook for a charge: succeeded, refunded or disputed. */
@@ -641,7 +645,9 @@ export class BillingWorld {
     const body = stripeEvent(type, object, now);
     const user = this.users.indexOf(charge.user_id);
     await this.sendStripe(body, (res) => {
-      if (type !== 'payment_intent.succeeded' && res.body?.outcome === 'applied') applyReversal(this.model, this.member(user), ms(charge.billing_date), type);
+      if (type === 'payment_intent.succeeded') return;
+      const recorded = res.body?.outcome === 'applied' || (res.body?.outcome === 'ignored' && res.body?.reason === 'already_applied');
+      this.countReversal(recorded, charge.confirmation_id, user, charge.billing_date, type);
     });
   }
 

@@ -520,4 +520,25 @@ describe('long run 9 counterexamples (lead)', () => {
     expect(w.charges(w.users[0]!).filter((c) => c.billing_date === record!.billing_date)).toHaveLength(2);
     expect((await recordsOf(w, 0)).find((r) => r.billing_date === record!.billing_date)?.ach_represented).toBe(1);
   });
+  // Stop 23, found by reading the harness after the one above: the card path had the same gap. A dispute whose delivery
+  // crashed after its write answered 500, its redelivery `already_applied`, and the model counted no reversal, so a
+  // second charge of the period would have been called a double charge. A card is never charged again after a dispute
+  // (409 card_disputed), so no sequence of today's commands reached it; the count is the harness's, checked directly.
+  regression('card_dispute_committed_before_crash: a dispute recorded by a delivery that crashed is one reversal, and its redeliveries none more', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'card', 'MONTHLY', 0));
+    w.app.clock.advance(DAY);
+    await w.collectionsRun();
+    const [charge] = w.charges(w.users[0]!);
+    expect(charge).toBeDefined();
+    w.arm({ point: 'billing.commit.after', mode: 'crash' });
+    await w.sendCardEvent(charge!, 'charge.dispute.created'); // written, then the process died: 500, delivered again
+    w.app.clock.advance(3_600_000); // past the dead delivery's claim lease
+    await w.drain(); // the redelivery: already_applied
+    await w.sendCardEvent(charge!, 'charge.refunded'); // the same charge's money, given back once
+    const [record] = await recordsOf(w, 0);
+    expect(record!.billing_status).toBe('FAILED');
+    expect(w.member(0).reversals.get(ms(charge!.billing_date))).toBe(1);
+    await w.check('dispute recorded before a crash');
+  });
 });
