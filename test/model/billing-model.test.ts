@@ -6,8 +6,9 @@ import { BillingWorld, sharedApp } from './harness.js';
 
 /**
  * The reference-model test over every path (DESIGN 10): random sequences of membership events,
- * collections runs, manual pay, retry-billing, waive, due-date changes, ACH and Stripe outcomes,
- * processor outcome changes, clock moves, duplicate and reordered deliveries and injected crashes,
+ * collections runs, manual pay, retry-billing, bulk retry runs (their items delivered later, once
+ * or twice), waive, due-date changes, ACH and Stripe outcomes, processor outcome changes (and a
+ * member driven until parked or exhausted, so a run has work to select), clock moves, duplicate and reordered deliveries and injected crashes,
  * for a few members at once, on DynamoDB Local through the real handlers. After every step the
  * system's records and the processor's charges are compared with the reference model
  * (test/model/reference-model.ts); at the end of each sequence the books settle and every

@@ -224,6 +224,49 @@ class RetryBilling extends Step {
   }
 }
 
+class BulkRetry extends Step {
+  constructor(
+    readonly state: 'parked' | 'exhausted',
+    readonly repeatKey: boolean,
+    readonly dryRun: boolean,
+  ) {
+    super();
+  }
+  async act(world: BillingWorld) {
+    await world.startRetryRun(this.state, { repeatKey: this.repeatKey, dryRun: this.dryRun });
+  }
+  toString() {
+    return `BULK_RETRY(${this.state}${this.repeatKey ? ', same key' : ''}${this.dryRun ? ', dry run' : ''})`;
+  }
+}
+
+class Hopeless extends Step {
+  constructor(
+    readonly user: number,
+    readonly state: 'parked' | 'exhausted',
+  ) {
+    super();
+  }
+  async act(world: BillingWorld) {
+    await world.makeHopeless(this.user, this.state);
+  }
+  toString() {
+    return `HOPELESS(u${this.user}, until ${this.state})`;
+  }
+}
+
+class RetryRunItems extends Step {
+  constructor(readonly duplicate: boolean) {
+    super();
+  }
+  async act(world: BillingWorld) {
+    await world.deliverRetryRunItems(this.duplicate);
+  }
+  toString() {
+    return `RETRY_RUN_ITEMS(${this.duplicate ? 'each twice' : 'once'})`;
+  }
+}
+
 class Waive extends Step {
   constructor(
     readonly user: number,
@@ -481,6 +524,15 @@ export function commandArbitraries(options: CommandOptions): fc.Arbitrary<Cmd>[]
     { name: 'COLLECTIONS_RUN', weight: 8, arb: fc.constant(new CollectionsRun()) },
     { name: 'MANUAL_PAY', weight: 2, arb: fc.tuple(u, pick, fc.boolean()).map(([user, p, repeat]) => new ManualPay(user, p, repeat)) },
     { name: 'RETRY_BILLING', weight: 2, arb: fc.tuple(u, pick).map(([user, p]) => new RetryBilling(user, p)) },
+    {
+      name: 'BULK_RETRY',
+      weight: 2,
+      arb: fc
+        .tuple(fc.constantFrom<'parked' | 'exhausted'>('parked', 'exhausted'), fc.boolean(), fc.constantFrom(false, false, false, true))
+        .map(([state, repeat, dry]) => new BulkRetry(state, repeat, dry)),
+    },
+    { name: 'HOPELESS', weight: 2, arb: fc.tuple(u, fc.constantFrom<'parked' | 'exhausted'>('parked', 'exhausted')).map(([user, state]) => new Hopeless(user, state)) },
+    { name: 'RETRY_RUN_ITEMS', weight: 2, arb: fc.boolean().map((duplicate) => new RetryRunItems(duplicate)) },
     { name: 'WAIVE', weight: 2, arb: fc.tuple(u, pick).map(([user, p]) => new Waive(user, p)) },
     {
       name: 'DUE_DATE_CHANGE',

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { SimulatedCharge } from '../../src/adapters/processor/simulator.js';
+import { dunningState } from '../../src/domain/dunning.js';
+import { failureState } from '../../src/domain/ladder.js';
 import { userLockKey } from '../../src/domain/lock.js';
 import type { LockLease, LockStore, PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
@@ -8,6 +10,7 @@ import { createApiHandler } from '../../src/handlers/api.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
 import { createMembershipsConsumerHandler } from '../../src/handlers/memberships-consumer.js';
+import { createRetryRunWorkerHandler } from '../../src/handlers/retry-run-worker.js';
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
 import { createBalanceWorkerHandler } from '../../src/handlers/webhook-balance-worker.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
@@ -771,6 +774,91 @@ export class BillingWorld {
     return this.lastPayKey;
   }
 
+  /**
+   * Drives one member toward work a bulk retry selects, through the entry points a real member's
+   * hopeless period goes through: processor errors up the failure ladder until it parks, or a hard
+   * decline (`stolen_card`) that exhausts dunning at once. Each round moves the clock to the
+   * member's next attempt and runs collections; at most 10 rounds. The outcome stays set.
+   */
+  async makeHopeless(user: number, state: 'parked' | 'exhausted'): Promise<void> {
+    const userId = this.users[user]!;
+    this.setOutcome(user, state === 'parked' ? 'error' : 'decline:stolen_card');
+    for (let round = 0; round < 10; round++) {
+      const records = await this.records(userId);
+      const now = this.now();
+      if (records.some((r) => (state === 'parked' ? failureState(r as never) === 'parked' : dunningState(r as never, new Date(now)) === 'exhausted'))) break;
+      const next = records
+        .filter((r) => r.billing_status === 'PENDING' || r.billing_status === 'FAILED')
+        .map((r) => ms(r.billing_next_attempt_at ?? r.dunning_next_attempt_at ?? r.billing_date))
+        .filter((at) => Number.isFinite(at))
+        .sort((a, b) => a - b)[0];
+      if (next === undefined) break;
+      this.app.clock.advance(Math.max(next - now, 0) + 60_000);
+      await this.drain();
+      await this.collectionsRun();
+    }
+    this.trace.push(`  ${userId}: ${(await this.records(userId)).map((r) => `${r.billing_status} ${r.billing_date.slice(0, 10)}${r.billing_failure_count ? ` failures ${r.billing_failure_count}` : ''}`).join(', ')}`);
+  }
+
+  /**
+   * POST /v1/billing/retry-runs for the members' periods in `state` (DESIGN 8; the members named,
+   * so other sequences' periods in the shared tables are not selected). The run's item
+   * messages wait in the retry-runs queue, as they would behind a backlog, until
+   * deliverRetryRunItems hands them to the worker: other commands may come first.
+   */
+  async startRetryRun(state: 'parked' | 'exhausted', options: { readonly repeatKey: boolean; readonly dryRun: boolean }): Promise<void> {
+    // The same key replays the last run's request as it was (another body under a used key is a 422, rightly).
+    const last = options.repeatKey ? this.lastRun : undefined;
+    if (!last) this.keyCounter += 1;
+    const key = last?.key ?? `run-${this.users[0]}-${this.keyCounter}`;
+    const body = last?.body ?? { state, user_ids: [...this.users], reason: 'model bulk retry', ...(options.dryRun ? { dry_run: true } : {}) };
+    this.lastRun = { key, body };
+    for (const id of body.user_ids) this.touch(id);
+    const queue = this.app.retryRunsQueue;
+    queue.clear();
+    const res = await this.api('POST', '/v1/billing/retry-runs', {}, body, undefined, true, { 'Idempotency-Key': key });
+    const mine = new Set(this.users);
+    const items = queue.sent.splice(0).filter((m) => mine.has(JSON.parse(m.body).user_id));
+    this.retryRunItems.push(...items);
+    this.trace.push(`  retry run ${body.state}${body.dry_run ? ' (dry run)' : ''} key ${key} → ${res.status} ${res.body?.run_id ?? res.body?.error?.code ?? ''} selected ${res.body?.selected ?? '-'}, ${items.length} queued`);
+    // Every run is accepted; a 5xx only under an injected fault (api() reports any other).
+    if (res.status !== 202 && res.status < 500) this.problems.push(`POST retry-runs answered ${res.status}: ${JSON.stringify(res.body)}`);
+  }
+
+  /**
+   * Hands the queued retry-run items to the retry-run-worker, 10 per batch (each message twice when
+   * `duplicate`: SQS delivers at least once, with the same message id). A batch item failure stays
+   * queued and is delivered again later; settle delivers what is left.
+   */
+  async deliverRetryRunItems(duplicate: boolean): Promise<void> {
+    const items = this.retryRunItems.splice(0);
+    if (items.length === 0) return;
+    for (const m of items) this.touch(JSON.parse(m.body).user_id);
+    const deliveries = duplicate ? items.flatMap((m) => [m, m]) : items;
+    const failed = new Map<string, { id: string; body: string }>();
+    for (let i = 0; i < deliveries.length; i += 10) {
+      const batch = deliveries.slice(i, i + 10);
+      const proc = this.process();
+      // A bulk retry is an operator's attempt (DESIGN 5b), as retry-billing is.
+      this.recorder.initiator = 'operator';
+      try {
+        const out = await createRetryRunWorkerHandler(proc.deps)(sqsEvent(batch.map((m) => sqsRecord(m.body, { messageId: m.id, queue: 'test-retry-runs' }))), lambdaContext());
+        for (const f of out.batchItemFailures) {
+          const m = batch.find((b) => b.id === f.itemIdentifier);
+          if (m) failed.set(m.id, m);
+        }
+      } finally {
+        this.recorder.initiator = 'merchant';
+      }
+    }
+    this.retryRunItems.push(...failed.values());
+    this.trace.push(`  retry run items: ${deliveries.length} delivered${duplicate ? ' (each twice)' : ''}, ${failed.size} to deliver again`);
+    this.collectBankOutcomes();
+  }
+  /** Retry-run item messages sent and not yet taken by the worker. */
+  private readonly retryRunItems: { id: string; body: string }[] = [];
+  private lastRun: { readonly key: string; readonly body: { state: string; user_ids: string[]; reason: string; dry_run?: boolean } } | undefined;
+
   /** Waive: the model learns of it from the record (a committed waive counts even when the answer was an error). */
   async waive(user: number, record: Json): Promise<void> {
     this.touch(user);
@@ -824,7 +912,7 @@ export class BillingWorld {
       // Index keys live on the item only; decline_code/decline_class are on both (DESIGN 5b).
       const indexKeys = new Set(['status_shard', 'failing_shard', 'exception_shard', 'exception_at', 'dunning_shard', 'dunning_due_at', 'due_shard', 'due_at']);
       const itemSide = strip(item, (k) => indexKeys.has(k) || k === 'amount_cents' || tolerated(k));
-      const rowSide = strip(row, (k) => k.startsWith('data_') || k === 'actor' || k === 'reason' || k === 'billing_event' || tolerated(k));
+      const rowSide = strip(row, (k) => k.startsWith('data_') || k === 'actor' || k === 'reason' || k === 'run_id' || k === 'billing_event' || tolerated(k));
       if (JSON.stringify(itemSide) !== JSON.stringify(rowSide)) {
         problems.push(`${user}: history row ${item.last_run_date} differs from the item ${item.billing_date}: item ${JSON.stringify(itemSide)} row ${JSON.stringify(rowSide)}`);
       }
@@ -889,6 +977,7 @@ export class BillingWorld {
     for (let round = 0; round < 3; round++) {
       this.app.clock.advance(25 * 3_600_000);
       await this.drain();
+      await this.deliverRetryRunItems(false);
       await this.collectionsRun();
       for (const outcome of [...this.bankOutboxAll()]) await this.deliverBankOutcome(outcome);
       await this.drain();

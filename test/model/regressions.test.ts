@@ -541,4 +541,24 @@ describe('long run 9 counterexamples (lead)', () => {
     expect(w.member(0).reversals.get(ms(charge!.billing_date))).toBe(1);
     await w.check('dispute recorded before a crash');
   });
+  // Stop 23: the first bulk retry the model drove (its commands were new) billed a parked ACH period, and the check
+  // called the audit row different from the item: the row names the run (`run_id`, DESIGN 8), as it names `actor` and
+  // `reason`, which the item does not carry. The system was right; the check now leaves run_id to the row.
+  regression('bulk_retry_audit_row_names_its_run: a parked period billed by a run, its item delivered twice, is one charge and its row names the run', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'ach', 'MONTHLY', 1));
+    await w.makeHopeless(0, 'parked');
+    const [parked] = await recordsOf(w, 0);
+    expect(parked!.billing_failure_count).toBe(8);
+    const before = w.charges(w.users[0]!).length;
+    await w.startRetryRun('parked', { repeatKey: false, dryRun: false });
+    w.setOutcome(0, 'approve');
+    await w.deliverRetryRunItems(true); // SQS delivers at least once: the same message twice
+    const [billed] = await recordsOf(w, 0);
+    expect(billed!.billing_status).toBe('ACHSENT');
+    expect(w.charges(w.users[0]!).length - before).toBe(1);
+    const row = (await w.historyRows(w.users[0]!)).find((r) => r.last_run_date === billed!.last_run_date);
+    expect([row?.process, typeof row?.run_id]).toEqual(['OPERATOR_RETRY', 'string']);
+    await w.check('bulk retry of a parked period');
+  });
 });
