@@ -272,6 +272,11 @@ function subscriptionChargeback(record: BillingRecord, now: Date, returnCode?: s
   };
 }
 
+/** An ACH payment created and never recorded as submitted: PENDING at attempt 0, no confirmation. */
+export function submissionUnrecorded(payment: Pick<LoanPayment, 'loc_status' | 'loc_payment_attempts' | 'loc_confirmation_id' | 'loc_payment_method'>): boolean {
+  return payment.loc_status === 'PENDING' && payment.loc_payment_method === 'ach' && payment.loc_payment_attempts === 0 && payment.loc_confirmation_id === undefined;
+}
+
 /**
  * The after-image of a loan payment (DESIGN 2.7, seed 004's diagram). A re-presentable return goes
  * to RETRY while the payment has been submitted fewer than three times (the original and two
@@ -279,6 +284,19 @@ function subscriptionChargeback(record: BillingRecord, now: Date, returnCode?: s
  * chargebacks are CHARGED_BACK. Loan payments have no refunded state.
  */
 export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, now: Date): AchDecision<LoanPayment> {
+  if (submissionUnrecorded(payment)) {
+    // A manual payment whose attempt died after the bank accepted the debit: nothing but the user's
+    // own repeat would run it again, and the outcome names the payment, whose only possible debit
+    // is attempt 1 (key `{payment_id}:1`). The outcome records that submission and applies to it,
+    // in one write from the version read (DESIGN 4.1 asks for a repair; this payment has no other).
+    const submitted: LoanPayment = {
+      ...payment,
+      loc_status: loanPaymentTransitions.apply(payment.loc_status, 'ACH_SUBMITTED'),
+      loc_payment_attempts: 1,
+      loc_confirmation_id: event.confirmation_id,
+    };
+    return decideLoanPaymentOutcome(submitted, event, now);
+  }
   if (payment.loc_confirmation_id !== event.confirmation_id) {
     if (payment.loc_status === 'PENDING' || payment.loc_status === 'RETRY') return unlessOlderEntry(payment.loc_confirmation_id, event.confirmation_id);
     return ignore('confirmation_mismatch');

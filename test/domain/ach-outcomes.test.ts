@@ -210,4 +210,30 @@ describe('decideLoanPaymentOutcome', () => {
   it('ignores an outcome for another confirmation', () => {
     expect(decideLoanPaymentOutcome(payment({ loc_confirmation_id: 'other' }), loanEvent('settled'), now)).toEqual({ kind: 'ignore', reason: 'confirmation_mismatch' });
   });
+
+  // A manual ACH payment whose attempt died after the bank accepted the debit: attempt 1 is the only debit it can have.
+  const unrecorded = (overrides: Partial<LoanPayment> = {}) => {
+    const { loc_confirmation_id: _c, ...rest } = payment({ loc_status: 'PENDING', loc_process: 'MANUAL', loc_payment_attempts: 0, version: 0, ...overrides });
+    return rest as LoanPayment;
+  };
+
+  it('an outcome for a PENDING ACH payment with no submission recorded records attempt 1 under its confirmation and applies, in one write', () => {
+    expect(applied<LoanPayment>(decideLoanPaymentOutcome(unrecorded(), loanEvent('settled', { confirmation_id: 'conf-9' }), now))).toMatchObject({
+      loc_status: 'COMPLETED',
+      loc_payment_attempts: 1,
+      loc_confirmation_id: 'conf-9',
+      loc_update_reason: 'ach_settled',
+      version: 1,
+    });
+    expect(applied<LoanPayment>(decideLoanPaymentOutcome(unrecorded(), loanEvent('returned', { confirmation_id: 'conf-9', return_code: 'R10' }), now))).toMatchObject({
+      loc_status: 'CHARGED_BACK',
+      loc_payment_attempts: 1,
+      loc_return_code: 'R10',
+    });
+  });
+
+  it('records no submission for a payment that is not ACH or has one recorded: it waits for the repair attempt (409)', () => {
+    expect(decideLoanPaymentOutcome(unrecorded({ loc_payment_method: 'pinless' }), loanEvent('settled', { confirmation_id: 'conf-9' }), now)).toEqual({ kind: 'not_yet_recorded' });
+    expect(decideLoanPaymentOutcome(payment({ loc_status: 'RETRY', loc_confirmation_id: 'conf-1' }), loanEvent('settled', { confirmation_id: 'conf-9' }), now)).toMatchObject({ kind: 'unless_recorded' });
+  });
 });

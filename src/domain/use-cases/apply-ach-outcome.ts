@@ -1,4 +1,4 @@
-import { achReturnTally } from '../ach-return-rates.js';
+import { achDebitTally, achReturnTally, addAchRateCounts, type AchRateTally } from '../ach-return-rates.js';
 import { historyRowOf } from '../billing-record.js';
 import { decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchDecision, type AchEffect, type AchEvent, type AchIgnoreReason } from '../ach-outcomes.js';
 import { everRecorded, loanEverRecorded } from '../booked.js';
@@ -65,7 +65,11 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
   const decision = await resolveLoanRecorded(ports, payment, decideLoanPaymentOutcome(payment, event, now));
   if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: payment.loc_status };
   if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
-  await ports.payments.update(decision.after, payment.version, { actor: 'system:ach-handler', reason: `ach ${event.type} event ${event.event_id}` }, returnCounted(event, now).achRates);
+  // An outcome that records the submission as well (decideLoanPaymentOutcome: the attempt died after the bank accepted it) presents the debit too.
+  const recordsSubmission = decision.after.loc_payment_attempts > payment.loc_payment_attempts;
+  const reason = `ach ${event.type} event ${event.event_id}${recordsSubmission ? '; records the submission of attempt 1, whose process died after the bank accepted it' : ''}`;
+  const tallies = [returnCounted(event, now).achRates, recordsSubmission ? achDebitTally(now) : undefined];
+  await ports.payments.update(decision.after, payment.version, { actor: 'system:ach-handler', reason }, sumTallies(tallies));
   return {
     kind: 'applied',
     effect: decision.effect,
@@ -88,6 +92,13 @@ async function resolveLoanRecorded(ports: AchOutcomePorts, payment: LoanPayment,
   if (decision.kind !== 'unless_recorded') return decision;
   if (await loanEverRecorded(ports.payments, payment, decision.confirmation_id)) return { kind: 'ignore', reason: 'confirmation_mismatch' };
   return resolveLoanRecorded(ports, payment, decision.otherwise);
+}
+
+/** One day's tallies as one (each is today's); undefined when there are none. */
+function sumTallies(tallies: readonly (AchRateTally | undefined)[]): AchRateTally | undefined {
+  const present = tallies.filter((t): t is AchRateTally => t !== undefined);
+  if (present.length <= 1) return present[0];
+  return { day: present[0]!.day, counts: present.map((t) => t.counts).reduce(addAchRateCounts) };
 }
 
 /** A return that changed the record counts in its day's return-rate counters (DESIGN 4.1); replays and ignored events write nothing. */

@@ -1,0 +1,102 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { formatInstant } from '../../src/domain/time.js';
+import { createAchHandler } from '../../src/handlers/ach-handler.js';
+import { createApiHandler } from '../../src/handlers/api.js';
+import { loanPaymentId } from '../../src/handlers/api/loans.js';
+import { signPayload } from '../../src/handlers/shared/signature.js';
+import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
+import { FaultInjector, faultyPorts } from '../support/faults.js';
+import { httpEvent, responseOf } from '../support/http-events.js';
+import { newUserId } from './api-fixtures.js';
+import { parseBody, webhookEvent } from './webhook-events.js';
+
+/**
+ * A manual ACH loan payment whose process died after the bank accepted the debit (DESIGN 2.7, 4.1):
+ * the payment is PENDING with no attempt recorded, and nothing but the user's own repeat of the
+ * request would run its attempt again. The bank's outcome names the payment and the debit (the
+ * only one it can have: attempt 1), so it records the submission and applies in one write, instead
+ * of being answered 409 until the sender gives up with the money taken and off the books.
+ */
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await createTestApp({ label: 'loan-repair' });
+});
+
+const PAYMENTS = '/v1/users/{userId}/loans/{loanId}/payments';
+
+async function postDying(userId: string, loanId: string, body: unknown, key: string) {
+  const faults = new FaultInjector([{ point: 'processor.accepted', mode: 'crash', nth: 1 }]);
+  const handler = createApiHandler(faultyPorts(app.deps, faults));
+  const res = responseOf(await handler(httpEvent('POST', { route: PAYMENTS, pathParameters: { userId, loanId }, body, headers: { 'idempotency-key': key }, timeEpoch: app.clock.now().getTime() })));
+  expect(faults.fired).toEqual(['processor.accepted']);
+  return res;
+}
+
+function bankOutcome(userId: string, loanId: string, paymentId: string, type: 'settled' | 'returned', confirmationId: string, amountCents: number, returnCode?: string) {
+  const body = JSON.stringify({
+    event_id: `ach-evt-${confirmationId}-${type}`,
+    type,
+    confirmation_id: confirmationId,
+    amount_cents: amountCents,
+    occurred_at: formatInstant(app.clock.now()),
+    ...(returnCode ? { return_code: returnCode } : {}),
+    reference: { kind: 'loan_payment', user_id: userId, loan_id: loanId, payment_id: paymentId },
+  });
+  const signature = signPayload(body, TEST_SECRETS.achWebhook, Math.floor(app.wallClock.now().getTime() / 1000));
+  return webhookEvent('/webhooks/ach', body, { 'X-ACH-Signature': signature });
+}
+
+describe('a manual ACH loan payment that died after the bank accepted its debit', () => {
+  it('is recorded by the bank\'s settlement (COMPLETED, attempt 1, the debit\'s confirmation), one charge, and the user\'s late repeat charges nothing', async () => {
+    const user = newUserId();
+    const request = { amount_cents: 4200, payment_method: 'ach', account_last_four: '6789' };
+    expect((await postDying(user, 'loan-r1', request, 'k-1')).status).toBe(500);
+    const paymentId = loanPaymentId(user, 'loan-r1', 'k-1');
+    expect(await app.deps.payments.get(user, 'loan-r1', paymentId)).toMatchObject({ loc_status: 'PENDING', loc_payment_attempts: 0 });
+    const [debit] = app.simulator.charges().filter((c) => c.user_id === user);
+    expect(debit).toMatchObject({ idempotency_key: `${paymentId}:1`, amount_cents: 4200 });
+
+    const answer = await createAchHandler(app.deps)(bankOutcome(user, 'loan-r1', paymentId, 'settled', debit!.confirmation_id, 4200));
+    expect(answer.statusCode).toBe(200);
+    expect(parseBody(answer)).toMatchObject({ status: 'applied', record_status: 'COMPLETED' });
+    const payment = await app.deps.payments.get(user, 'loan-r1', paymentId);
+    expect(payment).toMatchObject({ loc_status: 'COMPLETED', loc_payment_attempts: 1, loc_confirmation_id: debit!.confirmation_id, version: 1 });
+    const history = (await app.deps.payments.listHistory(user, 'loan-r1', paymentId, { limit: 10, cursor: null })).items;
+    expect(history.map((h) => h.loc_status)).toEqual(['COMPLETED', 'PENDING']);
+
+    const repeat = responseOf(await createApiHandler(app.deps)(httpEvent('POST', { route: PAYMENTS, pathParameters: { userId: user, loanId: 'loan-r1' }, body: request, headers: { 'idempotency-key': 'k-1' }, timeEpoch: app.clock.now().getTime() })));
+    expect(repeat.status).toBe(200);
+    expect(repeat.body).toMatchObject({ loc_status: 'COMPLETED', loc_payment_id: paymentId });
+    expect(app.simulator.charges().filter((c) => c.user_id === user)).toHaveLength(1);
+  });
+
+  it('is recorded by the bank\'s R01 return too, and re-presented on the loan schedule (RETRY, attempt 2 next)', async () => {
+    const user = newUserId();
+    const request = { amount_cents: 900, payment_method: 'ach', account_last_four: '6789' };
+    expect((await postDying(user, 'loan-r2', request, 'k-2')).status).toBe(500);
+    const paymentId = loanPaymentId(user, 'loan-r2', 'k-2');
+    const [debit] = app.simulator.charges().filter((c) => c.user_id === user);
+    const day = formatInstant(app.clock.now()).slice(0, 10);
+    const before = await app.deps.payments.achRateCounts(day, day);
+    const answer = await createAchHandler(app.deps)(bankOutcome(user, 'loan-r2', paymentId, 'returned', debit!.confirmation_id, 900, 'R01'));
+    expect(parseBody(answer)).toMatchObject({ status: 'applied', record_status: 'RETRY' });
+    // The return-rate counters get the debit the write records and its return, once each (DESIGN 4.1).
+    const after = await app.deps.payments.achRateCounts(day, day);
+    expect([after.debits - before.debits, after.returns - before.returns]).toEqual([1, 1]);
+    expect(parseBody(await createAchHandler(app.deps)(bankOutcome(user, 'loan-r2', paymentId, 'returned', debit!.confirmation_id, 900, 'R01')))).toMatchObject({ status: 'ignored', reason: 'already_applied' });
+    expect((await app.deps.payments.achRateCounts(day, day)).debits - before.debits).toBe(1);
+    expect(await app.deps.payments.get(user, 'loan-r2', paymentId)).toMatchObject({ loc_status: 'RETRY', loc_payment_attempts: 1, loc_confirmation_id: debit!.confirmation_id, loc_return_code: 'R01' });
+  });
+
+  it('an outcome naming the payment but not its debit amount still records the debit it names (the amount mismatch is the settlement\'s to report)', async () => {
+    const user = newUserId();
+    const request = { amount_cents: 1500, payment_method: 'ach', account_last_four: '6789' };
+    expect((await postDying(user, 'loan-r3', request, 'k-3')).status).toBe(500);
+    const paymentId = loanPaymentId(user, 'loan-r3', 'k-3');
+    const [debit] = app.simulator.charges().filter((c) => c.user_id === user);
+    const answer = await createAchHandler(app.deps)(bankOutcome(user, 'loan-r3', paymentId, 'settled', debit!.confirmation_id, 1400));
+    expect(answer.statusCode).toBe(200);
+    expect((await app.deps.payments.get(user, 'loan-r3', paymentId))?.loc_confirmation_id).toBe(debit!.confirmation_id);
+  });
+});
