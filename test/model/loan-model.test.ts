@@ -3,6 +3,7 @@ import * as fc from 'fast-check';
 import { beforeAll, describe, it } from 'vitest';
 import type { PendingAchOutcome, SimulatedCharge } from '../../src/adapters/processor/simulator.js';
 import type { CollectionMessage } from '../../src/domain/collections.js';
+import { TransientError } from '../../src/domain/errors.js';
 import { LOAN_MAX_ATTEMPTS } from '../../src/domain/loan-retries.js';
 import type { LoanPayment, LoanPaymentHistoryRow } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
@@ -65,7 +66,7 @@ type Step =
   | { readonly kind: 'bank_again'; readonly pick: number }
   | { readonly kind: 'outcome'; readonly user: number; readonly outcome: string }
   | { readonly kind: 'clock'; readonly ms: number }
-  | { readonly kind: 'fault'; readonly spec: FaultSpec };
+  | { readonly kind: 'fault'; readonly point: 'processor.before' | 'processor.accepted'; readonly mode: 'crash' | 'transient' };
 
 const OUTCOMES = ['approve', 'approve', 'error', 'decline:insufficient_funds', 'decline:stolen_card', 'decline:expired_card', 'ach_return:R01', 'ach_return:R02', 'ach_return:R10'];
 
@@ -79,9 +80,11 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('clock' as const), ms: fc.constantFrom(20 * 60_000, 2 * HOUR, DAY + HOUR, 3 * DAY, 8 * DAY) }) },
   {
     weight: 2,
-    arbitrary: fc
-      .tuple(fc.constantFrom('processor.before', 'processor.accepted'), fc.constantFrom('crash', 'crash', 'transient'))
-      .map(([point, mode]): Step => ({ kind: 'fault', spec: mode === 'crash' ? { point: point as 'processor.accepted', mode: 'crash', nth: 1 } : ({ point: point as 'processor.before', mode: 'transient', nth: 1 } as FaultSpec) })),
+    arbitrary: fc.record({
+      kind: fc.constant('fault' as const),
+      point: fc.constantFrom<'processor.before' | 'processor.accepted'>('processor.before', 'processor.accepted'),
+      mode: fc.constantFrom<'crash' | 'transient'>('crash', 'crash', 'transient'),
+    }),
   },
 );
 
@@ -142,11 +145,13 @@ class LoanWorld {
       case 'bank': {
         this.takeOutcomes();
         const outcome = this.bankOutbox[step.pick % Math.max(this.bankOutbox.length, 1)];
-        return outcome ? this.deliver(outcome) : undefined;
+        if (outcome) await this.deliver(outcome);
+        return;
       }
       case 'bank_again': {
         const outcome = this.bankDelivered[step.pick % Math.max(this.bankDelivered.length, 1)];
-        return outcome ? this.deliver(outcome) : undefined;
+        if (outcome) await this.deliver(outcome);
+        return;
       }
       case 'outcome':
         this.settings.users[this.users[step.user]!] = step.outcome;
@@ -156,7 +161,11 @@ class LoanWorld {
         this.app.clock.advance(step.ms);
         return;
       case 'fault':
-        this.armed = step.spec;
+        // A crash kills the next process from that point; a transient error fails one call of it.
+        this.armed =
+          step.mode === 'crash'
+            ? { point: step.point, mode: 'crash', nth: 1 }
+            : { point: step.point, mode: 'throw', error: () => new TransientError(`injected at ${step.point}`), nth: 1 };
         return;
     }
   }
