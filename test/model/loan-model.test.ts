@@ -4,6 +4,7 @@ import { beforeAll, describe, it } from 'vitest';
 import type { PendingAchOutcome, SimulatedCharge } from '../../src/adapters/processor/simulator.js';
 import type { CollectionMessage } from '../../src/domain/collections.js';
 import { TransientError } from '../../src/domain/errors.js';
+import { classifyReturnCode } from '../../src/domain/ach-outcomes.js';
 import { LOAN_MAX_ATTEMPTS } from '../../src/domain/loan-retries.js';
 import type { LoanPayment, LoanPaymentHistoryRow } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
@@ -31,6 +32,8 @@ import { achDelivery } from '../support/webhooks.js';
  * - a payment keeps at most one charge's money (settled ACH or collected pinless), has at most
  *   4 attempts, each attempt's key charged once, and at most two re-presented entries;
  * - nothing is charged after the payment is COMPLETED, FAILED, RETURNED or CHARGED_BACK;
+ * - no ACH debit while the account's newest other presented payment stands returned unauthorized
+ *   or for an account error (the hold of DESIGN 3.1);
  * - no bank outcome is left unrecorded (409 `not_yet_recorded` after settling);
  * - each payment's item is its newest audit row;
  * - no answer is a 5xx without an injected fault, and no request is refused as malformed.
@@ -68,7 +71,7 @@ type Step =
   | { readonly kind: 'clock'; readonly ms: number }
   | { readonly kind: 'fault'; readonly point: 'processor.before' | 'processor.accepted'; readonly mode: 'crash' | 'transient' };
 
-const OUTCOMES = ['approve', 'approve', 'error', 'decline:insufficient_funds', 'decline:stolen_card', 'decline:expired_card', 'ach_return:R01', 'ach_return:R02', 'ach_return:R10'];
+const OUTCOMES = ['approve', 'approve', 'error', 'decline:insufficient_funds', 'decline:stolen_card', 'decline:expired_card', 'ach_return:R01', 'ach_return:R01', 'ach_return:R02', 'ach_return:R10', 'ach_return:R10'];
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('pay' as const), user: fc.nat({ max: USERS - 1 }), method: fc.constantFrom<Method>('ach', 'ach', 'pinless'), amount: fc.constantFrom(500, 4200), giveUp: fc.boolean() }) },
@@ -252,6 +255,7 @@ class LoanWorld {
       byPayment.set(id, [...(byPayment.get(id) ?? []), c]);
     }
     for (const outcome of this.bankOutbox) this.problems.push(`the bank's ${outcome.type} of ${outcome.charge.idempotency_key} is still unrecorded after settling`);
+    const seen: { payment: LoanPayment; history: LoanPaymentHistoryRow[]; taken: SimulatedCharge[] }[] = [];
     for (const request of this.requests) {
       const paymentId = loanPaymentId(request.user, LOAN, request.key);
       const payment = await this.app.deps.payments.get(request.user, LOAN, paymentId);
@@ -263,7 +267,9 @@ class LoanWorld {
       }
       const history = await this.historyOf(payment);
       this.checkPayment(request, payment, history, taken);
+      seen.push({ payment, history, taken });
     }
+    this.checkHolds(seen);
     for (const [paymentId, taken] of byPayment) this.problems.push(`${taken.length} charge(s) for payment ${paymentId}, which no request made`);
   }
 
@@ -295,6 +301,32 @@ class LoanWorld {
     if (!newest) this.problems.push(`${label}: no audit row`);
     else if (newest.loc_status !== payment.loc_status || newest.loc_payment_attempts !== payment.loc_payment_attempts || newest.loc_confirmation_id !== payment.loc_confirmation_id) {
       this.problems.push(`${label}: the newest audit row says ${newest.loc_status}, attempt ${newest.loc_payment_attempts}, ${newest.loc_confirmation_id ?? 'no confirmation'}`);
+    }
+  }
+
+  /**
+   * DESIGN 3.1: no ACH debit of a loan's account while the newest other ACH payment presented on
+   * it stands returned unauthorized or for an account error (a later one not returned lifts the
+   * hold). Judged at each debit's instant from the audit rows; a return recorded in the same
+   * millisecond as the debit is given the benefit of the doubt (the clock stands still within a step).
+   */
+  private checkHolds(seen: readonly { payment: LoanPayment; history: LoanPaymentHistoryRow[]; taken: SimulatedCharge[] }[]): void {
+    const at = (row: LoanPaymentHistoryRow) => Date.parse(row.loc_last_updated);
+    const ach = seen.filter((s) => s.payment.loc_payment_method === 'ach');
+    for (const { payment, taken } of ach) {
+      for (const c of taken) {
+        const t = c.submitted_at;
+        const newest = ach
+          .filter((o) => o.payment.loc_user_id === payment.loc_user_id && o.payment.loc_payment_id !== payment.loc_payment_id && o.payment.loc_account_last_four === payment.loc_account_last_four)
+          .filter((o) => o.history.some((h) => h.loc_payment_attempts > 0 && at(h) <= t))
+          .sort((a, b) => (a.payment.loc_created_date < b.payment.loc_created_date ? 1 : -1))[0];
+        if (!newest) continue;
+        const standing = newest.history.filter((h) => at(h) < t).sort((a, b) => at(b) - at(a))[0];
+        const code = standing?.loc_return_code;
+        if (code !== undefined && classifyReturnCode(code) !== 'represent') {
+          this.problems.push(`${c.idempotency_key}: an ACH debit at ${formatInstant(new Date(t))} while the account's newest other payment stood returned ${code} (a hold, DESIGN 3.1)`);
+        }
+      }
     }
   }
 
