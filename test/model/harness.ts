@@ -821,8 +821,10 @@ export class BillingWorld {
     const items = queue.sent.splice(0).filter((m) => mine.has(JSON.parse(m.body).user_id));
     this.retryRunItems.push(...items);
     this.trace.push(`  retry run ${body.state}${body.dry_run ? ' (dry run)' : ''} key ${key} → ${res.status} ${res.body?.run_id ?? res.body?.error?.code ?? ''} selected ${res.body?.selected ?? '-'}, ${items.length} queued`);
-    // Every run is accepted; a 5xx only under an injected fault (api() reports any other).
-    if (res.status !== 202 && res.status < 500) this.problems.push(`POST retry-runs answered ${res.status}: ${JSON.stringify(res.body)}`);
+    // Every run is accepted, or 409 request_in_progress while an earlier request with its key that
+    // crashed selecting still holds it (a replay after RUN_CLAIM_STALE_MS takes it over); a 5xx
+    // only under an injected fault (api() reports any other).
+    if (res.status !== 202 && !(res.status === 409 && res.body?.error?.code === 'request_in_progress') && res.status < 500) this.problems.push(`POST retry-runs answered ${res.status}: ${JSON.stringify(res.body)}`);
   }
 
   /**

@@ -561,4 +561,26 @@ describe('long run 9 counterexamples (lead)', () => {
     expect([row?.process, typeof row?.run_id]).toEqual(['OPERATOR_RETRY', 'string']);
     await w.check('bulk retry of a parked period');
   });
+  // Stop 23, read off the retry-run code while adding its commands: a POST whose process died selecting (after the run's
+  // claim, before its items) leaves the key held; a replay within RUN_CLAIM_STALE_MS is 409 request_in_progress, and
+  // one after it takes the run over, selects, and queues the items. The harness took that 409 for an unexplained answer.
+  regression('bulk_retry_replay_after_a_crashed_creation: 409 while the dead request holds the key, then the takeover queues the items and bills once', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'pinless', 'MONTHLY', 1));
+    await w.makeHopeless(0, 'parked');
+    w.arm({ point: 'billing.list.after', mode: 'crash' });
+    await w.startRetryRun('parked', { repeatKey: false, dryRun: false }); // died selecting: 500
+    expect(w.trace.at(-1)).toMatch(/→ 500 .* 0 queued$/);
+    await w.startRetryRun('parked', { repeatKey: true, dryRun: false });
+    expect(w.trace.at(-1)).toMatch(/→ 409 request_in_progress/);
+    w.app.clock.advance(3 * 60_000);
+    await w.startRetryRun('parked', { repeatKey: true, dryRun: false });
+    expect(w.trace.at(-1)).toMatch(/→ 202 .* selected 1, 1 queued$/);
+    const before = w.charges(w.users[0]!).length;
+    w.setOutcome(0, 'approve');
+    await w.deliverRetryRunItems(false);
+    expect(w.charges(w.users[0]!).length - before).toBe(1);
+    expect((await recordsOf(w, 0))[0]!.billing_status).toBe('COMPLETED');
+    await w.check('bulk retry taken over after a crash');
+  });
 });
