@@ -273,7 +273,7 @@ function subscriptionChargeback(record: BillingRecord, now: Date, returnCode?: s
 }
 
 /** An ACH payment created and never recorded as submitted: PENDING at attempt 0, no confirmation. */
-export function submissionUnrecorded(payment: Pick<LoanPayment, 'loc_status' | 'loc_payment_attempts' | 'loc_confirmation_id' | 'loc_payment_method'>): boolean {
+function submissionUnrecorded(payment: Pick<LoanPayment, 'loc_status' | 'loc_payment_attempts' | 'loc_confirmation_id' | 'loc_payment_method'>): boolean {
   return payment.loc_status === 'PENDING' && payment.loc_payment_method === 'ach' && payment.loc_payment_attempts === 0 && payment.loc_confirmation_id === undefined;
 }
 
