@@ -25,11 +25,11 @@ beforeAll(async () => {
 
 const PAYMENTS = '/v1/users/{userId}/loans/{loanId}/payments';
 
-async function postDying(userId: string, loanId: string, body: unknown, key: string) {
-  const faults = new FaultInjector([{ point: 'processor.accepted', mode: 'crash', nth: 1 }]);
+async function postDying(userId: string, loanId: string, body: unknown, key: string, point: 'processor.before' | 'processor.accepted' = 'processor.accepted') {
+  const faults = new FaultInjector([{ point, mode: 'crash', nth: 1 }]);
   const handler = createApiHandler(faultyPorts(app.deps, faults));
   const res = responseOf(await handler(httpEvent('POST', { route: PAYMENTS, pathParameters: { userId, loanId }, body, headers: { 'idempotency-key': key }, timeEpoch: app.clock.now().getTime() })));
-  expect(faults.fired).toEqual(['processor.accepted']);
+  expect(faults.fired).toEqual([point]);
   return res;
 }
 
@@ -98,5 +98,29 @@ describe('a manual ACH loan payment that died after the bank accepted its debit'
     const answer = await createAchHandler(app.deps)(bankOutcome(user, 'loan-r3', paymentId, 'settled', debit!.confirmation_id, 1400));
     expect(answer.statusCode).toBe(200);
     expect((await app.deps.payments.get(user, 'loan-r3', paymentId))?.loc_confirmation_id).toBe(debit!.confirmation_id);
+  });
+});
+
+describe('a repeat of a manual ACH loan payment whose first request died before the bank', () => {
+  // Loan model, seed 100 path 49 (shrunk): k-0 died before the processor; k-1 on the same account came back R10
+  // (CHARGED_BACK: a hold, DESIGN 3.1); the client's repeat of k-0 then debited the held account. The hold was judged
+  // only when a payment was created; a repeat may be the first debit, so it is judged there too.
+  it('is refused 409 ach_authorization_required once the account came back unauthorized since, nothing debited, the payment left PENDING', async () => {
+    const user = newUserId();
+    const request = { amount_cents: 500, payment_method: 'ach', account_last_four: '6789' };
+    expect((await postDying(user, 'loan-h1', request, 'k-0', 'processor.before')).status).toBe(500);
+    const post = (key: string) =>
+      createApiHandler(app.deps)(httpEvent('POST', { route: PAYMENTS, pathParameters: { userId: user, loanId: 'loan-h1' }, body: request, headers: { 'idempotency-key': key }, timeEpoch: app.clock.now().getTime() })).then(responseOf);
+    app.simulator.configure({ users: { [user]: 'ach_return:R10' } });
+    expect((await post('k-1')).status).toBe(201);
+    app.simulator.configure({});
+    const [debit] = app.simulator.charges().filter((c) => c.user_id === user);
+    const returned = await createAchHandler(app.deps)(bankOutcome(user, 'loan-h1', loanPaymentId(user, 'loan-h1', 'k-1'), 'returned', debit!.confirmation_id, 500, 'R10'));
+    expect(parseBody(returned)).toMatchObject({ status: 'applied', record_status: 'CHARGED_BACK' });
+
+    const repeat = await post('k-0');
+    expect([repeat.status, repeat.body.error?.code]).toEqual([409, 'ach_authorization_required']);
+    expect(app.simulator.charges().filter((c) => c.user_id === user)).toHaveLength(1);
+    expect(await app.deps.payments.get(user, 'loan-h1', loanPaymentId(user, 'loan-h1', 'k-0'))).toMatchObject({ loc_status: 'PENDING', loc_payment_attempts: 0, version: 0 });
   });
 });

@@ -42,12 +42,14 @@ import { achDelivery } from '../support/webhooks.js';
  * later outcome names it, and nothing can look the key up); the check lists it apart.
  *
  * Knobs: LOAN_MODEL_RUNS (sequences, default 12), LOAN_MODEL_STEPS (at most, default 30),
- * LOAN_MODEL_SEED, LOAN_MODEL_STATS=1 (prints the final statuses and charges the run reached).
+ * LOAN_MODEL_SEED, LOAN_MODEL_PATH and LOAN_MODEL_SHRINK=1 (replay and shrink a failure), LOAN_MODEL_STATS=1 (prints the final statuses and charges the run reached).
  */
 
 const RUNS = Number(process.env.LOAN_MODEL_RUNS ?? 12);
 const STEPS = Number(process.env.LOAN_MODEL_STEPS ?? 30);
 const SEED = process.env.LOAN_MODEL_SEED !== undefined ? Number(process.env.LOAN_MODEL_SEED) : 20261202;
+/** Replays one sequence of the seed (the path a failure prints); LOAN_MODEL_SHRINK=1 shrinks it. */
+const PATH = process.env.LOAN_MODEL_PATH;
 const USERS = 3;
 const LOAN = 'loan-1';
 const HOUR = 3_600_000;
@@ -357,7 +359,7 @@ describe('loan payments against a model of their money', () => {
         await world.check();
         if (world.problems.length > 0) throw new Error(`${world.problems.join('\n')}\n--- trace ---\n${world.trace.slice(-60).join('\n')}`);
       }),
-      { numRuns: RUNS, seed: SEED, endOnFailure: true },
+      { numRuns: RUNS, seed: SEED, ...(PATH !== undefined ? { path: PATH } : {}), endOnFailure: process.env.LOAN_MODEL_SHRINK !== '1' },
     );
     if (process.env.LOAN_MODEL_STATS) console.table(STATS);
   }, 600_000);

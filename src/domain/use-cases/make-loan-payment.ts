@@ -60,12 +60,7 @@ export async function makeLoanPayment(deps: LoanPaymentDeps, request: LoanPaymen
   const existing = await deps.payments.get(request.user_id, request.loan_id, request.payment_id);
   if (existing) return repeat(deps, existing, request);
 
-  const recent = await deps.payments.listByLoan(request.user_id, request.loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null });
-  const hold = loanAchHold(
-    { loc_payment_id: request.payment_id, loc_payment_method: request.payment_method, loc_account_last_four: request.account_last_four },
-    recent.items,
-  );
-  if (hold) throw new PaymentHoldError(hold, HOLD_MESSAGES[hold].replace('of this period', 'of this account'));
+  await refuseHeldAccount(deps, { loc_user_id: request.user_id, loc_loan_id: request.loan_id, loc_payment_id: request.payment_id, loc_payment_method: request.payment_method, loc_account_last_four: request.account_last_four });
   const audit = auditOf(request);
 
   const now = formatInstant(deps.clock.now());
@@ -103,10 +98,25 @@ async function repeat(deps: LoanPaymentDeps, existing: LoanPayment, request: Loa
     throw new IdempotencyKeyReusedError(`Idempotency-Key already used for payment ${existing.loc_payment_id} with different details`);
   }
   if (existing.loc_status === 'PENDING' && existing.loc_process === 'MANUAL') {
+    // The interrupted attempt may never have reached the bank, so this may debit the account now:
+    // the hold is judged again (an account returned unauthorized or invalid since is not debited).
+    // Nothing is written; a debit that did reach the bank is recorded by its outcome.
+    await refuseHeldAccount(deps, existing);
     // The processor key is the same as the interrupted attempt's, so this never charges twice.
     return { payment: await submit(deps, existing, auditOf(request), request.signal), created: false };
   }
   return { payment: existing, created: false };
+}
+
+/** DESIGN 3.1: an ACH debit of an account whose newest other presented payment of the loan was returned unauthorized or for an account error is refused (409), before anything is written. */
+async function refuseHeldAccount(
+  deps: LoanPaymentDeps,
+  payment: Pick<LoanPayment, 'loc_user_id' | 'loc_loan_id' | 'loc_payment_id' | 'loc_payment_method' | 'loc_account_last_four'>,
+): Promise<void> {
+  if (payment.loc_payment_method !== 'ach') return;
+  const recent = await deps.payments.listByLoan(payment.loc_user_id, payment.loc_loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null });
+  const hold = loanAchHold(payment, recent.items);
+  if (hold) throw new PaymentHoldError(hold, HOLD_MESSAGES[hold].replace('of this period', 'of this account'));
 }
 
 function auditOf(request: LoanPaymentRequest): LoanPaymentAudit {
