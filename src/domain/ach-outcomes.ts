@@ -272,10 +272,16 @@ function subscriptionChargeback(record: BillingRecord, now: Date, returnCode?: s
   };
 }
 
-/** An ACH payment created and never recorded as submitted: PENDING at attempt 0, no confirmation. */
-function submissionUnrecorded(payment: Pick<LoanPayment, 'loc_status' | 'loc_payment_attempts' | 'loc_confirmation_id' | 'loc_payment_method'>): boolean {
-  return payment.loc_status === 'PENDING' && payment.loc_payment_method === 'ach' && payment.loc_payment_attempts === 0 && payment.loc_confirmation_id === undefined;
-}
+/**
+ * The loan statuses in which an outcome of an entry the payment never recorded records that entry:
+ * the payment owes attempt `attempts + 1`'s debit and nothing will send that key again. PENDING:
+ * a manual request died after the bank accepted the debit (no repair attempt but the user's own
+ * repeat). FAILED: the payment ended (a hold, or processor errors exhausted) while that attempt may
+ * have reached the bank with its answer lost. Keys are sequential and every recorded attempt's
+ * confirmation is in the audit rows, so an entry they never show can only be attempt
+ * `attempts + 1`'s. RETRY records it itself: its next run sends the same key.
+ */
+const RECORDS_LOST_SUBMISSION: ReadonlySet<LoanPayment['loc_status']> = new Set(['PENDING', 'FAILED']);
 
 /**
  * The after-image of a loan payment (DESIGN 2.7, seed 004's diagram). A re-presentable return goes
@@ -284,20 +290,18 @@ function submissionUnrecorded(payment: Pick<LoanPayment, 'loc_status' | 'loc_pay
  * chargebacks are CHARGED_BACK. Loan payments have no refunded state.
  */
 export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, now: Date): AchDecision<LoanPayment> {
-  if (submissionUnrecorded(payment)) {
-    // A manual payment whose attempt died after the bank accepted the debit: nothing but the user's
-    // own repeat would run it again, and the outcome names the payment, whose only possible debit
-    // is attempt 1 (key `{payment_id}:1`). The outcome records that submission and applies to it,
-    // in one write from the version read (DESIGN 4.1 asks for a repair; this payment has no other).
-    const submitted: LoanPayment = {
-      ...payment,
-      loc_status: loanPaymentTransitions.apply(payment.loc_status, 'ACH_SUBMITTED'),
-      loc_payment_attempts: 1,
-      loc_confirmation_id: event.confirmation_id,
-    };
-    return decideLoanPaymentOutcome(submitted, event, now);
-  }
   if (payment.loc_confirmation_id !== event.confirmation_id) {
+    if (payment.loc_payment_method === 'ach' && RECORDS_LOST_SUBMISSION.has(payment.loc_status)) {
+      // Unless the audit rows show the entry (an older attempt's outcome, delivered again): the
+      // lost submission is recorded and the outcome applied to it, in one write from the version read.
+      const submitted: LoanPayment = {
+        ...payment,
+        loc_status: loanPaymentTransitions.apply(payment.loc_status, 'SUBMISSION_RECORDED'),
+        loc_payment_attempts: payment.loc_payment_attempts + 1,
+        loc_confirmation_id: event.confirmation_id,
+      };
+      return { kind: 'unless_recorded', confirmation_id: event.confirmation_id, otherwise: decideLoanPaymentOutcome(submitted, event, now) };
+    }
     if (payment.loc_status === 'PENDING' || payment.loc_status === 'RETRY') return unlessOlderEntry(payment.loc_confirmation_id, event.confirmation_id);
     return ignore('confirmation_mismatch');
   }

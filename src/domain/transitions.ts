@@ -67,6 +67,7 @@ export const billingTransitions = new TransitionTable<BillingStatus, BillingEven
 /** Events on a loan payment (seed 004's diagram, plus the returns and chargebacks DESIGN 2.7 lists). */
 export type LoanPaymentEvent =
   | 'ACH_SUBMITTED'
+  | 'SUBMISSION_RECORDED' // by the bank's outcome, for an attempt whose answer was lost (ach-outcomes.ts)
   | 'COLLECTED' // pinless settles at once
   | 'SKIPPED'
   | 'ACH_SETTLED'
@@ -77,6 +78,7 @@ export type LoanPaymentEvent =
 
 export const loanPaymentTransitions = new TransitionTable<LoanPaymentStatus, LoanPaymentEvent>('loc_status', {
   ACH_SUBMITTED: { from: ['PENDING', 'RETRY'], to: 'ACHSENT' },
+  SUBMISSION_RECORDED: { from: ['PENDING', 'FAILED'], to: 'ACHSENT' },
   COLLECTED: { from: ['PENDING', 'RETRY'], to: 'COMPLETED' },
   SKIPPED: { from: ['PENDING', 'RETRY'], to: 'SKIPPED' },
   ACH_SETTLED: { from: ['ACHSENT'], to: 'COMPLETED' },

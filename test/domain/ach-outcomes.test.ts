@@ -211,25 +211,31 @@ describe('decideLoanPaymentOutcome', () => {
     expect(decideLoanPaymentOutcome(payment({ loc_confirmation_id: 'other' }), loanEvent('settled'), now)).toEqual({ kind: 'ignore', reason: 'confirmation_mismatch' });
   });
 
-  // A manual ACH payment whose attempt died after the bank accepted the debit: attempt 1 is the only debit it can have.
+  // An ACH payment that owes attempt n + 1's debit and will not send that key again (PENDING: its request died; FAILED:
+  // it ended while that attempt's answer was lost): an entry the audit rows never show can only be that attempt's.
   const unrecorded = (overrides: Partial<LoanPayment> = {}) => {
     const { loc_confirmation_id: _c, ...rest } = payment({ loc_status: 'PENDING', loc_process: 'MANUAL', loc_payment_attempts: 0, version: 0, ...overrides });
     return rest as LoanPayment;
   };
+  const unlessRecorded = (decision: ReturnType<typeof decideLoanPaymentOutcome>) => {
+    expect(decision.kind).toBe('unless_recorded');
+    return decision.kind === 'unless_recorded' ? decision : undefined;
+  };
 
-  it('an outcome for a PENDING ACH payment with no submission recorded records attempt 1 under its confirmation and applies, in one write', () => {
-    expect(applied<LoanPayment>(decideLoanPaymentOutcome(unrecorded(), loanEvent('settled', { confirmation_id: 'conf-9' }), now))).toMatchObject({
-      loc_status: 'COMPLETED',
-      loc_payment_attempts: 1,
-      loc_confirmation_id: 'conf-9',
-      loc_update_reason: 'ach_settled',
-      version: 1,
-    });
-    expect(applied<LoanPayment>(decideLoanPaymentOutcome(unrecorded(), loanEvent('returned', { confirmation_id: 'conf-9', return_code: 'R10' }), now))).toMatchObject({
-      loc_status: 'CHARGED_BACK',
-      loc_payment_attempts: 1,
-      loc_return_code: 'R10',
-    });
+  it('an outcome for a PENDING ACH payment with no submission recorded records attempt 1 under its confirmation and applies, in one write, unless the audit rows show the entry', () => {
+    const settled = unlessRecorded(decideLoanPaymentOutcome(unrecorded(), loanEvent('settled', { confirmation_id: 'conf-9' }), now));
+    expect(settled?.confirmation_id).toBe('conf-9');
+    expect(applied<LoanPayment>(settled!.otherwise as never)).toMatchObject({ loc_status: 'COMPLETED', loc_payment_attempts: 1, loc_confirmation_id: 'conf-9', loc_update_reason: 'ach_settled', version: 1 });
+    const returned = unlessRecorded(decideLoanPaymentOutcome(unrecorded(), loanEvent('returned', { confirmation_id: 'conf-9', return_code: 'R10' }), now));
+    expect(applied<LoanPayment>(returned!.otherwise as never)).toMatchObject({ loc_status: 'CHARGED_BACK', loc_payment_attempts: 1, loc_return_code: 'R10' });
+  });
+
+  it('an outcome of another entry for a FAILED ACH payment records attempt n + 1 (a hold or exhausted errors ended it while that debit\'s answer was lost)', () => {
+    const failed = payment({ loc_status: 'FAILED', loc_update_reason: 'hold:ach_authorization_required', loc_payment_attempts: 1, loc_confirmation_id: 'conf-1' });
+    const decision = unlessRecorded(decideLoanPaymentOutcome(failed, loanEvent('settled', { confirmation_id: 'conf-2' }), now));
+    expect(applied<LoanPayment>(decision!.otherwise as never)).toMatchObject({ loc_status: 'COMPLETED', loc_payment_attempts: 2, loc_confirmation_id: 'conf-2', version: failed.version + 1 });
+    // Its own entry's late outcome changes nothing on a FAILED payment.
+    expect(decideLoanPaymentOutcome(failed, loanEvent('settled', { confirmation_id: 'conf-1' }), now)).toEqual({ kind: 'ignore', reason: 'status' });
   });
 
   it('records no submission for a payment that is not ACH or has one recorded: it waits for the repair attempt (409)', () => {

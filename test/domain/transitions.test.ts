@@ -42,6 +42,7 @@ const EXPECTED_BILLING: Record<BillingEvent, Partial<Record<BillingStatus, Billi
 
 const EXPECTED_LOAN: Record<LoanPaymentEvent, Partial<Record<LoanPaymentStatus, LoanPaymentStatus>>> = {
   ACH_SUBMITTED: { PENDING: 'ACHSENT', RETRY: 'ACHSENT' },
+  SUBMISSION_RECORDED: { PENDING: 'ACHSENT', FAILED: 'ACHSENT' },
   COLLECTED: { PENDING: 'COMPLETED', RETRY: 'COMPLETED' },
   SKIPPED: { PENDING: 'SKIPPED', RETRY: 'SKIPPED' },
   ACH_SETTLED: { ACHSENT: 'COMPLETED' },

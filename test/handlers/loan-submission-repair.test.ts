@@ -2,9 +2,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';
+import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { loanPaymentId } from '../../src/handlers/api/loans.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
+import { lambdaContext, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { FaultInjector, faultyPorts } from '../support/faults.js';
 import { httpEvent, responseOf } from '../support/http-events.js';
 import { newUserId } from './api-fixtures.js';
@@ -18,6 +20,7 @@ import { parseBody, webhookEvent } from './webhook-events.js';
  * of being answered 409 until the sender gives up with the money taken and off the books.
  */
 
+const DAY = 86_400_000;
 let app: TestApp;
 beforeAll(async () => {
   app = await createTestApp({ label: 'loan-repair' });
@@ -122,5 +125,38 @@ describe('a repeat of a manual ACH loan payment whose first request died before 
     expect([repeat.status, repeat.body.error?.code]).toEqual([409, 'ach_authorization_required']);
     expect(app.simulator.charges().filter((c) => c.user_id === user)).toHaveLength(1);
     expect(await app.deps.payments.get(user, 'loan-h1', loanPaymentId(user, 'loan-h1', 'k-0'))).toMatchObject({ loc_status: 'PENDING', loc_payment_attempts: 0, version: 0 });
+  });
+});
+
+// Read off the retry path while fixing the repeat's hold: a retry whose answer was lost, then FAILED by a hold before
+// its next run, ignored the bank's outcome of that debit as another entry's (money taken and off the books).
+describe('a loan retry that died after the bank accepted its debit, then met a hold', () => {
+  it('is FAILED by the hold, and the debit\'s outcome still records it (attempt 2, COMPLETED on settlement)', async () => {
+    const user = newUserId();
+    const loan = 'loan-h2';
+    const at = (offsetMs: number) => formatInstant(new Date(app.clock.now().getTime() + offsetMs));
+    const base = { loc_user_id: user, loc_loan_id: loan, loc_amount: 700, loc_payment_method: 'ach' as const, loc_account_last_four: '6789', loc_last_updated: at(-DAY) };
+    const retry = { ...base, loc_payment_id: 'pay_retry', loc_status: 'RETRY' as const, loc_process: 'AUTO' as const, loc_payment_attempts: 1, loc_confirmation_id: 'conf-first', loc_decline_code: 'insufficient_funds', loc_decline_class: 'retry_later' as const, loc_update_reason: 'The payment was declined by the bank.', loc_first_declined_at: at(-DAY), loc_next_attempt_at: at(0), loc_created_date: at(-2 * DAY), version: 1 };
+    await app.deps.payments.create(retry, { actor: 'test', reason: 'fixture' });
+    const message = { kind: 'loan_payment_retry', user_id: user, loan_id: loan, payment_id: retry.loc_payment_id, enqueued_at: at(0) };
+    const faults = new FaultInjector([{ point: 'processor.accepted', mode: 'crash', nth: 1 }]);
+    await createBatchWorkerHandler(faultyPorts(app.deps, faults))(sqsEvent([sqsRecord(message)]), lambdaContext());
+    expect(faults.fired).toEqual(['processor.accepted']);
+    // The attempt's answer was lost: the payment still owes attempt 2, whose debit the bank has.
+    expect(await app.deps.payments.get(user, loan, retry.loc_payment_id)).toMatchObject({ loc_status: 'RETRY', loc_payment_attempts: 1 });
+    app.clock.advance(2 * DAY);
+    const [debit] = app.simulator.charges().filter((c) => c.user_id === user);
+    expect(debit?.idempotency_key).toBe('pay_retry:2');
+    // Before the redelivery, a newer payment of the loan on the account comes back unauthorized: a hold.
+    await app.deps.payments.create({ ...base, loc_payment_id: 'pay_newer', loc_status: 'CHARGED_BACK', loc_process: 'MANUAL', loc_payment_attempts: 1, loc_confirmation_id: 'conf-newer', loc_return_code: 'R10', loc_update_reason: 'ach_returned:R10', loc_created_date: at(-DAY), version: 2 }, { actor: 'test', reason: 'fixture' });
+    await createBatchWorkerHandler(app.deps)(sqsEvent([sqsRecord(message)]), lambdaContext());
+    expect(await app.deps.payments.get(user, loan, retry.loc_payment_id)).toMatchObject({ loc_status: 'FAILED', loc_update_reason: 'hold:ach_authorization_required', loc_payment_attempts: 1 });
+    expect(app.simulator.charges().filter((c) => c.user_id === user)).toHaveLength(1);
+
+    const answer = await createAchHandler(app.deps)(bankOutcome(user, loan, retry.loc_payment_id, 'settled', debit!.confirmation_id, 700));
+    expect(parseBody(answer)).toMatchObject({ status: 'applied', record_status: 'COMPLETED' });
+    expect(await app.deps.payments.get(user, loan, retry.loc_payment_id)).toMatchObject({ loc_status: 'COMPLETED', loc_payment_attempts: 2, loc_confirmation_id: debit!.confirmation_id });
+    // An older entry's outcome for it is still a replay, not a recording.
+    expect(parseBody(await createAchHandler(app.deps)(bankOutcome(user, loan, retry.loc_payment_id, 'settled', 'conf-first', 700)))).toMatchObject({ status: 'ignored', reason: 'confirmation_mismatch' });
   });
 });

@@ -65,9 +65,9 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
   const decision = await resolveLoanRecorded(ports, payment, decideLoanPaymentOutcome(payment, event, now));
   if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: payment.loc_status };
   if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
-  // An outcome that records the submission as well (decideLoanPaymentOutcome: the attempt died after the bank accepted it) presents the debit too.
+  // An outcome that records a lost submission as well (decideLoanPaymentOutcome) presents that debit too.
   const recordsSubmission = decision.after.loc_payment_attempts > payment.loc_payment_attempts;
-  const reason = `ach ${event.type} event ${event.event_id}${recordsSubmission ? '; records the submission of attempt 1, whose process died after the bank accepted it' : ''}`;
+  const reason = `ach ${event.type} event ${event.event_id}${recordsSubmission ? `; records the submission of attempt ${decision.after.loc_payment_attempts}, whose answer was lost` : ''}`;
   const tallies = [returnCounted(event, now).achRates, recordsSubmission ? achDebitTally(now) : undefined];
   await ports.payments.update(decision.after, payment.version, { actor: 'system:ach-handler', reason }, sumTallies(tallies));
   return {
