@@ -310,7 +310,8 @@ class LoanWorld {
    * DESIGN 3.1: no ACH debit of a loan's account while the newest other ACH payment presented on
    * it stands returned unauthorized or for an account error (a later one not returned lifts the
    * hold). Judged at each debit's instant from the audit rows; a return recorded in the same
-   * millisecond as the debit is given the benefit of the doubt (the clock stands still within a step).
+   * millisecond as the debit, or a tie for the newest, is given the benefit of the doubt (the clock
+   * stands still within a step).
    */
   private checkHolds(seen: readonly { payment: LoanPayment; history: LoanPaymentHistoryRow[]; taken: SimulatedCharge[] }[]): void {
     const at = (row: LoanPaymentHistoryRow) => Date.parse(row.loc_last_updated);
@@ -318,15 +319,16 @@ class LoanWorld {
     for (const { payment, taken } of ach) {
       for (const c of taken) {
         const t = c.submitted_at;
-        const newest = ach
+        const presented = ach
           .filter((o) => o.payment.loc_user_id === payment.loc_user_id && o.payment.loc_payment_id !== payment.loc_payment_id && o.payment.loc_account_last_four === payment.loc_account_last_four)
-          .filter((o) => o.history.some((h) => h.loc_payment_attempts > 0 && at(h) <= t))
-          .sort((a, b) => (a.payment.loc_created_date < b.payment.loc_created_date ? 1 : -1))[0];
-        if (!newest) continue;
-        const standing = newest.history.filter((h) => at(h) < t).sort((a, b) => at(b) - at(a))[0];
-        const code = standing?.loc_return_code;
-        if (code !== undefined && classifyReturnCode(code) !== 'represent') {
-          this.problems.push(`${c.idempotency_key}: an ACH debit at ${formatInstant(new Date(t))} while the account's newest other payment stood returned ${code} (a hold, DESIGN 3.1)`);
+          .filter((o) => o.history.some((h) => h.loc_payment_attempts > 0 && at(h) <= t));
+        const newestAt = presented.map((o) => o.payment.loc_created_date).sort().at(-1);
+        // Payments created in the same millisecond have no order but the store's (the payment id): any of them may be the newest.
+        const held = presented
+          .filter((o) => o.payment.loc_created_date === newestAt)
+          .map((o) => o.history.filter((h) => at(h) < t).sort((a, b) => at(b) - at(a))[0]?.loc_return_code);
+        if (held.length > 0 && held.every((code) => code !== undefined && classifyReturnCode(code) !== 'represent')) {
+          this.problems.push(`${c.idempotency_key}: an ACH debit at ${formatInstant(new Date(t))} while the account's newest other payment stood returned ${held.join('/')} (a hold, DESIGN 3.1)`);
         }
       }
     }
