@@ -31,8 +31,15 @@ export class RequestRecorder {
   readonly requests: RecordedRequest[] = [];
   private server: Server | undefined;
 
-  /** `target`: the endpoint to forward to, or how to learn it once its server has started. */
-  constructor(private readonly target: string | (() => string)) {}
+  /**
+   * `target`: the endpoint to forward to, or how to learn it once its server has started.
+   * `latencyMs` holds each answer that long (a test's way to make requests sent together overlap
+   * on a loaded machine, where the second may arrive after the first was answered); none by default.
+   */
+  constructor(
+    private readonly target: string | (() => string),
+    private readonly options: { readonly latencyMs?: number } = {},
+  ) {}
 
   get endpoint(): string {
     const address = this.server?.address() as AddressInfo | null | undefined;
@@ -54,12 +61,16 @@ export class RequestRecorder {
             const out: Buffer[] = [];
             answer.on('data', (c: Buffer) => out.push(c));
             answer.on('end', () => {
-              const target = req.headers['x-amz-target'];
-              if (this.recording && typeof target === 'string') {
-                this.requests.push({ target, input: JSON.parse(body.toString('utf8') || '{}'), startedAt, endedAt: performance.now() });
-              }
-              res.writeHead(answer.statusCode ?? 500, answer.headers);
-              res.end(Buffer.concat(out));
+              const finish = () => {
+                const target = req.headers['x-amz-target'];
+                if (this.recording && typeof target === 'string') {
+                  this.requests.push({ target, input: JSON.parse(body.toString('utf8') || '{}'), startedAt, endedAt: performance.now() });
+                }
+                res.writeHead(answer.statusCode ?? 500, answer.headers);
+                res.end(Buffer.concat(out));
+              };
+              if (this.options.latencyMs) setTimeout(finish, this.options.latencyMs);
+              else finish();
             });
           },
         );
