@@ -246,7 +246,10 @@ DynamoDB bills although it returns nothing.
 **Cold start.** Supplied by \`bench/cold-start.ts\`: a fresh \`node\` process per bundle as the CDK
 synthesizes it, import plus one first call, interleaved with a bare DynamoDB client's (one
 GetItem: the verdict's floor) and with bare SDK clients replaying the function's own first-call
-requests (the second floor: the work without our code).
+requests (the second floor: the work without our code). Secrets are given by value, as the local
+runtime gives them: a deployed function resolves its secrets' ARNs from Secrets Manager at cold
+start (one parallel round, src/runtime/secrets.ts), a round trip neither this figure nor its floors
+include.
 
 **Not part of \`npm test\`.** The bench runs only through \`npm run bench\`; \`npm test\` checks only that
 this file is what \`bench/report.ts\` renders from \`bench/results.json\`.
