@@ -221,3 +221,30 @@ export function mayHoldUnrecordedCharge(
   if (!COLLECTIBLE_STATUSES.has(record.billing_status)) return false;
   return isPresentedUnrecorded(record) || (takenOver?.purpose !== undefined && leaseNames(takenOver, record));
 }
+
+/**
+ * How far the account directory's clock may run behind ours: a status change this close to a
+ * lease's `held_since` is taken as possibly after the holder's account check.
+ */
+export const ACCOUNT_CLOCK_SKEW_MS = 1_000;
+
+/**
+ * The account gate of an attempt whose lock replaced a dead holder's lease (`takenOver`), with the
+ * account not active now: may that holder have presented the period's key? Every path checks the
+ * account under its lock before it presents (the one attempt), and a holder that resends a dead
+ * one's key past the gate carries that lease's `held_since` (`carryHeldSince`). So when the account
+ * has been in its status since before the dead lease was held (`status_since` before `held_since` less
+ * the clock skew), its holder found the account not active and presented nothing: the lease is no
+ * evidence for this gate, and the period is deactivated rather than charged (long run of stop 24,
+ * seed 374700011: a NEW after a BAN, the attempt died after the account answered, its redelivery
+ * resent the key and charged the banned member). Without either instant the lease counts (F11).
+ */
+export function deadHolderFoundAccountInactive(
+  takenOver: { readonly held_since?: number } | undefined,
+  account: Pick<AccountSnapshot, 'status' | 'status_since'>,
+  skewMs = ACCOUNT_CLOCK_SKEW_MS,
+): boolean {
+  if (account.status === 'active' || takenOver?.held_since === undefined || account.status_since === undefined) return false;
+  const since = Date.parse(account.status_since);
+  return Number.isFinite(since) && since < takenOver.held_since - skewMs;
+}

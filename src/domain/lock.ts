@@ -40,6 +40,12 @@ export interface HeldLock {
    */
   declarePurpose(purpose: string): Promise<void>;
   /**
+   * Writes `since` as the lease's `held_since` when it is earlier (one conditional put): for a holder
+   * about to resend, past the account gate, the key of the dead holder whose lease it took over, so
+   * that if it dies too, the next holder judges the account against the first holder's instant.
+   */
+  carryHeldSince(since: number): Promise<void>;
+  /**
    * Releases by putting back the expired lease this lock replaced (`takenOver`), so the evidence it
    * carries (a dead holder attempting its period) stays for the next holder; without one, `release()`.
    * For a holder that learnt of it and must leave the period to an attempt (a waive answering 409).
@@ -63,6 +69,7 @@ export async function acquireUserLock(
   const leaseMs = options.leaseMs ?? LOCK_LEASE_MS;
   const heartbeatMs = options.heartbeatMs ?? LOCK_HEARTBEAT_MS;
   let purpose = options.purpose;
+  let heldSince = clock.now().getTime();
   const leaseAt = (version: string): LockLease => ({
     key,
     owner_name: owner,
@@ -70,6 +77,7 @@ export async function acquireUserLock(
     lease_duration_ms: leaseMs,
     lease_expires_at: clock.now().getTime() + leaseMs,
     ...(purpose !== undefined ? { purpose } : {}),
+    held_since: heldSince,
   });
   let current = leaseAt(options.newVersion());
   let takenOver: LockLease | undefined;
@@ -102,6 +110,21 @@ export async function acquireUserLock(
     if (!controller.signal.aborted) controller.abort(new LockLostError('released'));
     await store.release(key, current.record_version_number);
   };
+  /** Puts the lease again as it now reads (purpose, held_since), conditional on holding it. */
+  const rewrite = async (): Promise<void> => {
+    renewing = renewing.then(async () => {
+      if (controller.signal.aborted || released) return;
+      const lease = leaseAt(options.newVersion());
+      try {
+        if (await store.renew(key, current.record_version_number, lease)) current = lease;
+        else controller.abort(new LockLostError(`billing lock for user ${userId} was lost`));
+      } catch (error) {
+        controller.abort(new LockLostError(`renewal failed for user ${userId}`, { cause: error }));
+      }
+    });
+    await renewing;
+    if (controller.signal.aborted) throw controller.signal.reason instanceof Error ? controller.signal.reason : new LockLostError(`billing lock for user ${userId} was lost`);
+  };
   return {
     key,
     signal: controller.signal,
@@ -119,18 +142,12 @@ export async function acquireUserLock(
     async declarePurpose(next) {
       if (purpose === next) return;
       purpose = next;
-      renewing = renewing.then(async () => {
-        if (controller.signal.aborted || released) return;
-        const lease = leaseAt(options.newVersion());
-        try {
-          if (await store.renew(key, current.record_version_number, lease)) current = lease;
-          else controller.abort(new LockLostError(`billing lock for user ${userId} was lost`));
-        } catch (error) {
-          controller.abort(new LockLostError(`renewal failed for user ${userId}`, { cause: error }));
-        }
-      });
-      await renewing;
-      if (controller.signal.aborted) throw controller.signal.reason instanceof Error ? controller.signal.reason : new LockLostError(`billing lock for user ${userId} was lost`);
+      await rewrite();
+    },
+    async carryHeldSince(since) {
+      if (since >= heldSince) return;
+      heldSince = since;
+      await rewrite();
     },
     async releaseWith(commit) {
       if (released) throw new LockLostError(`billing lock for user ${userId} was already released`);

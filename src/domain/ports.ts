@@ -41,6 +41,12 @@ export interface LockLease {
   readonly lease_expires_at: number;
   /** What the holder is doing, when it is one period's attempt (its billing_date): read by the next holder after a takeover. */
   readonly purpose?: string;
+  /**
+   * Epoch ms: since when this lease's holder may have presented a key without checking the account
+   * now. Its acquisition; a holder that resends a dead holder's key past the account gate carries
+   * the dead lease's instant instead (collect.ts). Absent on leases written before it existed.
+   */
+  readonly held_since?: number;
 }
 
 export interface LockStore {
@@ -223,6 +229,8 @@ export type AccountStatus = 'active' | 'inactive' | 'banned' | 'closed';
 /** What the gate knows about a user at decision time. Absent fields were not observed. */
 export interface AccountSnapshot {
   readonly status: AccountStatus;
+  /** When the account entered its current status (an instant), if the directory knows. */
+  readonly status_since?: string;
   readonly institution_id?: string;
   readonly available_balance_cents?: number;
   readonly current_balance_cents?: number;

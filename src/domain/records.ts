@@ -352,6 +352,7 @@ export function displayStatus(record: Pick<BillingRecord, 'billing_status' | 'bi
 /** What the gate knows about a user at decision time (the AccountSnapshot port type, validated). */
 export const accountSnapshotSchema = lazySchema(() => z.object({
   status: z.enum(['active', 'inactive', 'banned', 'closed']),
+  status_since: z.optional(instant),
   institution_id: z.optional(z.string()),
   available_balance_cents: z.optional(z.int()),
   current_balance_cents: z.optional(z.int()),

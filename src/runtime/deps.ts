@@ -31,6 +31,8 @@ export interface Settings {
   readonly maxPaymentCents: number;
   readonly lockLeaseMs?: number;
   readonly lockHeartbeatMs?: number;
+  /** How far the account directory's clock may run behind ours (default ACCOUNT_CLOCK_SKEW_MS); tests on one clock set 0. */
+  readonly accountClockSkewMs?: number;
 }
 
 /**

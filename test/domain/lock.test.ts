@@ -66,6 +66,7 @@ describe('acquireUserLock', () => {
       record_version_number: 'worker-a-1',
       lease_duration_ms: LEASE_MS,
       lease_expires_at: clock.now().getTime() + LEASE_MS,
+      held_since: clock.now().getTime(),
     });
   });
 
@@ -102,6 +103,42 @@ describe('acquireUserLock', () => {
     const other = await acquireUserLock(store, clock, 'user-2', 'worker-b', { newVersion: versions('b'), heartbeatMs: 60_000 });
     held.push(other);
     expect(other.key).toBe('subscription-billing:user_id:user-2');
+  });
+});
+
+describe('held_since', () => {
+  it('keeps the acquisition instant through heartbeats', async () => {
+    const { store, clock } = setup();
+    const acquiredAt = clock.now().getTime();
+    await acquire(store, clock, 'worker-a');
+    const first = store.get(KEY)!;
+    clock.advance(30_000);
+    await vi.waitFor(() => expect(store.get(KEY)!.record_version_number).not.toBe(first.record_version_number), { timeout: 2_000 });
+    expect(store.get(KEY)!.held_since).toBe(acquiredAt);
+  });
+
+  it('carries an earlier instant onto the lease at once, ignores a later one, and keeps it through heartbeats', async () => {
+    const { store, clock } = setup();
+    const acquiredAt = clock.now().getTime();
+    const lock = await acquire(store, clock, 'worker-a', { heartbeatMs: 60_000 });
+    const renewsBefore = store.calls.renew;
+    await lock.carryHeldSince(acquiredAt + 5_000);
+    expect(store.calls.renew).toBe(renewsBefore); // later: nothing written
+    await lock.carryHeldSince(acquiredAt - 86_400_000);
+    expect(store.calls.renew).toBe(renewsBefore + 1);
+    expect(store.get(KEY)!.held_since).toBe(acquiredAt - 86_400_000);
+    expect(store.get(KEY)!.owner_name).toBe('worker-a');
+  });
+
+  it('tells a takeover the dead holder\'s instant', async () => {
+    const { store, clock } = setup();
+    const acquiredAt = clock.now().getTime();
+    await acquireUserLock(store, clock, 'user-1', 'dead', { newVersion: versions('dead'), leaseMs: 1_000, heartbeatMs: 60_000_000 });
+    // The holder dies: its heartbeat never runs again (a new store handle would not stop it, so the lease is left to lapse).
+    clock.advance(1_001);
+    const next = await acquire(store, clock, 'next', { heartbeatMs: 60_000 });
+    expect(next.takenOver?.held_since).toBe(acquiredAt);
+    expect(store.get(KEY)!.held_since).toBe(clock.now().getTime());
   });
 });
 

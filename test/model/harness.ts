@@ -198,7 +198,8 @@ const MODEL_STATUS_SHARDS = 1;
 export async function sharedApp(): Promise<{ app: TestApp; recorder: SubmissionRecorder }> {
   if (!shared || shared.uses >= SEQUENCES_PER_APP) {
     // One status shard: the scan cost of a collections run stays a few queries (sharding has its own tests).
-    const app = await createTestApp({ label: 'model', statusShardCount: MODEL_STATUS_SHARDS });
+    // One clock for the directory and the system: no skew to allow for at the account gate.
+    const app = await createTestApp({ label: 'model', statusShardCount: MODEL_STATUS_SHARDS, settings: { accountClockSkewMs: 0 } });
     const lookup = async (key: { user_id: string; billing_date: string }) => (await app.deps.billing.get(key)) as Json | undefined;
     shared = { app, recorder: new SubmissionRecorder(app.simulator, () => app.clock.now().getTime(), lookup), uses: 0 };
   }
@@ -239,7 +240,7 @@ export class BillingWorld {
   readonly bankDelivered: Json[] = [];
   /** ACH outcomes the system answered 200 for, by confirmation id: it must not leave that submission ACHSENT. */
   private readonly achAnswered = new Map<string, string>();
-  private readonly settings: { default: 'approve'; users: Record<string, string>; accounts: Record<string, { status: 'active' | 'banned'; available_balance_cents?: number; current_balance_cents?: number }> };
+  private readonly settings: { default: 'approve'; users: Record<string, string>; accounts: Record<string, { status: 'active' | 'banned'; status_since?: string; available_balance_cents?: number; current_balance_cents?: number }> };
   private keyCounter = 0;
   lastPayKey: string | undefined;
   /** Users whose records a step may have changed: only they are read again by `check`. */
@@ -499,8 +500,11 @@ export class BillingWorld {
     }
   }
 
+  /** The directory says since when the account has its status, as a real one would (the attempt's account gate reads it). */
   private setAccount(userId: string, status: 'active' | 'banned'): void {
-    this.settings.accounts[userId] = { ...this.settings.accounts[userId], status };
+    const before = this.settings.accounts[userId];
+    const since = before?.status === status && before.status_since !== undefined ? before.status_since : iso(this.now());
+    this.settings.accounts[userId] = { ...before, status, status_since: since };
     this.app.simulator.configure(this.settings as never);
   }
 

@@ -583,4 +583,57 @@ describe('long run 9 counterexamples (lead)', () => {
     expect((await recordsOf(w, 0))[0]!.billing_status).toBe('COMPLETED');
     await w.check('bulk retry taken over after a crash');
   });
+
+  // Long run of stop 24 (seed 374700011 path "18", hand-shrunk): a BAN while the member had no open chain (the account
+  // directory learns it, nothing else), then a NEW whose first period is due. The collection attempt died right after
+  // the directory answered `banned`, before anything reached the processor; the next attempt took its lease over, could
+  // not tell where its holder died, resent the period's key past the account gate (F11) and charged the banned member.
+  // The directory says since when the account is banned: that holder took its lock after the ban, so it found the
+  // account banned and presented nothing; the period is deactivated. A holder whose lease predates the ban still
+  // resends (the long run 9 regression above).
+  regression('ban_before_the_dead_holder_took_its_lock: its takeover deactivates the period, no charge', async () => {
+    const w = await world();
+    await member(w, 0, 'BAN'); // no chain yet: only the account directory changes
+    await join(w, 0, plan(w, 'ach', 'MONTHLY', 0));
+    w.app.clock.advance(DAY);
+    w.arm({ point: 'accounts.after', mode: 'crash' });
+    await w.collectionsRun(); // dies holding the lease named for the period: the directory had answered banned
+    expect(w.charges(w.users[0]!)).toEqual([]);
+    w.app.clock.advance(DAY);
+    await w.collectionsRun();
+    expect(w.charges(w.users[0]!)).toEqual([]);
+    expect((await recordsOf(w, 0))[0]!.billing_status).toBe('INACTIVE');
+    await w.check('takeover of a lease held after the ban');
+    await w.settle();
+    expect(w.charges(w.users[0]!)).toEqual([]);
+  });
+
+  // Not a long-run counterexample: the other half of the rule above. A repair resends a dead holder's key past the account
+  // gate (its lease predates the ban); if the repair dies too, its own lease was taken after the ban, so it carries the
+  // first holder's instant (`carryHeldSince`). Otherwise the next attempt would read the repair's lease as held after the
+  // ban, deactivate the period and leave the charge the processor took on no record.
+  regression('a repair that died after resending past the account gate carries the first holder instant: the next attempt records the one charge', async () => {
+    const w = await world();
+    await join(w, 0, plan(w, 'ach', 'MONTHLY', 0));
+    w.app.clock.advance(DAY);
+    w.arm({ point: 'lock.acquire.after', mode: 'crash' });
+    await w.collectionsRun(); // dies holding the lease named for the period, before the ban
+    await member(w, 0, 'BAN'); // refused while the dead lease is live; delivered again once it lapsed
+    w.app.clock.advance(DAY);
+    await w.drain();
+    expect((await recordsOf(w, 0)).map((r) => r.billing_status)).toEqual(['PENDING', 'INACTIVE']);
+    w.app.clock.advance(DAY);
+    w.arm({ point: 'processor.accepted', mode: 'crash' });
+    await w.collectionsRun(); // the repair resends the key, the processor takes it, the repair dies before its write
+    expect(w.charges(w.users[0]!)).toHaveLength(1);
+    w.app.clock.advance(DAY);
+    await w.collectionsRun(); // takes the repair's lease over: held since before the ban, so the same key again
+    const charges = w.charges(w.users[0]!);
+    expect(charges).toHaveLength(1);
+    const [record] = await recordsOf(w, 0);
+    expect([record!.billing_status, record!.transaction_id]).toEqual(['ACHSENT', charges[0]!.confirmation_id]);
+    await w.check('two dead holders across a ban');
+    await w.settle();
+    expect(w.charges(w.users[0]!)).toHaveLength(1);
+  });
 });

@@ -68,6 +68,7 @@ export class DynamoLockStore implements LockStore {
             lease_expires_at: lease.lease_expires_at,
             expires_at: ttlOf(lease),
             ...(lease.purpose !== undefined ? { purpose: lease.purpose } : {}),
+            ...(lease.held_since !== undefined ? { held_since: lease.held_since } : {}),
           }),
           ConditionExpression: condition,
           ExpressionAttributeValues: values,
@@ -84,6 +85,7 @@ export class DynamoLockStore implements LockStore {
           lease_duration_ms: Number(old.lease_duration_ms?.N ?? 0),
           lease_expires_at: Number(old.lease_expires_at?.N ?? 0),
           ...(old.purpose?.S !== undefined ? { purpose: old.purpose.S } : {}),
+          ...(old.held_since?.N !== undefined ? { held_since: Number(old.held_since.N) } : {}),
         });
       }
       return true;

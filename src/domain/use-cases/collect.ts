@@ -1,5 +1,5 @@
 import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure, type IdGenerator } from '../billing-record.js';
-import { balanceDecision, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, mayHoldUnrecordedCharge, repairsUnrecordedAttempt, type BalanceObservation, type NotDueReason } from '../collectible.js';
+import { balanceDecision, deadHolderFoundAccountInactive, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, mayHoldUnrecordedCharge, repairsUnrecordedAttempt, type BalanceObservation, type NotDueReason } from '../collectible.js';
 import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
 import { CLEARED_DUNNING, EXHAUSTED_DUNNING, classifyDecline, dunningAfterDecline, dunningLapsed, isInDunning } from '../dunning.js';
 import { ConcurrentModificationError, InterruptedError, LockedError, ProcessorError } from '../errors.js';
@@ -27,6 +27,8 @@ export interface AttemptDeps {
   readonly onUnknownDecline?: (context: { subscription_id: string; user_id: string; decline_code: string }) => void;
   readonly lockLeaseMs?: number;
   readonly lockHeartbeatMs?: number;
+  /** See ACCOUNT_CLOCK_SKEW_MS (collectible.ts). */
+  readonly accountClockSkewMs?: number;
 }
 
 export interface AttemptRequest {
@@ -129,8 +131,10 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     // An earlier attempt of this period presented its key while the account was active and its outcome
     // is not recorded (a saved failure after the call, or a dead holder naming this period): the same
     // key is resent before the account gate, so a ban cannot leave a charge the processor took on no
-    // record (F11). Never a second charge: one key.
-    if (account.status !== 'active' && !mayHoldUnrecordedCharge(read, lock.takenOver)) {
+    // record (F11). Never a second charge: one key. A dead holder that took its lock after the account
+    // left active found it so and presented nothing: its lease is no evidence here.
+    const deadLease = deadHolderFoundAccountInactive(lock.takenOver, account, deps.accountClockSkewMs) ? undefined : lock.takenOver;
+    if (account.status !== 'active' && !mayHoldUnrecordedCharge(read, deadLease)) {
       const after = applyBillingEvent(read, 'USER_NOT_ACTIVE', now, {
         process,
         updatedEvent: account.status === 'banned' ? 'USER_BANNED' : 'USER_NOT_ACTIVE',
@@ -161,6 +165,10 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
       return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind: 'declined', record: after });
     }
 
+    // Resending a dead holder's key past the account gate: if this holder dies too, the next one
+    // must judge the account against the dead holder's instant, not this lock's (a lease written
+    // before held_since existed is taken as held since ever). One conditional put, on this repair only.
+    if (account.status !== 'active' && deadLease !== undefined) await lock.carryHeldSince(deadLease.held_since ?? 0);
     throwIfAborted(request.signal, lock.signal);
     presented = true;
     const result = await deps.processor.submit(

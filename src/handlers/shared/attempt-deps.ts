@@ -15,5 +15,6 @@ export function attemptDepsOf(deps: AppDeps, logger: Logger): AttemptDeps {
     onUnknownDecline: (info) => logger.warn(info, 'unknown decline code; classified retry_later'),
     ...(deps.settings.lockLeaseMs !== undefined ? { lockLeaseMs: deps.settings.lockLeaseMs } : {}),
     ...(deps.settings.lockHeartbeatMs !== undefined ? { lockHeartbeatMs: deps.settings.lockHeartbeatMs } : {}),
+    ...(deps.settings.accountClockSkewMs !== undefined ? { accountClockSkewMs: deps.settings.accountClockSkewMs } : {}),
   };
 }

@@ -68,6 +68,16 @@ describe('DynamoLockStore on DynamoDB Local', () => {
     expect(seen).toEqual([dead]);
   });
 
+  it('stores held_since and hands it to the holder that takes the lease over', async () => {
+    const key = userLockKey(randomUUID());
+    const dead = { ...lease(key, 'dead', NOW, 1_000), purpose: '2026-12-01T12:00:00.000000000Z', held_since: NOW - 5_000 };
+    expect(await store.tryAcquire(dead, NOW)).toBe(true);
+    expect((await stored(key))?.held_since).toEqual({ N: String(NOW - 5_000) });
+    const seen: LockLease[] = [];
+    expect(await store.tryAcquire(lease(key, 'next', NOW + 2_000), NOW + 2_000, (previous) => seen.push(previous))).toBe(true);
+    expect(seen).toEqual([dead]);
+  });
+
   it('renews with the current record_version_number and refuses a stale one', async () => {
     const key = userLockKey(randomUUID());
     const first = lease(key, 'a');
