@@ -87,21 +87,28 @@ export async function acquireUserLock(
   const controller = new AbortController();
   let renewing: Promise<void> = Promise.resolve();
   let held = false;
-  const timer = setInterval(() => {
-    renewing = renewing.then(async () => {
-      if (controller.signal.aborted || held) return;
+  let released = false;
+  /**
+   * Queues one put of the lease as it now reads (a fresh version; purpose and held_since as set),
+   * conditional on holding it, unless `skip` says not now. A refused put or a failed one aborts the holder.
+   */
+  const putLease = (skip: () => boolean, failure: string): Promise<void> =>
+    (renewing = renewing.then(async () => {
+      if (controller.signal.aborted || skip()) return;
       const next = leaseAt(options.newVersion());
       try {
         if (await store.renew(key, current.record_version_number, next)) current = next;
         else controller.abort(new LockLostError(`billing lock for user ${userId} was lost`));
       } catch (error) {
-        controller.abort(new LockLostError(`heartbeat failed for user ${userId}`, { cause: error }));
+        controller.abort(new LockLostError(`${failure} for user ${userId}`, { cause: error }));
       }
+    }));
+  const timer = setInterval(() => {
+    void putLease(() => held, 'heartbeat failed').then(() => {
       if (controller.signal.aborted) clearInterval(timer);
     });
   }, heartbeatMs);
   timer.unref?.();
-  let released = false;
   const release = async (): Promise<void> => {
     if (released) return;
     released = true;
@@ -110,19 +117,9 @@ export async function acquireUserLock(
     if (!controller.signal.aborted) controller.abort(new LockLostError('released'));
     await store.release(key, current.record_version_number);
   };
-  /** Puts the lease again as it now reads (purpose, held_since), conditional on holding it. */
+  /** Puts the lease again now (a new purpose or held_since), conditional on holding it; throws if the lock is lost. */
   const rewrite = async (): Promise<void> => {
-    renewing = renewing.then(async () => {
-      if (controller.signal.aborted || released) return;
-      const lease = leaseAt(options.newVersion());
-      try {
-        if (await store.renew(key, current.record_version_number, lease)) current = lease;
-        else controller.abort(new LockLostError(`billing lock for user ${userId} was lost`));
-      } catch (error) {
-        controller.abort(new LockLostError(`renewal failed for user ${userId}`, { cause: error }));
-      }
-    });
-    await renewing;
+    await putLease(() => released, 'renewal failed');
     if (controller.signal.aborted) throw controller.signal.reason instanceof Error ? controller.signal.reason : new LockLostError(`billing lock for user ${userId} was lost`);
   };
   return {
