@@ -63,7 +63,17 @@ export interface ColdStartResult {
   readonly method: string;
   readonly runs: number;
   readonly baseline: ColdStartFigure & { readonly name: 'bare DynamoDB client' };
-  readonly functions: (ColdStartFigure & { readonly ratio: number; readonly firstCall: string; readonly sameRequests?: SameRequestsFigure })[];
+  readonly functions: (ColdStartFigure & {
+    readonly ratio: number;
+    /**
+     * The round-by-round ratios (this function's total over the bare client's in the same round):
+     * their lower quartile, median and upper quartile. The spread says whether a ratio near the
+     * target is in or out, which one median cannot.
+     */
+    readonly roundRatios: { readonly p25: number; readonly median: number; readonly p75: number };
+    readonly firstCall: string;
+    readonly sameRequests?: SameRequestsFigure;
+  })[];
   readonly target: number;
 }
 
@@ -312,7 +322,7 @@ writeFileSync(resultFile, JSON.stringify({ importMs: t1 - t0, firstCallMs: t2 - 
 process.exit(0);
 `;
 
-interface Sample {
+export interface Sample {
   readonly importMs: number;
   readonly firstCallMs: number;
   readonly gist: unknown;
@@ -329,15 +339,29 @@ async function spawnOnce(file: string, event: unknown, env: Record<string, strin
   return JSON.parse(readFileSync(resultFile, 'utf8')) as Sample;
 }
 
-const median = (values: number[]): number => {
+const median = (values: number[]): number => Math.round(quantile(values, 0.5) * 10) / 10;
+
+/** The q-quantile of `values`, linear between the closest ranks (q = 0.5: the median). */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) throw new Error('quantile of no values');
   const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return Math.round((sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2) * 10) / 10;
-};
+  const at = (sorted.length - 1) * q;
+  const low = Math.floor(at);
+  const high = Math.ceil(at);
+  return sorted[low]! + (sorted[high]! - sorted[low]!) * (at - low);
+}
+
+/** Each round's ratio of a subject's total to the bare client's total in that round, as quartiles. */
+export function roundRatiosOf(subject: readonly Sample[], bare: readonly Sample[]): { p25: number; median: number; p75: number } {
+  if (subject.length !== bare.length) throw new Error(`rounds differ: ${subject.length} samples against ${bare.length}`);
+  const ratios = subject.map((s, i) => (s.importMs + s.firstCallMs) / (bare[i]!.importMs + bare[i]!.firstCallMs));
+  const round2 = (x: number) => Math.round(x * 100) / 100;
+  return { p25: round2(quantile(ratios, 0.25)), median: round2(quantile(ratios, 0.5)), p75: round2(quantile(ratios, 0.75)) };
+}
 
 /** Cold start of every function with a first-call recipe, beside the bare client, in one run. */
 export async function measureColdStart(options: { endpoint: string; runs?: number; log?: (message: string) => void }): Promise<ColdStartResult> {
-  const runs = options.runs ?? 7;
+  const runs = options.runs ?? 15;
   const dir = mkdtempSync(join(tmpdir(), 'billing-cold-start-'));
   const bus = new LocalEventBus({ busName: 'billing-bench', logger: createLogger({ level: 'silent' }) });
   const dynamoRecorder = new RequestRecorder(options.endpoint);
@@ -411,6 +435,7 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
         return {
           ...f,
           ratio: Math.round((f.totalMs / floor.totalMs) * 100) / 100,
+          roundRatios: roundRatiosOf(samples.get(bundle.name)!, samples.get(baseline.name)!),
           firstCall: `${FIRST_CALLS[bundle.name as FunctionName]!.does} → ${gists}`,
           ...(same && sameFigure ? { sameRequests: { ...sameFigure, requests: same.requests, waves: same.waves.length, ratio: Math.round((f.totalMs / sameFigure.totalMs) * 100) / 100 } } : {}),
         };
@@ -429,13 +454,13 @@ if (process.argv[1]?.endsWith('cold-start.ts')) {
   const { startDynamoLocal } = await import('../src/adapters/dynamodb/local-server.js');
   const server = await startDynamoLocal();
   try {
-    const runs = Number(process.argv[2] ?? 7);
+    const runs = Number(process.argv[2] ?? 15);
     const result = await measureColdStart({ endpoint: server.endpoint, runs, log: (m) => console.error(m) });
     const row = (f: ColdStartFigure, ratio: number | string, does = '') =>
       console.log(`${f.name.padEnd(24)} ${String(Math.round(f.bytes / 1024)).padStart(5)} KiB  import ${f.importMs.toFixed(1).padStart(6)}  first call ${f.firstCallMs.toFixed(1).padStart(6)}  total ${f.totalMs.toFixed(1).padStart(6)} ms  ×${ratio}  ${does}`);
     console.log(result.method);
     row(result.baseline, '1.00');
-    for (const f of result.functions) row(f, f.ratio.toFixed(2), f.firstCall);
+    for (const f of result.functions) row(f, `${f.ratio.toFixed(2)} (rounds ${f.roundRatios.p25.toFixed(2)}-${f.roundRatios.p75.toFixed(2)})`, f.firstCall);
     for (const f of result.functions) if (f.sameRequests) row(f.sameRequests, `${(f.totalMs / result.baseline.totalMs).toFixed(2)} (function ×${f.sameRequests.ratio.toFixed(2)} this)`, `${f.sameRequests.requests} requests in ${f.sameRequests.waves} waves`);
   } finally {
     await server.stop();

@@ -19,6 +19,8 @@ interface ColdStartFigure {
   readonly firstCallMs: number;
   readonly totalMs: number;
   readonly ratio?: number;
+  /** Quartiles of the round-by-round ratios to the bare client (absent in results from before they were kept). */
+  readonly roundRatios?: { readonly p25: number; readonly median: number; readonly p75: number };
 }
 
 /** The same-requests floor of one function (bench/cold-start.ts `SameRequestsFigure`). */
@@ -64,6 +66,18 @@ function table(headers: string[], rows: (string | number)[][]): string {
 
 const fmt = (x: number, digits = 2) => String(Math.round(x * 10 ** digits) / 10 ** digits);
 const ratio = (a: number, b: number) => (b === 0 ? '-' : fmt(a / b));
+
+/**
+ * Whether a function's cold start meets the target: "yes" when even the upper quartile of its
+ * round-by-round ratios is within it, "no" when even the lower quartile is above it, "at the line"
+ * between. Without the rounds' quartiles, the median ratio alone answers yes or no.
+ */
+export function coldStartVerdict(median: number, rounds: { readonly p25: number; readonly p75: number } | undefined, target: number): 'yes' | 'no' | 'at the line' {
+  if (!rounds) return median <= target ? 'yes' : 'no';
+  if (rounds.p75 <= target) return 'yes';
+  if (rounds.p25 > target) return 'no';
+  return 'at the line';
+}
 const commands = (by: Record<string, number>) =>
   Object.entries(by)
     .map(([k, v]) => `${k} ${fmt(v)}`)
@@ -166,9 +180,20 @@ export function renderTables(r: BenchResults): string {
       out.push(`${/median of \d+/i.test(c.method) ? c.method.replace(/\.?$/, '.') : `${c.method.replace(/\.?$/, '.')} Median of ${c.runs} rounds.`} Target: each function within ${c.target} × the bare client.`, '');
       out.push(
         table(
-          ['function', 'KiB', 'import ms', 'first call ms', 'total ms', '× bare'],
-          [c.baseline, ...c.functions].map((f) => [f.name, Math.round(f.bytes / 1024), fmt(f.importMs, 1), fmt(f.firstCallMs, 1), fmt(f.totalMs, 1), f === c.baseline ? '1' : fmt(f.ratio ?? f.totalMs / c.baseline.totalMs)]),
+          ['function', 'KiB', 'import ms', 'first call ms', 'total ms', '× bare', 'rounds: × bare p25-p75', `within ${c.target} ×`],
+          [c.baseline, ...c.functions].map((f) => [
+            f.name,
+            Math.round(f.bytes / 1024),
+            fmt(f.importMs, 1),
+            fmt(f.firstCallMs, 1),
+            fmt(f.totalMs, 1),
+            f === c.baseline ? '1' : fmt(f.ratio ?? f.totalMs / c.baseline.totalMs),
+            f === c.baseline || !f.roundRatios ? '' : `${fmt(f.roundRatios.p25)}-${fmt(f.roundRatios.p75)}`,
+            f === c.baseline ? '' : coldStartVerdict(f.ratio ?? f.totalMs / c.baseline.totalMs, f.roundRatios, c.target),
+          ]),
         ),
+        '',
+        'A round runs every bundle once, so each round gives each function its own ratio to the bare client; "at the line" means the target lies between the quartiles of those ratios, where one run cannot say which side the function is on.',
         '',
       );
       const same = c.functions.filter((f) => f.sameRequests);

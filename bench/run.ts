@@ -21,7 +21,7 @@ import { collectionRun, floorRun, median, type CollectionRun, type FloorRun } fr
  *   --bill-up-to <k>     growth points with more due records plan only (default 1000)
  *   --pairs <k>          interleaved project/floor pairs (default 5, at least 5 for the doc)
  *   --invocations <k>    concurrent batch-worker invocations (default 4; 8 users each in flight)
- *   --cold-runs <k>      interleaved cold-start rounds (default 7)
+ *   --cold-runs <k>      interleaved cold-start rounds (default 15)
  *   --quick              growth without the 20k point
  *   --only <a,b>         sections: paths, throughput, growth, coldstart, latency
  *   --out <file>         where the results go (default bench/results.json)
@@ -39,7 +39,7 @@ const { values } = parseArgs({
     'latency-seconds': { type: 'string', default: '5' },
     connections: { type: 'string', default: '16' },
     'bill-up-to': { type: 'string', default: '1000' },
-    'cold-runs': { type: 'string', default: '7' },
+    'cold-runs': { type: 'string', default: '15' },
     out: { type: 'string', default: join(import.meta.dirname, 'results.json') },
     merge: { type: 'boolean', default: false },
   },
