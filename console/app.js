@@ -423,6 +423,10 @@ function bulkRetryView() {
   root.append(title, h('p', {}, 'A dry run comes first: it lists the periods the run would retry. Then start the run for those parameters.'), form);
 
   let dryRunOf = null;
+  // The Idempotency-Key of a run request that got no answer (a timeout, a lost connection, a 5xx):
+  // starting the same run again sends the same key, so the API answers the run that request may
+  // have created, and finishes creating it, instead of starting a second one.
+  let unanswered = null;
   const requestOf = () => {
     const data = new FormData(form);
     const users = String(data.get('user_ids') ?? '')
@@ -452,8 +456,11 @@ function bulkRetryView() {
       return;
     }
     out.replaceChildren(h('p', {}, 'Sending…'));
+    const fingerprint = JSON.stringify(request);
+    const key = !dryRun && unanswered?.fingerprint === fingerprint ? unanswered.key : newIdempotencyKey();
     try {
-      const { body } = await api('POST', '/v1/billing/retry-runs', { body: { ...request, dry_run: dryRun }, headers: { 'Idempotency-Key': newIdempotencyKey() } });
+      const { body } = await api('POST', '/v1/billing/retry-runs', { body: { ...request, dry_run: dryRun }, headers: { 'Idempotency-Key': key } });
+      if (!dryRun) unanswered = null;
       const items = Array.isArray(body?.items) ? body.items : [];
       const text = dryRun ? `Dry run: ${body?.selected ?? items.length} periods would be retried.` : `Retry run ${body?.run_id} started for ${body?.selected ?? items.length} periods.`;
       const box = answerBox(text, body);
@@ -469,7 +476,15 @@ function bulkRetryView() {
         runButton.disabled = true;
       }
     } catch (error) {
-      out.replaceChildren(errorBox(error, dryRun ? 'The dry run was not done' : 'The run was not started'));
+      const noAnswer = !(error instanceof ApiError) || error.status === 0 || error.status >= 500 || error.code === 'request_in_progress';
+      if (dryRun || !noAnswer) {
+        out.replaceChildren(errorBox(error, dryRun ? 'The dry run was not done' : 'The run was not started'));
+        return;
+      }
+      unanswered = { fingerprint, key };
+      const box = errorBox(error, 'The run may or may not have started');
+      box.append(h('p', {}, 'Press "Start the retry run" again with the same fields: the same request is sent again with the same Idempotency-Key, so a run it created is answered and finished, not started twice.'));
+      out.replaceChildren(box);
     }
   }
   form.addEventListener('submit', (event) => {
@@ -488,7 +503,14 @@ function retryRunView(runId) {
     try {
       const { body } = await api('GET', `/v1/billing/retry-runs/${encodeURIComponent(runId)}`);
       const c = body.counts ?? {};
-      out.replaceChildren(answerBox(`Run ${body.run_id}: ${body.status}; billed ${c.billed ?? 0}, failed ${c.failed ?? 0}, still due ${c.still_due ?? 0}, skipped ${c.skipped ?? 0}`, body));
+      const box = answerBox(`Run ${body.run_id}: ${body.status}; billed ${c.billed ?? 0}, failed ${c.failed ?? 0}, still due ${c.still_due ?? 0}, skipped ${c.skipped ?? 0}`, body);
+      if (body.creation === 'interrupted') {
+        box.insertBefore(
+          h('p', { class: 'error', role: 'alert' }, 'Its creation was interrupted: the request that created it stopped before every period was queued, and its pending periods wait for nobody. Repeat that request (same Idempotency-Key, same body) to finish it; a new request starts a new run.'),
+          box.lastChild,
+        );
+      }
+      out.replaceChildren(box);
     } catch (error) {
       out.replaceChildren(errorBox(error, 'Could not load the run'));
     }

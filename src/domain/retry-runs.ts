@@ -108,6 +108,21 @@ export function runStatus(run: RetryRun): 'running' | 'done' {
   return finished >= run.selected ? 'done' : 'running';
 }
 
+/**
+ * Whether the request that created the run finished creating it: `complete` once every pending
+ * item has its queue message (a dry run once its items are stored), `in_progress` while a request
+ * may still be at it, `interrupted` when its claim went stale first (the request crashed or timed
+ * out: RUN_CLAIM_STALE_MS is four times the API's timeout). An interrupted run's items wait, sent
+ * to no worker, until the POST is repeated with the same Idempotency-Key and body, which finishes
+ * the creation (startRetryRun): the operator must be able to see that, since nothing else will.
+ */
+export type RetryRunCreation = 'complete' | 'in_progress' | 'interrupted';
+
+export function creationOf(run: RetryRun, now: Date): RetryRunCreation {
+  if (run.phase === 'enqueued' || (run.phase === 'selected' && run.dry_run)) return 'complete';
+  return Date.parse(run.claimed_at) <= now.getTime() - RUN_CLAIM_STALE_MS ? 'interrupted' : 'in_progress';
+}
+
 /** One queue message per item: the worker runs retry-billing for it under the run's actor and reason. */
 export const retryRunMessageSchema = lazySchema(() => z.strictObject({
   kind: z.literal('retry_run_item'),

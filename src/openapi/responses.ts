@@ -108,6 +108,11 @@ export const subscriptionResultSchema = z.strictObject({ subscription: subscript
 const retryRunFields = {
   run_id: z.string(),
   status: z.enum(['running', 'done']).check(z.describe('done once every selected item has its outcome (a dry run at once)')),
+  creation: z.enum(['complete', 'in_progress', 'interrupted']).check(
+    z.describe(
+      'complete once every selected item is queued for the worker (a dry run once stored); interrupted when the request creating the run stopped before that (a crash or timeout) and nothing has finished it since: its pending items wait until the POST is repeated with the same Idempotency-Key and body',
+    ),
+  ),
   dry_run: z.boolean(),
   state: z.enum(RETRY_RUN_STATES),
   reason: z.string(),

@@ -201,8 +201,29 @@ describe('operator console in headless Chromium', () => {
     expect((await periodOf(runtime, 'console-bulk', bulkDate)).billing_failure).toMatchObject({ state: 'parked' });
 
     expect(await run.isDisabled()).toBe(false);
+    // The first start reaches the API, which creates the run, but its answer is lost on the way
+    // back. Pressing start again must send the same Idempotency-Key: the API answers the run the
+    // first request created, and no second run (and no second charge) follows.
+    const keys: string[] = [];
+    let lostRunId = '';
+    await page.route(`${runtime.base}/v1/billing/retry-runs`, async (route) => {
+      const request = route.request();
+      if (request.method() !== 'POST' || (JSON.parse(request.postData() ?? '{}') as { dry_run?: boolean }).dry_run) return route.continue();
+      keys.push(request.headers()['idempotency-key'] ?? '');
+      if (keys.length > 1) return route.continue();
+      const reached = await route.fetch();
+      lostRunId = ((await reached.json()) as { run_id: string }).run_id;
+      return route.abort('timedout');
+    });
+    await run.click();
+    await expect.poll(() => page.locator('#view .error').first().innerText().catch(() => ''), { timeout: 15_000 }).toContain('The run may or may not have started');
+    expect(lostRunId).not.toBe('');
     await run.click();
     await expect.poll(() => answer.first().innerText().catch(() => ''), { timeout: 15_000 }).toMatch(/Retry run \S+ started for 1 periods\./);
+    expect(await answer.first().innerText()).toContain(`Retry run ${lostRunId} started`);
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
+    await page.unroute(`${runtime.base}/v1/billing/retry-runs`);
     await page.getByRole('link', { name: 'Follow this run' }).click();
     await page.getByRole('heading', { name: /^Retry run / }).waitFor();
     await expect
@@ -215,6 +236,15 @@ describe('operator console in headless Chromium', () => {
       )
       .toMatch(/: done; billed 1, failed 0, still due 0, skipped 0/);
     await page.screenshot({ path: join(RESULTS, 'console-retry-run.png'), fullPage: true });
+    // A run whose creation was interrupted (the API says so: test/handlers/retry-runs.test.ts) is
+    // shown as stuck, with what finishes it. The answer is the API's own, with that one field changed.
+    await page.route(`${runtime.base}/v1/billing/retry-runs/*`, async (route) => {
+      const answer = await route.fetch();
+      await route.fulfill({ response: answer, json: { ...((await answer.json()) as object), status: 'running', creation: 'interrupted' } });
+    });
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await expect.poll(() => page.locator('#view .answer [role=alert]').first().innerText().catch(() => ''), { timeout: 15_000 }).toContain('Its creation was interrupted');
+    await page.unroute(`${runtime.base}/v1/billing/retry-runs/*`);
 
     const billed = await periodOf(runtime, 'console-bulk', bulkDate);
     expect(billed.billing_status).toBe('COMPLETED');

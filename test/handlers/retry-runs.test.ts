@@ -11,6 +11,7 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { billingRecord, callerFor, DAY_MS, holdLock, instantAt, seed, type Caller } from './api-fixtures.js';
 import { operatorAuth } from '../support/http-events.js';
+import { RUN_CLAIM_STALE_MS } from '../../src/domain/retry-runs.js';
 import { commandsSent } from '../support/write-counter.js';
 
 /**
@@ -196,6 +197,40 @@ describe('POST /v1/billing/retry-runs', () => {
     expect(await drain()).toEqual([]);
     expect(chargesOf(parked)).toHaveLength(3);
     expect((await getRun(replay.body.run_id)).body).toMatchObject({ status: 'done', counts: { billed: 3 } });
+  });
+
+  it('a run whose creation was interrupted says so on GET until a replay finishes it', async () => {
+    const parked = await seed(app, parkedRecord(), parkedRecord());
+    app.retryRunsQueue.failNext = 1;
+    const failed = await post({ state: 'parked', reason: 'outage over' }, 'run-key-interrupted');
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    const run = await app.deps.retryRuns.findByKey(operatorAuth.sub!, 'run-key-interrupted');
+    expect(run?.phase).toBe('selected');
+
+    // The request that created it might still be at it: not yet interrupted.
+    expect((await getRun(run!.run_id)).body).toMatchObject({ status: 'running', creation: 'in_progress', selected: 2 });
+    app.clock.advance(RUN_CLAIM_STALE_MS);
+    const stuck = await getRun(run!.run_id);
+    expect(stuck.body).toMatchObject({ status: 'running', creation: 'interrupted', counts: { billed: 0 } });
+    expect(stuck.body.items.map((i: any) => i.outcome)).toEqual(['pending', 'pending']);
+    expect(app.retryRunsQueue.sent).toHaveLength(0);
+
+    const replay = await post({ state: 'parked', reason: 'outage over' }, 'run-key-interrupted');
+    expect(replay.body).toMatchObject({ run_id: run!.run_id, replayed: true, creation: 'complete' });
+    expect((await getRun(run!.run_id)).body.creation).toBe('complete');
+    await drain();
+    expect(chargesOf(parked)).toHaveLength(2);
+    expect((await getRun(run!.run_id)).body).toMatchObject({ status: 'done', creation: 'complete', counts: { billed: 2 } });
+  });
+
+  it('a dry run and a run whose messages went out are complete at once', async () => {
+    await seed(app, parkedRecord());
+    const dry = await post({ state: 'parked', reason: 'r', dry_run: true });
+    expect(dry.body.creation).toBe('complete');
+    expect((await getRun(dry.body.run_id)).body.creation).toBe('complete');
+    const real = await post({ state: 'parked', reason: 'r' });
+    expect(real.body.creation).toBe('complete');
+    expect((await getRun(real.body.run_id)).body.creation).toBe('complete');
   });
 
   it('selects exhausted dunning periods from the dunning index and retries them (the schedule restarts)', async () => {

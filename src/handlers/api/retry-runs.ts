@@ -1,7 +1,7 @@
 import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
 import { NotFoundError } from '../../domain/errors.js';
-import { retryRunRequestSchema, runStatus, type RetryRun, type RetryRunItem } from '../../domain/retry-runs.js';
+import { creationOf, retryRunRequestSchema, runStatus, type RetryRun, type RetryRunItem } from '../../domain/retry-runs.js';
 import { startRetryRun } from '../../domain/use-cases/start-retry-run.js';
 import { json, parseJsonBody, type HttpResult } from '../shared/http.js';
 import { cursorSchema, idSchema, idempotencyKey, pathParams, queryParams } from './request.js';
@@ -20,10 +20,11 @@ export const retryRunQuerySchema = lazySchema(() => z.strictObject({
   next: z.optional(cursorSchema),
 }));
 
-function runView(run: RetryRun): Record<string, unknown> {
+function runView(run: RetryRun, now: Date): Record<string, unknown> {
   return {
     run_id: run.run_id,
     status: runStatus(run),
+    creation: creationOf(run, now),
     dry_run: run.dry_run,
     state: run.state,
     reason: run.reason,
@@ -54,7 +55,7 @@ export async function createRetryRun(ctx: RouteContext): Promise<HttpResult> {
     'retry run',
   );
   return json(202, {
-    ...runView(started.run),
+    ...runView(started.run, ctx.deps.clock.now()),
     replayed: started.replayed,
     items: started.items.map((i) => ({ subscription_id: i.subscription_id, user_id: i.user_id })),
   });
@@ -66,5 +67,5 @@ export async function getRetryRun(ctx: RouteContext): Promise<HttpResult> {
   const run = await ctx.deps.retryRuns.get(runId);
   if (!run) throw new NotFoundError(`retry run ${runId} not found`);
   const page = await ctx.deps.retryRuns.listItems(runId, { limit: query.limit, cursor: query.next ?? null });
-  return json(200, { ...runView(run), items: page.items.map(itemView), next: page.next });
+  return json(200, { ...runView(run, ctx.deps.clock.now()), items: page.items.map(itemView), next: page.next });
 }
