@@ -116,11 +116,17 @@ export function runStatus(run: RetryRun): 'running' | 'done' {
  * to no worker, until the POST is repeated with the same Idempotency-Key and body, which finishes
  * the creation (startRetryRun): the operator must be able to see that, since nothing else will.
  */
-export type RetryRunCreation = 'complete' | 'in_progress' | 'interrupted';
+export const RETRY_RUN_CREATIONS = ['complete', 'in_progress', 'interrupted'] as const;
+export type RetryRunCreation = (typeof RETRY_RUN_CREATIONS)[number];
 
 export function creationOf(run: RetryRun, now: Date): RetryRunCreation {
   if (run.phase === 'enqueued' || (run.phase === 'selected' && run.dry_run)) return 'complete';
-  return Date.parse(run.claimed_at) <= now.getTime() - RUN_CLAIM_STALE_MS ? 'interrupted' : 'in_progress';
+  return isCreationClaimStale(run, now) ? 'interrupted' : 'in_progress';
+}
+
+/** Whether the request that claimed the run's creation is gone (its claim older than RUN_CLAIM_STALE_MS): a replay may take it over. */
+export function isCreationClaimStale(run: Pick<RetryRun, 'claimed_at'>, now: Date): boolean {
+  return Date.parse(run.claimed_at) <= now.getTime() - RUN_CLAIM_STALE_MS;
 }
 
 /** One queue message per item: the worker runs retry-billing for it under the run's actor and reason. */

@@ -2,7 +2,7 @@ import * as z from '../domain/zod.js';
 import { NOT_YET_RECORDED } from '../domain/ach-outcomes.js';
 import { ATTEMPT_OUTCOME_UNKNOWN, HOLD_CODES } from '../domain/collectible.js';
 import { dollarStringSchema } from '../domain/money.js';
-import { RETRY_ITEM_OUTCOMES, RETRY_RUN_STATES } from '../domain/retry-runs.js';
+import { RETRY_ITEM_OUTCOMES, RETRY_RUN_CREATIONS, RETRY_RUN_STATES } from '../domain/retry-runs.js';
 import { BILLING_STATUSES, billingRecordSchema, declineClassSchema, historyRowSchema, loanPaymentSchema } from '../domain/records.js';
 
 /**
@@ -108,7 +108,7 @@ export const subscriptionResultSchema = z.strictObject({ subscription: subscript
 const retryRunFields = {
   run_id: z.string(),
   status: z.enum(['running', 'done']).check(z.describe('done once every selected item has its outcome (a dry run at once)')),
-  creation: z.enum(['complete', 'in_progress', 'interrupted']).check(
+  creation: z.enum(RETRY_RUN_CREATIONS).check(
     z.describe(
       'complete once every selected item is queued for the worker (a dry run once stored); interrupted when the request creating the run stopped before that (a crash or timeout) and nothing has finished it since: its pending items wait until the POST is repeated with the same Idempotency-Key and body',
     ),

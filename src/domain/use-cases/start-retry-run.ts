@@ -7,7 +7,7 @@ import {
   emptyCounts,
   isInRunState,
   requestFingerprint,
-  RUN_CLAIM_STALE_MS,
+  isCreationClaimStale,
   type RetryRun,
   type RetryRunItem,
   type RetryRunMessage,
@@ -75,8 +75,7 @@ export async function startRetryRun(deps: RetryRunDeps, input: StartRetryRunInpu
   const run = claim.run;
   if (run.phase === 'selecting') {
     // Another request is creating it, or one crashed doing so: only a stale claim is taken over.
-    const stale = Date.parse(run.claimed_at) <= now.getTime() - RUN_CLAIM_STALE_MS;
-    if (!stale || !(await deps.retryRuns.takeOver(run.run_id, run.claim_token, token, at))) {
+    if (!isCreationClaimStale(run, now) || !(await deps.retryRuns.takeOver(run.run_id, run.claim_token, token, at))) {
       throw new RequestInProgressError('the retry run for this Idempotency-Key is still being created; repeat the request shortly');
     }
     return complete(deps, { ...run, claim_token: token, claimed_at: at }, input.request, true);
