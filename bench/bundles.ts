@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build, type Metafile } from 'esbuild';
-import { ESBUILD_OPTIONS, type SidePackage, sidePackageCommands, sidePackageDir, sidePackagesOf } from '../lib/bundling.js';
+import { ESBUILD_OPTIONS, SDK_OFF_LAMBDA_PACKAGES, type SidePackage, sidePackageCommands, sidePackageDir, sidePackagesOf } from '../lib/bundling.js';
 import { allFunctions, FUNCTIONS, type FunctionManifest, type FunctionName } from '../src/manifest/index.js';
 
 /**
@@ -36,6 +36,11 @@ export const HEAVY: Record<string, RegExp> = {
   simulator: /^src\/adapters\/processor\//,
   /** zod's classic build: no function carries it (schemas are written with zod/mini, src/domain/zod.ts). */
   zodClassic: /^node_modules\/zod\/v4\/classic\//,
+  /**
+   * The AWS SDK's credential providers for environments without credentials, and the STS, SSO and
+   * sign-in clients they use: side packages of every asset (lib/bundling.ts), in no main file.
+   */
+  sdkOffLambda: /^node_modules\/(@aws-sdk\/(credential-provider-(sso|ini|process|web-identity|http|login)|nested-clients|token-providers)|@smithy\/credential-provider-imds)\//,
 };
 
 export interface Bundle {
@@ -74,15 +79,27 @@ function grouped(inputs: Metafile['outputs'][string]['inputs']): { input: string
   return [...groups].map(([input, bytes]) => ({ input, bytes })).sort((a, b) => b.bytes - a.bytes);
 }
 
-/** One bundle built as the CDK builds a function's: from an entry file, or from source text (the floors); with the side packages given beside it. */
-export async function bundle(name: string, dir: string, source: { entry: string } | { contents: string }, sidePackages: readonly SidePackage[] = []): Promise<Bundle> {
+/**
+ * One bundle built as the CDK builds a function's: from an entry file, or from source text (the
+ * floors); with the side packages given beside it (by default the AWS SDK's off-Lambda credential
+ * providers, which every bundle of an AWS client leaves to run time). `inlineSdkCredentialProviders`
+ * builds it the way every bundle was built before they were side packages (one file, for the
+ * bench's second floor).
+ */
+export async function bundle(
+  name: string,
+  dir: string,
+  source: { entry: string } | { contents: string },
+  sidePackages: readonly SidePackage[] = SDK_OFF_LAMBDA_PACKAGES,
+  options: { readonly inlineSdkCredentialProviders?: boolean } = {},
+): Promise<Bundle> {
   const outdir = join(dir, name);
   mkdirSync(outdir, { recursive: true });
   const file = join(outdir, 'index.mjs');
   const result = await build({
     ...ESBUILD_OPTIONS,
     mainFields: [...ESBUILD_OPTIONS.mainFields],
-    external: [...ESBUILD_OPTIONS.external],
+    external: options.inlineSdkCredentialProviders ? ESBUILD_OPTIONS.external.filter((e) => !(SDK_OFF_LAMBDA_PACKAGES as readonly string[]).includes(e)) : [...ESBUILD_OPTIONS.external],
     ...('entry' in source ? { entryPoints: [join(ROOT, source.entry)] } : { stdin: { contents: source.contents, resolveDir: ROOT, loader: 'js' as const } }),
     outfile: file,
     metafile: true,
@@ -91,7 +108,8 @@ export async function bundle(name: string, dir: string, source: { entry: string 
   const output = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('.mjs'))![1];
   const inputs = Object.keys(output.inputs);
   const externalImports = output.imports.filter((i) => i.external === true).map((i) => ({ path: i.path, kind: i.kind }));
-  for (const command of sidePackageCommands(ROOT, outdir, sidePackages)) execSync(command, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], shell: '/bin/sh' });
+  const sides = options.inlineSdkCredentialProviders ? sidePackages.filter((p) => !(SDK_OFF_LAMBDA_PACKAGES as readonly string[]).includes(p)) : sidePackages;
+  for (const command of sidePackageCommands(ROOT, outdir, sides)) execSync(command, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], shell: '/bin/sh' });
   return {
     name,
     file,
@@ -99,7 +117,7 @@ export async function bundle(name: string, dir: string, source: { entry: string 
     carries: Object.entries(HEAVY).filter(([, pattern]) => inputs.some((i) => pattern.test(i))).map(([k]) => k),
     byInput: grouped(output.inputs),
     externalImports,
-    sidePackages: sidePackages.map((p) => {
+    sidePackages: sides.map((p) => {
       const sideFile = join(outdir, sidePackageDir(p), 'index.mjs');
       return { name: p, file: sideFile, bytes: statSync(sideFile).size };
     }),
@@ -118,6 +136,11 @@ export async function buildBundles(dir: string): Promise<{ baseline: Bundle; fun
   const functions: Bundle[] = [];
   for (const [name] of allFunctions()) functions.push(await buildFunctionBundle(name, dir));
   return { baseline, functions };
+}
+
+/** The bare client in one file, the SDK's credential providers inline: every bundle's shape before they were side packages. */
+export function buildBareOneFile(dir: string): Promise<Bundle> {
+  return bundle('bare-dynamodb-client-one-file', dir, { contents: BARE_CLIENT_SOURCE }, [], { inlineSdkCredentialProviders: true });
 }
 
 export interface BundleFigure {

@@ -17,7 +17,7 @@ import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, type FunctionNa
 import { LocalEventBus } from '../src/local/event-bus.js';
 import { dynamoStores } from '../src/runtime/compose.js';
 import { createLogger } from '../src/runtime/logger.js';
-import { bundle as buildBundle, buildBundles, type Bundle } from './bundles.js';
+import { buildBareOneFile, bundle as buildBundle, buildBundles, type Bundle } from './bundles.js';
 import { replaySource, RequestRecorder, wavesOf, type Wave } from './request-replay.js';
 
 const run = promisify(execFile);
@@ -63,6 +63,13 @@ export interface ColdStartResult {
   readonly method: string;
   readonly runs: number;
   readonly baseline: ColdStartFigure & { readonly name: 'bare DynamoDB client' };
+  /**
+   * The same bare client in one file, the AWS SDK's credential providers inline: how every bundle
+   * was built before they became side packages (lib/bundling.ts). Not the target's floor (that is
+   * the bare client built as the functions are); it shows what the side packages take off a cold
+   * start, in the same rounds.
+   */
+  readonly baselineOneFile?: ColdStartFigure;
   readonly functions: (ColdStartFigure & {
     readonly ratio: number;
     /**
@@ -371,6 +378,7 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
     await dynamoRecorder.start();
     await busRecorder.start();
     const { baseline, functions } = await buildBundles(dir);
+    const oneFile = await buildBareOneFile(dir);
     const tables = tableNamesFor(`cold-${randomUUID().slice(0, 8)}`);
     const seeded = await seed(options.endpoint, tables);
     const measured = functions.filter((f) => FIRST_CALLS[f.name as FunctionName]);
@@ -401,6 +409,7 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
     const floorEnv = { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, EVENTBRIDGE_ENDPOINT: bus.endpoint };
     const subjects: Subject[] = [
       { bundle: baseline, event: () => ({ key: { user_id: { S: seeded.userId }, billing_date: { S: seeded.billingDate } } }), env: { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, BILLING_ACTIVITY_TABLE: tables.billingActivity } },
+      { bundle: oneFile, event: () => ({ key: { user_id: { S: seeded.userId }, billing_date: { S: seeded.billingDate } } }), env: { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, BILLING_ACTIVITY_TABLE: tables.billingActivity } },
       ...functionSubjects,
       ...[...sameRequests.values()].map(({ bundle, waves }) => ({ bundle, event: () => ({ waves }), env: floorEnv })),
     ];
@@ -427,6 +436,7 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
       method: `fresh node ${process.version} process per sample; bundle as the CDK synthesizes it (esbuild, ESM, minified, source map, NODE_OPTIONS=--enable-source-maps); import + first handler call against DynamoDB Local; median of ${runs} interleaved rounds after one warm-up round`,
       runs,
       baseline: floor,
+      baselineOneFile: { ...figure(oneFile), name: 'bare DynamoDB client, one file' },
       functions: measured.map((bundle) => {
         const f = figure(bundle);
         const gists = [...new Set(samples.get(bundle.name)!.map((x) => JSON.stringify(x.gist)))].join(' | ');
@@ -460,6 +470,7 @@ if (process.argv[1]?.endsWith('cold-start.ts')) {
       console.log(`${f.name.padEnd(24)} ${String(Math.round(f.bytes / 1024)).padStart(5)} KiB  import ${f.importMs.toFixed(1).padStart(6)}  first call ${f.firstCallMs.toFixed(1).padStart(6)}  total ${f.totalMs.toFixed(1).padStart(6)} ms  ×${ratio}  ${does}`);
     console.log(result.method);
     row(result.baseline, '1.00');
+    if (result.baselineOneFile) row(result.baselineOneFile, (result.baselineOneFile.totalMs / result.baseline.totalMs).toFixed(2));
     for (const f of result.functions) row(f, `${f.ratio.toFixed(2)} (rounds ${f.roundRatios.p25.toFixed(2)}-${f.roundRatios.p75.toFixed(2)})`, f.firstCall);
     for (const f of result.functions) if (f.sameRequests) row(f.sameRequests, `${(f.totalMs / result.baseline.totalMs).toFixed(2)} (function ×${f.sameRequests.ratio.toFixed(2)} this)`, `${f.sameRequests.requests} requests in ${f.sameRequests.waves} waves`);
   } finally {

@@ -46,7 +46,7 @@ export interface BenchResults {
     concurrency: { invocations: number; usersPerInvocation: number; batchSize: number };
   };
   readonly growth?: { due: number; waiting: number; project: CollectionRun; floor: FloorRun }[];
-  readonly coldStart?: { method: string; runs: number; baseline: ColdStartFigure; functions: (ColdStartFigure & { sameRequests?: SameRequestsFigure })[]; target: number } | null;
+  readonly coldStart?: { method: string; runs: number; baseline: ColdStartFigure; baselineOneFile?: ColdStartFigure; functions: (ColdStartFigure & { sameRequests?: SameRequestsFigure })[]; target: number } | null;
   readonly coldStartError?: string;
   readonly latency?: LatencyFigure[];
   /** Load average (1, 5, 15 min) at the start and end of each section. */
@@ -196,6 +196,18 @@ export function renderTables(r: BenchResults): string {
         'A round runs every bundle once, so each round gives each function its own ratio to the bare client; "at the line" means the target lies between the quartiles of those ratios, where one run cannot say which side the function is on.',
         '',
       );
+      const oneFile = c.baselineOneFile;
+      if (oneFile) {
+        out.push(
+          `The bare client above is built as the functions are: the AWS SDK's credential providers for environments without credentials are side packages of the asset, never loaded in Lambda (lib/bundling.ts). The same client in one file, those providers inline (how every bundle was built before), took ${fmt(oneFile.totalMs, 1)} ms in the same rounds (import ${fmt(oneFile.importMs, 1)}, first call ${fmt(oneFile.firstCallMs, 1)}; ${Math.round(oneFile.bytes / 1024)} KiB), ${fmt(oneFile.totalMs / c.baseline.totalMs)} × the bare client. Each function against it:`,
+          '',
+          table(
+            ['function', 'total ms', '× bare client in one file'],
+            c.functions.map((f) => [f.name, fmt(f.totalMs, 1), fmt(f.totalMs / oneFile.totalMs)]),
+          ),
+          '',
+        );
+      }
       const same = c.functions.filter((f) => f.sameRequests);
       if (same.length > 0) {
         out.push(

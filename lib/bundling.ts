@@ -14,23 +14,44 @@ export const MAIN_FIELDS = ['module', 'main'];
 
 /**
  * Packages kept out of a function's main bundle file. The code loads each only through a dynamic
- * `import()` on first use (the Stripe SDK, 247 KiB minified: src/runtime/wiring/stripe.ts, on the
- * first card charge or PaymentIntent lookup), and esbuild, writing one file without code
- * splitting, would inline that import and V8 would compile all of it at every cold start. Marked
- * external, the `import('stripe')` stays in the output and Node resolves it at run time from the
- * asset's own `node_modules/stripe/`, where `sidePackageCommands` puts the package pre-bundled
- * with the same options (one ESM file, minified). The adapters import the SDK for its types only:
- * a static value import of an external is a top-level import of the bundle, loaded eagerly
- * (test/manifest/bundles.test.ts fails on one). Webhook signatures stay in the main bundle: the
- * SDK's own Webhooks modules, imported by path (src/adapters/stripe/webhook-signature.ts), are
- * not this package name and are bundled as before.
+ * `import()` on first use, and esbuild, writing one file without code splitting, would inline that
+ * import and V8 would compile all of it at every cold start. Marked external, the `import()` stays
+ * in the output and Node resolves it at run time from the asset's own `node_modules/{name}/`,
+ * where `sidePackageCommands` puts the package pre-bundled with the same options (one ESM file,
+ * minified). A static value import of an external would be a top-level import of the bundle,
+ * loaded eagerly (test/manifest/bundles.test.ts fails on one).
+ *
+ * - `stripe`: the Stripe SDK (247 KiB minified), loaded on the first card charge or PaymentIntent
+ *   lookup (src/runtime/wiring/stripe.ts). The adapters import the SDK for its types only. Webhook
+ *   signatures stay in the main bundle: the SDK's own Webhooks modules, imported by path
+ *   (src/adapters/stripe/webhook-signature.ts), are not this package name.
+ * - The AWS SDK's credential providers that its default chain imports only when the environment
+ *   holds no credentials (SDK_OFF_LAMBDA_PACKAGES). Lambda always sets AWS_ACCESS_KEY_ID,
+ *   AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, so a function never loads them; bundled inline
+ *   they were ~230 KiB of every main file (with the STS, SSO and sign-in clients they pull in)
+ *   that V8 compiled at every cold start. The asset still carries them, so a bundle run with a
+ *   profile or a container role instead (test/manifest/side-packages.test.ts) resolves its
+ *   credentials as before.
  */
-export const SIDE_PACKAGES = ['stripe'] as const;
+export const SDK_OFF_LAMBDA_PACKAGES = [
+  '@aws-sdk/credential-provider-sso',
+  '@aws-sdk/credential-provider-ini',
+  '@aws-sdk/credential-provider-process',
+  '@aws-sdk/credential-provider-web-identity',
+  '@aws-sdk/credential-provider-http',
+  '@smithy/credential-provider-imds',
+] as const;
+
+export const SIDE_PACKAGES = ['stripe', ...SDK_OFF_LAMBDA_PACKAGES] as const;
 export type SidePackage = (typeof SIDE_PACKAGES)[number];
 
-/** Which side packages a function's asset carries: the Stripe SDK when its manifest names the stripe service. */
+/**
+ * Which side packages a function's asset carries: the Stripe SDK when its manifest names the
+ * stripe service, and the AWS SDK's off-Lambda credential providers in every asset (every function
+ * has an AWS client, whose default credential chain may import them).
+ */
 export function sidePackagesOf(manifest: FunctionManifest): SidePackage[] {
-  return (manifest.services ?? []).includes('stripe') ? ['stripe'] : [];
+  return [...((manifest.services ?? []).includes('stripe') ? (['stripe'] as const) : []), ...SDK_OFF_LAMBDA_PACKAGES];
 }
 
 /** Options common to the main bundle and the side packages (ESM, minified, node, external source maps without sources). */
@@ -68,32 +89,32 @@ function shellQuote(value: string): string {
 
 /**
  * The shell commands that write the side packages into an asset (NodejsFunction's
- * `commandHooks.afterBundling`; bench/bundles.ts runs the same commands): for each, the package
- * entry (resolved by esbuild as `import('stripe')` is, from the project root) bundled into
- * `{outputDir}/node_modules/{name}/index.mjs` with COMMON_OPTIONS, and its package.json.
+ * `commandHooks.afterBundling`; bench/bundles.ts runs the same commands): one esbuild run that
+ * bundles each package's entry (resolved as its `import()` is, from the project root) into its own
+ * self-contained `{outputDir}/node_modules/{name}/index.mjs` with COMMON_OPTIONS (no code shared
+ * between them), then each package's package.json.
  */
 export function sidePackageCommands(projectRoot: string, outputDir: string, packages: readonly SidePackage[]): string[] {
+  if (packages.length === 0) return [];
   const esbuild = shellQuote(`${projectRoot}/node_modules/.bin/esbuild`);
   const o = COMMON_OPTIONS;
-  return packages.flatMap((name) => {
-    const dir = `${outputDir}/${sidePackageDir(name)}`;
-    const args = [
-      name,
-      o.bundle ? '--bundle' : '',
-      `--platform=${o.platform}`,
-      `--format=${o.format}`,
-      `--target=${o.target}`,
-      o.minify ? '--minify' : '',
-      `--sourcemap=${o.sourcemap}`,
-      `--sources-content=${String(o.sourcesContent)}`,
-      `--main-fields=${o.mainFields.join(',')}`,
-      `--banner:js=${o.banner.js}`,
-      `--outfile=${dir}/index.mjs`,
-      '--log-level=warning',
-    ].filter((a) => a !== '');
-    return [
-      `cd ${shellQuote(projectRoot)} && ${esbuild} ${args.map(shellQuote).join(' ')}`,
-      `printf '%s\\n' ${shellQuote(sidePackageJson(name))} > ${shellQuote(`${dir}/package.json`)}`,
-    ];
-  });
+  const args = [
+    ...packages.map((name) => `${sidePackageDir(name)}/index=${name}`),
+    o.bundle ? '--bundle' : '',
+    `--platform=${o.platform}`,
+    `--format=${o.format}`,
+    `--target=${o.target}`,
+    o.minify ? '--minify' : '',
+    `--sourcemap=${o.sourcemap}`,
+    `--sources-content=${String(o.sourcesContent)}`,
+    `--main-fields=${o.mainFields.join(',')}`,
+    `--banner:js=${o.banner.js}`,
+    `--outdir=${outputDir}`,
+    '--out-extension:.js=.mjs',
+    '--log-level=warning',
+  ].filter((a) => a !== '');
+  return [
+    `cd ${shellQuote(projectRoot)} && ${esbuild} ${args.map(shellQuote).join(' ')}`,
+    ...packages.map((name) => `printf '%s\\n' ${shellQuote(sidePackageJson(name))} > ${shellQuote(`${outputDir}/${sidePackageDir(name)}/package.json`)}`),
+  ];
 }

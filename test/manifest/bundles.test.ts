@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builtinModules } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import { type Bundle, buildBundles } from '../../bench/bundles.js';
-import { SIDE_PACKAGES, sidePackagesOf } from '../../lib/bundling.js';
+import { SDK_OFF_LAMBDA_PACKAGES, SIDE_PACKAGES, sidePackagesOf } from '../../lib/bundling.js';
 import { allFunctions, type FunctionManifest } from '../../src/manifest/index.js';
 
 /**
@@ -17,7 +17,9 @@ import { allFunctions, type FunctionManifest } from '../../src/manifest/index.js
  * The Stripe SDK's client is in no main bundle file: a function whose manifest names the stripe
  * service carries it as a side package (node_modules/stripe/ in its asset, lib/bundling.ts),
  * imported only dynamically; a static import of it (an eager load at cold start) fails here.
- * test/manifest/side-packages.test.ts runs two of them in fresh processes.
+ * The AWS SDK's credential providers for environments without credentials (never loaded in
+ * Lambda) are side packages of every asset, in no main file.
+ * test/manifest/side-packages.test.ts runs bundles in fresh processes.
  */
 
 function expectedCarries(manifest: FunctionManifest): string[] {
@@ -45,11 +47,15 @@ describe.each(allFunctions())('%s bundle', (name, manifest) => {
     expect([...bundles.get(name)!.carries].sort()).toEqual(expectedCarries(manifest));
   });
 
-  it('carries the Stripe SDK as a side package exactly when its manifest names the stripe service', () => {
+  it('carries the Stripe SDK as a side package exactly when its manifest names the stripe service, and the off-Lambda credential providers always', () => {
     const bundle = bundles.get(name)!;
-    expect(bundle.sidePackages.map((p) => p.name)).toEqual(manifest.services?.includes('stripe') ? ['stripe'] : []);
+    expect(bundle.sidePackages.map((p) => p.name)).toEqual([...(manifest.services?.includes('stripe') ? ['stripe'] : []), ...SDK_OFF_LAMBDA_PACKAGES]);
     // The side file is the SDK itself (its client and API resources), not a stub.
-    for (const side of bundle.sidePackages) expect(side.bytes).toBeGreaterThan(200 * 1024);
+    for (const side of bundle.sidePackages.filter((p) => p.name === 'stripe')) expect(side.bytes).toBeGreaterThan(200 * 1024);
+    // Each provider's file holds the provider (the SSO one with the SSO client it calls), not a stub.
+    const bytes = new Map(bundle.sidePackages.map((p) => [p.name, p.bytes]));
+    expect(bytes.get('@aws-sdk/credential-provider-sso')).toBeGreaterThan(100 * 1024);
+    expect(bytes.get('@smithy/credential-provider-imds')).toBeGreaterThan(5 * 1024);
   });
 
   it('leaves to run time only Node built-ins and its side packages, the side packages through import() alone', () => {
@@ -60,5 +66,20 @@ describe.each(allFunctions())('%s bundle', (name, manifest) => {
     expect(others.filter((i) => !sides.has(i.path))).toEqual([]);
     for (const i of others) expect(i, `${i.path} is imported ${i.kind}`).toMatchObject({ kind: 'dynamic-import' });
     for (const side of SIDE_PACKAGES) expect(others.some((i) => i.path === side)).toBe(sides.has(side));
+  });
+});
+
+describe('the off-Lambda credential providers', () => {
+  // sidePackageCommands bundles each from the project root; the main file would have taken it from
+  // where the SDK's default chain imports it. A lock file that nests another version under the
+  // chain would make the two differ.
+  it('resolve from the project root to the copy the SDK default chain imports', () => {
+    const fromRoot = createRequire(join(process.cwd(), 'package.json'));
+    const chain = createRequire(fromRoot.resolve('@aws-sdk/credential-provider-node'));
+    const remote = createRequire(chain.resolve('@aws-sdk/credential-provider-ini'));
+    for (const name of SDK_OFF_LAMBDA_PACKAGES) {
+      expect(chain.resolve(name), name).toBe(fromRoot.resolve(name));
+      expect(remote.resolve(name), name).toBe(fromRoot.resolve(name));
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,10 +9,11 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Bundle, buildFunctionBundle } from '../../bench/bundles.js';
+import { type Bundle, bundle, buildFunctionBundle } from '../../bench/bundles.js';
 import { environmentFor, LAMBDA_ENV } from '../../bench/cold-start.js';
 import { historyRowOf } from '../../src/domain/billing-record.js';
 import { formatInstant } from '../../src/domain/time.js';
+import { SIDE_PACKAGES } from '../../lib/bundling.js';
 import { SERVICES } from '../../src/manifest/index.js';
 import { dynamoStores } from '../../src/runtime/compose.js';
 import { sqsEvent, sqsRecord } from '../support/aws-events.js';
@@ -29,17 +31,20 @@ import { stripeEvent } from '../support/webhooks.js';
  * card charge loads it from the asset's node_modules/stripe/index.mjs, and the SDK's connection
  * error reaches the adapter's mapping (transient: the message is retried). stripe-webhook checks
  * signatures with the SDK's own Webhooks code in its main file, without loading the side package.
+ * The AWS SDK's off-Lambda credential providers, side packages of every asset, are loaded by a
+ * bundle's default credential chain only when the environment holds no credentials.
  */
 
 const run = promisify(execFile);
 
 const HOOKS = `
 import { appendFileSync } from 'node:fs';
+const SIDES = new Set(${JSON.stringify(SIDE_PACKAGES)});
 let log;
 export function initialize(data) { log = data.log; }
 export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context);
-  if (specifier === 'stripe') appendFileSync(log, 'resolve stripe ' + resolved.url + '\\n');
+  if (SIDES.has(specifier)) appendFileSync(log, 'resolve ' + specifier + ' ' + resolved.url + '\\n');
   return resolved;
 }
 `;
@@ -100,19 +105,24 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Imports the bundle in a fresh process and calls its handler once; the log and the answer. */
-async function coldCall(name: 'batch-worker' | 'stripe-webhook', event: unknown): Promise<{ log: string[]; answer: unknown }> {
-  const id = `${name}-${Date.now()}`;
+/** Imports a bundle in a fresh process with `env` and calls its handler once; the log and the answer. */
+async function coldRun(file: string, event: unknown, env: Record<string, string>): Promise<{ log: string[]; answer: unknown }> {
+  const id = `${randomUUID()}`;
   const eventFile = join(dir, `${id}.event.json`);
   const resultFile = join(dir, `${id}.result.json`);
   const logFile = join(dir, `${id}.log`);
   writeFileSync(eventFile, JSON.stringify(event));
   writeFileSync(logFile, '');
-  await run(process.execPath, ['--import', pathToFileURL(join(dir, 'preload.mjs')).href, '--input-type=module', '-e', RUNNER, pathToFileURL(built.get(name)!.file).href, eventFile, resultFile], {
-    env: { PATH: process.env.PATH ?? '', ...LAMBDA_ENV, ...environmentFor(name, dynamo.endpoint, dynamo.tables), [SERVICES.accounts.urlEnv]: accountsUrl, LOG_LEVEL: 'silent', SIDE_PACKAGE_LOG: logFile, NODE_OPTIONS: '--enable-source-maps' },
+  await run(process.execPath, ['--import', pathToFileURL(join(dir, 'preload.mjs')).href, '--input-type=module', '-e', RUNNER, pathToFileURL(file).href, eventFile, resultFile], {
+    env: { PATH: process.env.PATH ?? '', ...env, SIDE_PACKAGE_LOG: logFile, NODE_OPTIONS: '--enable-source-maps' },
     maxBuffer: 16 * 1024 * 1024,
   });
   return { log: readFileSync(logFile, 'utf8').trim().split('\n'), answer: JSON.parse(readFileSync(resultFile, 'utf8')) };
+}
+
+/** A function's bundle, run as Lambda runs it (credentials in the environment). */
+function coldCall(name: 'batch-worker' | 'stripe-webhook', event: unknown): Promise<{ log: string[]; answer: unknown }> {
+  return coldRun(built.get(name)!.file, event, { ...LAMBDA_ENV, ...environmentFor(name, dynamo.endpoint, dynamo.tables), [SERVICES.accounts.urlEnv]: accountsUrl, LOG_LEVEL: 'silent' });
 }
 
 describe('batch-worker bundle', () => {
@@ -159,5 +169,41 @@ describe('stripe-webhook bundle', () => {
     const { log, answer } = await coldCall('stripe-webhook', delivery(payload.replace('cus_2', 'cus_3'), signature));
     expect(answer).toMatchObject({ statusCode: 400 });
     expect(log).toEqual(['imported', 'answered']);
+  }, 60_000);
+});
+
+describe("the AWS SDK's default credential chain in a bundle", () => {
+  // The functions' clients take fixed credentials when pointed at DynamoDB Local, so this client,
+  // built as every function is (bench/bundles.ts), uses the SDK's default chain against it.
+  const SOURCE = `import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+const client = new DynamoDBClient({ region: 'us-east-1', endpoint: process.env.DYNAMO_ENDPOINT });
+export const handler = async () => ({ listed: Array.isArray((await client.send(new ListTablesCommand({ Limit: 1 }))).TableNames) });
+`;
+  let chain: Bundle;
+  beforeAll(async () => {
+    chain = await bundle('default-chain', dir, { contents: SOURCE });
+  }, 60_000);
+  const { AWS_ACCESS_KEY_ID: _id, AWS_SECRET_ACCESS_KEY: _secret, ...withoutCredentials } = LAMBDA_ENV;
+
+  it('loads no credential provider when the environment holds credentials, as in Lambda', async () => {
+    const { log, answer } = await coldRun(chain.file, {}, { ...LAMBDA_ENV, DYNAMO_ENDPOINT: dynamo.endpoint });
+    expect(answer).toEqual({ listed: true });
+    expect(log).toEqual(['imported', 'answered']);
+  }, 60_000);
+
+  it('resolves a profile through the provider its asset carries beside index.mjs', async () => {
+    const credentialsFile = join(dir, 'credentials');
+    writeFileSync(credentialsFile, '[side-package-test]\naws_access_key_id = local\naws_secret_access_key = local\n');
+    const { log, answer } = await coldRun(chain.file, {}, {
+      ...withoutCredentials,
+      DYNAMO_ENDPOINT: dynamo.endpoint,
+      AWS_PROFILE: 'side-package-test',
+      AWS_SHARED_CREDENTIALS_FILE: credentialsFile,
+      AWS_CONFIG_FILE: join(dir, 'no-config'),
+    });
+    const ini = chain.sidePackages.find((p) => p.name === '@aws-sdk/credential-provider-ini')!;
+    expect(log).toEqual(['imported', `resolve @aws-sdk/credential-provider-ini ${pathToFileURL(ini.file).href}`, 'answered']);
+    // The request was signed with the profile's keys and answered.
+    expect(answer).toEqual({ listed: true });
   }, 60_000);
 });
