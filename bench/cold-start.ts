@@ -18,6 +18,7 @@ import { LocalEventBus } from '../src/local/event-bus.js';
 import { dynamoStores } from '../src/runtime/compose.js';
 import { createLogger } from '../src/runtime/logger.js';
 import { buildBareOneFile, bundle as buildBundle, buildBundles, type Bundle } from './bundles.js';
+import { LocalSecretsManager } from './local-secrets-manager.js';
 import { replaySource, RequestRecorder, wavesOf, type Wave } from './request-replay.js';
 
 const run = promisify(execFile);
@@ -36,11 +37,11 @@ async function runOrExplain(...args: Parameters<typeof run>): Promise<void> {
 /**
  * Cold start per function, the way Lambda starts one: a fresh `node` process imports the bundle
  * as the CDK synthesizes it (bench/bundles.ts), with the environment the CDK gives that function
- * (from its manifest; secrets by value, DynamoDB Local as endpoint, NODE_OPTIONS as the function
- * has them), then makes its first call: the exported `handler` on a realistic event that reads
- * (and for some functions writes) DynamoDB Local. The floor is a bare DynamoDB client bundle
- * whose handler makes one GetItem, measured in the same rounds. Each round runs every subject
- * once, in a rotated order; figures are medians.
+ * (from its manifest; secrets by ARN from a local Secrets Manager, DynamoDB Local as endpoint,
+ * NODE_OPTIONS as the function has them), then makes its first call: the exported `handler` on a
+ * realistic event that reads (and for some functions writes) DynamoDB Local. The floor is a bare
+ * DynamoDB client bundle whose handler makes one GetItem, measured in the same rounds. Each round
+ * runs every subject once, in a rotated order; figures are medians.
  */
 
 export interface ColdStartFigure {
@@ -92,6 +93,10 @@ const SECRET_VALUES: Record<keyof typeof SECRETS, string> = {
   achWebhook: 'ach_cold_start',
   balanceWebhook: 'balance_cold_start',
 };
+/** Where a deployed function finds each secret: its ARN (the bench's local Secrets Manager answers with SECRET_VALUES). */
+export const SECRET_ARNS: Record<keyof typeof SECRETS, string> = Object.fromEntries(
+  Object.keys(SECRET_VALUES).map((id) => [id, `arn:aws:secretsmanager:${REGION}:123456789012:secret:bench/${id}-AbCdEf`]),
+) as Record<keyof typeof SECRETS, string>;
 /** Lambda's runtime sets these; the bench's values make the SDK behave as it would there (no IMDS probing). */
 export const LAMBDA_ENV = {
   AWS_REGION: REGION,
@@ -293,8 +298,18 @@ export const FIRST_CALLS: Partial<Record<FunctionName, { readonly does: string; 
   },
 };
 
-/** The environment the CDK gives `name` (src/manifest), pointed at DynamoDB Local, secrets by value. */
-export function environmentFor(name: FunctionName, endpoint: string, tables: TableNames, bus?: { readonly name: string; readonly endpoint: string }): Record<string, string> {
+/**
+ * The environment the CDK gives `name` (src/manifest), pointed at DynamoDB Local. Secrets by ARN,
+ * as deployed, read from the local Secrets Manager at `secrets.endpoint` (the SDK's own
+ * `AWS_ENDPOINT_URL_SECRETS_MANAGER`); without it, by value (tests).
+ */
+export function environmentFor(
+  name: FunctionName,
+  endpoint: string,
+  tables: TableNames,
+  bus?: { readonly name: string; readonly endpoint: string },
+  secrets?: { readonly endpoint: string },
+): Record<string, string> {
   const manifest: FunctionManifest = FUNCTIONS[name];
   const env: Record<string, string> = { STAGE: 'bench', DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: endpoint, STATUS_SHARD_COUNT: '16', PAYMENT_SHARD_COUNT: '8', LOG_LEVEL: 'info' };
   for (const id of tablesOf(manifest)) env[allTables[id].envVar] = tables[id];
@@ -307,7 +322,11 @@ export function environmentFor(name: FunctionName, endpoint: string, tables: Tab
     ...(bus ? { [BUSES.billing.nameEnv]: bus.name } : {}),
   };
   for (const variable of environmentOf(manifest).variables) if (env[variable] === undefined) env[variable] = values[variable] ?? '';
-  for (const id of manifest.secrets ?? []) env[SECRETS[id].env] = SECRET_VALUES[id];
+  for (const id of manifest.secrets ?? []) {
+    if (secrets) env[`${SECRETS[id].env}_ARN`] = SECRET_ARNS[id];
+    else env[SECRETS[id].env] = SECRET_VALUES[id];
+  }
+  if (secrets && (manifest.secrets ?? []).length > 0) env.AWS_ENDPOINT_URL_SECRETS_MANAGER = secrets.endpoint;
   // The local bus stands in for EventBridge, as DynamoDB Local does for DynamoDB.
   if ((manifest.putsEventsOn ?? []).length > 0 && bus) env.EVENTBRIDGE_ENDPOINT = bus.endpoint;
   return env;
@@ -373,10 +392,14 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
   const bus = new LocalEventBus({ busName: 'billing-bench', logger: createLogger({ level: 'silent' }) });
   const dynamoRecorder = new RequestRecorder(options.endpoint);
   const busRecorder = new RequestRecorder(() => bus.endpoint);
+  const secretsManager = new LocalSecretsManager(Object.fromEntries(Object.entries(SECRET_ARNS).map(([id, arn]) => [arn, SECRET_VALUES[id as keyof typeof SECRETS]])));
+  const secretsRecorder = new RequestRecorder(() => secretsManager.endpoint);
   try {
     await bus.start();
+    await secretsManager.start();
     await dynamoRecorder.start();
     await busRecorder.start();
+    await secretsRecorder.start();
     const { baseline, functions } = await buildBundles(dir);
     const oneFile = await buildBareOneFile(dir);
     const tables = tableNamesFor(`cold-${randomUUID().slice(0, 8)}`);
@@ -387,26 +410,32 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
     const functionSubjects: Subject[] = measured.map((bundle) => ({
       bundle,
       event: () => FIRST_CALLS[bundle.name as FunctionName]!.event(seeded),
-      env: environmentFor(bundle.name as FunctionName, options.endpoint, tables, { name: bus.busName, endpoint: bus.endpoint }),
+      env: environmentFor(bundle.name as FunctionName, options.endpoint, tables, { name: bus.busName, endpoint: bus.endpoint }, { endpoint: secretsManager.endpoint }),
     }));
     // Each function's first call once through recording proxies: its requests, for the same-requests floor.
     const sameRequests = new Map<string, { bundle: Bundle; waves: Wave[]; requests: number }>();
     for (const s of functionSubjects) {
       dynamoRecorder.requests.length = 0;
       busRecorder.requests.length = 0;
-      dynamoRecorder.recording = busRecorder.recording = true;
+      secretsRecorder.requests.length = 0;
+      dynamoRecorder.recording = busRecorder.recording = secretsRecorder.recording = true;
       try {
-        const env = { ...s.env, DYNAMO_ENDPOINT: dynamoRecorder.endpoint, ...(s.env.EVENTBRIDGE_ENDPOINT ? { EVENTBRIDGE_ENDPOINT: busRecorder.endpoint } : {}) };
+        const env = {
+          ...s.env,
+          DYNAMO_ENDPOINT: dynamoRecorder.endpoint,
+          ...(s.env.EVENTBRIDGE_ENDPOINT ? { EVENTBRIDGE_ENDPOINT: busRecorder.endpoint } : {}),
+          ...(s.env.AWS_ENDPOINT_URL_SECRETS_MANAGER ? { AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsRecorder.endpoint } : {}),
+        };
         await spawnOnce(s.bundle.file, s.event(), env, dir);
       } finally {
-        dynamoRecorder.recording = busRecorder.recording = false;
+        dynamoRecorder.recording = busRecorder.recording = secretsRecorder.recording = false;
       }
-      const recorded = [...dynamoRecorder.requests, ...busRecorder.requests];
+      const recorded = [...dynamoRecorder.requests, ...busRecorder.requests, ...secretsRecorder.requests];
       if (recorded.length === 0) continue;
       const waves = wavesOf(recorded);
       sameRequests.set(s.bundle.name, { bundle: await buildBundle(`${s.bundle.name}-same-requests`, dir, { contents: replaySource(waves) }), waves, requests: recorded.length });
     }
-    const floorEnv = { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, EVENTBRIDGE_ENDPOINT: bus.endpoint };
+    const floorEnv = { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, EVENTBRIDGE_ENDPOINT: bus.endpoint, AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.endpoint };
     const subjects: Subject[] = [
       { bundle: baseline, event: () => ({ key: { user_id: { S: seeded.userId }, billing_date: { S: seeded.billingDate } } }), env: { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, BILLING_ACTIVITY_TABLE: tables.billingActivity } },
       { bundle: oneFile, event: () => ({ key: { user_id: { S: seeded.userId }, billing_date: { S: seeded.billingDate } } }), env: { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, BILLING_ACTIVITY_TABLE: tables.billingActivity } },
@@ -433,7 +462,7 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
     };
     const floor = { ...figure(baseline), name: 'bare DynamoDB client' as const };
     return {
-      method: `fresh node ${process.version} process per sample; bundle as the CDK synthesizes it (esbuild, ESM, minified, source map, NODE_OPTIONS=--enable-source-maps); import + first handler call against DynamoDB Local; median of ${runs} interleaved rounds after one warm-up round`,
+      method: `fresh node ${process.version} process per sample; bundle as the CDK synthesizes it (esbuild, ESM, minified, source map, NODE_OPTIONS=--enable-source-maps); secrets by ARN from a local Secrets Manager; import + first handler call against DynamoDB Local; median of ${runs} interleaved rounds after one warm-up round`,
       runs,
       baseline: floor,
       baselineOneFile: { ...figure(oneFile), name: 'bare DynamoDB client, one file' },
@@ -453,8 +482,10 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
       target: COLD_START_TARGET,
     };
   } finally {
+    await secretsRecorder.stop();
     await busRecorder.stop();
     await dynamoRecorder.stop();
+    await secretsManager.stop();
     await bus.stop();
     rmSync(dir, { recursive: true, force: true });
   }

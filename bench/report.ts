@@ -283,10 +283,11 @@ DynamoDB bills although it returns nothing.
 **Cold start.** Supplied by \`bench/cold-start.ts\`: a fresh \`node\` process per bundle as the CDK
 synthesizes it, import plus one first call, interleaved with a bare DynamoDB client's (one
 GetItem: the verdict's floor) and with bare SDK clients replaying the function's own first-call
-requests (the second floor: the work without our code). Secrets are given by value, as the local
-runtime gives them: a deployed function resolves its secrets' ARNs from Secrets Manager at cold
-start (one parallel round, src/runtime/secrets.ts), a round trip neither this figure nor its floors
-include.
+requests (the second floor: the work without our code). Secrets are given by ARN, as deployed: the
+function reads them from Secrets Manager at cold start (one parallel round, src/runtime/secrets.ts),
+here a local \`GetSecretValue\` on 127.0.0.1 (\`bench/local-secrets-manager.ts\`, reached through the
+SDK's own \`AWS_ENDPOINT_URL_SECRETS_MANAGER\`), so the Secrets Manager client and its round are in
+the figure, and the second floor replays those reads too. The bare client has no secrets.
 
 **Not part of \`npm test\`.** The bench runs only through \`npm run bench\`; \`npm test\` checks only that
 this file is what \`bench/report.ts\` renders from \`bench/results.json\`.

@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
  */
 
 export interface RecordedRequest {
-  /** `X-Amz-Target`, e.g. `DynamoDB_20120810.Query`, `AWSEvents.PutEvents`. */
+  /** `X-Amz-Target`, e.g. `DynamoDB_20120810.Query`, `AWSEvents.PutEvents`, `secretsmanager.GetSecretValue`. */
   readonly target: string;
   readonly input: unknown;
   readonly startedAt: number;
@@ -120,6 +120,7 @@ export function wavesOf(requests: readonly RecordedRequest[]): Wave[] {
 const SERVICES: Record<string, { readonly pkg: string; readonly client: string; readonly endpointEnv: string }> = {
   DynamoDB_20120810: { pkg: '@aws-sdk/client-dynamodb', client: 'DynamoDBClient', endpointEnv: 'DYNAMO_ENDPOINT' },
   AWSEvents: { pkg: '@aws-sdk/client-eventbridge', client: 'EventBridgeClient', endpointEnv: 'EVENTBRIDGE_ENDPOINT' },
+  secretsmanager: { pkg: '@aws-sdk/client-secrets-manager', client: 'SecretsManagerClient', endpointEnv: 'AWS_ENDPOINT_URL_SECRETS_MANAGER' },
 };
 
 /**
