@@ -28,7 +28,7 @@ export const MAIN_FIELDS = ['module', 'main'];
  * - The AWS SDK's credential providers that its default chain imports only when the environment
  *   holds no credentials (SDK_OFF_LAMBDA_PACKAGES). Lambda always sets AWS_ACCESS_KEY_ID,
  *   AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, so a function never loads them; bundled inline
- *   they were ~230 KiB of every main file (with the STS, SSO and sign-in clients they pull in)
+ *   they were ~130 KiB of every main file (with the STS, SSO and sign-in clients they pull in)
  *   that V8 compiled at every cold start. The asset still carries them, so a bundle run with a
  *   profile or a container role instead (test/manifest/side-packages.test.ts) resolves its
  *   credentials as before.
@@ -78,7 +78,7 @@ export function sidePackageDir(name: SidePackage): string {
   return `node_modules/${name}`;
 }
 
-/** Its package.json: Node resolves the bare `import('stripe')` to the one pre-bundled file through `exports`. */
+/** Its package.json: Node resolves the bare `import('{name}')` to the one pre-bundled file through `exports`. */
 export function sidePackageJson(name: SidePackage): string {
   return JSON.stringify({ name, private: true, type: 'module', exports: './index.mjs' });
 }
