@@ -93,13 +93,14 @@ export async function bundle(
   sidePackages: readonly SidePackage[] = SDK_OFF_LAMBDA_PACKAGES,
   options: { readonly inlineSdkCredentialProviders?: boolean } = {},
 ): Promise<Bundle> {
+  const inlined = (p: string): boolean => options.inlineSdkCredentialProviders === true && (SDK_OFF_LAMBDA_PACKAGES as readonly string[]).includes(p);
   const outdir = join(dir, name);
   mkdirSync(outdir, { recursive: true });
   const file = join(outdir, 'index.mjs');
   const result = await build({
     ...ESBUILD_OPTIONS,
     mainFields: [...ESBUILD_OPTIONS.mainFields],
-    external: options.inlineSdkCredentialProviders ? ESBUILD_OPTIONS.external.filter((e) => !(SDK_OFF_LAMBDA_PACKAGES as readonly string[]).includes(e)) : [...ESBUILD_OPTIONS.external],
+    external: ESBUILD_OPTIONS.external.filter((e) => !inlined(e)),
     ...('entry' in source ? { entryPoints: [join(ROOT, source.entry)] } : { stdin: { contents: source.contents, resolveDir: ROOT, loader: 'js' as const } }),
     outfile: file,
     metafile: true,
@@ -108,7 +109,7 @@ export async function bundle(
   const output = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('.mjs'))![1];
   const inputs = Object.keys(output.inputs);
   const externalImports = output.imports.filter((i) => i.external === true).map((i) => ({ path: i.path, kind: i.kind }));
-  const sides = options.inlineSdkCredentialProviders ? sidePackages.filter((p) => !(SDK_OFF_LAMBDA_PACKAGES as readonly string[]).includes(p)) : sidePackages;
+  const sides = sidePackages.filter((p) => !inlined(p));
   for (const command of sidePackageCommands(ROOT, outdir, sides)) execSync(command, { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], shell: '/bin/sh' });
   return {
     name,

@@ -414,11 +414,12 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
     }));
     // Each function's first call once through recording proxies: its requests, for the same-requests floor.
     const sameRequests = new Map<string, { bundle: Bundle; waves: Wave[]; requests: number }>();
+    const recorders = [dynamoRecorder, busRecorder, secretsRecorder];
     for (const s of functionSubjects) {
-      dynamoRecorder.requests.length = 0;
-      busRecorder.requests.length = 0;
-      secretsRecorder.requests.length = 0;
-      dynamoRecorder.recording = busRecorder.recording = secretsRecorder.recording = true;
+      for (const r of recorders) {
+        r.requests.length = 0;
+        r.recording = true;
+      }
       try {
         const env = {
           ...s.env,
@@ -428,17 +429,19 @@ export async function measureColdStart(options: { endpoint: string; runs?: numbe
         };
         await spawnOnce(s.bundle.file, s.event(), env, dir);
       } finally {
-        dynamoRecorder.recording = busRecorder.recording = secretsRecorder.recording = false;
+        for (const r of recorders) r.recording = false;
       }
-      const recorded = [...dynamoRecorder.requests, ...busRecorder.requests, ...secretsRecorder.requests];
+      const recorded = recorders.flatMap((r) => r.requests);
       if (recorded.length === 0) continue;
       const waves = wavesOf(recorded);
       sameRequests.set(s.bundle.name, { bundle: await buildBundle(`${s.bundle.name}-same-requests`, dir, { contents: replaySource(waves) }), waves, requests: recorded.length });
     }
     const floorEnv = { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, EVENTBRIDGE_ENDPOINT: bus.endpoint, AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.endpoint };
+    // Both bare clients read the seeded period.
+    const bareCall = { event: () => ({ key: { user_id: { S: seeded.userId }, billing_date: { S: seeded.billingDate } } }), env: { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, BILLING_ACTIVITY_TABLE: tables.billingActivity } };
     const subjects: Subject[] = [
-      { bundle: baseline, event: () => ({ key: { user_id: { S: seeded.userId }, billing_date: { S: seeded.billingDate } } }), env: { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, BILLING_ACTIVITY_TABLE: tables.billingActivity } },
-      { bundle: oneFile, event: () => ({ key: { user_id: { S: seeded.userId }, billing_date: { S: seeded.billingDate } } }), env: { DYNAMO_REGION: REGION, DYNAMO_ENDPOINT: options.endpoint, BILLING_ACTIVITY_TABLE: tables.billingActivity } },
+      { bundle: baseline, ...bareCall },
+      { bundle: oneFile, ...bareCall },
       ...functionSubjects,
       ...[...sameRequests.values()].map(({ bundle, waves }) => ({ bundle, event: () => ({ waves }), env: floorEnv })),
     ];
