@@ -7,7 +7,7 @@ import { createAllTables } from '../src/adapters/dynamodb/create-tables.js';
 import { tableNamesFor, type TableNames } from '../src/adapters/dynamodb/table-definitions.js';
 import { PaymentSimulator } from '../src/adapters/processor/simulator.js';
 import { historyRowOf } from '../src/domain/billing-record.js';
-import type { Clock } from '../src/domain/ports.js';
+import type { Clock } from '../src/domain/ports/clock.js';
 import type { BillingRecord } from '../src/domain/records.js';
 import { dynamoStores, systemClock, uuidIds } from '../src/runtime/compose.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';

@@ -3,7 +3,7 @@ import { lazySchema } from './lazy-schema.js';
 import { applyBillingEvent } from './billing-record.js';
 import { idSchema } from './ids.js';
 import { centsSchema } from './money.js';
-import { REPRESENTMENT_ENTRY_DESCRIPTION, type PaymentRequest } from './ports.js';
+import { REPRESENTMENT_ENTRY_DESCRIPTION, type PaymentRequest } from './ports/processor.js';
 import { COLLECTIBLE_STATUSES, UNBOOKABLE_STATUSES, type BillingRecord, type LoanPayment } from './records.js';
 import { formatInstant, instantSchema } from './time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js';

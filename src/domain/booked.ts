@@ -1,4 +1,5 @@
-import type { BillingStore, PaymentsStore } from './ports.js';
+import type { BillingStore } from './ports/billing-store.js';
+import type { PaymentsStore } from './ports/loan-payments.js';
 import type { LoanPayment } from './records.js';
 
 /** Audit-row pages read at most to learn whether a period ever recorded a transaction (its history is short). */

@@ -1,7 +1,7 @@
 import { ACH_REPRESENTMENT_WINDOW_MS, MAX_ACH_REPRESENTMENTS, classifyReturnCode } from './ach-outcomes.js';
 import { dunningGate, dunningLapsed, type DunningHold } from './dunning.js';
 import { dueKey, isHeldByLadder, failureState } from './ladder.js';
-import type { AccountSnapshot } from './ports.js';
+import type { AccountSnapshot } from './ports/account-directory.js';
 import { COLLECTIBLE_STATUSES, type BillingRecord, type DecisionContext, type Process } from './records.js';
 import { toDate } from './time.js';
 

@@ -1,5 +1,5 @@
 import { loanRepresentmentFlags } from './ach-outcomes.js';
-import type { PaymentRequest } from './ports.js';
+import type { PaymentRequest } from './ports/processor.js';
 import type { LoanPayment } from './records.js';
 
 /*

@@ -1,5 +1,5 @@
 import { classifyDecline, DUNNING_RETRY_DAYS } from './dunning.js';
-import type { PaymentResult } from './ports.js';
+import type { PaymentResult } from './ports/processor.js';
 import type { LoanPayment } from './records.js';
 import { formatInstant } from './time.js';
 import { loanPaymentTransitions } from './transitions.js';

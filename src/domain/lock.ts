@@ -1,5 +1,7 @@
 import { LockedError, LockLostError } from './errors.js';
-import type { Clock, LockLease, LockRelease, LockStore } from './ports.js';
+import type { LockRelease } from './ports/billing-store.js';
+import type { Clock } from './ports/clock.js';
+import type { LockLease, LockStore } from './ports/locks.js';
 
 /** DESIGN 2.6: 60 s lease, 1 s heartbeat, fail-if-locked. */
 export const LOCK_LEASE_MS = 60_000;

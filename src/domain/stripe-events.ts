@@ -1,4 +1,5 @@
-import type { Clock, StripeEventStore } from './ports.js';
+import type { Clock } from './ports/clock.js';
+import type { StripeEventStore } from './ports/stripe-events.js';
 
 /**
  * The Stripe event claim (DESIGN 2.8, seed 003 fixed). Stripe re-delivers an event until it gets

@@ -1,4 +1,4 @@
-import type { Clock } from '../domain/ports.js';
+import type { Clock } from '../domain/ports/clock.js';
 import type { PaymentSimulator, PendingAchOutcome } from '../adapters/processor/simulator.js';
 import { signPayload } from '../handlers/shared/signature.js';
 import type { Logger } from '../runtime/logger.js';

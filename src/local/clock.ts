@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Clock } from '../domain/ports.js';
+import type { Clock } from '../domain/ports/clock.js';
 import { formatInstant, normalizeInstant, toDate } from '../domain/time.js';
 
 /** A request to move the simulated clock back (409 `clock_backwards` on the control surface). */

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BillingFailureFields } from '../domain/ladder.js';
 import type { AchRateTally } from '../domain/ach-return-rates.js';
-import type { BillingStore, BillingTransaction, LoanPaymentAudit, PaymentsStore } from '../domain/ports.js';
+import type { BillingStore, BillingTransaction } from '../domain/ports/billing-store.js';
+import type { LoanPaymentAudit, PaymentsStore } from '../domain/ports/loan-payments.js';
 import type { BillingRecord, HistoryRow, LoanPayment, LoanPaymentStatus } from '../domain/records.js';
 
 /** What one collections run did, counted from the writes its attempts committed. */

@@ -2,7 +2,8 @@ import { nextPeriodDate } from '../domain/billing-record.js';
 import { addMonths, nthFridayOfMonth } from '../domain/calendar.js';
 import { AlreadyExistsError } from '../domain/errors.js';
 import type { SimulatedOutcome } from '../adapters/processor/simulator.js';
-import type { BillingStore, PaymentsStore } from '../domain/ports.js';
+import type { BillingStore } from '../domain/ports/billing-store.js';
+import type { PaymentsStore } from '../domain/ports/loan-payments.js';
 import type { BillingRecord, HistoryRow, LoanPayment, LoanPaymentStatus, PaymentMethod, Term } from '../domain/records.js';
 import { formatInstant } from '../domain/time.js';
 

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { IdGenerator } from '../domain/billing-record.js';
-import type { BillingStore, Clock, LockStore, PaymentsStore, RetryRunStore, StripeEventStore } from '../domain/ports.js';
+import type { BillingStore } from '../domain/ports/billing-store.js';
+import type { Clock } from '../domain/ports/clock.js';
+import type { PaymentsStore } from '../domain/ports/loan-payments.js';
+import type { LockStore } from '../domain/ports/locks.js';
+import type { RetryRunStore } from '../domain/ports/retry-runs.js';
+import type { StripeEventStore } from '../domain/ports/stripe-events.js';
 import { DynamoBillingStore } from '../adapters/dynamodb/billing-store.js';
 import { DynamoLockStore } from '../adapters/dynamodb/lock-store.js';
 import { DynamoPaymentsStore } from '../adapters/dynamodb/payments-store.js';

@@ -1,21 +1,20 @@
 import type { IdGenerator } from '../domain/billing-record.js';
 import type { CardPaymentDirectory } from '../domain/card-outcomes.js';
-import type {
-  AccountDirectory,
-  BillingStore,
-  Clock,
-  LockStore,
-  MetricsPort,
-  PaymentProcessor,
-  PaymentsStore,
-  QueuePort,
-  RetryRunStore,
-  StripeEventStore,
-} from '../domain/ports.js';
+import type { AccountDirectory } from '../domain/ports/account-directory.js';
+import type { BillingStore } from '../domain/ports/billing-store.js';
+import type { Clock } from '../domain/ports/clock.js';
+import type { MetricsPort } from '../domain/ports/gauges.js';
+import type { PaymentsStore } from '../domain/ports/loan-payments.js';
+import type { LockStore } from '../domain/ports/locks.js';
+import type { PaymentProcessor } from '../domain/ports/processor.js';
+import type { QueuePort } from '../domain/ports/queue.js';
+import type { RetryRunStore } from '../domain/ports/retry-runs.js';
+import type { StripeEventStore } from '../domain/ports/stripe-events.js';
 import type { Logger } from './logger.js';
 
-// The queue and metrics ports live with the others in src/domain/ports.ts; re-exported for the wiring.
-export type { MetricsPort, QueueMessage, QueuePort } from '../domain/ports.js';
+// The queue and metrics ports live with the others in src/domain/ports/; re-exported for the wiring.
+export type { MetricsPort } from '../domain/ports/gauges.js';
+export type { QueueMessage, QueuePort } from '../domain/ports/queue.js';
 
 export interface WebhookSecrets {
   readonly stripeWebhook: string;

@@ -5,7 +5,7 @@ import { TransientError } from '../../src/domain/errors.js';
 import { acquireUserLock } from '../../src/domain/lock.js';
 import { ACCOUNT_CLOCK_SKEW_MS, deadHolderFoundAccountInactive } from '../../src/domain/collectible.js';
 import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
-import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createTestApp, type TestApp } from '../support/app.js';

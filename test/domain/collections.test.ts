@@ -3,7 +3,8 @@ import { collectionMessageSchema, decideCollection, loanRetryMessage, messageIdO
 import { nextEligibleAt } from '../../src/domain/due-work.js';
 import { failureState } from '../../src/domain/ladder.js';
 import { planCollections } from '../../src/domain/use-cases/plan-collections.js';
-import type { BillingStore, DueLoanPaymentRetry, PaymentsStore } from '../../src/domain/ports.js';
+import type { BillingStore } from '../../src/domain/ports/billing-store.js';
+import type { DueLoanPaymentRetry, PaymentsStore } from '../../src/domain/ports/loan-payments.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { makeRecord } from '../support/billing-fixtures.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { failureState } from '../../src/domain/ladder.js';
-import type { LockStore } from '../../src/domain/ports.js';
+import type { LockStore } from '../../src/domain/ports/locks.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { nextPeriodDate } from '../../src/domain/billing-record.js';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DUNNING_WINDOW_MS, NETWORK_CEILINGS } from '../../src/domain/dunning.js';
 import { PaymentHoldError } from '../../src/domain/errors.js';
-import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
 import type { BillingRecord, Process } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { collectOnBalanceEvent } from '../../src/domain/use-cases/collect-on-balance-event.js';

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LockedError, LockLostError } from '../../src/domain/errors.js';
 import { acquireUserLock, LOCK_HEARTBEAT_MS, LOCK_LEASE_MS, userLockKey, withUserLock, type HeldLock, type LockDeps } from '../../src/domain/lock.js';
-import type { Clock, LockStore } from '../../src/domain/ports.js';
+import type { Clock } from '../../src/domain/ports/clock.js';
+import type { LockStore } from '../../src/domain/ports/locks.js';
 import { InMemoryLockStore, ManualClock } from '../support/fakes.js';
 
 const LEASE_MS = 60_000;

@@ -3,7 +3,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { historyRowOf } from '../../src/domain/billing-record.js';
 import { ConcurrentModificationError } from '../../src/domain/errors.js';
-import type { BillingStore } from '../../src/domain/ports.js';
+import type { BillingStore } from '../../src/domain/ports/billing-store.js';
 import type { BillingRecord, LoanPayment } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TransientError } from '../../src/domain/errors.js';
-import type { PaymentProcessor, PaymentRequest } from '../../src/domain/ports.js';
+import type { PaymentProcessor, PaymentRequest } from '../../src/domain/ports/processor.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { readerAuth } from '../support/http-events.js';
 import { callerFor, DAY_MS, holdLock, instantAt, seedOne, type Caller } from './api-fixtures.js';

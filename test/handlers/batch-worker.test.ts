@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { BillingPeriodMessage as CollectionMessage } from '../../src/domain/collections.js';
 import { TransientError } from '../../src/domain/errors.js';
-import type { PaymentProcessor } from '../../src/domain/ports.js';
+import type { PaymentProcessor } from '../../src/domain/ports/processor.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';

@@ -6,7 +6,7 @@ import { marshallItem } from '../../src/adapters/dynamodb/attribute-codec.js';
 import type { CollectionMessage, LoanPaymentRetryMessage } from '../../src/domain/collections.js';
 import { ProcessorError, TransientError } from '../../src/domain/errors.js';
 import { LOAN_MAX_ATTEMPTS } from '../../src/domain/loan-retries.js';
-import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
 import type { LoanPayment } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { applyAchEvent } from '../../src/domain/use-cases/apply-ach-outcome.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { StripeCardProcessor, type StripeCustomerResolver } from '../../src/adapters/stripe/processor.js';
 import { historyRowOf } from '../../src/domain/billing-record.js';
 import { MAX_DUNNING_ATTEMPTS } from '../../src/domain/dunning.js';
-import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { manualPay } from '../../src/domain/use-cases/manual-pay.js';

@@ -4,7 +4,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { nextPeriodDate } from '../../src/domain/billing-record.js';
 import type { CardPaymentDirectory, CardPaymentReference } from '../../src/domain/card-outcomes.js';
-import type { BillingStore } from '../../src/domain/ports.js';
+import type { BillingStore } from '../../src/domain/ports/billing-store.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { STRIPE_EVENT_LEASE_MS } from '../../src/domain/stripe-events.js';
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';

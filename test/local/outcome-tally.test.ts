@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LoanPaymentAudit, PaymentsStore } from '../../src/domain/ports.js';
+import type { LoanPaymentAudit, PaymentsStore } from '../../src/domain/ports/loan-payments.js';
 import type { LoanPayment, LoanPaymentStatus } from '../../src/domain/records.js';
 import { emptyCounts, OutcomeTally, WRITTEN_OUTCOMES } from '../../src/local/outcome-tally.js';
 

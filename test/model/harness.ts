@@ -4,7 +4,8 @@ import type { SimulatedCharge } from '../../src/adapters/processor/simulator.js'
 import { dunningState } from '../../src/domain/dunning.js';
 import { failureState } from '../../src/domain/ladder.js';
 import { userLockKey } from '../../src/domain/lock.js';
-import type { LockLease, LockStore, PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
+import type { LockLease, LockStore } from '../../src/domain/ports/locks.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';

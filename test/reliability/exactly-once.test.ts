@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
 import type { PaymentMethod } from '../../src/domain/records.js';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { createTestApp, type TestApp } from '../support/app.js';

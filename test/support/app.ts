@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { PaymentSimulator } from '../../src/adapters/processor/simulator.js';
-import type { AccountDirectory, Clock, PaymentProcessor } from '../../src/domain/ports.js';
+import type { AccountDirectory } from '../../src/domain/ports/account-directory.js';
+import type { Clock } from '../../src/domain/ports/clock.js';
+import type { PaymentProcessor } from '../../src/domain/ports/processor.js';
 import { dynamoStores, systemClock, uuidIds } from '../../src/runtime/compose.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../../src/runtime/config.js';
 import type { ReturnRate, ReturnRateClass } from '../../src/domain/ach-return-rates.js';

@@ -1,4 +1,5 @@
-import type { Clock, LockLease, LockStore } from '../../src/domain/ports.js';
+import type { Clock } from '../../src/domain/ports/clock.js';
+import type { LockLease, LockStore } from '../../src/domain/ports/locks.js';
 
 /** A clock the test moves by hand. */
 export class ManualClock implements Clock {

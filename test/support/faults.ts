@@ -2,22 +2,12 @@ import type { AchRateCounts } from '../../src/domain/ach-return-rates.js';
 import type { DunningState } from '../../src/domain/dunning.js';
 import { ProvisionedThroughputExceededException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { BillingFailureFields } from '../../src/domain/ladder.js';
-import type {
-  AccountDirectory,
-  AccountSnapshot,
-  BillingStore,
-  BillingTransaction,
-  LockLease,
-  LockStore,
-  Page,
-  PageRequest,
-  PaymentProcessor,
-  PaymentRequest,
-  PaymentResult,
-  StripeEventStore,
-  ClaimResult,
-  RecordResult,
-} from '../../src/domain/ports.js';
+import type { AccountDirectory, AccountSnapshot } from '../../src/domain/ports/account-directory.js';
+import type { BillingStore, BillingTransaction } from '../../src/domain/ports/billing-store.js';
+import type { LockLease, LockStore } from '../../src/domain/ports/locks.js';
+import type { Page, PageRequest } from '../../src/domain/ports/page.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
+import type { StripeEventStore, ClaimResult, RecordResult } from '../../src/domain/ports/stripe-events.js';
 import type { BillingKey, BillingRecord, BillingStatus, HistoryRow, StripeEventClaim } from '../../src/domain/records.js';
 
 /**

@@ -2,7 +2,8 @@ import { GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { SimulatedCharge } from '../../src/adapters/processor/simulator.js';
 import { historyRowOf } from '../../src/domain/billing-record.js';
 import { userLockKey } from '../../src/domain/lock.js';
-import type { BillingStore, PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports.js';
+import type { BillingStore } from '../../src/domain/ports/billing-store.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
 import type { BillingRecord, HistoryRow } from '../../src/domain/records.js';
 import type { TestApp } from './app.js';
 

@@ -1,5 +1,5 @@
 import { DeleteItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { LockLease, LockStore } from '../../domain/ports.js';
+import type { LockLease, LockStore } from '../../domain/ports/locks.js';
 import { marshallItem } from './attribute-codec.js';
 import { isConditionalCheckFailed, toDomainError } from './errors.js';
 

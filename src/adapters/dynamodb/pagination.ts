@@ -1,7 +1,7 @@
 import * as z from '../../domain/zod.js';
 import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { PageRequest } from '../../domain/ports.js';
+import type { PageRequest } from '../../domain/ports/page.js';
 import type { Item } from './attribute-codec.js';
 import { InvalidPageRequestError } from './errors.js';
 

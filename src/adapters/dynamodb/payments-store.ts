@@ -1,6 +1,7 @@
 import { GetItemCommand, QueryCommand, TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { parseCold, safeParseCold } from '../../domain/lazy-schema.js';
-import type { DueLoanPaymentRetry, LoanPaymentAudit, Page, PageRequest, PaymentsStore } from '../../domain/ports.js';
+import type { DueLoanPaymentRetry, LoanPaymentAudit, PaymentsStore } from '../../domain/ports/loan-payments.js';
+import type { Page, PageRequest } from '../../domain/ports/page.js';
 import { loanPaymentHistoryRowSchema, loanPaymentSchema, type LoanPayment, type LoanPaymentHistoryRow, type LoanPaymentStatus } from '../../domain/records.js';
 import type { AchRateCounts, AchRateTally } from '../../domain/ach-return-rates.js';
 import { counterUpdate, readCounters, type CounterKeyNames } from './ach-rate-counters.js';

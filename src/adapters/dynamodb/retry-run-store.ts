@@ -10,7 +10,8 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import * as z from '../../domain/zod.js';
 import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
-import type { Page, PageRequest, RetryItemClaim, RetryRunClaim, RetryRunStore } from '../../domain/ports.js';
+import type { Page, PageRequest } from '../../domain/ports/page.js';
+import type { RetryItemClaim, RetryRunClaim, RetryRunStore } from '../../domain/ports/retry-runs.js';
 import {
   RETRY_ITEM_OUTCOMES,
   RETRY_ITEM_RESULTS,

@@ -7,7 +7,7 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { safeParseCold } from '../../domain/lazy-schema.js';
-import type { ClaimResult, RecordResult, StripeEventStore } from '../../domain/ports.js';
+import type { ClaimResult, RecordResult, StripeEventStore } from '../../domain/ports/stripe-events.js';
 import { stripeEventClaimSchema, type StripeEventClaim } from '../../domain/records.js';
 import { marshallItem, unmarshallItem, type Item } from './attribute-codec.js';
 import { CorruptItemError, isConditionalCheckFailed, toDomainError } from './errors.js';

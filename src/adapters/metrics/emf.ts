@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import { RETURN_RATE_CLASSES, type ReturnRate, type ReturnRateClass } from '../../domain/ach-return-rates.js';
-import type { MetricsPort } from '../../domain/ports.js';
+import type { MetricsPort } from '../../domain/ports/gauges.js';
 
 export const METRICS_NAMESPACE = 'Billing';
 export const FAILING_SUBSCRIPTIONS_METRIC = 'billing_failing_subscriptions';

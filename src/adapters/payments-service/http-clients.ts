@@ -3,13 +3,8 @@ import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
 import { cardNetworkOf } from '../../domain/dunning.js';
 import { ProcessorError, TransientError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
-import type {
-  AccountDirectory,
-  AccountSnapshot,
-  PaymentProcessor,
-  PaymentRequest,
-  PaymentResult,
-} from '../../domain/ports.js';
+import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../domain/ports/processor.js';
 
 /**
  * The in-house payments service (ACH and pinless rails) and accounts service, over HTTPS JSON.

@@ -3,15 +3,9 @@ import * as z from '../../domain/zod.js';
 import type { CardPaymentDirectory, CardPaymentReference } from '../../domain/card-outcomes.js';
 import { ProcessorError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
-import type {
-  AccountDirectory,
-  AccountSnapshot,
-  Clock,
-  PaymentProcessor,
-  PaymentReference,
-  PaymentRequest,
-  PaymentResult,
-} from '../../domain/ports.js';
+import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
+import type { Clock } from '../../domain/ports/clock.js';
+import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult } from '../../domain/ports/processor.js';
 
 /**
  * The local payment processor: per-user and default outcomes, charges recorded by idempotency key

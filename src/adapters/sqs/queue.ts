@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import type { QueueMessage, QueuePort } from '../../domain/ports.js';
+import type { QueueMessage, QueuePort } from '../../domain/ports/queue.js';
 
 /** SendMessageBatch takes at most ten entries per call. */
 export const SQS_MAX_BATCH = 10;

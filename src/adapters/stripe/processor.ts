@@ -1,6 +1,6 @@
 import type Stripe from 'stripe';
 import { InterruptedError, ProcessorError, TransientError } from '../../domain/errors.js';
-import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult } from '../../domain/ports.js';
+import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult } from '../../domain/ports/processor.js';
 import { cardDeclineMessage } from './decline-messages.js';
 import { declineDetailsOf } from './decline-details.js';
 

@@ -3,7 +3,9 @@ import { historyRowOf } from '../billing-record.js';
 import { decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchDecision, type AchEffect, type AchEvent, type AchIgnoreReason } from '../ach-outcomes.js';
 import { everRecorded, loanEverRecorded } from '../booked.js';
 import { ConcurrentModificationError } from '../errors.js';
-import type { BillingStore, Clock, PaymentsStore } from '../ports.js';
+import type { BillingStore } from '../ports/billing-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { PaymentsStore } from '../ports/loan-payments.js';
 import type { LoanPayment } from '../records.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { BalanceEvent } from '../balance-events.js';
 import { isCollectibleAndDue, type BalanceObservation } from '../collectible.js';
-import type { BillingStore } from '../ports.js';
+import type { BillingStore } from '../ports/billing-store.js';
 import type { BillingRecord } from '../records.js';
 import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from './collect.js';
 

@@ -7,7 +7,11 @@ import { intentOf, isCancelRequested } from '../intent.js';
 import { allowlistedError, billingFailureView, classifyFailure, dueKey, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';
 import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
-import type { AccountDirectory, BillingStore, BillingTransaction, Clock, LockStore, PaymentProcessor, PaymentResult } from '../ports.js';
+import type { AccountDirectory } from '../ports/account-directory.js';
+import type { BillingStore, BillingTransaction } from '../ports/billing-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { LockStore } from '../ports/locks.js';
+import type { PaymentProcessor, PaymentResult } from '../ports/processor.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
 import { formatInstant } from '../time.js';
 

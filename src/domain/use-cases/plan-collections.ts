@@ -1,5 +1,7 @@
 import { COLLECTION_SCANS, decideCollection, loanRetryMessage, messageIdOf, type CollectionMessage, type CollectionProcess } from '../collections.js';
-import type { BillingStore, Clock, PaymentsStore } from '../ports.js';
+import type { BillingStore } from '../ports/billing-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { PaymentsStore } from '../ports/loan-payments.js';
 import type { BillingStatus } from '../records.js';
 import { formatInstant } from '../time.js';
 

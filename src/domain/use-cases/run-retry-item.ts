@@ -2,7 +2,7 @@ import { isCollectibleAndDue } from '../collectible.js';
 import { IllegalTransitionError, LockedError, NotFoundError, PaymentHoldError } from '../errors.js';
 import { isFailureLive } from '../ladder.js';
 import { withUserLock } from '../lock.js';
-import type { RetryRunStore } from '../ports.js';
+import type { RetryRunStore } from '../ports/retry-runs.js';
 import { ITEM_CLAIM_STALE_MS, type RetryItemResult, type RetryRunMessage } from '../retry-runs.js';
 import { formatInstant } from '../time.js';
 import type { AttemptDeps } from './collect.js';

@@ -1,6 +1,10 @@
 import type { IdGenerator } from '../billing-record.js';
 import { IdempotencyKeyReusedError, RequestInProgressError } from '../errors.js';
-import type { BillingStore, Clock, Page, QueueMessage, QueuePort, RetryRunStore } from '../ports.js';
+import type { BillingStore } from '../ports/billing-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { Page } from '../ports/page.js';
+import type { QueueMessage, QueuePort } from '../ports/queue.js';
+import type { RetryRunStore } from '../ports/retry-runs.js';
 import type { BillingRecord } from '../records.js';
 import {
   DEFAULT_RUN_LIMIT,

@@ -4,7 +4,7 @@ import { InvalidPageRequestError } from '../../adapters/dynamodb/errors.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { dunningState, type DunningState } from '../../domain/dunning.js';
 import { failureState } from '../../domain/ladder.js';
-import type { Page } from '../../domain/ports.js';
+import type { Page } from '../../domain/ports/page.js';
 import type { BillingRecord } from '../../domain/records.js';
 import { formatInstant } from '../../domain/time.js';
 import type { AppDeps } from '../../runtime/deps.js';

@@ -1,7 +1,7 @@
 import { dunningView, type DunningView } from '../../domain/dunning.js';
 import { billingFailureView, type BillingFailureView } from '../../domain/ladder.js';
 import { centsToDollars } from '../../domain/money.js';
-import type { Page } from '../../domain/ports.js';
+import type { Page } from '../../domain/ports/page.js';
 import { displayStatus, type BillingRecord, type DisplayStatus, type HistoryRow, type LoanPayment, type LoanPaymentHistoryRow } from '../../domain/records.js';
 
 /**

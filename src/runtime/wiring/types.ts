@@ -1,5 +1,7 @@
 import type { CardPaymentDirectory } from '../../domain/card-outcomes.js';
-import type { AccountDirectory, PaymentProcessor, QueuePort } from '../../domain/ports.js';
+import type { AccountDirectory } from '../../domain/ports/account-directory.js';
+import type { PaymentProcessor } from '../../domain/ports/processor.js';
+import type { QueuePort } from '../../domain/ports/queue.js';
 
 /**
  * The adapters a function's entry module hands to its composition (src/runtime/production.ts),

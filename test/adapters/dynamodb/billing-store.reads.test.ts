@@ -6,7 +6,7 @@ import { statusShard } from '../../../src/adapters/dynamodb/billing-item.js';
 import { InvalidPageRequestError } from '../../../src/adapters/dynamodb/errors.js';
 import { encodeCursor } from '../../../src/adapters/dynamodb/pagination.js';
 import type { BillingRecord, BillingStatus } from '../../../src/domain/records.js';
-import type { Page } from '../../../src/domain/ports.js';
+import type { Page } from '../../../src/domain/ports/page.js';
 import { dayAt, freshStamp, historyOf, makeRecord, nextVersion } from '../../support/billing-fixtures.js';
 import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoLockStore } from '../../../src/adapters/dynamodb/lock-store.js';
-import type { LockLease } from '../../../src/domain/ports.js';
+import type { LockLease } from '../../../src/domain/ports/locks.js';
 import { userLockKey } from '../../../src/domain/lock.js';
 import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
 

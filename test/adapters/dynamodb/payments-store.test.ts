@@ -5,7 +5,7 @@ import { DynamoPaymentsStore, paymentKeys } from '../../../src/adapters/dynamodb
 import { InvalidPageRequestError } from '../../../src/adapters/dynamodb/errors.js';
 import { shardOf } from '../../../src/adapters/dynamodb/sharding.js';
 import { AlreadyExistsError, ConcurrentModificationError } from '../../../src/domain/errors.js';
-import type { Page } from '../../../src/domain/ports.js';
+import type { Page } from '../../../src/domain/ports/page.js';
 import type { LoanPayment } from '../../../src/domain/records.js';
 import { instantAt } from '../../support/billing-fixtures.js';
 import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';

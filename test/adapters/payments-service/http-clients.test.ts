@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpAccountDirectory, HttpPaymentsService, RailRouter } from '../../../src/adapters/payments-service/http-clients.js';
 import { ProcessorError, TransientError } from '../../../src/domain/errors.js';
-import type { PaymentRequest } from '../../../src/domain/ports.js';
+import type { PaymentRequest } from '../../../src/domain/ports/processor.js';
 
 interface Seen {
   method: string;

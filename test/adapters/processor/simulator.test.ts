@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PaymentSimulator } from '../../../src/adapters/processor/simulator.js';
 import { ProcessorError } from '../../../src/domain/errors.js';
-import type { PaymentRequest } from '../../../src/domain/ports.js';
+import type { PaymentRequest } from '../../../src/domain/ports/processor.js';
 import { ManualClock } from '../../support/fakes.js';
 
 const request = (overrides: Partial<PaymentRequest> = {}): PaymentRequest => ({

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { StripePaymentIntentDirectory } from '../../../src/adapters/stripe/payment-directory.js';
 import { StripeCardProcessor, StripeCustomerSearchResolver, type StripeCustomerResolver } from '../../../src/adapters/stripe/processor.js';
 import { InterruptedError, ProcessorError, TransientError } from '../../../src/domain/errors.js';
-import type { PaymentRequest } from '../../../src/domain/ports.js';
+import type { PaymentRequest } from '../../../src/domain/ports/processor.js';
 import { FakeStripe, stripeError } from './fake-stripe.js';
 
 const fake = new FakeStripe();

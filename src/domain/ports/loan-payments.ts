@@ -1,0 +1,45 @@
+import type { AchRateCounts, AchRateTally } from '../ach-return-rates.js';
+import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../records.js';
+import type { Page, PageRequest } from './page.js';
+
+/** Who changed a loan payment and why: the audit row's `actor` and `reason` (DESIGN 2.7). */
+export interface LoanPaymentAudit {
+  /** The JWT `sub` of the caller, or `system:<function>` for automatic changes. */
+  readonly actor: string;
+  readonly reason?: string | undefined;
+}
+
+/** A RETRY payment the planner found due: its key only (the attempt reads the item itself). */
+export interface DueLoanPaymentRetry {
+  readonly user_id: string;
+  readonly loan_id: string;
+  readonly payment_id: string;
+  readonly next_attempt_at: string;
+}
+
+export interface PaymentsStore {
+  get(userId: string, loanId: string, paymentId: string): Promise<LoanPayment | undefined>;
+  /** Newest first (`loc_created_date`, then payment id). */
+  listByLoan(userId: string, loanId: string, page?: PageRequest): Promise<Page<LoanPayment>>;
+  listByLoanAndStatus(userId: string, loanId: string, status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>>;
+  /** Across all users and every GSI2 shard. */
+  listByStatus(status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>>;
+  /**
+   * RETRY payments whose next attempt is at or before `dueAtOrBefore`, across every GSI2 shard, oldest
+   * due first, in pages of at most `pageSize` read as they are asked for; never reads a payment whose
+   * next attempt is later (planning cost grows with due work).
+   */
+  streamDueRetries(dueAtOrBefore: string, options?: { readonly pageSize?: number }): AsyncIterable<readonly DueLoanPaymentRetry[]>;
+  findByConfirmationId(userId: string, confirmationId: string): Promise<LoanPayment | undefined>;
+  /** The payment's audit rows, newest first. */
+  listHistory(userId: string, loanId: string, paymentId: string, page?: PageRequest): Promise<Page<LoanPaymentHistoryRow>>;
+  /** Put with attribute_not_exists and its audit row, in one transaction; AlreadyExistsError when the payment id is taken. */
+  create(payment: LoanPayment, audit: LoanPaymentAudit): Promise<void>;
+  /**
+   * Full put conditioned on version = expectedVersion and its audit row, in one transaction; ConcurrentModificationError otherwise.
+   * `achRates`: an ACH debit originated or returned by this change, added to its day's counters in the same transaction.
+   */
+  update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally): Promise<void>;
+  /** The loan payments' ACH return-rate counters summed over the UTC days `fromDay`..`toDay` (both included). */
+  achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts>;
+}
