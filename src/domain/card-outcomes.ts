@@ -1,6 +1,7 @@
 import { applyBillingEvent, historyRowOf, successorRecord, type IdGenerator } from './billing-record.js';
 import { classifyDecline, dunningAfterDecline, type DeclineDetails } from './dunning.js';
-import type { BillingStore, BillingTransaction } from './ports/billing-store.js';
+import type { BillingTransaction } from './ports/billing-ledger.js';
+import type { BillingStore } from './ports/billing-store.js';
 import type { Clock } from './ports/clock.js';
 import { UNBOOKABLE_STATUSES, type BillingRecord, type Term } from './records.js';
 import { formatInstant } from './time.js';

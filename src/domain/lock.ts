@@ -1,5 +1,5 @@
 import { LockedError, LockLostError } from './errors.js';
-import type { LockRelease } from './ports/billing-store.js';
+import type { LockRelease } from './ports/billing-ledger.js';
 import type { Clock } from './ports/clock.js';
 import type { LockLease, LockStore } from './ports/locks.js';
 

@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BillingFailureFields } from '../domain/ladder.js';
 import type { AchRateTally } from '../domain/ach-return-rates.js';
-import type { BillingStore, BillingTransaction } from '../domain/ports/billing-store.js';
+import type { BillingTransaction } from '../domain/ports/billing-ledger.js';
+import type { BillingStore } from '../domain/ports/billing-store.js';
 import type { LoanPaymentAudit, PaymentsStore } from '../domain/ports/loan-payments.js';
 import type { BillingRecord, HistoryRow, LoanPayment, LoanPaymentStatus } from '../domain/records.js';
 

@@ -6,7 +6,8 @@ import {
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
 import { isFailureLive, dueKey, type BillingFailureFields } from '../../domain/ladder.js';
-import type { BillingStore, BillingTransaction, LockRelease } from '../../domain/ports/billing-store.js';
+import type { BillingTransaction, LockRelease } from '../../domain/ports/billing-ledger.js';
+import type { BillingStore } from '../../domain/ports/billing-store.js';
 import type { Page, PageRequest } from '../../domain/ports/page.js';
 import { MAX_PLACEMENT_PROBES, nextFreeInstant, sameChain } from '../../domain/chain.js';
 import { addNanos, normalizeInstant } from '../../domain/time.js';

@@ -1,4 +1,15 @@
-import type { ReturnRate, ReturnRateClass } from '../ach-return-rates.js';
+import type { AchRateCounts, ReturnRate, ReturnRateClass } from '../ach-return-rates.js';
+import type { DunningState } from '../dunning.js';
+
+/** The counters the billing writes keep for the collections-job's gauges: each one read, whatever the table holds. */
+export interface BillingGauges {
+  /** Live billing failures: retrying (a next attempt is set) and parked. Eventually consistent. */
+  countFailing(): Promise<{ retrying: number; parked: number }>;
+  /** Declined periods by dunning state. */
+  countDunning(): Promise<Record<DunningState, number>>;
+  /** The subscriptions' ACH return-rate counters summed over the UTC days `fromDay`..`toDay` (both included). */
+  achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts>;
+}
 
 /** The collections-job's gauges (CloudWatch embedded metrics in AWS). */
 export interface MetricsPort {

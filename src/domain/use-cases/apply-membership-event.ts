@@ -6,7 +6,7 @@ import { dueKey } from '../ladder.js';
 import { appliedEventIds, hasOpenChain, isCancelRequested, OPEN_CHAIN_STATUSES, reactivationEvent, successorPlan, rememberEvent, type MembershipIntent } from '../intent.js';
 import { withUserLock, type HeldLock } from '../lock.js';
 import type { MembershipEvent } from '../membership-events.js';
-import type { BillingWrite } from '../ports/billing-store.js';
+import type { BillingWrite } from '../ports/billing-ledger.js';
 import type { BillingRecord, HistoryRow, Process, UpdatedEvent } from '../records.js';
 import type { BillingEvent } from '../transitions.js';
 import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from './collect.js';

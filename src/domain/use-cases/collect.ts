@@ -8,7 +8,7 @@ import { allowlistedError, billingFailureView, classifyFailure, dueKey, nextFail
 import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountDirectory } from '../ports/account-directory.js';
-import type { BillingStore, BillingTransaction } from '../ports/billing-store.js';
+import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
 import type { Clock } from '../ports/clock.js';
 import type { LockStore } from '../ports/locks.js';
 import type { PaymentProcessor, PaymentResult } from '../ports/processor.js';
@@ -21,7 +21,7 @@ export { GATE_CLOSED_ERROR, type BalanceObservation, type NotDueReason } from '.
 export interface AttemptDeps {
   readonly clock: Clock;
   readonly locks: LockStore;
-  readonly billing: BillingStore;
+  readonly billing: BillingLedger;
   readonly processor: PaymentProcessor;
   readonly accounts: AccountDirectory;
   readonly ids: IdGenerator;
