@@ -9,7 +9,7 @@ import type { LockLease, LockStore } from '../../src/domain/ports/locks.js';
 import type { Page, PageRequest } from '../../src/domain/ports/page.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
 import type { StripeEventStore, ClaimResult, RecordResult } from '../../src/domain/ports/stripe-events.js';
-import type { BillingKey, BillingRecord, BillingStatus, HistoryRow, StripeEventClaim } from '../../src/domain/records.js';
+import type { BillingKey, BillingRecord, HistoryRow, StripeEventClaim } from '../../src/domain/records.js';
 
 /**
  * Fault injection for the reliability suites. Every port call passes named points; a plan arms a
@@ -132,11 +132,6 @@ export class FaultyBillingStore implements BillingStore {
     const out = await this.inner.listByUser(userId, page);
     this.faults.pass('billing.list.after');
     return out;
-  }
-
-  async listByStatus(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>> {
-    this.faults.alive('billing.listByStatus');
-    return this.inner.listByStatus(status, dueAtOrBefore, page);
   }
 
   async listExceptions(page?: PageRequest): Promise<Page<BillingRecord>> {

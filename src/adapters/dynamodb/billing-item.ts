@@ -10,7 +10,6 @@ import {
   historyRowSchema,
   type BillingKey,
   type BillingRecord,
-  type BillingStatus,
   type HistoryRow,
 } from '../../domain/records.js';
 import { integerNumbers, marshallItem, unmarshallItem, type Item, type NumberDecoder } from './attribute-codec.js';
@@ -21,9 +20,8 @@ import { shardOf } from './sharding.js';
 /**
  * BillingRecord / HistoryRow ↔ billing-activity and billing-activity-history items (DESIGN 2.1, 2.5).
  * The domain's `amount_cents` is stored as `amount`, an N with two decimals, converted by string
- * arithmetic both ways. The primary item also carries `status_shard` (and `failing_shard` while a
- * saved failure is live); it never carries the
- * history-only `data_*`, `actor` and `reason` attributes.
+ * arithmetic both ways. The primary item also carries the sparse index keys its record derives;
+ * it never carries the history-only `data_*`, `actor` and `reason` attributes.
  */
 
 export const DEFAULT_STATUS_SHARD_COUNT = 16;
@@ -123,11 +121,6 @@ export function dueIndexKey(record: BillingRecord, shardCount: number): { due_sh
   return at === undefined ? undefined : { due_shard: dueShardOf(shardOf(record.user_id, shardCount)), due_at: at };
 }
 
-/** `{billing_status}#{n}`, n = FNV-1a(user_id) mod shardCount: the status-index partition key. */
-export function statusShard(status: BillingStatus, userId: string, shardCount: number): string {
-  return `${status}#${shardOf(userId, shardCount)}`;
-}
-
 export function primaryKey(key: BillingKey): Item {
   return { user_id: { S: key.user_id }, billing_date: { S: key.billing_date } };
 }
@@ -141,12 +134,11 @@ function withStoredAmount<T extends { amount_cents: number }>(value: T): Omit<T,
   return { ...rest, amount: NumberValue.from(centsToDollars(amount_cents)) };
 }
 
-/** The primary item: only BillingRecord attributes (the schema strips anything else), plus status_shard. */
+/** The primary item: only BillingRecord attributes (the schema strips anything else), plus its index keys. */
 export function primaryItem(record: BillingRecord, shardCount: number): Item {
   const parsed = parseCold(billingRecordSchema, record);
   return marshallItem({
     ...withStoredAmount(parsed),
-    status_shard: statusShard(parsed.billing_status, parsed.user_id, shardCount),
     // Every primary write is a full put, so the sparse index follows the live predicate exactly.
     ...failingIndexKey(parsed, shardCount),
     ...exceptionKeys(parsed, shardCount),
@@ -179,6 +171,7 @@ function decode<T>(schema: z.ZodMiniType<T>, item: Item, label: string): T {
   const raw = unmarshallItem(item, billingNumbers);
   const {
     amount,
+    // Items written while the status-index existed still carry its key.
     status_shard: _shard,
     failing_shard: _failing,
     exception_shard: _exception,

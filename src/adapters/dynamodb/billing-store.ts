@@ -11,7 +11,7 @@ import type { BillingStore } from '../../domain/ports/billing-store.js';
 import type { Page, PageRequest } from '../../domain/ports/page.js';
 import { MAX_PLACEMENT_PROBES, nextFreeInstant, sameChain } from '../../domain/chain.js';
 import { addNanos, normalizeInstant } from '../../domain/time.js';
-import { keyOf, type BillingKey, type BillingRecord, type BillingStatus, type HistoryRow } from '../../domain/records.js';
+import { keyOf, type BillingKey, type BillingRecord, type HistoryRow } from '../../domain/records.js';
 import { counterUpdate, readCounters, type CounterKeyNames } from './ach-rate-counters.js';
 import { addGaugeCounts, gaugeCounterAdd, gaugeDelta, gaugeShardSortKey, isNoChange, NO_GAUGE_COUNTS, readGaugeCounters, type GaugeCounts } from './gauge-counters.js';
 import { marshallItem } from './attribute-codec.js';
@@ -52,7 +52,7 @@ export interface DynamoBillingStoreOptions {
   readonly tableName: string;
   /** billing-activity-history */
   readonly historyTableName: string;
-  /** Shards of status-index (DESIGN 2.1). Changing it strands records under the old shard numbers. */
+  /** Shards of the sparse indexes (DESIGN 2.1). Changing it strands records under the old shard numbers. */
   readonly statusShardCount?: number;
   /** locks: needed for a commit that releases the user's lock in its transaction. */
   readonly locksTableName?: string;
@@ -146,48 +146,6 @@ export class DynamoBillingStore implements BillingStore {
       items: (out.Items ?? []).map((item) => recordFromItem(item, this.table)),
       next: encodeStartKey(out.LastEvaluatedKey),
     };
-  }
-
-  /**
-   * Every status shard queried in parallel with `billing_date <= dueAtOrBefore`, merged oldest
-   * billing_date first (records with the same billing_date in no particular order). Served from
-   * the GSI, so eventually consistent: callers re-read a record before acting on it.
-   */
-  async listByStatus(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>> {
-    const limit = pageLimit(page);
-    // Stored dates are nine-digit UTC; a bound in another RFC3339 form would compare wrongly as a string.
-    const due = normalizeInstant(dueAtOrBefore);
-    // `billing_date < due + 1 ns` is `<= due`, said so that a resume key tied at the bound still
-    // matches the range predicate: DynamoDB Local refuses such a key under `<=`.
-    const before = addNanos(due, 1);
-    const { items, next } = await listAcrossShards({
-      shardCount: this.shardCount,
-      fingerprint: `billing|${status}|${due}|${this.shardCount}`,
-      limit,
-      cursor: page?.cursor,
-      query: async (shard, startKey, shardLimit) => {
-        const out = await this.send('billing.listByStatus', () =>
-          this.client.send(
-            new QueryCommand({
-              TableName: this.table,
-              IndexName: BILLING_ACTIVITY_INDEXES.byStatus,
-              KeyConditionExpression: 'status_shard = :ss AND billing_date < :before',
-              ExpressionAttributeValues: { ':ss': { S: `${status}#${shard}` }, ':before': { S: before } },
-              Limit: shardLimit,
-              ExclusiveStartKey: startKey,
-            }),
-          ),
-        );
-        return { items: out.Items ?? [], lastEvaluatedKey: out.LastEvaluatedKey };
-      },
-      sortValue: (item) => item.billing_date?.S ?? '',
-      resumeKeyOf: (item) => ({
-        status_shard: item.status_shard?.S ?? '',
-        billing_date: item.billing_date?.S ?? '',
-        user_id: item.user_id?.S ?? '',
-      }),
-    });
-    return { items: items.map((item) => recordFromItem(item, this.table)), next };
   }
 
   async listFailing(page?: PageRequest): Promise<Page<BillingRecord>> {

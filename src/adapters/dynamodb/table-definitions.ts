@@ -34,7 +34,6 @@ export interface TableDefinition {
 
 export const BILLING_ACTIVITY_INDEXES = {
   bySubscriptionId: 'subscription_id-index',
-  byStatus: 'status-index',
   /** Sparse: only records whose saved billing failure is live carry `failing_shard`. */
   failing: 'failing-index',
   /** Sparse: only records carrying an ACH or card exception (DESIGN 4.1, 6.1) carry `exception_shard`. */
@@ -69,11 +68,6 @@ export const billingActivityTable: TableDefinition = {
   sortKey: { name: 'billing_date', type: 'S' },
   globalSecondaryIndexes: [
     { indexName: BILLING_ACTIVITY_INDEXES.bySubscriptionId, partitionKey: { name: 'subscription_id', type: 'S' } },
-    {
-      indexName: BILLING_ACTIVITY_INDEXES.byStatus,
-      partitionKey: { name: 'status_shard', type: 'S' },
-      sortKey: { name: 'billing_date', type: 'S' },
-    },
     {
       indexName: BILLING_ACTIVITY_INDEXES.failing,
       partitionKey: { name: 'failing_shard', type: 'S' },

@@ -1,5 +1,5 @@
 import type { DunningState } from '../dunning.js';
-import type { BillingRecord, BillingStatus } from '../records.js';
+import type { BillingRecord } from '../records.js';
 import type { Page, PageRequest } from './page.js';
 
 /**
@@ -7,8 +7,6 @@ import type { Page, PageRequest } from './page.js';
  * consistent: a caller re-reads a record (BillingLedger.get) before acting on it.
  */
 export interface BillingIndexes {
-  /** Records in `status` with billing_date <= dueAtOrBefore, across every status shard. */
-  listByStatus(status: BillingStatus, dueAtOrBefore: string, page?: PageRequest): Promise<Page<BillingRecord>>;
   /** Records whose saved billing failure is live (retrying or parked), oldest failure first. */
   listFailing(page?: PageRequest): Promise<Page<BillingRecord>>;
   /** Records carrying an ACH or card exception (DESIGN 4.1, 6.1), oldest exception first. */

@@ -73,13 +73,13 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
     });
   });
 
-  it('writes status_shard on the primary item only, and keeps data_*, actor and reason off it', async () => {
+  it('keeps data_*, actor and reason off the primary item, and writes no status_shard', async () => {
     const record = makeRecord();
     const row = historyOf(record, { data_available_balance_cents: 0, data_blocklisted: false, actor: 'op-1', reason: 'test' });
     // A history row passed as the record must not leak its history-only attributes.
     await store.commit({ writes: [{ kind: 'create', record: row }], history: [row] });
     const raw = await rawPrimary(record);
-    expect(raw?.status_shard?.S).toMatch(/^PENDING#([0-9]|1[0-5])$/);
+    expect(raw?.status_shard).toBeUndefined();
     expect(Object.keys(raw ?? {}).filter((k) => k.startsWith('data_') || k === 'actor' || k === 'reason')).toEqual([]);
     const [history] = await historyRows(record.user_id);
     expect(history?.status_shard).toBeUndefined();
@@ -87,15 +87,6 @@ describe('DynamoBillingStore writes on DynamoDB Local', () => {
     expect(history?.data_blocklisted).toEqual({ BOOL: false });
     expect(history?.actor).toEqual({ S: 'op-1' });
     expect(history?.reason).toEqual({ S: 'test' });
-  });
-
-  it('rewrites status_shard with a status change, keeping the user shard number', async () => {
-    const record = await created();
-    const before = (await rawPrimary(record))?.status_shard?.S;
-    const after = nextVersion(record, { billing_status: 'ACHSENT' });
-    await store.commit({ writes: [{ kind: 'update', read: record, record: after }], history: [historyOf(after)] });
-    const shard = (await rawPrimary(record))?.status_shard?.S;
-    expect(shard).toBe(before?.replace('PENDING#', 'ACHSENT#'));
   });
 
   it('refuses to create a period that exists (AlreadyExistsError) and writes no history for it', async () => {

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing-store.js';
-import { statusShard } from '../../../src/adapters/dynamodb/billing-item.js';
+import { failingShard } from '../../../src/adapters/dynamodb/billing-item.js';
 import { InvalidPageRequestError } from '../../../src/adapters/dynamodb/errors.js';
 import { encodeCursor } from '../../../src/adapters/dynamodb/pagination.js';
-import type { BillingRecord, BillingStatus } from '../../../src/domain/records.js';
+import { shardOf } from '../../../src/adapters/dynamodb/sharding.js';
+import { nextFailure } from '../../../src/domain/ladder.js';
+import type { BillingRecord } from '../../../src/domain/records.js';
+import { formatInstant } from '../../../src/domain/time.js';
 import type { Page } from '../../../src/domain/ports/page.js';
-import { dayAt, freshStamp, historyOf, makeRecord, nextVersion } from '../../support/billing-fixtures.js';
+import { dayAt, freshStamp, historyOf, instantAt, makeRecord, nextVersion } from '../../support/billing-fixtures.js';
 import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
 
 async function collectAll<T>(fetch: (cursor: string | null) => Promise<Page<T>>): Promise<{ items: T[]; pages: number }> {
@@ -82,80 +84,47 @@ describe('DynamoBillingStore reads on DynamoDB Local', () => {
     );
   });
 
-  describe('listByStatus across status shards', () => {
-    const status: BillingStatus = 'FAILED'; // a status no other test in this file writes
-    const due = dayAt(10);
+  describe('the sparse indexes across their shards', () => {
+    /** A FAILED period of a fresh user whose saved failure (at `failedAt`) is live: on the failing-index only. */
+    function failing(failedAt: string, overrides: Partial<BillingRecord> = {}): BillingRecord {
+      const record = makeRecord({ billing_status: 'FAILED', payment_attempts: 1, ...overrides });
+      return { ...record, ...nextFailure(record, new Date(failedAt), 'The payment processor is unavailable.', formatInstant) };
+    }
     let expected: BillingRecord[];
 
     beforeAll(async () => {
-      const records: BillingRecord[] = [];
-      for (let i = 0; i < 48; i++) {
-        records.push(makeRecord({ billing_status: status, billing_date: dayAt(i % 16), payment_attempts: 1 }));
-      }
-      records.push(makeRecord({ billing_status: 'PENDING', billing_date: dayAt(1) }));
-      await store.addAll(records, records.map((r) => historyOf(r)));
-      expected = records.filter((r) => r.billing_status === status && r.billing_date <= due);
+      expected = Array.from({ length: 48 }, (_, i) => failing(instantAt(i * 60_000)));
+      const healthy = makeRecord({ billing_status: 'FAILED', payment_attempts: 1 });
+      await store.addAll([...expected, healthy], [...expected, healthy].map((r) => historyOf(r)));
     });
 
-    it('spreads one status over several shards', async () => {
-      const shards = new Set(expected.map((r) => statusShard(status, r.user_id, 16)));
-      expect(shards.size).toBeGreaterThan(4);
-      const [one] = expected;
-      const raw = await db.client.send(
-        new GetItemCommand({ TableName: db.tables.billingActivity, Key: { user_id: { S: one!.user_id }, billing_date: { S: one!.billing_date } } }),
-      );
-      expect(raw.Item?.status_shard).toEqual({ S: statusShard(status, one!.user_id, 16) });
-    });
-
-    it('finds every record due by the bound, in every shard, oldest first', async () => {
-      const page = await store.listByStatus(status, due, { limit: 1000 });
+    it('spreads the failing-index over several shards and lists every entry, oldest failure first', async () => {
+      expect(new Set(expected.map((r) => failingShard(r.user_id, 16))).size).toBeGreaterThan(4);
+      const page = await store.listFailing({ limit: 1000 });
       expect(page.next).toBeNull();
-      expect(page.items.map((r) => r.subscription_id).sort()).toEqual(expected.map((r) => r.subscription_id).sort());
-      const dates = page.items.map((r) => r.billing_date);
-      expect(dates).toEqual([...dates].sort());
-      expect(page.items.every((r) => r.billing_date <= due)).toBe(true);
-      // The same bound written another way (offset, fewer digits) finds the same records.
-      const other = await store.listByStatus(status, '2026-11-10T19:00:00-05:00', { limit: 1000 });
-      expect(other.items.map((r) => r.subscription_id).sort()).toEqual(expected.map((r) => r.subscription_id).sort());
+      expect(page.items.map((r) => r.subscription_id)).toEqual(expected.map((r) => r.subscription_id));
     });
 
     it('pages through all shards without gaps or repeats, keeping the order', async () => {
-      const { items, pages } = await collectAll((cursor) => store.listByStatus(status, due, { limit: 5, cursor }));
+      const { items, pages } = await collectAll((cursor) => store.listFailing({ limit: 5, cursor }));
       expect(pages).toBeGreaterThanOrEqual(Math.ceil(expected.length / 5));
-      const ids = items.map((r) => r.subscription_id);
-      expect(new Set(ids).size).toBe(ids.length);
-      expect([...ids].sort()).toEqual(expected.map((r) => r.subscription_id).sort());
-      const dates = items.map((r) => r.billing_date);
-      expect(dates).toEqual([...dates].sort());
+      expect(items.map((r) => r.subscription_id)).toEqual(expected.map((r) => r.subscription_id));
     });
 
-    it('pages through records tied at the due bound, many per shard, without losing one', async () => {
-      // Regression: DynamoDB Local drops LastEvaluatedKey, and refuses the resume key, when a page
-      // ends on items tied at a `<=` range bound; a collections run at exactly a billing date lost records.
-      for (const tied of ['SKIPPED', 'REFUNDED'] as const) {
-        const bound = dayAt(3);
-        const records = Array.from({ length: 40 }, (_, i) => makeRecord({ billing_status: tied, billing_date: i < 36 ? bound : dayAt(4) }));
-        await store.addAll(records, records.map((r) => historyOf(r)));
-        const { items } = await collectAll((cursor) => store.listByStatus(tied, bound, { limit: 3, cursor }));
-        expect(items.map((r) => r.subscription_id).sort()).toEqual(records.slice(0, 36).map((r) => r.subscription_id).sort());
-      }
-    });
-
-    it('refuses a cursor from another status or bound', async () => {
-      const page = await store.listByStatus(status, due, { limit: 2 });
+    it('refuses a cursor from another index or another dunning state', async () => {
+      const page = await store.listFailing({ limit: 2 });
       expect(page.next).not.toBeNull();
-      await expect(store.listByStatus(status, dayAt(11), { limit: 2, cursor: page.next })).rejects.toBeInstanceOf(InvalidPageRequestError);
-      await expect(store.listByStatus('PENDING', due, { limit: 2, cursor: page.next })).rejects.toBeInstanceOf(InvalidPageRequestError);
+      await expect(store.listExceptions({ limit: 2, cursor: page.next })).rejects.toBeInstanceOf(InvalidPageRequestError);
+      await expect(store.listDunning('retrying', { limit: 2, cursor: page.next })).rejects.toBeInstanceOf(InvalidPageRequestError);
     });
 
-    it('finds records after a status change in the new status only', async () => {
-      const moved = expected[0]!;
-      const after = nextVersion(moved, { billing_status: 'COMPLETED' });
-      await store.commit({ writes: [{ kind: 'update', read: moved, record: after }], history: [historyOf(after)] });
-      const failedIds = (await store.listByStatus(status, due, { limit: 1000 })).items.map((r) => r.subscription_id);
-      expect(failedIds).not.toContain(moved.subscription_id);
-      const completed = (await store.listByStatus('COMPLETED', due, { limit: 1000 })).items.map((r) => r.subscription_id);
-      expect(completed).toContain(moved.subscription_id);
+    it('drops a record from the failing-index when its failure is no longer live', async () => {
+      const cleared = expected[0]!;
+      const after = nextVersion(cleared, { billing_status: 'COMPLETED' });
+      await store.commit({ writes: [{ kind: 'update', read: cleared, record: after }], history: [historyOf(after)] });
+      const ids = (await store.listFailing({ limit: 1000 })).items.map((r) => r.subscription_id);
+      expect(ids).not.toContain(cleared.subscription_id);
+      expect(ids).toHaveLength(expected.length - 1);
       expected = expected.slice(1);
     });
 
@@ -166,9 +135,11 @@ describe('DynamoBillingStore reads on DynamoDB Local', () => {
         historyTableName: db.tables.billingActivityHistory,
         statusShardCount: 2,
       });
-      const record = makeRecord({ billing_status: 'INACTIVE' });
+      // A user past shard 1 of 16: found by a 2-shard reader only when the 2-shard writer keyed it.
+      let record = failing(instantAt(0));
+      while (shardOf(record.user_id, 16) < 2) record = failing(instantAt(0));
       await small.addAll([record], [historyOf(record)]);
-      expect((await small.listByStatus('INACTIVE', dayAt(0))).items.map((r) => r.subscription_id)).toEqual([record.subscription_id]);
+      expect((await small.listFailing({ limit: 1000 })).items.map((r) => r.subscription_id)).toContain(record.subscription_id);
     });
   });
 });
