@@ -7,7 +7,7 @@ import type { PaymentsStore } from '../domain/ports/loan-payments.js';
 import type { LockStore } from '../domain/ports/locks.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
 import type { StripeEventStore } from '../domain/ports/stripe-events.js';
-import { DynamoBillingStore } from '../adapters/dynamodb/billing-store.js';
+import { DynamoBillingStore } from '../adapters/dynamodb/billing/store.js';
 import { DynamoLockStore } from '../adapters/dynamodb/lock-store.js';
 import { DynamoPaymentsStore } from '../adapters/dynamodb/payments-store.js';
 import { DynamoRetryRunStore } from '../adapters/dynamodb/retry-run-store.js';

@@ -1,7 +1,7 @@
 import { GetItemCommand, PutItemCommand, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { primaryItem, primaryKey } from '../../../src/adapters/dynamodb/billing-item.js';
-import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing-store.js';
+import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing/store.js';
 import { shardOf } from '../../../src/adapters/dynamodb/sharding.js';
 import { backfillDueIndex, backfillItem, type DueIndexBackfillReport } from '../../../src/adapters/dynamodb/due-index-backfill.js';
 import { historyRowOf } from '../../../src/domain/billing-record.js';

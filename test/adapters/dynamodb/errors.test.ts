@@ -9,7 +9,7 @@ import {
   TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing-store.js';
+import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing/store.js';
 import { createDynamoClient } from '../../../src/adapters/dynamodb/client.js';
 import { toDomainError, type TransactionItemDescription } from '../../../src/adapters/dynamodb/errors.js';
 import { DynamoLockStore } from '../../../src/adapters/dynamodb/lock-store.js';

@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing-store.js';
+import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing/store.js';
 import { GAUGE_PARTITION } from '../../../src/adapters/dynamodb/gauge-counters.js';
 import { countGaugesFromIndexes, reconcileGauges } from '../../../src/adapters/dynamodb/gauge-reconcile.js';
 import { historyRowOf } from '../../../src/domain/billing-record.js';

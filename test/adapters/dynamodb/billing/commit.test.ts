@@ -1,11 +1,11 @@
 import { GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing-store.js';
-import { InvalidTransactionError, CorruptItemError } from '../../../src/adapters/dynamodb/errors.js';
-import { AlreadyExistsError, ConcurrentModificationError, TransientError } from '../../../src/domain/errors.js';
-import type { BillingRecord } from '../../../src/domain/records.js';
-import { dayAt, historyOf, makeRecord, nextVersion, freshStamp } from '../../support/billing-fixtures.js';
-import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
+import { DynamoBillingStore } from '../../../../src/adapters/dynamodb/billing/store.js';
+import { InvalidTransactionError, CorruptItemError } from '../../../../src/adapters/dynamodb/errors.js';
+import { AlreadyExistsError, ConcurrentModificationError, TransientError } from '../../../../src/domain/errors.js';
+import type { BillingRecord } from '../../../../src/domain/records.js';
+import { dayAt, historyOf, makeRecord, nextVersion, freshStamp } from '../../../support/billing-fixtures.js';
+import { createTestDynamo, type TestDynamo } from '../../../support/dynamo.js';
 
 describe('DynamoBillingStore writes on DynamoDB Local', () => {
   let db: TestDynamo;

@@ -1,11 +1,11 @@
 import { GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing-store.js';
-import { dueKey, nextFailure, type BillingFailureFields } from '../../../src/domain/ladder.js';
-import type { BillingRecord } from '../../../src/domain/records.js';
-import { formatInstant } from '../../../src/domain/time.js';
-import { freshStamp, historyOf, makeRecord, nextVersion } from '../../support/billing-fixtures.js';
-import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
+import { DynamoBillingStore } from '../../../../src/adapters/dynamodb/billing/store.js';
+import { dueKey, nextFailure, type BillingFailureFields } from '../../../../src/domain/ladder.js';
+import type { BillingRecord } from '../../../../src/domain/records.js';
+import { formatInstant } from '../../../../src/domain/time.js';
+import { freshStamp, historyOf, makeRecord, nextVersion } from '../../../support/billing-fixtures.js';
+import { createTestDynamo, type TestDynamo } from '../../../support/dynamo.js';
 
 const NOW = new Date(Date.UTC(2026, 10, 2, 12));
 

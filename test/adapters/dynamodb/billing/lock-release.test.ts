@@ -1,14 +1,14 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing-store.js';
-import { DynamoLockStore, LOCK_TTL_SLACK_SECONDS, ttlOf } from '../../../src/adapters/dynamodb/lock-store.js';
-import { historyRowOf } from '../../../src/domain/billing-record.js';
-import { ConcurrentModificationError } from '../../../src/domain/errors.js';
-import { acquireUserLock, userLockKey } from '../../../src/domain/lock.js';
-import { runCollectionAttempt } from '../../../src/domain/use-cases/collect.js';
-import { createTestApp, type TestApp } from '../../support/app.js';
-import { dueRecord, makeRecord, nextVersion } from '../../support/billing-fixtures.js';
-import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
+import { DynamoBillingStore } from '../../../../src/adapters/dynamodb/billing/store.js';
+import { DynamoLockStore, LOCK_TTL_SLACK_SECONDS, ttlOf } from '../../../../src/adapters/dynamodb/lock-store.js';
+import { historyRowOf } from '../../../../src/domain/billing-record.js';
+import { ConcurrentModificationError } from '../../../../src/domain/errors.js';
+import { acquireUserLock, userLockKey } from '../../../../src/domain/lock.js';
+import { runCollectionAttempt } from '../../../../src/domain/use-cases/collect.js';
+import { createTestApp, type TestApp } from '../../../support/app.js';
+import { dueRecord, makeRecord, nextVersion } from '../../../support/billing-fixtures.js';
+import { createTestDynamo, type TestDynamo } from '../../../support/dynamo.js';
 
 /** Issue 13: the user lock is released inside the attempt's transaction (3 requests per billed subscription). */
 describe('releasing the user lock inside the billing transaction, on DynamoDB Local', () => {

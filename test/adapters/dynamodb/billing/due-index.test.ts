@@ -1,15 +1,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { primaryKey } from '../../../src/adapters/dynamodb/billing-item.js';
-import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing-store.js';
-import { shardOf } from '../../../src/adapters/dynamodb/sharding.js';
-import { nextEligibleAt } from '../../../src/domain/due-work.js';
-import { historyRowOf } from '../../../src/domain/billing-record.js';
-import type { BillingRecord } from '../../../src/domain/records.js';
-import { formatInstant } from '../../../src/domain/time.js';
-import { saveFailure } from '../../../src/domain/use-cases/collect.js';
-import { makeRecord } from '../../support/billing-fixtures.js';
-import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
+import { primaryKey } from '../../../../src/adapters/dynamodb/billing-item.js';
+import { DynamoBillingStore } from '../../../../src/adapters/dynamodb/billing/store.js';
+import { shardOf } from '../../../../src/adapters/dynamodb/sharding.js';
+import { nextEligibleAt } from '../../../../src/domain/due-work.js';
+import { historyRowOf } from '../../../../src/domain/billing-record.js';
+import type { BillingRecord } from '../../../../src/domain/records.js';
+import { formatInstant } from '../../../../src/domain/time.js';
+import { saveFailure } from '../../../../src/domain/use-cases/collect.js';
+import { makeRecord } from '../../../support/billing-fixtures.js';
+import { createTestDynamo, type TestDynamo } from '../../../support/dynamo.js';
 
 async function streamed(store: DynamoBillingStore, bound: string): Promise<BillingRecord[]> {
   const all: BillingRecord[] = [];

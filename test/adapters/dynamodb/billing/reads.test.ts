@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing-store.js';
-import { failingShard } from '../../../src/adapters/dynamodb/billing-item.js';
-import { InvalidPageRequestError } from '../../../src/adapters/dynamodb/errors.js';
-import { encodeCursor } from '../../../src/adapters/dynamodb/pagination.js';
-import { shardOf } from '../../../src/adapters/dynamodb/sharding.js';
-import { nextFailure } from '../../../src/domain/ladder.js';
-import type { BillingRecord } from '../../../src/domain/records.js';
-import { formatInstant } from '../../../src/domain/time.js';
-import type { Page } from '../../../src/domain/ports/page.js';
-import { dayAt, freshStamp, historyOf, instantAt, makeRecord, nextVersion } from '../../support/billing-fixtures.js';
-import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
+import { DynamoBillingStore } from '../../../../src/adapters/dynamodb/billing/store.js';
+import { failingShard } from '../../../../src/adapters/dynamodb/billing-item.js';
+import { InvalidPageRequestError } from '../../../../src/adapters/dynamodb/errors.js';
+import { encodeCursor } from '../../../../src/adapters/dynamodb/pagination.js';
+import { shardOf } from '../../../../src/adapters/dynamodb/sharding.js';
+import { nextFailure } from '../../../../src/domain/ladder.js';
+import type { BillingRecord } from '../../../../src/domain/records.js';
+import { formatInstant } from '../../../../src/domain/time.js';
+import type { Page } from '../../../../src/domain/ports/page.js';
+import { dayAt, freshStamp, historyOf, instantAt, makeRecord, nextVersion } from '../../../support/billing-fixtures.js';
+import { createTestDynamo, type TestDynamo } from '../../../support/dynamo.js';
 
 async function collectAll<T>(fetch: (cursor: string | null) => Promise<Page<T>>): Promise<{ items: T[]; pages: number }> {
   const items: T[] = [];
