@@ -88,7 +88,7 @@ export class HttpAccountDirectory implements AccountDirectory {
     });
     const parsed = safeParseCold(accountSnapshotSchema, body);
     if (!parsed.success) throw new ProcessorError('accounts_bad_answer', 'The payment processor is unavailable.');
-    return parsed.data as AccountSnapshot;
+    return parsed.data;
   }
 }
 

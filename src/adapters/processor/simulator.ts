@@ -155,7 +155,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
 
   async getAccount(userId: string): Promise<AccountSnapshot> {
     const snapshot = this.settings.accounts?.[userId];
-    return snapshot ? (snapshot as AccountSnapshot) : { status: 'active' };
+    return snapshot ?? { status: 'active' };
   }
 
   /** The subscription a simulated card payment was for, by its confirmation id (the PaymentIntent id). */

@@ -1,19 +1,12 @@
-export type AccountStatus = 'active' | 'inactive' | 'banned' | 'closed';
+import type * as z from '../zod.js';
+import type { accountSnapshotSchema } from '../records.js';
 
-/** What the gate knows about a user at decision time. Absent fields were not observed. */
-export interface AccountSnapshot {
-  readonly status: AccountStatus;
-  /** When the account entered its current status (an instant), if the directory knows. */
-  readonly status_since?: string;
-  readonly institution_id?: string;
-  readonly available_balance_cents?: number;
-  readonly current_balance_cents?: number;
-  readonly debit_card_valid?: boolean;
-  readonly blocklisted?: boolean;
-  readonly institution_unreliable?: boolean;
-  /** Scheduled path only: the risk model overrides a failed balance check. */
-  readonly ml_override?: boolean;
-}
+/**
+ * What the gate knows about a user at decision time, as the directory's answer is validated; absent
+ * fields were not observed. `status_since`: when the account entered its status; `ml_override`
+ * (scheduled path only): the risk model overrides a failed balance check.
+ */
+export type AccountSnapshot = Readonly<z.infer<typeof accountSnapshotSchema>>;
 
 export interface AccountDirectory {
   getAccount(userId: string, signal?: AbortSignal): Promise<AccountSnapshot>;
