@@ -22,7 +22,7 @@ export interface DynamoStores {
   readonly retryRuns: RetryRunStore;
 }
 
-/** The four DynamoDB-backed stores on one client: production, the local runtime and tests share this. */
+/** The DynamoDB-backed stores on one client: production, the local runtime and tests share this. */
 export function dynamoStores(options: {
   client: DynamoDBClient;
   tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns'>;

@@ -4,14 +4,9 @@ import { sumCounterItems } from './counter-query.js';
 import { shardOf } from './sharding.js';
 
 /**
- * The ACH return-rate counters (DESIGN 4.1, docs/decisions.md): one small item per UTC day and
- * counter shard in the table of the records they count (billing-activity for subscriptions, payments
- * for loan payments), added to in the same TransactWriteItems as the submission or return. All of a
- * table's counters share one partition, so the collections-job reads a 60-day window in one Query
- * (60 days x 32 shards of ~100 bytes: one page); the shards keep concurrent transactions off one
- * item (a transaction conflict there would cancel the money write beside it).
- *
- * The partition value contains '#', which no user id may (ids.ts): no user's query ever reads it.
+ * The ACH return-rate counters (DESIGN 4.1): one item per UTC day and shard, added to in the money
+ * write's own transaction. One partition, so a 60-day window is one Query; the shards keep
+ * concurrent transactions off one item. No user id contains '#' (ids.ts), so no user query reads it.
  */
 export const ACH_RATE_PARTITION = 'ACH_RATES#';
 /** Counter items per day. It may grow (every shard below it is read), never shrink. */

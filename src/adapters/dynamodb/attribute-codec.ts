@@ -2,13 +2,9 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { NumberValueImpl as NumberValue } from '@aws-sdk/util-dynamodb';
 
 /**
- * Marshalling between plain objects and DynamoDB AttributeValues, owned by the adapter.
- *
- * Why not the DocumentClient: its translate options live on the shared client config (the last
- * `DynamoDBDocumentClient.from` wins for every document client of that DynamoDBClient), and the
- * stores need exact control over numbers: `amount` is an N with two decimals that must never pass
- * through floating point. Numbers are written from safe integers or from a NumberValue (exact text),
- * and read back through a decoder that sees the attribute name and the exact text.
+ * Marshalling owned by the adapter, not the DocumentClient (whose options are shared by every
+ * document client of one DynamoDBClient): `amount` is an N with two decimals that must never pass
+ * through floating point, so numbers are written from safe integers or exact text and decoded by name.
  */
 
 export type Item = Record<string, AttributeValue>;

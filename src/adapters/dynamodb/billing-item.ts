@@ -49,12 +49,7 @@ export function dunningShard(partition: DunningPartition, userId: string, shardC
   return `${partition}#${shardOf(userId, shardCount)}`;
 }
 
-/**
- * The record's dunning-index entry: FAILED records in dunning only (the dunning views and gauge
- * read it; the planner reads due-index), in the partition of its state. Its sort key is the
- * instant of the next automatic attempt (dunning.ts `nextAutomaticAttemptAt`), or for an exhausted
- * period its last attempt.
- */
+/** A FAILED record in dunning, in its state's partition, sorted by its next automatic attempt (exhausted: its last). */
 function dunningIndexEntry(record: BillingRecord): { partition: DunningPartition; due_at: string } | undefined {
   if (record.billing_status !== 'FAILED') return undefined;
   const state = dunningState(record);
@@ -69,11 +64,7 @@ export function dunningIndexKey(record: BillingRecord, shardCount: number): { du
   return entry === undefined ? undefined : { dunning_shard: dunningShard(entry.partition, record.user_id, shardCount), dunning_due_at: entry.due_at };
 }
 
-/**
- * The record's failing-index entry: present while its saved failure is live (ladder.ts
- * `isFailureLive`), `retrying` when the item carries a next attempt (`billing_next_attempt_at`, what
- * the gauge's COUNT filtered on), `parked` otherwise.
- */
+/** While the saved failure is live (ladder.ts): `retrying` with a next attempt, `parked` without. */
 function failingIndexEntry(record: BillingRecord): 'retrying' | 'parked' | undefined {
   if (!isFailureLive(record)) return undefined;
   return record.billing_next_attempt_at !== undefined ? 'retrying' : 'parked';
@@ -84,11 +75,7 @@ export function failingIndexKey(record: BillingRecord, shardCount: number): { fa
   return failingIndexEntry(record) === undefined ? undefined : { failing_shard: failingShard(record.user_id, shardCount) };
 }
 
-/**
- * What the collections-job's gauges count a record as (gauge-counters.ts): its failing-index and
- * dunning-index entries, from the same functions that derive those index keys, so a counter kept
- * by the writes cannot count a record differently from the indexes.
- */
+/** What the gauges count a record as: derived by the same functions as its index keys, so counters and indexes agree. */
 export interface GaugeClass {
   readonly failing?: 'retrying' | 'parked';
   readonly dunning?: DunningState;
@@ -109,12 +96,8 @@ export function dueShardOf(shard: number): string {
 }
 
 /**
- * The due-index key of a record (sparse): `due_shard` = `DUE#{n}` (n = FNV-1a(user_id) mod
- * shardCount, whatever the status: the record's own `billing_status` decides its process) and
- * `due_at` = the next instant the collections run may act on it (due-work.ts `nextEligibleAt`).
- * Absent for a record only a write can make due again (parked, exhausted, held, terminal), so the
- * planner never reads it. Derived on every full put and by RecordBillingFailure's update; the
- * due-index backfill writes the same key.
+ * The due-index key: `DUE#{n}` for every status and the next instant a run may act on the record
+ * (due-work.ts). Absent when only a write can make it due again, so the planner never reads it.
  */
 export function dueIndexKey(record: BillingRecord, shardCount: number): { due_shard: string; due_at: string } | undefined {
   const at = nextEligibleAt(record);

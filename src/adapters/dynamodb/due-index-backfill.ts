@@ -2,28 +2,10 @@ import { ConditionalCheckFailedException, GetItemCommand, ScanCommand, UpdateIte
 import { dueIndexKey, primaryKey, recordFromItem } from './billing-item.js';
 
 /**
- * The due-index backfill (docs/decisions.md, deploy notes of the due-index; docs/runbook.md): items
- * written before the sparse `due_shard`/`due_at` attributes existed carry no key, and items written
- * before the index had one partition per shard carry the old `{billing_status}#{n}` partition, so
- * the planner, which reads only the `DUE#{n}` partitions of the due-index, would never see them.
- * This gives every billing record the key its writers would give it now (billing-item.ts
- * `dueIndexKey`, i.e. `DUE#{n}` and the domain's `nextEligibleAt`), rewrites an old key to it, and
- * removes a key a record should not carry:
- *
- * - one paged Scan of billing-activity (strongly consistent), optionally one segment of a
- *   parallel scan, so several processes can share a large table;
- * - per record whose stored key differs from the derived one, one UpdateItem that sets (or
- *   removes) only `due_shard` and `due_at`, conditioned on the `version` it read: a newer write
- *   always wins (every write of a record bumps its version and derives the key itself). On a lost
- *   race the record is read again (consistently) and compared again;
- * - `version` is not bumped and no history row is written: nothing of the period changes, only
- *   an index attribute derived from it (an audit row would also publish a billing event through
- *   the history stream, and a bumped version would fail in-flight writers' conditions for nothing);
- * - idempotent: a second run finds every key as derived and writes nothing. `dryRun` writes
- *   nothing and reports what it would write.
- *
- * Items that are not billing records (the ACH return-rate counters, partition `ACH_RATES#`) are
- * skipped; a record that does not decode is reported and left alone.
+ * The due-index backfill (docs/runbook.md): gives every record the key its writers derive now
+ * (`dueIndexKey`), in one UpdateItem per differing record conditioned on the version it read, so a
+ * newer write wins. No version bump and no history row: only a derived index attribute changes
+ * (docs/decisions.md). Idempotent; counters and undecodable items are left alone.
  */
 
 export interface DueIndexBackfillOptions {

@@ -6,24 +6,10 @@ import { sumCounterItems } from './counter-query.js';
 import { shardOf } from './sharding.js';
 
 /**
- * The collections-job's gauges kept by the writes (docs/decisions.md): how many records the
- * failing-index holds retrying and parked, and the dunning-index's retrying and exhausted
- * partitions. A write of billing-activity adds, in its own TransactWriteItems, the difference
- * between the class of the record before and after it (billing-item.ts `gaugeClassOf`, derived
- * from the same functions as those index keys); most writes change no class and add nothing. The
- * gauges then read one small partition (one Query) instead of COUNT queries that read every index
- * entry on each run.
- *
- * Counter items live in billing-activity under the partition `GAUGES#` (it contains '#', which no
- * user id may, like the ACH return-rate counters' `ACH_RATES#`), one per counter shard (the seed is
- * the written record's user id), so that concurrent transactions of different users rarely meet on
- * one item (a conflict there would cancel the money write beside it). A transaction adds its whole
- * delta to one item (its first record's user's shard; the reconcile's correction has an item of its
- * own), so one item's values mean nothing alone and may be negative: only the sum over every item of
- * the partition is a gauge. For the same reason the shard count may change at any time.
- *
- * Every item also counts the class-changing writes it took (`changes`), which only grows: the
- * reconcile (gauge-reconcile.ts) uses it to see whether a write landed while it counted.
+ * The collections-job's gauges kept by the writes (docs/decisions.md): each write adds the change of
+ * its record's gauge class (`gaugeClassOf`) in its own transaction, so a gauge is one Query, not
+ * COUNTs over the indexes. Items are sharded by user (`GAUGES#`) to keep transactions apart; only
+ * the partition's sum means anything. `changes` only grows: the reconcile sees writes land with it.
  */
 export const GAUGE_PARTITION = 'GAUGES#';
 /** Counter items written by records' writes. Changing it is safe (every item of the partition is summed). */

@@ -5,13 +5,8 @@ import { GAUGE_FIELDS, GAUGE_RECONCILE_SORT_KEY, gaugeCounterKey, isNoChange, re
 import { BILLING_ACTIVITY_INDEXES } from './table-definitions.js';
 
 /**
- * The gauges counted from the indexes themselves, and the reconcile that makes the counters
- * (gauge-counters.ts) agree with them on an existing table (docs/runbook.md "Gauge counters").
- *
- * `countGaugesFromIndexes` is what the gauges cost before the counters: COUNT queries over every
- * shard of the failing-index (ScannedCount: every live failure; Count: those with a next attempt)
- * and of the dunning-index's RETRYING and EXHAUSTED partitions. DynamoDB bills them by the items
- * they read, so they are for the reconcile and the tests, never for a scheduled run.
+ * The gauges counted from the indexes (COUNT queries, billed by every item read: for the reconcile
+ * and tests only), and the reconcile that makes the counters agree with them (docs/runbook.md).
  */
 
 /** billing-activity's key attributes, under which the counters live. */
@@ -109,12 +104,8 @@ function fieldsOf(totals: GaugeTotals): GaugeCounts {
 }
 
 /**
- * Reads the counters (consistent), waits `settleMs`, counts the indexes, reads the counters again:
- * when no class-changing write landed in between (their `changes` total did not move), the
- * difference between the count and the counters is the counters' error, and it is ADDed to the
- * reconcile item, so writes that land after the second read keep their own deltas. When writes did
- * land, it counts again (up to `maxRounds`), then throws without writing. Idempotent: a second run
- * finds nothing to correct.
+ * Counters, settle, COUNT, counters again: when no write landed between the reads, the difference is
+ * the counters' error, ADDed to the reconcile's own item; otherwise it counts again, then gives up.
  */
 export async function reconcileGauges(options: GaugeReconcileOptions): Promise<GaugeReconcileReport> {
   const maxRounds = options.maxRounds ?? 5;

@@ -112,13 +112,9 @@ export interface ShardedListing {
 }
 
 /**
- * Queries every shard in parallel, each for its share of the page (limit ÷ live shards, rounded
- * up), and merges in index sort-key order (ascending; ties broken by shard number) up to the
- * frontier: the smallest last-fetched value among shards that have more. Nothing past the frontier
- * can be preceded by an unread item, so the order is global across pages; the shard that set the
- * frontier is taken whole, so every page makes progress, and at most about one page is re-read.
- * A page may hold fewer than `limit` items while `next` is not null. Each shard's taken items are
- * a prefix of what it returned, so resuming after the last taken item never skips or repeats one.
+ * Every shard queried for its share of the page, merged by sort key up to the frontier (the smallest
+ * last value among shards with more): no unread item can precede what is taken, so the order holds
+ * across pages. A page may be short while `next` is not null.
  */
 export async function listAcrossShards(listing: ShardedListing): Promise<{ items: Item[]; next: string | null }> {
   let positions: ShardPosition[] = Array.from({ length: listing.shardCount }, () => null);
@@ -135,9 +131,8 @@ export async function listAcrossShards(listing: ShardedListing): Promise<{ items
     positions.map(async (position, shard) => {
       if (position === 'done') return { items: [] as Item[], exhausted: true };
       const out = await listing.query(shard, position ? fromStartKey(position) : undefined, share);
-      // A full page is never taken as the end: DynamoDB Local omits LastEvaluatedKey when the page
-      // ends on items tied at a range bound (seen with `billing_date <= :due`). AWS returns one
-      // whenever the limit is reached, so this costs nothing there.
+      // A full page is never the end: DynamoDB Local omits LastEvaluatedKey on a page ending on items
+      // tied at a range bound; AWS returns one whenever the limit is reached.
       return { items: out.items, exhausted: !out.lastEvaluatedKey && out.items.length < share };
     }),
   );
@@ -202,15 +197,9 @@ interface ShardReader {
 }
 
 /**
- * Reads every shard as one stream of large Queries (each shard's own pages, `queryLimit` items, as
- * a bare client would) and yields pages of `pageSize` items merged in index sort-key order across
- * shards (ascending; ties by shard number): the same global order as `listAcrossShards`, without
- * re-querying every shard for each page. Nothing is merged while an open shard has nothing
- * buffered (its next item may be the smallest), so the order is exact. A shard's next Query is
- * started while half of its current one is still unread, so the merge rarely waits on one shard.
- * The first Query of every shard goes out together when the first page is asked for; a consumer
- * that stops asking (breaks out, or calls `return()`) makes no further Query. For one run's
- * reading, not for cursors: nothing of it survives the iteration.
+ * Every shard read as one stream of large Queries, merged by sort key into pages of `pageSize`, in the
+ * order `listAcrossShards` gives without re-querying each shard per page. Nothing is merged while an
+ * open shard has nothing buffered; a consumer that stops asking makes no further Query.
  */
 export async function* streamAcrossShards(stream: ShardedStream): AsyncGenerator<Item[], void, undefined> {
   const queryLimit = stream.queryLimit ?? STREAM_QUERY_LIMIT;

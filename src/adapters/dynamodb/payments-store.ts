@@ -16,7 +16,7 @@ export const DEFAULT_PAYMENT_SHARD_COUNT = 8;
 /** The ACH return-rate counters of loan payments live here under PK/SK (ach-rate-counters.ts). */
 const COUNTER_KEYS: CounterKeyNames = { partition: 'PK', sort: 'SK' };
 
-/** Key attributes of a payment item (seed 004, GSI2 sharded per DESIGN 2.7). */
+/** Key attributes of a payment item (GSI2 sharded, DESIGN 2.7). */
 export interface PaymentKeys {
   PK: string;
   SK: string;
@@ -85,7 +85,7 @@ export interface DynamoPaymentsStoreOptions {
 }
 
 /**
- * Loan payments (seed 004, DESIGN 2.7). Writes are full puts, conditional on absence (create) or on
+ * Loan payments (DESIGN 2.7). Writes are full puts, conditional on absence (create) or on
  * `version` (update), so a status change rewrites the GSI keys with the item, each in one
  * TransactWriteItems with the change's audit row (an item under the same PK, see historySortKey).
  */

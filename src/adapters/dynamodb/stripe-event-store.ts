@@ -28,11 +28,11 @@ function eventKey(eventId: string): Item {
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
-/** Who may write a row: nobody has, or its claim's lease is over. A processing row without a lease is the seed's legacy shape: treated as expired. */
+/** Who may write a row: nobody has, or its claim's lease is over (a processing row without a lease, an older shape, counts as expired). */
 const CLAIMABLE = 'attribute_not_exists(pk) OR (#status = :processing AND (lease_expires_at < :now OR attribute_not_exists(lease_expires_at)))';
 
 /**
- * The Stripe event claim (seed 003, fixed per DESIGN 2.8): a live `processing` claim repels
+ * The Stripe event claim (DESIGN 2.8): a live `processing` claim repels
  * duplicates, an expired one can be taken over, and only the claim's own token can mark it
  * processed or release it.
  */

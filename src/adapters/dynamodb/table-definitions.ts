@@ -1,8 +1,6 @@
 /**
- * The one source of truth for every table's key schema, GSIs and TTL attribute.
- * The CDK stack (lib/), the local runtime (scripts/) and the integration tests all build
- * their tables from these objects, so a key can never differ between them.
- * This module imports nothing from the AWS SDK or CDK on purpose.
+ * Every table's key schema, GSIs and TTL: the CDK stack, the local runtime and the tests build their
+ * tables from here, so a key cannot differ between them. No SDK or CDK import, so all three can.
  */
 
 export type AttributeType = 'S' | 'N';
@@ -38,18 +36,9 @@ export const BILLING_ACTIVITY_INDEXES = {
   failing: 'failing-index',
   /** Sparse: only records carrying an ACH or card exception (DESIGN 4.1, 6.1) carry `exception_shard`. */
   exceptions: 'exceptions-index',
-  /**
-   * Sparse: only FAILED records in dunning carry `dunning_shard` (`RETRYING#n`, `EXHAUSTED#n`) and
-   * `dunning_due_at` (the next automatic attempt; for an exhausted one, its last attempt). The
-   * dunning views and gauge read it.
-   */
+  /** Sparse: FAILED records in dunning, by state (`RETRYING#n`, `EXHAUSTED#n`) and next automatic attempt. */
   dunning: 'dunning-index',
-  /**
-   * Sparse: the planner's only source. PENDING, FAILED and PAUSED records the collections run may
-   * act on without a write carry `due_shard` (`DUE#n`, one partition per shard for every status) and `due_at` (the next eligible
-   * instant: billing date, daily retry, ladder or dunning next attempt); parked, exhausted and held
-   * records carry neither, so no run reads them.
-   */
+  /** Sparse, the planner's only source: records a run may act on without a write, by next eligible instant (`DUE#n`). */
   due: 'due-index',
 } as const;
 

@@ -1,7 +1,7 @@
 import type { AchRateCounts, ReturnRate, ReturnRateClass } from '../ach-return-rates.js';
 import type { DunningState } from '../dunning.js';
 
-/** The counters the billing writes keep for the collections-job's gauges: each one read, whatever the table holds. */
+/** Counters the billing writes keep for the collections-job's gauges: one read each, whatever the table holds. */
 export interface BillingGauges {
   /** Live billing failures: retrying (a next attempt is set) and parked. Eventually consistent. */
   countFailing(): Promise<{ retrying: number; parked: number }>;

@@ -24,21 +24,14 @@ export interface PaymentsStore {
   listByLoanAndStatus(userId: string, loanId: string, status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>>;
   /** Across all users and every GSI2 shard. */
   listByStatus(status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>>;
-  /**
-   * RETRY payments whose next attempt is at or before `dueAtOrBefore`, across every GSI2 shard, oldest
-   * due first, in pages of at most `pageSize` read as they are asked for; never reads a payment whose
-   * next attempt is later (planning cost grows with due work).
-   */
+  /** RETRY payments due at or before the bound, oldest first, read page by page: nothing later is read. */
   streamDueRetries(dueAtOrBefore: string, options?: { readonly pageSize?: number }): AsyncIterable<readonly DueLoanPaymentRetry[]>;
   findByConfirmationId(userId: string, confirmationId: string): Promise<LoanPayment | undefined>;
   /** The payment's audit rows, newest first. */
   listHistory(userId: string, loanId: string, paymentId: string, page?: PageRequest): Promise<Page<LoanPaymentHistoryRow>>;
   /** Put with attribute_not_exists and its audit row, in one transaction; AlreadyExistsError when the payment id is taken. */
   create(payment: LoanPayment, audit: LoanPaymentAudit): Promise<void>;
-  /**
-   * Full put conditioned on version = expectedVersion and its audit row, in one transaction; ConcurrentModificationError otherwise.
-   * `achRates`: an ACH debit originated or returned by this change, added to its day's counters in the same transaction.
-   */
+  /** Full put conditioned on `expectedVersion`, with its audit row and any ACH tally, in one transaction. */
   update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally): Promise<void>;
   /** The loan payments' ACH return-rate counters summed over the UTC days `fromDay`..`toDay` (both included). */
   achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts>;

@@ -12,10 +12,7 @@ export interface PaymentRequest {
   readonly rail: PaymentMethod;
   readonly account_last_four?: string | undefined;
   readonly reference: PaymentReference;
-  /**
-   * NACHA: a re-presented R01/R09 entry is flagged as reinitiated with the company entry description
-   * `RETRY PYMT` (DESIGN 4.1). Absent on an original entry.
-   */
+  /** NACHA: a re-presented R01/R09 entry is reinitiated, described `RETRY PYMT` (DESIGN 4.1). */
   readonly reinitiated?: true;
   readonly entry_description?: typeof REPRESENTMENT_ENTRY_DESCRIPTION;
 }
@@ -28,17 +25,12 @@ export type PaymentResult =
   | { readonly outcome: 'approved'; readonly confirmation_id: string }
   /** ACH: the debit was accepted; the ach-handler settles or returns it later. */
   | { readonly outcome: 'submitted'; readonly confirmation_id: string }
-  /**
-   * A decline: the customer's bank said no. `message` is a curated, customer-safe sentence; the
-   * codes (DeclineDetails: decline, advice and network codes, the card's network) feed the dunning
-   * classification (DESIGN 5b).
-   */
+  /** The bank said no: `message` is customer-safe; the codes feed the dunning classification (DESIGN 5b). */
   | ({ readonly outcome: 'declined'; readonly confirmation_id?: string; readonly message: string } & DeclineDetails);
 
 /**
- * Submits a payment. The same idempotency key always returns the same result and never charges
- * twice. Throws ProcessorError for errors that are not declines and TransientError for outages
- * worth retrying.
+ * The same idempotency key always answers the same result and never charges twice. Errors that are
+ * not declines throw: ProcessorError, or TransientError when worth retrying.
  */
 export interface PaymentProcessor {
   submit(request: PaymentRequest, signal?: AbortSignal): Promise<PaymentResult>;

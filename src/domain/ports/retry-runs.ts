@@ -29,10 +29,7 @@ export interface RetryRunStore {
   markEnqueued(runId: string): Promise<void>;
   /** Items in subscription id order, paged. */
   listItems(runId: string, page?: PageRequest): Promise<Page<RetryRunItem>>;
-  /**
-   * pending → processing under `claimId` (the queue message id), one conditional update; a claim by
-   * the same id (a redelivery) or older than `staleBefore` is taken again.
-   */
+  /** pending → processing under `claimId` (the message id); a redelivery or a claim older than `staleBefore` retakes it. */
   claimItem(runId: string, subscriptionId: string, claimId: string, at: string, staleBefore: string): Promise<RetryItemClaim>;
   /** processing → result and the run's count, one transaction conditional on the claim. False when the claim was lost. */
   finishItem(runId: string, subscriptionId: string, claimId: string, result: RetryItemResult, detail: string | undefined, at: string): Promise<boolean>;

@@ -11,11 +11,7 @@ export type RecordResult = { readonly kind: 'recorded' } | { readonly kind: 'pro
 export interface StripeEventStore {
   /** Claims an event for processing under a lease; an expired lease can be taken over. */
   claim(eventId: string, nowMs: number, leaseMs: number): Promise<ClaimResult>;
-  /**
-   * Records an event processed in one conditional write, without a claim: for an event whose
-   * processing has no effect. Refused as a claim is (processed earlier, or a live claim elsewhere);
-   * an expired claim is overwritten.
-   */
+  /** Records an event without effect as processed, in one write; refused as a claim would be. */
   recordProcessed(eventId: string, eventType: string, nowMs: number): Promise<RecordResult>;
   /** Marks processed, conditional on our claim token. False when the claim was lost. */
   markProcessed(eventId: string, claimToken: string, eventType: string, nowMs: number): Promise<boolean>;

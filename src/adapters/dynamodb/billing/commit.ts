@@ -76,9 +76,8 @@ function planCommit(t: BillingTables, tx: BillingTransaction): { planned: Planne
 }
 
 /**
- * The transaction again after `taken` creates found their keys held: another chain's record there
- * moves the new period (and its history rows) to the next free instant; the same chain's record is
- * the period already, so the optional successor is dropped and a plain create fails as it did.
+ * The transaction again after `taken` creates found their keys held: past another chain's record to
+ * the next free instant (rows too); the same chain's drops the optional successor, fails a plain create.
  */
 async function placeAgain(t: BillingTables, tx: BillingTransaction, taken: readonly PlannedCreate[], error: unknown): Promise<BillingTransaction> {
   let writes = [...tx.writes];

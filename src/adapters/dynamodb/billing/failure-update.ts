@@ -10,10 +10,8 @@ import { planGauges, planHistory, transact, type PlannedWrite } from './transact
 type Failed = BillingRecord & BillingFailureFields;
 
 /**
- * RecordBillingFailure (DESIGN 5): an Update that sets only the failure attributes, last_run_date,
- * process and version, proving what the attempt read (version, collectible status, due key and,
- * when a failure was live, its count), with the audit row in the same transaction. False when the
- * record moved on.
+ * RecordBillingFailure (DESIGN 5): an Update of the failure attributes only, proving what the attempt
+ * read (version, status, due key, live count), with its audit row. False when the record moved on.
  */
 export async function recordBillingFailure(t: BillingTables, read: BillingRecord, after: Failed, history: HistoryRow): Promise<boolean> {
   const key = failureKeyOf(read, after);

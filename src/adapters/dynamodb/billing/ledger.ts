@@ -12,9 +12,8 @@ import { recordBillingFailure } from './failure-update.js';
 import { send, type BillingTables } from './tables.js';
 
 /**
- * billing-activity + billing-activity-history (DESIGN 2.1, 2.5, 5) as the use cases read and change
- * them. Every change and its audit rows go in one TransactWriteItems; every write of a record is
- * conditional (on its absence or on `version`); audit rows are never overwritten.
+ * billing-activity and its history (DESIGN 2.1, 2.5) as the use cases read and change them: every
+ * write conditional (absence or `version`), with its audit rows in the same transaction.
  */
 export class DynamoBillingLedger implements BillingLedger {
   constructor(private readonly t: BillingTables) {}
