@@ -5,7 +5,7 @@ import type { LockStore } from '../../src/domain/ports.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { nextPeriodDate } from '../../src/domain/billing-record.js';
-import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/apply-membership-event.js';
+import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/membership/apply-membership-event.js';
 import { changeBillingDate } from '../../src/domain/use-cases/change-billing-date.js';
 import { runCollectionAttempt, type AttemptDeps } from '../../src/domain/use-cases/collect.js';
 import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';

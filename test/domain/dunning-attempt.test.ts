@@ -9,7 +9,7 @@ import { collectOnBalanceEvent } from '../../src/domain/use-cases/collect-on-bal
 import { runCollectionAttempt, type AttemptDeps } from '../../src/domain/use-cases/collect.js';
 import { manualPay } from '../../src/domain/use-cases/manual-pay.js';
 import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
-import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/apply-membership-event.js';
+import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/membership/apply-membership-event.js';
 import { publishedEventsOf } from '../../src/domain/published-events.js';
 import { eventIdOf } from '../../src/adapters/eventbridge/event-id.js';
 import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';

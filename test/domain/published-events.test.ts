@@ -15,7 +15,7 @@ import type { BillingRecord, HistoryRow } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { applyAchEvent } from '../../src/domain/use-cases/apply-ach-outcome.js';
 import { applyCardOutcome } from '../../src/domain/use-cases/apply-card-outcome.js';
-import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/apply-membership-event.js';
+import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/membership/apply-membership-event.js';
 import { runCollectionAttempt, type AttemptDeps } from '../../src/domain/use-cases/collect.js';
 import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
 import { waive } from '../../src/domain/use-cases/waive.js';

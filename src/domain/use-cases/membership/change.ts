@@ -1,0 +1,55 @@
+import { applyIntentChange, historyRowOf, withIntent } from '../../billing-record.js';
+import { rememberEvent, type MembershipIntent } from '../../intent.js';
+import type { HeldLock } from '../../lock.js';
+import type { MembershipEvent } from '../../membership-events.js';
+import type { BillingWrite } from '../../ports.js';
+import type { BillingRecord, HistoryRow, UpdatedEvent } from '../../records.js';
+import type { BillingEvent } from '../../transitions.js';
+import type { AttemptDeps } from '../collect.js';
+import type { MembershipRequest } from './outcome.js';
+
+/** What a stamped write needs: the ports and the event being applied. */
+export interface Stamping {
+  readonly deps: AttemptDeps;
+  readonly event: MembershipEvent;
+}
+
+export interface Ctx extends Stamping {
+  readonly request: MembershipRequest;
+  readonly lock: HeldLock;
+}
+
+/** The after-image of a membership change on one record: its intent changed and the event remembered. */
+export function changed(
+  ctx: Stamping,
+  record: BillingRecord,
+  billingEvent: BillingEvent,
+  updatedEvent: UpdatedEvent,
+  intentChange: Partial<MembershipIntent> = {},
+): BillingRecord {
+  const intent = withoutUndefined({ ...rememberEvent(record, ctx.event), ...intentChange });
+  return applyIntentChange(record, billingEvent, ctx.deps.clock.now(), intent, { updatedEvent });
+}
+
+function withoutUndefined(intent: Partial<MembershipIntent>): MembershipIntent {
+  return Object.fromEntries(Object.entries(intent).filter(([, v]) => v !== undefined)) as MembershipIntent;
+}
+
+export function cancelRequested(ctx: Stamping, record: BillingRecord): BillingRecord {
+  return withIntent(record, { ...rememberEvent(record, ctx.event), cancel_requested_at: ctx.event.occurred_at }, { updated_event: 'CANCEL_REQUESTED' });
+}
+
+/**
+ * Commits updates (version-fenced) and creates in one transaction, each with its audit row. A
+ * create whose key holds another chain's record (a closed chain's period on the same date) takes
+ * the next free instant (chain.ts): a new chain's period is never lost to an old one's key.
+ */
+export async function commitAll(deps: AttemptDeps, updates: readonly { read: BillingRecord; after: BillingRecord }[], creates: readonly BillingRecord[] = []): Promise<BillingRecord[]> {
+  const writes: BillingWrite[] = [
+    ...updates.map((u): BillingWrite => ({ kind: 'update', read: u.read, record: u.after })),
+    ...creates.map((record): BillingWrite => ({ kind: 'create', record, displace: true })),
+  ];
+  const history: HistoryRow[] = [...updates.map((u) => historyRowOf(u.after)), ...creates.map((r) => historyRowOf(r))];
+  await deps.billing.commit({ writes, history });
+  return [...updates.map((u) => u.after), ...creates];
+}
