@@ -6,7 +6,7 @@ import { intentOf, OPEN_CHAIN_STATUSES, successorPlan } from '../intent.js';
 import type { BillingRecord, BillingStatus } from '../records.js';
 import { toDate } from '../time.js';
 import { billingTransitions } from '../transitions.js';
-import type { AttemptDeps } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
 /**
@@ -19,7 +19,7 @@ import { withLockedSubscription, type ActorRequest } from './locked-subscription
  * that takes it for the chain's head opens a second period at the old date.
  */
 export async function changeBillingDate(
-  deps: AttemptDeps,
+  deps: UseCaseDeps,
   request: ActorRequest & { readonly billingDate: string },
 ): Promise<BillingRecord> {
   return withLockedSubscription(deps, request, async (read) => {
@@ -76,7 +76,7 @@ const PREDECESSOR_SEARCH = 24;
  * rule) is `read`: it can still open one. `read` may sit a few nanoseconds after that date (displaced by another chain's
  * record there, chain.ts): the same chain and the same millisecond is the match.
  */
-async function openPredecessor(deps: AttemptDeps, read: BillingRecord): Promise<BillingRecord | undefined> {
+async function openPredecessor(deps: UseCaseDeps, read: BillingRecord): Promise<BillingRecord | undefined> {
   const records = (await deps.billing.listByUser(read.user_id, { limit: PREDECESSOR_SEARCH })).items;
   return records.find((r) => {
     if (r.subscription_id === read.subscription_id || !MAY_BE_OPEN.has(r.billing_status) || !sameChain(r, read)) return false;

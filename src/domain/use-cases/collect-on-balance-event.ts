@@ -2,7 +2,8 @@ import type { BalanceEvent } from '../balance-events.js';
 import { isCollectibleAndDue, type BalanceObservation } from '../collectible.js';
 import type { BillingStore } from '../ports.js';
 import type { BillingRecord } from '../records.js';
-import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from './collect.js';
+import { runCollectionAttempt, type AttemptOutcome } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 
 /**
  * Collect on a balance event (DESIGN 8 `POST /webhooks/balance`): a fresh balance arrived, so the
@@ -38,7 +39,7 @@ export async function dueCollectibleRecords(billing: Pick<BillingStore, 'listByU
 }
 
 /** Attempts the due records in order; answers what was attempted, in order. */
-export async function collectOnBalanceEvent(deps: AttemptDeps, request: CollectOnBalanceRequest): Promise<BalanceCollection[]> {
+export async function collectOnBalanceEvent(deps: UseCaseDeps, request: CollectOnBalanceRequest): Promise<BalanceCollection[]> {
   const due = await dueCollectibleRecords(deps.billing, request.event.user_id, deps.clock.now());
   const done: BalanceCollection[] = [];
   let balance = observationOf(request.event, request.thresholdCents);

@@ -1,4 +1,4 @@
-import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure, type IdGenerator } from '../billing-record.js';
+import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure } from '../billing-record.js';
 import { balanceDecision, deadHolderFoundAccountInactive, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, mayHoldUnrecordedCharge, repairsUnrecordedAttempt, type BalanceObservation, type NotDueReason } from '../collectible.js';
 import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
 import { CLEARED_DUNNING, EXHAUSTED_DUNNING, classifyDecline, dunningAfterDecline, dunningLapsed, isInDunning } from '../dunning.js';
@@ -7,29 +7,15 @@ import { intentOf, isCancelRequested } from '../intent.js';
 import { allowlistedError, billingFailureView, classifyFailure, dueKey, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';
 import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
-import type { AccountDirectory, BillingStore, BillingTransaction, Clock, LockStore, PaymentProcessor, PaymentResult } from '../ports.js';
+import type { BillingStore, BillingTransaction, PaymentResult } from '../ports.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
 import { formatInstant } from '../time.js';
+import type { UseCaseDeps } from './deps.js';
 
 export { GATE_CLOSED_ERROR, type BalanceObservation, type NotDueReason } from '../collectible.js';
 
-/** Everything the collection attempt talks to. */
-export interface AttemptDeps {
-  readonly clock: Clock;
-  readonly locks: LockStore;
-  readonly billing: BillingStore;
-  readonly processor: PaymentProcessor;
-  readonly accounts: AccountDirectory;
-  readonly ids: IdGenerator;
-  /** Full errors go here (the saved text is an allowlist). */
-  readonly onError?: (error: unknown, context: { subscription_id?: string; user_id: string; class: FailureClass; recorded: boolean }) => void;
-  /** A decline code the dunning table does not know (classified retry_later): logged, never an error. */
-  readonly onUnknownDecline?: (context: { subscription_id: string; user_id: string; decline_code: string }) => void;
-  readonly lockLeaseMs?: number;
-  readonly lockHeartbeatMs?: number;
-  /** See ACCOUNT_CLOCK_SKEW_MS (collectible.ts). */
-  readonly accountClockSkewMs?: number;
-}
+/** The collection attempt's dependencies: a use case's, with only the ledger part of the billing store. */
+export type AttemptDeps = Omit<UseCaseDeps, 'billing'> & { readonly billing: Pick<BillingStore, 'get' | 'commit' | 'recordBillingFailure'> };
 
 export interface AttemptRequest {
   readonly key: BillingKey;

@@ -1,7 +1,7 @@
 import { NotFoundError } from '../errors.js';
 import { withUserLock, type HeldLock } from '../lock.js';
 import type { BillingKey, BillingRecord } from '../records.js';
-import type { AttemptDeps } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 
 /** An operator or user action on one subscription, named by its id. */
 export interface ActorRequest {
@@ -15,7 +15,7 @@ export interface ActorRequest {
   readonly signal?: AbortSignal;
 }
 
-export async function findSubscription(deps: Pick<AttemptDeps, 'billing'>, subscriptionId: string): Promise<BillingRecord> {
+export async function findSubscription(deps: Pick<UseCaseDeps, 'billing'>, subscriptionId: string): Promise<BillingRecord> {
   const found = await deps.billing.findBySubscriptionId(subscriptionId);
   if (!found) throw new NotFoundError(`subscription ${subscriptionId} not found`);
   return found;
@@ -32,7 +32,7 @@ export async function findSubscription(deps: Pick<AttemptDeps, 'billing'>, subsc
  * attempt of this period (manual pay, retry-billing), so the lease names the period.
  */
 export async function withLockedSubscription<T>(
-  deps: AttemptDeps,
+  deps: UseCaseDeps,
   request: ActorRequest,
   work: (read: BillingRecord, lock: HeldLock) => Promise<T>,
   options: { readonly attempts?: boolean } = {},
@@ -57,7 +57,7 @@ export async function withLockedSubscription<T>(
 }
 
 /** The newest of the keys' consistent reads that is still this subscription. */
-async function currentRecord(deps: Pick<AttemptDeps, 'billing'>, keys: readonly BillingKey[], subscriptionId: string): Promise<BillingRecord | undefined> {
+async function currentRecord(deps: Pick<UseCaseDeps, 'billing'>, keys: readonly BillingKey[], subscriptionId: string): Promise<BillingRecord | undefined> {
   const reads = await Promise.all(keys.map((key) => deps.billing.get(key)));
   const current = reads.filter((r): r is BillingRecord => r !== undefined && r.subscription_id === subscriptionId);
   return current.sort((a, b) => (a.last_run_date < b.last_run_date ? 1 : -1))[0];

@@ -1,7 +1,8 @@
 import { HOLD_MESSAGES, isHoldCode } from '../collectible.js';
 import { LockedError, PaymentHoldError } from '../errors.js';
 import type { BillingRecord } from '../records.js';
-import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from './collect.js';
+import { runCollectionAttempt, type AttemptOutcome } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 import { findSubscription, withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
 export interface ManualPayResult {
@@ -20,7 +21,7 @@ export interface ManualPayResult {
  * releases the lock.
  */
 export async function manualPay(
-  deps: AttemptDeps,
+  deps: UseCaseDeps,
   request: ActorRequest & { readonly idempotencyKey: string },
 ): Promise<ManualPayResult> {
   try {

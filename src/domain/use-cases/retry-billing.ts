@@ -4,7 +4,8 @@ import { PaymentHoldError } from '../errors.js';
 import { resetDunning } from '../dunning.js';
 import { billingFailureView, type BillingFailureView } from '../ladder.js';
 import type { BillingRecord } from '../records.js';
-import { runCollectionAttempt, saveFailure, type AttemptDeps, type AttemptOutcome } from './collect.js';
+import { runCollectionAttempt, saveFailure, type AttemptOutcome } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
 export const NO_PROGRESS_ERROR = 'The attempt completed but the subscription is still due.';
@@ -23,7 +24,7 @@ export interface RetryBillingResult {
  * answer is always one of three outcomes, never an error. A hold (DESIGN 3.1) is checked before
  * the clear: PaymentHoldError (409 with the hold's code), nothing changed, nothing charged.
  */
-export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Promise<RetryBillingResult> {
+export async function retryBilling(deps: UseCaseDeps, request: ActorRequest): Promise<RetryBillingResult> {
   return withLockedSubscription(deps, request, async (read, lock) => {
     const now = deps.clock.now();
     const hold = isCollectibleAndDue(read, now) ? holdOf(read, now) : undefined;
@@ -70,7 +71,7 @@ export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Pr
 }
 
 async function retryResult(
-  deps: AttemptDeps,
+  deps: UseCaseDeps,
   read: BillingRecord,
   cleared: BillingRecord,
   outcome: AttemptOutcome,

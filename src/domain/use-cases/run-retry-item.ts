@@ -5,10 +5,10 @@ import { withUserLock } from '../lock.js';
 import type { RetryRunStore } from '../ports.js';
 import { ITEM_CLAIM_STALE_MS, type RetryItemResult, type RetryRunMessage } from '../retry-runs.js';
 import { formatInstant } from '../time.js';
-import type { AttemptDeps } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 import { retryBilling } from './retry-billing.js';
 
-export type RetryItemDeps = AttemptDeps & { readonly retryRuns: RetryRunStore };
+export type RetryItemDeps = UseCaseDeps & { readonly retryRuns: RetryRunStore };
 
 export type RetryItemOutcome =
   /** The item has its result now (this call, or an earlier delivery that crashed before recording it). */

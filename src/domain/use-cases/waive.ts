@@ -3,7 +3,7 @@ import { ATTEMPT_OUTCOME_UNKNOWN, ATTEMPT_OUTCOME_UNKNOWN_MESSAGE, mayHoldUnreco
 import { PaymentHoldError } from '../errors.js';
 import { intentOf } from '../intent.js';
 import type { BillingRecord } from '../records.js';
-import type { AttemptDeps } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
 /**
@@ -16,7 +16,7 @@ import { withLockedSubscription, type ActorRequest } from './locked-subscription
  * key here would charge the period being waived when the processor does not hold it; retry-billing
  * (or the scheduled retry) resolves it with the same key, then the waive can follow.
  */
-export async function waive(deps: AttemptDeps, request: ActorRequest & { readonly reason: string }): Promise<BillingRecord> {
+export async function waive(deps: UseCaseDeps, request: ActorRequest & { readonly reason: string }): Promise<BillingRecord> {
   return withLockedSubscription(deps, request, async (read, lock) => {
     // (A dead holder's lease naming this period is handed back when the lock is left: withUserLock.)
     if (mayHoldUnrecordedCharge(read, lock.takenOver)) throw new PaymentHoldError(ATTEMPT_OUTCOME_UNKNOWN, ATTEMPT_OUTCOME_UNKNOWN_MESSAGE);

@@ -1,5 +1,5 @@
 import { withUserLock, type HeldLock } from '../../lock.js';
-import type { AttemptDeps } from '../collect.js';
+import type { UseCaseDeps } from '../deps.js';
 import { ban } from './ban.js';
 import { cancel } from './cancel.js';
 import type { Ctx } from './change.js';
@@ -30,14 +30,14 @@ export type { IgnoredReason, MembershipOutcome, MembershipRequest } from './outc
  * ConcurrentModificationError / TransientError when a write must be retried: the caller reports
  * the record as failed and the stream delivers it again.
  */
-export async function applyMembershipEvent(deps: AttemptDeps, request: MembershipRequest): Promise<MembershipOutcome> {
+export async function applyMembershipEvent(deps: UseCaseDeps, request: MembershipRequest): Promise<MembershipOutcome> {
   const { event } = request;
   // DESIGN 2.6: closing an account takes no lock; the version fence on each write is enough.
   if (event.type === 'CLOSEACCOUNT') return closeAccount(deps, event);
   return withUserLock(deps, event.user_id, request.owner, (lock) => underLock(deps, request, lock));
 }
 
-async function underLock(deps: AttemptDeps, request: MembershipRequest, lock: HeldLock): Promise<MembershipOutcome> {
+async function underLock(deps: UseCaseDeps, request: MembershipRequest, lock: HeldLock): Promise<MembershipOutcome> {
   const { event } = request;
   const records = await recentRecords(deps, event.user_id);
   const replay = replayOf(records, event);

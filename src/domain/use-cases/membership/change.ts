@@ -5,12 +5,12 @@ import type { MembershipEvent } from '../../membership-events.js';
 import type { BillingWrite } from '../../ports.js';
 import type { BillingRecord, HistoryRow, UpdatedEvent } from '../../records.js';
 import type { BillingEvent } from '../../transitions.js';
-import type { AttemptDeps } from '../collect.js';
+import type { UseCaseDeps } from '../deps.js';
 import type { MembershipRequest } from './outcome.js';
 
 /** What a stamped write needs: the ports and the event being applied. */
 export interface Stamping {
-  readonly deps: AttemptDeps;
+  readonly deps: UseCaseDeps;
   readonly event: MembershipEvent;
 }
 
@@ -44,7 +44,7 @@ export function cancelRequested(ctx: Stamping, record: BillingRecord): BillingRe
  * create whose key holds another chain's record (a closed chain's period on the same date) takes
  * the next free instant (chain.ts): a new chain's period is never lost to an old one's key.
  */
-export async function commitAll(deps: AttemptDeps, updates: readonly { read: BillingRecord; after: BillingRecord }[], creates: readonly BillingRecord[] = []): Promise<BillingRecord[]> {
+export async function commitAll(deps: UseCaseDeps, updates: readonly { read: BillingRecord; after: BillingRecord }[], creates: readonly BillingRecord[] = []): Promise<BillingRecord[]> {
   const writes: BillingWrite[] = [
     ...updates.map((u): BillingWrite => ({ kind: 'update', read: u.read, record: u.after })),
     ...creates.map((record): BillingWrite => ({ kind: 'create', record, displace: true })),

@@ -1,5 +1,5 @@
 import type { MembershipEvent } from '../../membership-events.js';
-import type { AttemptDeps } from '../collect.js';
+import type { UseCaseDeps } from '../deps.js';
 import { cancelRequested, changed, commitAll, type Stamping } from './change.js';
 import type { MembershipOutcome } from './outcome.js';
 import { CANCELLABLE_HEADS, chainHead, hasOpenPeriodWithoutSuccessor, notYetDue, recentRecords, replayOf, successorsUntilNotDue } from './periods.js';
@@ -9,7 +9,7 @@ import { CANCELLABLE_HEADS, chainHead, hasOpenPeriodWithoutSuccessor, notYetDue,
  * cancelled, each write fenced on the version it read. A due period stays owed; if it has no next
  * period yet, that one is created with a cancel request so a later collection does not renew.
  */
-export async function closeAccount(deps: AttemptDeps, event: Extract<MembershipEvent, { type: 'CLOSEACCOUNT' }>): Promise<MembershipOutcome> {
+export async function closeAccount(deps: UseCaseDeps, event: Extract<MembershipEvent, { type: 'CLOSEACCOUNT' }>): Promise<MembershipOutcome> {
   const records = await recentRecords(deps, event.user_id);
   const replay = replayOf(records, event);
   if (replay) return replay;

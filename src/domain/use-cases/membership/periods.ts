@@ -5,7 +5,7 @@ import { UnbilledPeriodError } from '../../errors.js';
 import { appliedEventIds, isCancelRequested, OPEN_CHAIN_STATUSES, successorPlan } from '../../intent.js';
 import type { MembershipEvent } from '../../membership-events.js';
 import type { BillingRecord } from '../../records.js';
-import type { AttemptDeps } from '../collect.js';
+import type { UseCaseDeps } from '../deps.js';
 import type { Stamping } from './change.js';
 import type { MembershipOutcome } from './outcome.js';
 
@@ -14,7 +14,7 @@ const RECENT_RECORDS = 24;
 /** Periods a user can fall behind by before a pause or cancel is refused rather than chained. */
 const MAX_OWED_SUCCESSORS = 24;
 
-export async function recentRecords(deps: AttemptDeps, userId: string): Promise<BillingRecord[]> {
+export async function recentRecords(deps: UseCaseDeps, userId: string): Promise<BillingRecord[]> {
   return (await deps.billing.listByUser(userId, { limit: RECENT_RECORDS })).items;
 }
 

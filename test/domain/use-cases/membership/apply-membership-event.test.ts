@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { AttemptDeps } from '../../../../src/domain/use-cases/collect.js';
+import type { UseCaseDeps } from '../../../../src/domain/use-cases/deps.js';
 import { LockedError } from '../../../../src/domain/errors.js';
 import { applyMembershipEvent, membershipEventSchema, type MembershipEvent } from '../../../../src/domain/use-cases/membership/apply-membership-event.js';
 import { formatInstant } from '../../../../src/domain/time.js';
@@ -22,7 +22,7 @@ const plan = { amount: '19.99', term: 'MONTHLY', tier: 'plus:v3', payment_method
 
 describe('applyMembershipEvent', () => {
   let app: TestApp;
-  let deps: AttemptDeps;
+  let deps: UseCaseDeps;
   const owner = 'test-invocation';
   beforeAll(async () => {
     app = await createTestApp({ label: 'members-domain', now: NOW });
