@@ -7,7 +7,7 @@ import { intentOf, isCancelRequested } from '../intent.js';
 import { allowlistedError, billingFailureView, classifyFailure, dueKey, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';
 import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
-import type { BillingStore, BillingTransaction, PaymentResult } from '../ports.js';
+import type { AccountStatus, BillingStore, BillingTransaction, PaymentRequest, PaymentResult } from '../ports.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
 import { formatInstant } from '../time.js';
 import type { UseCaseDeps } from './deps.js';
@@ -107,11 +107,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   // Set once the payment request is handed to the processor: a failure after it may leave a charge no record shows.
   let presented = false;
   try {
-    if (isCancelRequested(read)) {
-      const after = applyBillingEvent(read, 'CANCEL_COMPLETED', now, { process, updatedEvent: 'CANCEL_COMPLETED' });
-      await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after)] });
-      return { kind: 'cancelled', record: after };
-    }
+    if (isCancelRequested(read)) return await completeCancel(commit, read, now, process);
 
     const account = await deps.accounts.getAccount(read.user_id, combinedSignal(request.signal, lock.signal));
     // An earlier attempt of this period presented its key while the account was active and its outcome
@@ -121,33 +117,14 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     // left active found it so and presented nothing: its lease is no evidence here.
     const deadLease = deadHolderFoundAccountInactive(lock.takenOver, account, deps.accountClockSkewMs) ? undefined : lock.takenOver;
     if (account.status !== 'active' && !mayHoldUnrecordedCharge(read, deadLease)) {
-      const after = applyBillingEvent(read, 'USER_NOT_ACTIVE', now, {
-        process,
-        updatedEvent: account.status === 'banned' ? 'USER_BANNED' : 'USER_NOT_ACTIVE',
-      });
-      await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after)] });
-      return { kind: 'inactive', record: after };
+      return await deactivate(commit, read, now, process, account.status);
     }
 
     const decision = balanceDecision(read, account, process, request.balance);
     // A dead holder's attempt of this period may have reached the processor: resend its key first (F8).
     if (!decision.open && !repairsUnrecordedAttempt(lock.takenOver, read)) {
       if (request.balance) return { kind: 'gate_closed', record: read };
-      // Scheduled/retry: decline-like, nothing presented to the bank, retried daily (a period in dunning
-      // spends its slot). Like a decline it changes the due work, but nothing was submitted so the due
-      // key cannot move: void the failure.
-      const after = applyBillingEvent(read, 'DECLINED', now, {
-        process,
-        set: {
-          payment_error: GATE_CLOSED_ERROR,
-          last_attempt_date: formatInstant(now),
-          first_attempt_date: read.first_attempt_date ?? formatInstant(now),
-          ...VOIDED_FAILURE,
-          ...(isInDunning(read)
-            ? dunningAfterDecline(read, { classification: { decline_code: read.decline_code!, decline_class: read.decline_class!, known: true }, process, presented: false }, now)
-            : {}),
-        },
-      });
+      const after = gateClosedDecline(read, now, process);
       return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind: 'declined', record: after });
     }
 
@@ -157,18 +134,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     if (account.status !== 'active' && deadLease !== undefined) await lock.carryHeldSince(deadLease.held_since ?? 0);
     throwIfAborted(request.signal, lock.signal);
     presented = true;
-    const result = await deps.processor.submit(
-      {
-        idempotency_key: `${read.subscription_id}:${read.payment_attempts + 1}`,
-        user_id: read.user_id,
-        amount_cents: read.amount_cents,
-        rail: read.payment_method,
-        account_last_four: read.account_last_four,
-        reference: { kind: 'subscription', user_id: read.user_id, billing_date: read.billing_date, subscription_id: read.subscription_id },
-        ...representmentFlags(read),
-      },
-      combinedSignal(request.signal, lock.signal),
-    );
+    const result = await deps.processor.submit(paymentRequestOf(read), combinedSignal(request.signal, lock.signal));
     const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
@@ -176,6 +142,53 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   } catch (error) {
     return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal), presented);
   }
+}
+
+async function completeCancel(commit: Commit, read: BillingRecord, now: Date, process: Process): Promise<AttemptOutcome> {
+  const after = applyBillingEvent(read, 'CANCEL_COMPLETED', now, { process, updatedEvent: 'CANCEL_COMPLETED' });
+  await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after)] });
+  return { kind: 'cancelled', record: after };
+}
+
+async function deactivate(commit: Commit, read: BillingRecord, now: Date, process: Process, status: AccountStatus): Promise<AttemptOutcome> {
+  const after = applyBillingEvent(read, 'USER_NOT_ACTIVE', now, {
+    process,
+    updatedEvent: status === 'banned' ? 'USER_BANNED' : 'USER_NOT_ACTIVE',
+  });
+  await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after)] });
+  return { kind: 'inactive', record: after };
+}
+
+/**
+ * Scheduled/retry: decline-like, nothing presented to the bank, retried daily (a period in dunning
+ * spends its slot). Like a decline it changes the due work, but nothing was submitted so the due
+ * key cannot move: void the failure.
+ */
+function gateClosedDecline(read: BillingRecord, now: Date, process: Process): BillingRecord {
+  return applyBillingEvent(read, 'DECLINED', now, {
+    process,
+    set: {
+      payment_error: GATE_CLOSED_ERROR,
+      last_attempt_date: formatInstant(now),
+      first_attempt_date: read.first_attempt_date ?? formatInstant(now),
+      ...VOIDED_FAILURE,
+      ...(isInDunning(read)
+        ? dunningAfterDecline(read, { classification: { decline_code: read.decline_code!, decline_class: read.decline_class!, known: true }, process, presented: false }, now)
+        : {}),
+    },
+  });
+}
+
+function paymentRequestOf(read: BillingRecord): PaymentRequest {
+  return {
+    idempotency_key: `${read.subscription_id}:${read.payment_attempts + 1}`,
+    user_id: read.user_id,
+    amount_cents: read.amount_cents,
+    rail: read.payment_method,
+    account_last_four: read.account_last_four,
+    reference: { kind: 'subscription', user_id: read.user_id, billing_date: read.billing_date, subscription_id: read.subscription_id },
+    ...representmentFlags(read),
+  };
 }
 
 function afterSubmission(deps: AttemptDeps, read: BillingRecord, result: PaymentResult, now: Date, process: Process): BillingRecord {
