@@ -5,12 +5,6 @@ import type { BillingRecord } from '../records.js';
 import { runCollectionAttempt, type AttemptOutcome } from './collect.js';
 import type { UseCaseDeps } from './deps.js';
 
-/**
- * Collect on a balance event (DESIGN 8 `POST /webhooks/balance`): a fresh balance arrived, so the
- * user's due periods are attempted now, oldest first, each through the balance gate (a closed gate
- * writes nothing). What one collection spends is taken off the observed balance before the next.
- */
-
 /** Records of the user scanned for due work (newest first): a year of monthly periods and then some. */
 const RECENT_RECORDS = 24;
 /** Outcomes after which the next (newer) due record is still tried with the remaining balance. */
@@ -38,7 +32,7 @@ export async function dueCollectibleRecords(billing: Pick<BillingStore, 'listByU
     .sort((a, b) => (a.billing_date < b.billing_date ? -1 : a.billing_date > b.billing_date ? 1 : 0));
 }
 
-/** Attempts the due records in order; answers what was attempted, in order. */
+/** Attempts the user's due periods, oldest first, each through the balance gate; answers them in order. */
 export async function collectOnBalanceEvent(deps: UseCaseDeps, request: CollectOnBalanceRequest): Promise<BalanceCollection[]> {
   const due = await dueCollectibleRecords(deps.billing, request.event.user_id, deps.clock.now());
   const done: BalanceCollection[] = [];

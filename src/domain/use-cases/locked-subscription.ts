@@ -22,14 +22,9 @@ export async function findSubscription(deps: Pick<UseCaseDeps, 'billing'>, subsc
 }
 
 /**
- * Locates the subscription on the subscription_id-index (its keys only), takes its user's lock
- * (LockedError → 409, nothing changed), reads it strongly consistent and runs `work`. A
- * subscription never changes user, so the index's user_id names the right lock even when the index
- * lags; the consistent read under the lock is what `work` acts on (a key the index still shows after
- * a due-date change reads as another subscription or nothing, and is passed over). The lock is
- * always released, by `work`'s own transaction or afterwards; once `work` has committed, a failed
- * release never turns its result into an error (DESIGN 3.1). `attempts`: the work runs the collection
- * attempt of this period (manual pay, retry-billing), so the lease names the period.
+ * Takes the lock of the subscription's user (LockedError: 409, nothing changed) and runs `work` on a
+ * consistent read. The index may lag, but a subscription never changes user, so its user_id names
+ * the right lock. `attempts`: the work attempts this period, so the lease names it.
  */
 export async function withLockedSubscription<T>(
   deps: UseCaseDeps,
@@ -50,8 +45,6 @@ export async function withLockedSubscription<T>(
       return work(read, lock);
     },
     (error) => deps.onError?.(error, { subscription_id: request.subscriptionId, user_id: userId, class: 'transient', recorded: false }),
-    // A use case that attempts the period names it on the lease: if it dies between the processor and
-    // its write, the next holder knows this period's key may be held (DESIGN 3, collectible.ts).
     options.attempts ? keys[0]?.billing_date : undefined,
   );
 }

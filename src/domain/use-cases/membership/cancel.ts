@@ -1,11 +1,11 @@
 import { isCancelRequested } from '../../intent.js';
 import type { BillingRecord } from '../../records.js';
-import { cancelRequested, changed, commitAll, type Ctx } from './change.js';
+import { cancelRequested, changed, commitAll, type LockedContext } from './change.js';
 import { collectDue, scheduledProcess } from './collect-due.js';
 import type { MembershipOutcome } from './outcome.js';
 import { CANCELLABLE_HEADS, chainHead, hasOpenPeriodWithoutSuccessor, notYetDue, successorsUntilNotDue } from './periods.js';
 
-export async function cancel(ctx: Ctx, read: BillingRecord[]): Promise<MembershipOutcome> {
+export async function cancel(ctx: LockedContext, read: BillingRecord[]): Promise<MembershipOutcome> {
   const { attempts, records } = await collectDue(ctx, scheduledProcess, read);
   const newest = chainHead(records);
   const now = ctx.deps.clock.now();

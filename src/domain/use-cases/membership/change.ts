@@ -8,20 +8,20 @@ import type { BillingEvent } from '../../transitions.js';
 import type { UseCaseDeps } from '../deps.js';
 import type { MembershipRequest } from './outcome.js';
 
-/** What a stamped write needs: the ports and the event being applied. */
-export interface Stamping {
+/** The event being applied and the ports its writes go through. */
+export interface ChangeContext {
   readonly deps: UseCaseDeps;
   readonly event: MembershipEvent;
 }
 
-export interface Ctx extends Stamping {
+export interface LockedContext extends ChangeContext {
   readonly request: MembershipRequest;
   readonly lock: HeldLock;
 }
 
 /** The after-image of a membership change on one record: its intent changed and the event remembered. */
 export function changed(
-  ctx: Stamping,
+  ctx: ChangeContext,
   record: BillingRecord,
   billingEvent: BillingEvent,
   updatedEvent: UpdatedEvent,
@@ -35,15 +35,11 @@ function withoutUndefined(intent: Partial<MembershipIntent>): MembershipIntent {
   return Object.fromEntries(Object.entries(intent).filter(([, v]) => v !== undefined)) as MembershipIntent;
 }
 
-export function cancelRequested(ctx: Stamping, record: BillingRecord): BillingRecord {
+export function cancelRequested(ctx: ChangeContext, record: BillingRecord): BillingRecord {
   return withIntent(record, { ...rememberEvent(record, ctx.event), cancel_requested_at: ctx.event.occurred_at }, { updated_event: 'CANCEL_REQUESTED' });
 }
 
-/**
- * Commits updates (version-fenced) and creates in one transaction, each with its audit row. A
- * create whose key holds another chain's record (a closed chain's period on the same date) takes
- * the next free instant (chain.ts): a new chain's period is never lost to an old one's key.
- */
+/** One transaction, each write with its audit row; a create on another chain's key takes the next free instant. */
 export async function commitAll(deps: UseCaseDeps, updates: readonly { read: BillingRecord; after: BillingRecord }[], creates: readonly BillingRecord[] = []): Promise<BillingRecord[]> {
   const writes: BillingWrite[] = [
     ...updates.map((u): BillingWrite => ({ kind: 'update', read: u.read, record: u.after })),

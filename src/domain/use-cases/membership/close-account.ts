@@ -1,20 +1,19 @@
 import type { MembershipEvent } from '../../membership-events.js';
 import type { UseCaseDeps } from '../deps.js';
-import { cancelRequested, changed, commitAll, type Stamping } from './change.js';
+import { cancelRequested, changed, commitAll, type ChangeContext } from './change.js';
 import type { MembershipOutcome } from './outcome.js';
 import { CANCELLABLE_HEADS, chainHead, hasOpenPeriodWithoutSuccessor, notYetDue, recentRecords, replayOf, successorsUntilNotDue } from './periods.js';
 
 /**
- * CLOSEACCOUNT (no lock, DESIGN 2.6): periods that are not yet due and paused periods are
- * cancelled, each write fenced on the version it read. A due period stays owed; if it has no next
- * period yet, that one is created with a cancel request so a later collection does not renew.
+ * Cancels paused and not-yet-due periods, each write fenced on the version read (no lock). A due
+ * period stays owed; its missing next period is created with a cancel request, so nothing renews.
  */
 export async function closeAccount(deps: UseCaseDeps, event: Extract<MembershipEvent, { type: 'CLOSEACCOUNT' }>): Promise<MembershipOutcome> {
   const records = await recentRecords(deps, event.user_id);
   const replay = replayOf(records, event);
   if (replay) return replay;
   const now = deps.clock.now();
-  const ctx: Stamping = { deps, event };
+  const ctx: ChangeContext = { deps, event };
   const targets = records.filter(
     (r) => r.billing_status === 'PAUSED' || ((r.billing_status === 'PENDING' || r.billing_status === 'INACTIVE') && notYetDue(r, now)),
   );

@@ -2,25 +2,19 @@ import { isCollectibleAndDue } from '../../collectible.js';
 import { dueKey } from '../../ladder.js';
 import type { BillingRecord, Process } from '../../records.js';
 import { runCollectionAttempt, type AttemptOutcome } from '../collect.js';
-import type { Ctx } from './change.js';
+import type { LockedContext } from './change.js';
 import { recentRecords } from './periods.js';
 
 /** Due periods attempted by one PAUSE, CANCEL or REACTIVATE before the change lands. */
 const MAX_CATCH_UP = 12;
 
 /**
- * Attempts every due period of the user, oldest first, through the one collection attempt under
- * the lock already held. A period the attempt cannot finish stays due and owed: the collections
- * run keeps trying it on its ladder. Returns the attempts and the user's records as they stand
- * after them, for the change that follows.
- *
- * `read`: the records this event already read under the same lock hold; reused until an attempt
- * runs (only a lock holder creates periods, and every update is fenced on the version it read,
- * so reading them again before anything was written here would return the same decision input).
- * Absent: read first (after this event wrote something itself).
+ * Attempts the user's due periods, oldest first, under the lock already held; one it cannot finish
+ * stays owed on its ladder. `read` (this hold's read) is reused until an attempt writes: only a lock
+ * holder creates periods. Returns the attempts and the records as they stand after them.
  */
 export async function collectDue(
-  ctx: Ctx,
+  ctx: LockedContext,
   processFor: (record: BillingRecord) => Process,
   read?: BillingRecord[],
 ): Promise<{ attempts: AttemptOutcome[]; records: BillingRecord[] }> {
@@ -34,8 +28,7 @@ export async function collectDue(
       .sort((a, b) => (a.billing_date < b.billing_date ? -1 : 1))[0];
     if (!due) break;
     tried.add(due.subscription_id);
-    // The lease names the period's work (its due key) before its attempt can reach the processor: a
-    // dead holder's next one knows; once this attempt is recorded, the key no longer matches.
+    // Named before the processor can see the key, so the next holder knows if this one dies.
     await ctx.lock.declarePurpose(dueKey(due));
     attempts.push(
       await runCollectionAttempt(ctx.deps, {

@@ -3,10 +3,10 @@ import { AlreadyExistsError } from '../../errors.js';
 import { appliedEventIds, hasOpenChain } from '../../intent.js';
 import type { MembershipEvent } from '../../membership-events.js';
 import type { BillingRecord } from '../../records.js';
-import { commitAll, type Ctx } from './change.js';
+import { commitAll, type LockedContext } from './change.js';
 import type { MembershipOutcome } from './outcome.js';
 
-export async function newMember(ctx: Ctx, records: readonly BillingRecord[], event: Extract<MembershipEvent, { type: 'NEW' }>): Promise<MembershipOutcome> {
+export async function newMember(ctx: LockedContext, records: readonly BillingRecord[], event: Extract<MembershipEvent, { type: 'NEW' }>): Promise<MembershipOutcome> {
   // One billing chain per user (DESIGN 2.9): a second NEW while one is open would bill twice.
   if (hasOpenChain(records)) return { kind: 'ignored', reason: 'already_member', attempts: [] };
   const record = firstBillingRecord(

@@ -2,12 +2,12 @@ import { withIntent } from '../../billing-record.js';
 import { isCollectibleAndDue } from '../../collectible.js';
 import { isCancelRequested, rememberEvent } from '../../intent.js';
 import type { BillingRecord } from '../../records.js';
-import { changed, commitAll, type Ctx } from './change.js';
+import { changed, commitAll, type LockedContext } from './change.js';
 import { collectDue, scheduledProcess } from './collect-due.js';
 import type { MembershipOutcome } from './outcome.js';
 import { chainHead, hasOpenPeriodWithoutSuccessor, PAUSABLE_HEADS, successorsUntilNotDue } from './periods.js';
 
-export async function pause(ctx: Ctx, read: BillingRecord[], months: number): Promise<MembershipOutcome> {
+export async function pause(ctx: LockedContext, read: BillingRecord[], months: number): Promise<MembershipOutcome> {
   const { attempts, records } = await collectDue(ctx, scheduledProcess, read);
   const newest = chainHead(records);
   const now = ctx.deps.clock.now();

@@ -6,7 +6,7 @@ import { appliedEventIds, isCancelRequested, OPEN_CHAIN_STATUSES, successorPlan 
 import type { MembershipEvent } from '../../membership-events.js';
 import type { BillingRecord } from '../../records.js';
 import type { UseCaseDeps } from '../deps.js';
-import type { Stamping } from './change.js';
+import type { ChangeContext } from './change.js';
 import type { MembershipOutcome } from './outcome.js';
 
 /** Records of the user read per event, newest first: covers every period a replay can still touch. */
@@ -29,11 +29,7 @@ export function replayOf(records: readonly BillingRecord[], event: MembershipEve
   return undefined;
 }
 
-/**
- * The period a PAUSE or CANCEL lands after: the newest period of the user's open chain, or the
- * newest period when no chain is open. Never date order across chains: a new chain can start
- * before a closed one's last period.
- */
+/** The open chain's newest period, else the newest; not by date: a new chain can start before an old one's end. */
 export function chainHead(records: readonly BillingRecord[]): BillingRecord | undefined {
   return records.find((r) => OPEN_CHAIN_STATUSES.has(r.billing_status)) ?? records[0];
 }
@@ -41,11 +37,10 @@ export function chainHead(records: readonly BillingRecord[]): BillingRecord | un
 export const notYetDue = (record: BillingRecord, now: Date) => Date.parse(record.billing_date) > now.getTime();
 
 /**
- * The periods after `newest` up to the first one not yet due: those already due are owed and
- * created PENDING (a pause or cancel never erases a due period); `change` lands on the first
- * future one. A user behind by more than MAX_OWED_SUCCESSORS periods is refused.
+ * The periods after `newest` up to the first not yet due: the due ones are created owed (a pause or
+ * cancel never erases a due period) and `change` lands on the future one.
  */
-export function successorsUntilNotDue(ctx: Stamping, newest: BillingRecord, change: (record: BillingRecord) => BillingRecord): BillingRecord[] {
+export function successorsUntilNotDue(ctx: ChangeContext, newest: BillingRecord, change: (record: BillingRecord) => BillingRecord): BillingRecord[] {
   const now = ctx.deps.clock.now();
   const chain: BillingRecord[] = [];
   let current = newest;
@@ -62,18 +57,13 @@ export function successorsUntilNotDue(ctx: Stamping, newest: BillingRecord, chan
   throw new UnbilledPeriodError(`user ${newest.user_id} owes more than ${MAX_OWED_SUCCESSORS} periods; bill or waive them first`);
 }
 
-/**
- * The newest record is still owed or just collected and no next period exists yet (a due period
- * the attempt could not finish): the change goes on that next period, created now.
- */
+/** The head is open or just collected and its own chain has no next period yet: the change creates it. */
 export function hasOpenPeriodWithoutSuccessor(
   newest: BillingRecord,
   heads: ReadonlySet<BillingRecord['billing_status']>,
   records: readonly BillingRecord[],
 ): boolean {
   if (!heads.has(newest.billing_status) || isCancelRequested(newest)) return false;
-  // The head's next period exists but is not open (cancelled, skipped, collected): nothing is left to change.
-  // Only the head's own chain counts: another chain's record on that date is not its next period (chain.ts).
   const next = successorPlan(newest)?.billing_date;
   return next === undefined || chainPeriodAt(records, newest, next) === undefined;
 }

@@ -1,10 +1,10 @@
 import { reactivationEvent } from '../../intent.js';
 import type { BillingRecord } from '../../records.js';
-import { changed, commitAll, type Ctx } from './change.js';
+import { changed, commitAll, type LockedContext } from './change.js';
 import { collectDue } from './collect-due.js';
 import type { MembershipOutcome } from './outcome.js';
 
-export async function reactivate(ctx: Ctx, records: readonly BillingRecord[]): Promise<MembershipOutcome> {
+export async function reactivate(ctx: LockedContext, records: readonly BillingRecord[]): Promise<MembershipOutcome> {
   // The newest run of INACTIVE records is what the deactivation stopped; older ones were dealt with before.
   const inactive: BillingRecord[] = [];
   for (const r of records) {
