@@ -1,6 +1,6 @@
 import { balanceEventSchema, type BalanceEvent } from '../domain/balance-events.js';
 import { collectOnBalanceEvent } from '../domain/use-cases/collect-on-balance-event.js';
-import type { AttemptDeps } from '../domain/use-cases/collect.js';
+import type { UseCaseDeps } from '../domain/use-cases/deps.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
 import { outcomeFields, perUserSqsHandler, shouldRetryOutcome } from './shared/batch.js';
@@ -8,7 +8,7 @@ import { outcomeFields, perUserSqsHandler, shouldRetryOutcome } from './shared/b
 export { balanceEventSchema, type BalanceEvent } from '../domain/balance-events.js';
 
 /** Collects the user's due records through the balance gate; true when the message must be retried. */
-async function collectOnBalance(deps: AppDeps, attemptDeps: AttemptDeps, event: BalanceEvent, owner: string, logger: Logger): Promise<boolean> {
+async function collectOnBalance(deps: AppDeps, attemptDeps: UseCaseDeps, event: BalanceEvent, owner: string, logger: Logger): Promise<boolean> {
   let retry = false;
   const done = await collectOnBalanceEvent(attemptDeps, {
     event,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as z from '../domain/zod.js';
 import { processorSettingsSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
 import { DETAIL_TYPES } from '../domain/published-events.js';
-import { membershipEventSchema } from '../domain/use-cases/apply-membership-event.js';
+import { membershipEventSchema } from '../domain/use-cases/membership/apply-membership-event.js';
 import { formatInstant, InvalidInstantError, instantSchema, parseDurationMs, toDate } from '../domain/time.js';
 import { internalErrorBody } from '../handlers/shared/http.js';
 import type { Logger } from '../runtime/logger.js';

@@ -1,5 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCollectionAttempt, type AttemptDeps, type AttemptRequest } from '../../src/domain/use-cases/collect.js';
+import { runCollectionAttempt, type AttemptRequest } from '../../src/domain/use-cases/collect.js';
+import type { UseCaseDeps } from '../../src/domain/use-cases/deps.js';
 import { historyRowOf } from '../../src/domain/billing-record.js';
 import { TransientError } from '../../src/domain/errors.js';
 import { acquireUserLock } from '../../src/domain/lock.js';
@@ -31,7 +32,7 @@ class CrashAfterAccept implements PaymentProcessor {
 
 describe('the collection attempt on DynamoDB Local', () => {
   let app: TestApp;
-  let deps: AttemptDeps;
+  let deps: UseCaseDeps;
   let crashing: CrashAfterAccept;
 
   beforeAll(async () => {
@@ -152,7 +153,7 @@ describe('the collection attempt on DynamoDB Local', () => {
 
   it('does not count a transient failure on the ladder', async () => {
     const record = await seed({ payment_method: 'pinless' });
-    const flaky: AttemptDeps = {
+    const flaky: UseCaseDeps = {
       ...deps,
       processor: { submit: async () => Promise.reject(new TransientError('throttled')) },
     };
@@ -175,7 +176,7 @@ describe('the collection attempt on DynamoDB Local', () => {
 
   it('operator retry answers still_due when the attempt fails transiently after the clear', async () => {
     const record = await seed({ payment_method: 'pinless' });
-    const flaky: AttemptDeps = { ...deps, processor: { submit: async () => Promise.reject(new TransientError('connection reset')) } };
+    const flaky: UseCaseDeps = { ...deps, processor: { submit: async () => Promise.reject(new TransientError('connection reset')) } };
     const retried = await retryBilling(flaky, { subscriptionId: record.subscription_id, owner: 'operator' });
     expect(retried).toMatchObject({ outcome: 'still_due', still_due: true });
     expect(retried.billing_failure).toBeUndefined();

@@ -5,9 +5,10 @@ import type { LockStore } from '../../src/domain/ports/locks.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { nextPeriodDate } from '../../src/domain/billing-record.js';
-import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/apply-membership-event.js';
+import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/membership/apply-membership-event.js';
 import { changeBillingDate } from '../../src/domain/use-cases/change-billing-date.js';
-import { runCollectionAttempt, type AttemptDeps } from '../../src/domain/use-cases/collect.js';
+import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
+import type { UseCaseDeps } from '../../src/domain/use-cases/deps.js';
 import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
 import { waive } from '../../src/domain/use-cases/waive.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
@@ -27,7 +28,7 @@ const DAY = 24 * 60 * 60 * 1000;
 const owner = 'regression-test';
 
 let app: TestApp;
-let deps: AttemptDeps;
+let deps: UseCaseDeps;
 
 beforeAll(async () => {
   app = await createTestApp({ label: 'cross-path', now: NOW });
@@ -166,7 +167,7 @@ describe('money semantics across paths (issue 9 regressions)', () => {
   });
 
   it('7. retry-billing, waive and due-date change answer their committed result when the lock release fails', async () => {
-    const flaky: AttemptDeps = { ...deps, locks: failingRelease(deps.locks) };
+    const flaky: UseCaseDeps = { ...deps, locks: failingRelease(deps.locks) };
     const failed = makeRecord({ billing_status: 'FAILED', billing_date: formatInstant(new Date(Date.parse(NOW) - 2 * DAY)), payment_method: 'pinless', payment_attempts: 1, last_attempt_date: formatInstant(new Date(Date.parse(NOW) - 2 * DAY)) });
     const toWaive = makeRecord({ billing_date: formatInstant(new Date(Date.parse(NOW) + 5 * DAY)), payment_method: 'pinless' });
     const toMove = makeRecord({ billing_date: formatInstant(new Date(Date.parse(NOW) + 5 * DAY)), payment_method: 'pinless' });

@@ -6,10 +6,11 @@ import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/
 import type { BillingRecord, Process } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { collectOnBalanceEvent } from '../../src/domain/use-cases/collect-on-balance-event.js';
-import { runCollectionAttempt, type AttemptDeps } from '../../src/domain/use-cases/collect.js';
+import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
+import type { UseCaseDeps } from '../../src/domain/use-cases/deps.js';
 import { manualPay } from '../../src/domain/use-cases/manual-pay.js';
 import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
-import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/apply-membership-event.js';
+import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/membership/apply-membership-event.js';
 import { publishedEventsOf } from '../../src/domain/published-events.js';
 import { eventIdOf } from '../../src/adapters/eventbridge/event-id.js';
 import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
@@ -47,7 +48,7 @@ class PresentmentLog implements PaymentProcessor {
 
 let app: TestApp;
 let presented: PresentmentLog;
-let deps: AttemptDeps;
+let deps: UseCaseDeps;
 let call: Caller;
 let unknownCodes: string[];
 

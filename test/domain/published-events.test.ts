@@ -15,8 +15,9 @@ import type { BillingRecord, HistoryRow } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { applyAchEvent } from '../../src/domain/use-cases/apply-ach-outcome.js';
 import { applyCardOutcome } from '../../src/domain/use-cases/apply-card-outcome.js';
-import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/apply-membership-event.js';
-import { runCollectionAttempt, type AttemptDeps } from '../../src/domain/use-cases/collect.js';
+import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/membership/apply-membership-event.js';
+import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
+import type { UseCaseDeps } from '../../src/domain/use-cases/deps.js';
 import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
 import { waive } from '../../src/domain/use-cases/waive.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -34,7 +35,7 @@ const HOUR = 60 * MIN;
 const LADDER = [15 * MIN, HOUR, 4 * HOUR, 12 * HOUR, 24 * HOUR, 24 * HOUR, 24 * HOUR];
 
 let app: TestApp;
-let deps: AttemptDeps;
+let deps: UseCaseDeps;
 const produced = new Set<DetailType>();
 const allRows: HistoryRow[] = [];
 

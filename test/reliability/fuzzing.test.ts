@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectionMessageSchema } from '../../src/domain/collections.js';
-import { membershipEventSchema } from '../../src/domain/use-cases/apply-membership-event.js';
+import { membershipEventSchema } from '../../src/domain/use-cases/membership/apply-membership-event.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';

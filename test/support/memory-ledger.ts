@@ -7,7 +7,7 @@ import { dueKey, isFailureLive, type BillingFailureFields } from '../../src/doma
 import type { BillingLedger, BillingTransaction, LockRelease } from '../../src/domain/ports/billing-ledger.js';
 import type { Page, PageRequest } from '../../src/domain/ports/page.js';
 import { COLLECTIBLE_STATUSES, type BillingKey, type BillingRecord, type HistoryRow } from '../../src/domain/records.js';
-import type { AttemptDeps } from '../../src/domain/use-cases/collect.js';
+import type { UseCaseDeps } from '../../src/domain/use-cases/deps.js';
 import { InMemoryLockStore, ManualClock } from './fakes.js';
 
 const keyOf = (key: BillingKey): string => `${key.user_id}|${key.billing_date}`;
@@ -192,7 +192,7 @@ function paged<T>(items: T[], page: PageRequest | undefined): Page<T> {
 
 /** The attempt's dependencies on memory: a clock the test moves, the lock table, the ledger and the local processor. */
 export interface MemoryAttempt {
-  readonly deps: AttemptDeps;
+  readonly deps: UseCaseDeps;
   readonly clock: ManualClock;
   readonly locks: InMemoryLockStore;
   readonly ledger: InMemoryBillingLedger;
@@ -204,6 +204,6 @@ export function memoryAttempt(now: string): MemoryAttempt {
   const locks = new InMemoryLockStore();
   const ledger = new InMemoryBillingLedger(locks);
   const processor = new PaymentSimulator(clock);
-  const deps: AttemptDeps = { clock, locks, billing: ledger, processor, accounts: processor, ids: { newId: () => randomUUID() }, accountClockSkewMs: 0 };
+  const deps: UseCaseDeps = { clock, locks, billing: ledger, processor, accounts: processor, ids: { newId: () => randomUUID() }, accountClockSkewMs: 0 };
   return { deps, clock, locks, ledger, processor };
 }

@@ -8,12 +8,6 @@ import type { Clock } from '../ports/clock.js';
 import type { PaymentsStore } from '../ports/loan-payments.js';
 import type { LoanPayment } from '../records.js';
 
-/**
- * Apply an ACH outcome (DESIGN 4): settlement, return, refund or chargeback of a debit the processor
- * accepted earlier, written with the record's version as the fence (the ach-handler takes no lock).
- */
-
-
 export interface AchOutcomePorts {
   readonly clock: Clock;
   readonly billing: BillingStore;
@@ -27,9 +21,8 @@ export type AchResult =
   | { readonly kind: 'not_yet_recorded'; readonly status: string };
 
 /**
- * Reads the referenced record (strongly consistent), decides, and writes conditional on the
- * version it read. A ConcurrentModificationError re-reads and decides once more; a second one is
- * thrown (the sender retries).
+ * Settlement, return, refund or chargeback of an accepted debit, written on the version read (no lock).
+ * One conflict re-reads and decides again; a second is thrown, and the sender retries.
  */
 export async function applyAchEvent(ports: AchOutcomePorts, event: AchEvent): Promise<AchResult> {
   try {
@@ -103,7 +96,7 @@ function sumTallies(tallies: readonly (AchRateTally | undefined)[]): AchRateTall
   return { day: present[0]!.day, counts: present.map((t) => t.counts).reduce(addAchRateCounts) };
 }
 
-/** A return that changed the record counts in its day's return-rate counters (DESIGN 4.1); replays and ignored events write nothing. */
+/** A return that changed the record counts in its day's return-rate counters. */
 function returnCounted(event: AchEvent, now: Date): { achRates?: ReturnType<typeof achReturnTally> } {
   return event.type === 'returned' && event.return_code !== undefined ? { achRates: achReturnTally(event.return_code, now) } : {};
 }

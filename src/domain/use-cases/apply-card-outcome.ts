@@ -7,17 +7,12 @@ import { withUserLock, type LockDeps } from '../lock.js';
 import type { IdGenerator } from '../billing-record.js';
 import type { BillingRecord } from '../records.js';
 
-/** Apply a card outcome from a Stripe webhook (DESIGN 6): checkout, PaymentIntent and charge events. */
-
 /** Records of the user read to see whether a chain is open. */
 const RECENT_RECORDS = 24;
 
 /**
- * checkout.session.completed: opens the user's billing chain with its first record (PENDING, paid by
- * card), under the user's lock so that it cannot race a NEW membership. A card chain's first period
- * already at that date is a replay (across event ids); any other open chain means the user is
- * already a member (DESIGN 2.9): nothing is created. A closed chain's other record on that date does
- * not stop the new chain: its first period takes the next free instant (chain.ts).
+ * checkout.session.completed opens the user's card chain, under the lock so it cannot race a NEW. A
+ * card chain's first period at that date is a replay; any other open chain means already a member.
  */
 export async function applyCheckoutCompleted(ports: CardOutcomePorts & LockDeps, input: CheckoutCompleted, owner: string): Promise<CardResult> {
   return withUserLock(ports, input.user_id, owner, () => openChain(ports, input));
@@ -66,11 +61,9 @@ async function resolveRecorded(ports: CardOutcomePorts, subscriptionId: string, 
 type Decide<I> = (record: BillingRecord, input: I, now: Date, ids: IdGenerator) => CardDecision;
 
 /**
- * Read (strongly consistent), decide, commit on the read version; one re-read after a conflict.
- * A decision that records a submission in place of its attempt (`records_submission`) is taken
- * again and committed under the user's lock, fail-if-locked: while an attempt holds it, that
- * attempt is about to record its own answer, so the event is refused (LockedError, 409) and Stripe
- * delivers it again, to find it recorded. One outcome, one write, whichever path reports it first.
+ * Read, decide, commit on the read version; one re-read after a conflict. A decision that records a
+ * submission for its attempt is retaken under the lock: an attempt holding it is about to record its
+ * own answer, so the event is refused (409) and Stripe redelivers it.
  */
 export async function applyCardOutcome<I extends PaymentIntentOutcome>(ports: CardOutcomePorts & LockDeps, decide: Decide<I>, input: I, owner: string): Promise<CardResult> {
   const once = async (locked: boolean): Promise<CardResult> => {

@@ -6,20 +6,16 @@ import { intentOf, OPEN_CHAIN_STATUSES, successorPlan } from '../intent.js';
 import type { BillingRecord, BillingStatus } from '../records.js';
 import { toDate } from '../time.js';
 import { billingTransitions } from '../transitions.js';
-import type { AttemptDeps } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
 /**
- * Due-date change (DESIGN 8): delete-then-put in one transaction. Refused with `unbilled_period`
- * when the period is already due and unbilled. It moves the billing anchor, and only the anchor
- * (DESIGN 2.9): the periods after it follow the new date's day; a cancel request or pause stays.
- * A predecessor whose successor this period is gets the chain link (`successor_billing_date`) in the
- * same transaction when it is open or can open again (a collected period comes back FAILED on a
- * return after settlement or a chargeback), so neither its later attempt nor a membership change
- * that takes it for the chain's head opens a second period at the old date.
+ * Delete-then-put in one transaction, refused (`unbilled_period`) while the period is due and unbilled.
+ * Only the billing anchor moves; a cancel request or pause stays. A predecessor that may still open
+ * this period is linked to the new date in the same transaction, so none opens one at the old date.
  */
 export async function changeBillingDate(
-  deps: AttemptDeps,
+  deps: UseCaseDeps,
   request: ActorRequest & { readonly billingDate: string },
 ): Promise<BillingRecord> {
   return withLockedSubscription(deps, request, async (read) => {
@@ -54,11 +50,7 @@ export async function changeBillingDate(
   });
 }
 
-/**
- * Statuses whose period is open or can become open again by some billing event (the transition
- * table decides: COMPLETED → FAILED on ACH_RETURNED and CHARGED_BACK): such a predecessor can be a
- * chain's head later, and its successor rule must find the moved period.
- */
+/** Statuses open now or able to open again by some billing event (a collected period can come back FAILED). */
 const EVERY_STATUS: Record<BillingStatus, true> = { PENDING: true, ACHSENT: true, COMPLETED: true, FAILED: true, WAIVED: true, CANCELLED: true, PAUSED: true, SKIPPED: true, INACTIVE: true, REFUNDED: true };
 const MAY_BE_OPEN: ReadonlySet<BillingStatus> = new Set(
   (Object.keys(EVERY_STATUS) as BillingStatus[]).filter(
@@ -71,12 +63,8 @@ const MAY_BE_OPEN: ReadonlySet<BillingStatus> = new Set(
 /** Records of the user searched for the moved period's predecessor (newest first). */
 const PREDECESSOR_SEARCH = 24;
 
-/**
- * The period of `read`'s chain, open or able to open again, whose successor (by the one successor
- * rule) is `read`: it can still open one. `read` may sit a few nanoseconds after that date (displaced by another chain's
- * record there, chain.ts): the same chain and the same millisecond is the match.
- */
-async function openPredecessor(deps: AttemptDeps, read: BillingRecord): Promise<BillingRecord | undefined> {
+/** The period of `read`'s chain, open or able to open again, whose successor is `read` (displaced or not). */
+async function openPredecessor(deps: UseCaseDeps, read: BillingRecord): Promise<BillingRecord | undefined> {
   const records = (await deps.billing.listByUser(read.user_id, { limit: PREDECESSOR_SEARCH })).items;
   return records.find((r) => {
     if (r.subscription_id === read.subscription_id || !MAY_BE_OPEN.has(r.billing_status) || !sameChain(r, read)) return false;

@@ -2,13 +2,8 @@ import type { BalanceEvent } from '../balance-events.js';
 import { isCollectibleAndDue, type BalanceObservation } from '../collectible.js';
 import type { BillingStore } from '../ports/billing-store.js';
 import type { BillingRecord } from '../records.js';
-import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from './collect.js';
-
-/**
- * Collect on a balance event (DESIGN 8 `POST /webhooks/balance`): a fresh balance arrived, so the
- * user's due periods are attempted now, oldest first, each through the balance gate (a closed gate
- * writes nothing). What one collection spends is taken off the observed balance before the next.
- */
+import { runCollectionAttempt, type AttemptOutcome } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 
 /** Records of the user scanned for due work (newest first): a year of monthly periods and then some. */
 const RECENT_RECORDS = 24;
@@ -37,8 +32,8 @@ export async function dueCollectibleRecords(billing: Pick<BillingStore, 'listByU
     .sort((a, b) => (a.billing_date < b.billing_date ? -1 : a.billing_date > b.billing_date ? 1 : 0));
 }
 
-/** Attempts the due records in order; answers what was attempted, in order. */
-export async function collectOnBalanceEvent(deps: AttemptDeps, request: CollectOnBalanceRequest): Promise<BalanceCollection[]> {
+/** Attempts the user's due periods, oldest first, each through the balance gate; answers them in order. */
+export async function collectOnBalanceEvent(deps: UseCaseDeps, request: CollectOnBalanceRequest): Promise<BalanceCollection[]> {
   const due = await dueCollectibleRecords(deps.billing, request.event.user_id, deps.clock.now());
   const done: BalanceCollection[] = [];
   let balance = observationOf(request.event, request.thresholdCents);

@@ -1,4 +1,4 @@
-import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure, type IdGenerator } from '../billing-record.js';
+import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure } from '../billing-record.js';
 import { balanceDecision, deadHolderFoundAccountInactive, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, mayHoldUnrecordedCharge, repairsUnrecordedAttempt, type BalanceObservation, type NotDueReason } from '../collectible.js';
 import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
 import { CLEARED_DUNNING, EXHAUSTED_DUNNING, classifyDecline, dunningAfterDecline, dunningLapsed, isInDunning } from '../dunning.js';
@@ -7,33 +7,17 @@ import { intentOf, isCancelRequested } from '../intent.js';
 import { allowlistedError, billingFailureView, classifyFailure, dueKey, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';
 import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
-import type { AccountDirectory } from '../ports/account-directory.js';
+import type { AccountSnapshot } from '../ports/account-directory.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
-import type { Clock } from '../ports/clock.js';
-import type { LockStore } from '../ports/locks.js';
-import type { PaymentProcessor, PaymentResult } from '../ports/processor.js';
+import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
 import { formatInstant } from '../time.js';
+import type { UseCaseDeps } from './deps.js';
 
 export { GATE_CLOSED_ERROR, type BalanceObservation, type NotDueReason } from '../collectible.js';
 
-/** Everything the collection attempt talks to. */
-export interface AttemptDeps {
-  readonly clock: Clock;
-  readonly locks: LockStore;
-  readonly billing: BillingLedger;
-  readonly processor: PaymentProcessor;
-  readonly accounts: AccountDirectory;
-  readonly ids: IdGenerator;
-  /** Full errors go here (the saved text is an allowlist). */
-  readonly onError?: (error: unknown, context: { subscription_id?: string; user_id: string; class: FailureClass; recorded: boolean }) => void;
-  /** A decline code the dunning table does not know (classified retry_later): logged, never an error. */
-  readonly onUnknownDecline?: (context: { subscription_id: string; user_id: string; decline_code: string }) => void;
-  readonly lockLeaseMs?: number;
-  readonly lockHeartbeatMs?: number;
-  /** See ACCOUNT_CLOCK_SKEW_MS (collectible.ts). */
-  readonly accountClockSkewMs?: number;
-}
+/** The collection attempt's dependencies: a use case's, with only the ledger part of the billing store. */
+export type AttemptDeps = Omit<UseCaseDeps, 'billing'> & { readonly billing: Pick<BillingLedger, 'get' | 'commit' | 'recordBillingFailure'> };
 
 export interface AttemptRequest {
   readonly key: BillingKey;
@@ -46,7 +30,6 @@ export interface AttemptRequest {
   readonly reason?: string | undefined;
   /** The bulk retry run this attempt belongs to: written on its audit row as `run_id`. */
   readonly runId?: string | undefined;
-  /** The invocation's deadline/abort. */
   readonly signal?: AbortSignal;
   /** The caller's Idempotency-Key (manual pay), stored on the record with the submission. */
   readonly requestKey?: string | undefined;
@@ -54,10 +37,7 @@ export interface AttemptRequest {
   readonly heldLock?: HeldLock;
   /** With heldLock: the caller is done with it after this attempt, so the attempt's transaction releases it. */
   readonly releaseHeldLock?: boolean;
-  /**
-   * With heldLock: the record as the caller read it (strongly consistent) or last wrote it under that
-   * lock, so the attempt does not read it again. Its version still conditions the attempt's write.
-   */
+  /** With heldLock: the record as last read or written under it, not read again; its version still fences the write. */
   readonly read?: BillingRecord;
 }
 
@@ -77,10 +57,8 @@ export type AttemptOutcome =
 export type AttemptOutcomeKind = AttemptOutcome['kind'];
 
 /**
- * The one collection attempt every path runs (DESIGN 3):
- * lock → read → gate → submit → one transaction → release.
- * Exactly-once rests on the idempotency key `{subscription_id}:{payment_attempts + 1}` and the
- * version-conditioned transaction, not on the lock.
+ * The one collection attempt every path runs: lock → read → gate → submit → one transaction → release.
+ * Exactly-once rests on the key `{subscription_id}:{payment_attempts + 1}` and the version fence, not on the lock.
  */
 export async function runCollectionAttempt(deps: AttemptDeps, request: AttemptRequest): Promise<AttemptOutcome> {
   if (request.heldLock) return attemptUnderLock(deps, request, request.heldLock, request.releaseHeldLock === true);
@@ -94,18 +72,15 @@ export async function runCollectionAttempt(deps: AttemptDeps, request: AttemptRe
   try {
     return await attemptUnderLock(deps, request, lock, true);
   } finally {
-    // A failed release is not the attempt's failure: the lease expires on its own in 60 s.
+    // A failed release is not the attempt's failure: the lease expires on its own.
     await releaseQuietly(lock, (error) => deps.onError?.(error, { user_id: request.key.user_id, class: 'transient', recorded: false }));
   }
 }
 
-/** Commits one transaction of the attempt. */
 type Commit = (tx: BillingTransaction) => Promise<unknown>;
 
 async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock: HeldLock, ownsLock: boolean): Promise<AttemptOutcome> {
-  // The attempt's own lock is released inside its write (3 requests: lock, read, transaction); a
-  // caller's lock (retry-billing, memberships) stays held for the caller's next step unless the
-  // caller says it has none (releaseHeldLock).
+  // The attempt's own lock is released inside its write; a caller's stays held unless released with it.
   const commit: Commit = ownsLock
     ? (tx) => lock.releaseWith((releaseLock) => deps.billing.commit({ ...tx, releaseLock }))
     : (tx) => deps.billing.commit(tx);
@@ -122,71 +97,32 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   if (notDue === 'exhausted' && dunningLapsed(read, now)) return recordLapsedDunning(deps, commit, read, now, request, lock.signal);
   if (notDue) return { kind: 'not_due', reason: notDue, record: read };
 
-  // Set once the payment request is handed to the processor: a failure after it may leave a charge no record shows.
+  // Once the request is handed to the processor, a failure may leave a charge no record shows.
   let presented = false;
   try {
-    if (isCancelRequested(read)) {
-      const after = applyBillingEvent(read, 'CANCEL_COMPLETED', now, { process, updatedEvent: 'CANCEL_COMPLETED' });
-      await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after)] });
-      return { kind: 'cancelled', record: after };
-    }
+    if (isCancelRequested(read)) return await completeCancel(commit, read, now, process);
 
     const account = await deps.accounts.getAccount(read.user_id, combinedSignal(request.signal, lock.signal));
-    // An earlier attempt of this period presented its key while the account was active and its outcome
-    // is not recorded (a saved failure after the call, or a dead holder naming this period): the same
-    // key is resent before the account gate, so a ban cannot leave a charge the processor took on no
-    // record (F11). Never a second charge: one key. A dead holder that took its lock after the account
-    // left active found it so and presented nothing: its lease is no evidence here.
+    // A key presented while the account was active and not recorded is resent past the account gate,
+    // so a ban cannot hide a charge; a dead holder that found the account inactive presented nothing.
     const deadLease = deadHolderFoundAccountInactive(lock.takenOver, account, deps.accountClockSkewMs) ? undefined : lock.takenOver;
     if (account.status !== 'active' && !mayHoldUnrecordedCharge(read, deadLease)) {
-      const after = applyBillingEvent(read, 'USER_NOT_ACTIVE', now, {
-        process,
-        updatedEvent: account.status === 'banned' ? 'USER_BANNED' : 'USER_NOT_ACTIVE',
-      });
-      await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after)] });
-      return { kind: 'inactive', record: after };
+      return await deactivate(commit, read, now, process, account.status);
     }
 
     const decision = balanceDecision(read, account, process, request.balance);
-    // A dead holder's attempt of this period may have reached the processor: resend its key first (F8).
+    // A dead holder's attempt of this period may have reached the processor: resend its key first.
     if (!decision.open && !repairsUnrecordedAttempt(lock.takenOver, read)) {
       if (request.balance) return { kind: 'gate_closed', record: read };
-      // Scheduled/retry: decline-like, nothing presented to the bank, retried daily (a period in dunning
-      // spends its slot). Like a decline it changes the due work, but nothing was submitted so the due
-      // key cannot move: void the failure.
-      const after = applyBillingEvent(read, 'DECLINED', now, {
-        process,
-        set: {
-          payment_error: GATE_CLOSED_ERROR,
-          last_attempt_date: formatInstant(now),
-          first_attempt_date: read.first_attempt_date ?? formatInstant(now),
-          ...VOIDED_FAILURE,
-          ...(isInDunning(read)
-            ? dunningAfterDecline(read, { classification: { decline_code: read.decline_code!, decline_class: read.decline_class!, known: true }, process, presented: false }, now)
-            : {}),
-        },
-      });
+      const after = gateClosedDecline(read, now, process);
       return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind: 'declined', record: after });
     }
 
-    // Resending a dead holder's key past the account gate: if this holder dies too, the next one
-    // must judge the account against the dead holder's instant, not this lock's (a lease written
-    // before held_since existed is taken as held since ever). One conditional put, on this repair only.
+    // If this holder dies too, the next must judge the account at the dead holder's instant, not this lock's.
     if (account.status !== 'active' && deadLease !== undefined) await lock.carryHeldSince(deadLease.held_since ?? 0);
     throwIfAborted(request.signal, lock.signal);
     presented = true;
-    const result = await deps.processor.submit(
-      {
-        idempotency_key: `${read.subscription_id}:${read.payment_attempts + 1}`,
-        user_id: read.user_id,
-        amount_cents: read.amount_cents,
-        rail: read.payment_method,
-        account_last_four: read.account_last_four,
-        reference: { kind: 'subscription', user_id: read.user_id, billing_date: read.billing_date, subscription_id: read.subscription_id },
-        ...representmentFlags(read),
-      },
-      combinedSignal(request.signal, lock.signal),
-    );
+    const result = await deps.processor.submit(paymentRequestOf(read), combinedSignal(request.signal, lock.signal));
     const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
@@ -194,6 +130,49 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   } catch (error) {
     return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal), presented);
   }
+}
+
+async function completeCancel(commit: Commit, read: BillingRecord, now: Date, process: Process): Promise<AttemptOutcome> {
+  const after = applyBillingEvent(read, 'CANCEL_COMPLETED', now, { process, updatedEvent: 'CANCEL_COMPLETED' });
+  await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after)] });
+  return { kind: 'cancelled', record: after };
+}
+
+async function deactivate(commit: Commit, read: BillingRecord, now: Date, process: Process, status: AccountSnapshot['status']): Promise<AttemptOutcome> {
+  const after = applyBillingEvent(read, 'USER_NOT_ACTIVE', now, {
+    process,
+    updatedEvent: status === 'banned' ? 'USER_BANNED' : 'USER_NOT_ACTIVE',
+  });
+  await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after)] });
+  return { kind: 'inactive', record: after };
+}
+
+/** Recorded like a decline and retried daily; nothing was submitted, so the due key stays and the failure is voided. */
+function gateClosedDecline(read: BillingRecord, now: Date, process: Process): BillingRecord {
+  return applyBillingEvent(read, 'DECLINED', now, {
+    process,
+    set: {
+      payment_error: GATE_CLOSED_ERROR,
+      last_attempt_date: formatInstant(now),
+      first_attempt_date: read.first_attempt_date ?? formatInstant(now),
+      ...VOIDED_FAILURE,
+      ...(isInDunning(read)
+        ? dunningAfterDecline(read, { classification: { decline_code: read.decline_code!, decline_class: read.decline_class!, known: true }, process, presented: false }, now)
+        : {}),
+    },
+  });
+}
+
+function paymentRequestOf(read: BillingRecord): PaymentRequest {
+  return {
+    idempotency_key: `${read.subscription_id}:${read.payment_attempts + 1}`,
+    user_id: read.user_id,
+    amount_cents: read.amount_cents,
+    rail: read.payment_method,
+    account_last_four: read.account_last_four,
+    reference: { kind: 'subscription', user_id: read.user_id, billing_date: read.billing_date, subscription_id: read.subscription_id },
+    ...representmentFlags(read),
+  };
 }
 
 function afterSubmission(deps: AttemptDeps, read: BillingRecord, result: PaymentResult, now: Date, process: Process): BillingRecord {
@@ -227,7 +206,7 @@ const VOIDED_FAILURE = {
   billing_last_error: undefined,
 } as const;
 
-/** Step 5: one transaction with the audit row (decision context) and, after a first attempt, the next period. */
+/** One transaction: the record, its audit row and, when it leaves PENDING, the next period. */
 async function commitAttempt(
   deps: AttemptDeps,
   commit: Commit,
@@ -245,19 +224,15 @@ async function commitAttempt(
     writes: [{ kind: 'update', read, record: after }],
     history: [history],
     ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
-    // NACHA return rates (DESIGN 4.1): every ACH entry presented counts in its day's debits.
+    // Every ACH entry presented counts in its day's debits (NACHA return rates).
     ...(originatesAchDebit(read, after) ? { achRates: achDebitTally(now) } : {}),
   });
   return outcome;
 }
 
 /**
- * The automatic path that finds a dunning cycle's 14-day window over (DESIGN 5b) presents nothing
- * and records what the reads already show: exhausted, in one version-conditioned write with its
- * audit row (`DUNNING_EXHAUSTED`, published as `billing.dunning.exhausted`). The stored next attempt
- * goes, so the period leaves the due-index for the dunning index's EXHAUSTED partition; codes,
- * attempts, the ceilings' memory and any saved billing failure stay (a system failure is not a
- * decline). A failed write saves nothing: the next run finds the window over again.
+ * A dunning window found over presents nothing and records the cycle exhausted; a failed write saves
+ * nothing, since the next run finds the window over again.
  */
 async function recordLapsedDunning(
   deps: AttemptDeps,
@@ -281,13 +256,10 @@ async function recordLapsedDunning(
   return { kind: 'not_due', reason: 'exhausted', record: after };
 }
 
-/**
- * A PAUSED record whose period has come: skip it and open the next one calendar month later, still
- * paused while months remain (the successor rule in intent.ts counts the months).
- */
+/** A paused period that has come is skipped; its successor stays paused while months remain. */
 async function advancePause(deps: AttemptDeps, commit: Commit, read: BillingRecord, now: Date, process: Process): Promise<AttemptOutcome> {
   if (Date.parse(read.billing_date) > now.getTime()) return { kind: 'not_due', reason: 'not_yet_due', record: read };
-  // The skipped month is spent: the pause months move to the successor (paused_months is non-zero only while PAUSED).
+  // The skipped month is spent: the remaining pause months move to the successor.
   const { paused_months: _spent, ...rest } = intentOf(read);
   const after = applyIntentChange(read, 'PAUSE_SKIPPED', now, rest, { process, updatedEvent: 'PAUSE_SKIPPED' });
   const planned = successorRecord(read, now, deps.ids, after.last_run_date, { process });
@@ -300,7 +272,7 @@ async function advancePause(deps: AttemptDeps, commit: Commit, read: BillingReco
   return { kind: 'pause_advanced', record: after };
 }
 
-/** Classifies a failure; counted failures are saved on the record (RecordBillingFailure). */
+/** Counted failures are saved on the record; the others are only reported. */
 async function handleFailure(
   deps: AttemptDeps,
   read: BillingRecord,
@@ -322,7 +294,7 @@ async function handleFailure(
   return { kind: 'failed_counted', failure: billingFailureView(saved)!, record: saved };
 }
 
-/** Processor errors that are the processor's own answer that it took nothing (a refused request), by code. */
+/** Processor errors that are its own answer that it took nothing (a refused request). */
 const NO_CHARGE_PROCESSOR_CODES: ReadonlySet<string> = new Set(['processor_rejected', 'unsupported_rail', 'processor_auth', 'ambiguous_customer']);
 
 function answeredWithoutCharge(error: unknown): boolean {
@@ -333,7 +305,7 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** RecordBillingFailure: lands only if the record still owes the same work at the same count. */
+/** Lands only if the record still owes the same work at the same count. */
 export async function saveFailure(
   deps: Pick<AttemptDeps, 'billing'>,
   read: BillingRecord,
@@ -344,7 +316,7 @@ export async function saveFailure(
 ): Promise<BillingRecord | undefined> {
   const failure = nextFailure(read, now, allowlistedError(message, read.subscription_id), (d) => formatInstant(d));
   const after = withFailure(read, failure, now);
-  // The processor may hold a charge under this key: kept until an attempt records its result (payment_attempts moves).
+  // The processor may hold a charge under this key: kept until an attempt records its result.
   if (presented) after.billing_presented_for = dueKey(read);
   if (after.billing_next_attempt_at === undefined) delete after.billing_next_attempt_at;
   after.process = request.process;

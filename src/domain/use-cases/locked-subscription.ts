@@ -1,7 +1,7 @@
 import { NotFoundError } from '../errors.js';
 import { withUserLock, type HeldLock } from '../lock.js';
 import type { BillingKey, BillingRecord } from '../records.js';
-import type { AttemptDeps } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 
 /** An operator or user action on one subscription, named by its id. */
 export interface ActorRequest {
@@ -15,24 +15,19 @@ export interface ActorRequest {
   readonly signal?: AbortSignal;
 }
 
-export async function findSubscription(deps: Pick<AttemptDeps, 'billing'>, subscriptionId: string): Promise<BillingRecord> {
+export async function findSubscription(deps: Pick<UseCaseDeps, 'billing'>, subscriptionId: string): Promise<BillingRecord> {
   const found = await deps.billing.findBySubscriptionId(subscriptionId);
   if (!found) throw new NotFoundError(`subscription ${subscriptionId} not found`);
   return found;
 }
 
 /**
- * Locates the subscription on the subscription_id-index (its keys only), takes its user's lock
- * (LockedError → 409, nothing changed), reads it strongly consistent and runs `work`. A
- * subscription never changes user, so the index's user_id names the right lock even when the index
- * lags; the consistent read under the lock is what `work` acts on (a key the index still shows after
- * a due-date change reads as another subscription or nothing, and is passed over). The lock is
- * always released, by `work`'s own transaction or afterwards; once `work` has committed, a failed
- * release never turns its result into an error (DESIGN 3.1). `attempts`: the work runs the collection
- * attempt of this period (manual pay, retry-billing), so the lease names the period.
+ * Takes the lock of the subscription's user (LockedError: 409, nothing changed) and runs `work` on a
+ * consistent read. The index may lag, but a subscription never changes user, so its user_id names
+ * the right lock. `attempts`: the work attempts this period, so the lease names it.
  */
 export async function withLockedSubscription<T>(
-  deps: AttemptDeps,
+  deps: UseCaseDeps,
   request: ActorRequest,
   work: (read: BillingRecord, lock: HeldLock) => Promise<T>,
   options: { readonly attempts?: boolean } = {},
@@ -50,14 +45,12 @@ export async function withLockedSubscription<T>(
       return work(read, lock);
     },
     (error) => deps.onError?.(error, { subscription_id: request.subscriptionId, user_id: userId, class: 'transient', recorded: false }),
-    // A use case that attempts the period names it on the lease: if it dies between the processor and
-    // its write, the next holder knows this period's key may be held (DESIGN 3, collectible.ts).
     options.attempts ? keys[0]?.billing_date : undefined,
   );
 }
 
 /** The newest of the keys' consistent reads that is still this subscription. */
-async function currentRecord(deps: Pick<AttemptDeps, 'billing'>, keys: readonly BillingKey[], subscriptionId: string): Promise<BillingRecord | undefined> {
+async function currentRecord(deps: Pick<UseCaseDeps, 'billing'>, keys: readonly BillingKey[], subscriptionId: string): Promise<BillingRecord | undefined> {
   const reads = await Promise.all(keys.map((key) => deps.billing.get(key)));
   const current = reads.filter((r): r is BillingRecord => r !== undefined && r.subscription_id === subscriptionId);
   return current.sort((a, b) => (a.last_run_date < b.last_run_date ? 1 : -1))[0];

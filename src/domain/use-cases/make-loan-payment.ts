@@ -12,15 +12,6 @@ import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../r
 import { formatInstant } from '../time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from '../transitions.js';
 
-/**
- * Loan payments made by the user (DESIGN 2.7, seed 004): create PENDING, submit through the
- * processor, then ACHSENT (ach), COMPLETED (pinless, applied to the intended installment), RETRY
- * (declined, retried by the collections run) or FAILED (a `do_not_retry` decline). An ACH payment on
- * an account whose previous debit came back unauthorized or for an account error is refused (409,
- * DESIGN 3.1) before anything is written. Every write carries its audit row. The payment id is derived by the caller from the request's Idempotency-Key, so a
- * repeat finds the payment it made instead of making another.
- */
-
 export interface LoanPaymentDeps {
   readonly payments: PaymentsStore;
   readonly processor: PaymentProcessor;
@@ -59,6 +50,10 @@ export const LOAN_PAYMENT_REASONS = {
   collected: 'Payment collected.',
 } as const;
 
+/**
+ * Creates the payment PENDING, then submits it. The payment id comes from the Idempotency-Key, so a
+ * repeat finds the payment it made; an ACH debit of a held account is refused (409) before any write.
+ */
 export async function makeLoanPayment(deps: LoanPaymentDeps, request: LoanPaymentRequest): Promise<LoanPaymentResult> {
   const existing = await deps.payments.get(request.user_id, request.loan_id, request.payment_id);
   if (existing) return repeat(deps, existing, request);
@@ -101,17 +96,15 @@ async function repeat(deps: LoanPaymentDeps, existing: LoanPayment, request: Loa
     throw new IdempotencyKeyReusedError(`Idempotency-Key already used for payment ${existing.loc_payment_id} with different details`);
   }
   if (existing.loc_status === 'PENDING' && existing.loc_process === 'MANUAL') {
-    // The interrupted attempt may never have reached the bank, so this may debit the account now:
-    // the hold is judged again (an account returned unauthorized or invalid since is not debited).
-    // Nothing is written; a debit that did reach the bank is recorded by its outcome.
+    // The interrupted attempt may never have reached the bank, so the hold is judged again; the key
+    // is the interrupted attempt's, so this never charges twice.
     await refuseHeldAccount(deps, existing);
-    // The processor key is the same as the interrupted attempt's, so this never charges twice.
     return { payment: await submit(deps, existing, auditOf(request), request.signal), created: false };
   }
   return { payment: existing, created: false };
 }
 
-/** DESIGN 3.1: an ACH debit of an account whose newest other presented payment of the loan was returned unauthorized or for an account error is refused (409), before anything is written. */
+/** An ACH debit of an account whose last presented payment came back unauthorized or invalid is refused (409). */
 async function refuseHeldAccount(
   deps: LoanPaymentDeps,
   payment: Pick<LoanPayment, 'loc_user_id' | 'loc_loan_id' | 'loc_payment_id' | 'loc_payment_method' | 'loc_account_last_four'>,

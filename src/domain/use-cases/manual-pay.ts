@@ -1,7 +1,8 @@
 import { HOLD_MESSAGES, isHoldCode } from '../collectible.js';
 import { LockedError, PaymentHoldError } from '../errors.js';
 import type { BillingRecord } from '../records.js';
-import { runCollectionAttempt, type AttemptDeps, type AttemptOutcome } from './collect.js';
+import { runCollectionAttempt, type AttemptOutcome } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 import { findSubscription, withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
 export interface ManualPayResult {
@@ -11,16 +12,11 @@ export interface ManualPayResult {
 }
 
 /**
- * Manual pay (DESIGN 8): the attempt with process MANUAL. A repeat of the same Idempotency-Key is
- * answered with the record as it is, never re-run. A hold (DESIGN 3.1) is a PaymentHoldError
- * (409 with the hold's code): the attempt's gate refused it before anything was presented or written.
- *
- * Four DynamoDB requests when it bills: the index lookup (keys only), the user's lock, the
- * consistent read under it (which also answers a repeat), and the attempt's one transaction, which
- * releases the lock.
+ * The attempt with process MANUAL. A repeat of the Idempotency-Key answers the record as it is, never
+ * re-run; a hold is a PaymentHoldError (409), refused before anything was presented or written.
  */
 export async function manualPay(
-  deps: AttemptDeps,
+  deps: UseCaseDeps,
   request: ActorRequest & { readonly idempotencyKey: string },
 ): Promise<ManualPayResult> {
   try {
@@ -47,8 +43,7 @@ export async function manualPay(
     }, { attempts: true });
   } catch (error) {
     if (!(error instanceof LockedError)) throw error;
-    // Another invocation holds the user's lock: a repeat of a request already answered is still
-    // answered (from a consistent read); anything else is 409 locked.
+    // Another invocation holds the lock: a repeat already answered is still answered; anything else is 409.
     const current = await findSubscription(deps, request.subscriptionId);
     if (current.last_request_key === request.idempotencyKey) return replay(current);
     throw error;

@@ -38,13 +38,8 @@ export interface CollectionsPlan {
 const PROCESS_OF: ReadonlyMap<BillingStatus, CollectionProcess> = new Map(COLLECTION_SCANS.map((scan) => [scan.status, scan.process]));
 
 /**
- * Pages through the due records (the sparse due-index, one partition per shard for every status,
- * keyed on each open record's next eligible instant: billing date, daily retry, ladder or dunning
- * next attempt; parked, exhausted and held records are not in it, so the run's reads grow with due
- * work only) and, at the same time, the due RETRY loan payments; sends one message per record that
- * is due and not held; the failing gauge's counters are read at the same time. Each record's
- * own status decides its process (`COLLECTION_SCANS`). Before each page of either stream the
- * deadline is asked; a page in hand is always sent in full before the run stops.
+ * Pages through the due billing records and the due loan retries side by side and sends one message
+ * per due item. The deadline is asked before each page; a page in hand is always sent in full.
  */
 export async function planCollections(
   deps: {
@@ -71,8 +66,7 @@ export async function planCollections(
     return true;
   };
 
-  // The failing gauge does not depend on the streams (CollectionsPlan.failing): read alongside them,
-  // so a run with nothing due is one round of requests. Awaited below, even when a stream fails.
+  // Read alongside the streams, so a run with nothing due is one round of requests.
   const counting = deps.billing.countFailing();
   counting.catch(() => undefined);
 
@@ -93,8 +87,6 @@ export async function planCollections(
     if (messages.length > 0) await options.send(messages);
     summary.enqueued += messages.length;
   });
-  // Loan payments in RETRY, due by their next attempt (GSI2, every shard): independent of the
-  // billing records, so read alongside them (one round of requests on a run with little due work).
   const loans = drain(deps.payments.streamDueRetries(dueAtOrBefore, pages), shouldContinue, async (due) => {
     const messages = due.map((d) => loanRetryMessage(d, now)).filter(fresh);
     if (messages.length > 0) await options.send(messages);
@@ -116,8 +108,6 @@ export async function planCollections(
     ),
   );
   for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
-  // Live billing failures for the gauge: counters kept by the writes (no failure is read); not a
-  // view of the scan, so a truncated run has them in full too.
   const counted = await counting;
   failing.retrying = counted.retrying;
   failing.parked = counted.parked;
@@ -125,11 +115,7 @@ export async function planCollections(
   return { summary, failing };
 }
 
-/**
- * Reads `pages` one at a time, asking `shouldContinue` before each, and hands each page to `handle`
- * (awaited in full). True when the stream ended, false when the deadline stopped it; the stream is
- * closed either way (no further reads).
- */
+/** Hands `pages` to `handle` one at a time while `shouldContinue`; true when the stream ended. Always closes it. */
 async function drain<T>(pages: AsyncIterable<readonly T[]>, shouldContinue: () => boolean, handle: (page: readonly T[]) => Promise<void>): Promise<boolean> {
   const iterator = pages[Symbol.asyncIterator]();
   let ended = false;

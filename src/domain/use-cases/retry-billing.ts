@@ -4,7 +4,8 @@ import { PaymentHoldError } from '../errors.js';
 import { resetDunning } from '../dunning.js';
 import { billingFailureView, type BillingFailureView } from '../ladder.js';
 import type { BillingRecord } from '../records.js';
-import { runCollectionAttempt, saveFailure, type AttemptDeps, type AttemptOutcome } from './collect.js';
+import { runCollectionAttempt, saveFailure, type AttemptOutcome } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
 export const NO_PROGRESS_ERROR = 'The attempt completed but the subscription is still due.';
@@ -18,12 +19,10 @@ export interface RetryBillingResult {
 }
 
 /**
- * Operator retry (DESIGN 5): under the lock (LockedError → 409, nothing changed), clear the saved
- * failure with its audit row in one transaction, then run the attempt inline. After the clear the
- * answer is always one of three outcomes, never an error. A hold (DESIGN 3.1) is checked before
- * the clear: PaymentHoldError (409 with the hold's code), nothing changed, nothing charged.
+ * Operator retry: under the lock, clears the saved failure, then runs the attempt inline. A hold is
+ * refused before the clear (409); after it the answer is one of three outcomes, never an error.
  */
-export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Promise<RetryBillingResult> {
+export async function retryBilling(deps: UseCaseDeps, request: ActorRequest): Promise<RetryBillingResult> {
   return withLockedSubscription(deps, request, async (read, lock) => {
     const now = deps.clock.now();
     const hold = isCollectibleAndDue(read, now) ? holdOf(read, now) : undefined;
@@ -37,7 +36,7 @@ export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Pr
         billing_failed_at: undefined,
         billing_next_attempt_at: undefined,
         billing_last_error: undefined,
-        // The dunning schedule starts again with the next decline (DESIGN 5b), audited by this row.
+        // The dunning schedule starts again with the next decline.
         ...resetDunning(read),
       },
     });
@@ -48,8 +47,7 @@ export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Pr
 
     let outcome: AttemptOutcome;
     try {
-      // The cleared record is what the store now holds (written under this lock, version-conditioned):
-      // the attempt does not read it again, and its transaction releases the lock (5 requests in all).
+      // The cleared record is what the store holds now: the attempt does not read it again.
       outcome = await runCollectionAttempt(deps, {
         key: read,
         read: cleared,
@@ -70,7 +68,7 @@ export async function retryBilling(deps: AttemptDeps, request: ActorRequest): Pr
 }
 
 async function retryResult(
-  deps: AttemptDeps,
+  deps: UseCaseDeps,
   read: BillingRecord,
   cleared: BillingRecord,
   outcome: AttemptOutcome,
@@ -93,8 +91,7 @@ async function retryResult(
       return { ...base, outcome: 'still_due', still_due: true, subscription: ('record' in outcome && outcome.record) || cleared };
     case 'not_due':
     case 'gate_closed': {
-      // A hold that landed between the check and the attempt (the ach-handler takes no lock), or the
-      // card's network ceiling (DESIGN 5b): nothing was presented, nothing is saved.
+      // A hold that landed after the check (the ach-handler takes no lock) or a network ceiling: nothing presented.
       if (outcome.kind === 'not_due' && (isHoldCode(outcome.reason) || outcome.reason === 'network_ceiling')) {
         return { ...base, outcome: 'still_due', still_due: true, subscription: outcome.record ?? cleared };
       }
@@ -102,7 +99,7 @@ async function retryResult(
       if (!isCollectibleAndDue(current, deps.clock.now())) {
         return { ...base, outcome: 'billed', still_due: false, subscription: current };
       }
-      // A clean return that leaves the subscription due is saved as "no progress" (ADR-119).
+      // A clean return that leaves the subscription due is saved as "no progress".
       const saved = await saveFailure(deps, current, NO_PROGRESS_ERROR, deps.clock.now(), { ...request, process: 'OPERATOR_RETRY' });
       if (!saved) return { ...base, outcome: 'still_due', still_due: true, subscription: current };
       return { ...base, outcome: 'failed', billing_failure: billingFailureView(saved)!, still_due: false, subscription: saved };

@@ -12,19 +12,6 @@ import { formatInstant } from '../time.js';
 import { loanPaymentTransitions } from '../transitions.js';
 import { afterSubmission } from './make-loan-payment.js';
 
-/**
- * The automatic retry of a loan payment in RETRY (DESIGN 2.7), the same attempt shape as a billing
- * period (DESIGN 3): the user's lock (fail-if-locked), a strongly consistent read, the gate (RETRY
- * and due), the holds of DESIGN 3.1, the submission with key `{loc_payment_id}:{loc_payment_attempts + 1}`
- * and process RETRY, and one transaction (the payment, conditional on the version read, and its
- * audit row). Exactly-once rests on the key and the version fence, not on the lock.
- *
- * Errors: a transient or interrupted failure writes nothing and is thrown (the queue delivers the
- * message again; the same key never charges twice). A counted processor error (not a decline)
- * keeps the payment RETRY and moves its next attempt by the 5b wait (loan-retries.ts); the billing
- * failure ladder of DESIGN 5 does not apply to loan payments.
- */
-
 export interface RetryLoanPaymentDeps extends LockDeps {
   readonly payments: PaymentsStore;
   readonly processor: PaymentProcessor;
@@ -49,6 +36,10 @@ export type RetryLoanPaymentOutcome =
 
 export const RETRY_ACTOR = 'system:collections';
 
+/**
+ * The automatic retry of a loan payment, shaped like the billing attempt: lock, read, gate, holds,
+ * submit, one fenced write. A transient failure writes nothing and is thrown (the queue redelivers).
+ */
 export async function retryLoanPayment(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRequest): Promise<RetryLoanPaymentOutcome> {
   try {
     return await withUserLock(deps, request.user_id, request.owner, (lock) => underLock(deps, request, lock), (error) =>
@@ -73,7 +64,7 @@ async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRe
   const recent = await deps.payments.listByLoan(read.loc_user_id, read.loc_loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null });
   const hold = loanAchHold(read, recent.items);
   if (hold) {
-    // DESIGN 2.7: a hold ends automatic retries (FAILED at the first hold); nothing is presented.
+    // A hold ends automatic retries: nothing is presented.
     const failed: LoanPayment = {
       ...read,
       loc_status: loanPaymentTransitions.apply(read.loc_status, 'RETRIES_EXHAUSTED'),
@@ -115,8 +106,7 @@ async function write(
   try {
     await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(deps.clock.now()) : undefined);
   } catch (error) {
-    // The fence: another writer (an ACH outcome, a racing retry past its lease) moved the payment.
-    // A submission we made is repaired by the next attempt, which sends the same key.
+    // Another writer moved the payment; a submission of ours is recorded by the next attempt's same key.
     if (error instanceof ConcurrentModificationError) return { kind: 'raced' };
     throw error;
   }

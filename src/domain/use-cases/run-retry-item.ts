@@ -5,10 +5,10 @@ import { withUserLock } from '../lock.js';
 import type { RetryRunStore } from '../ports/retry-runs.js';
 import { ITEM_CLAIM_STALE_MS, type RetryItemResult, type RetryRunMessage } from '../retry-runs.js';
 import { formatInstant } from '../time.js';
-import type { AttemptDeps } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 import { retryBilling } from './retry-billing.js';
 
-export type RetryItemDeps = AttemptDeps & { readonly retryRuns: RetryRunStore };
+export type RetryItemDeps = UseCaseDeps & { readonly retryRuns: RetryRunStore };
 
 export type RetryItemOutcome =
   /** The item has its result now (this call, or an earlier delivery that crashed before recording it). */
@@ -21,13 +21,9 @@ export type RetryItemOutcome =
   | { readonly kind: 'missing' };
 
 /**
- * One item of a bulk retry run (DESIGN 8): claim it (a conditional pending → processing), run
- * retry-billing's own path under the run's actor and reason with the audit rows carrying `run_id`,
- * and record the result with the run's count in one transaction. A hold (DESIGN 3.1) is `skipped`
- * with its code; a period that is no longer open (the schedule or another action settled it) is
- * `skipped` `not_open`. Exactly-once: a finished item is never run again; a claim taken again (a
- * redelivery after a crash) first looks for the run's own audit row and records what it did
- * instead of retrying twice; the attempt's idempotency key covers a crash inside the attempt.
+ * One item of a bulk retry run: claim it, run retry-billing under the run's actor and reason, record
+ * the result. A claim taken again after a crash first looks for the run's own audit row, so an item
+ * is never retried twice.
  */
 export async function runRetryItem(deps: RetryItemDeps, message: RetryRunMessage, context: { owner: string; claimId: string }): Promise<RetryItemOutcome> {
   const now = deps.clock.now();
@@ -76,10 +72,7 @@ export async function runRetryItem(deps: RetryItemDeps, message: RetryRunMessage
 /** Audit rows read back to find this run's own (its clear is the newest few rows of the period). */
 const RECENT_ROWS = 10;
 
-/**
- * What an earlier delivery of this item did, when its audit rows show it ran: the period as it is
- * now says the result. Undefined when this run never touched the period (retry it now).
- */
+/** What an earlier delivery did, read from the period as it is now; undefined when this run never touched it. */
 async function earlierResult(deps: RetryItemDeps, message: RetryRunMessage): Promise<{ result: RetryItemResult; detail: string } | undefined> {
   const rows = await deps.billing.history(message.subscription_id, { limit: RECENT_ROWS });
   if (!rows.items.some((row) => row.run_id === message.run_id)) return undefined;

@@ -45,11 +45,8 @@ const SELECTION_PAGE = 1_000;
 const USER_READ_CONCURRENCY = 8;
 
 /**
- * POST /v1/billing/retry-runs (DESIGN 8): claim the Idempotency-Key and the run in one transaction,
- * select the parked or exhausted periods from their sparse index (or the named users' periods),
- * store one item per period, then send one queue message per item (none on a dry run). Each step
- * can be repeated: a replay of the request finds the run and answers it, completing a creation
- * that a crash left halfway; the same key with another request is refused (422), nothing done.
+ * Claims the Idempotency-Key and the run, selects the periods, stores an item each and queues them.
+ * Every step can be repeated: a replay answers the run, completing a creation a crash left halfway.
  */
 export async function startRetryRun(deps: RetryRunDeps, input: StartRetryRunInput): Promise<StartedRetryRun> {
   const now = deps.clock.now();
@@ -148,11 +145,7 @@ async function allItems(store: RetryRunStore, runId: string): Promise<RetryRunIt
   return items;
 }
 
-/**
- * The periods the request selects, at most `limit`, none of `exclude`. From the sparse failing
- * index (parked) or the dunning index's exhausted partition; for named users, from each user's own
- * periods (a key query per user). The record is checked again: the indexes are eventually consistent.
- */
+/** At most `limit` periods the request selects, none of `exclude`; each is checked again (the indexes lag). */
 export async function selectPeriods(
   billing: BillingStore,
   request: Pick<RetryRunRequest, 'state' | 'user_ids'>,

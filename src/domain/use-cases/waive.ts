@@ -3,22 +3,16 @@ import { ATTEMPT_OUTCOME_UNKNOWN, ATTEMPT_OUTCOME_UNKNOWN_MESSAGE, mayHoldUnreco
 import { PaymentHoldError } from '../errors.js';
 import { intentOf } from '../intent.js';
 import type { BillingRecord } from '../records.js';
-import type { AttemptDeps } from './collect.js';
+import type { UseCaseDeps } from './deps.js';
 import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
 /**
- * Waive (operator): writes a period off without payment; the reason is required and audited. The
- * member's intent decides what follows, as for any period: no successor after a cancel request, and
- * a waived paused month still counts as one of the pause's months (the rest of the pause is kept).
- *
- * A period whose current key the processor may hold (an attempt presented it and its outcome is not
- * recorded) is not written off blind: 409 `attempt_outcome_unknown`, nothing changed. Resending the
- * key here would charge the period being waived when the processor does not hold it; retry-billing
- * (or the scheduled retry) resolves it with the same key, then the waive can follow.
+ * Writes a period off without payment, the reason audited; the member's intent decides the successor.
+ * A period whose key the processor may hold unrecorded is refused (409 `attempt_outcome_unknown`):
+ * only a retry with that key can tell, and resending it here would charge the period being waived.
  */
-export async function waive(deps: AttemptDeps, request: ActorRequest & { readonly reason: string }): Promise<BillingRecord> {
+export async function waive(deps: UseCaseDeps, request: ActorRequest & { readonly reason: string }): Promise<BillingRecord> {
   return withLockedSubscription(deps, request, async (read, lock) => {
-    // (A dead holder's lease naming this period is handed back when the lock is left: withUserLock.)
     if (mayHoldUnrecordedCharge(read, lock.takenOver)) throw new PaymentHoldError(ATTEMPT_OUTCOME_UNKNOWN, ATTEMPT_OUTCOME_UNKNOWN_MESSAGE);
     const now = deps.clock.now();
     // The waived month is spent like a skipped one: paused_months moves to the successor.

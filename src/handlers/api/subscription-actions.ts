@@ -1,7 +1,8 @@
 import { attemptDepsOf } from '../shared/attempt-deps.js';
 import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
-import type { AttemptDeps, AttemptOutcome } from '../../domain/use-cases/collect.js';
+import type { AttemptOutcome } from '../../domain/use-cases/collect.js';
+import type { UseCaseDeps } from '../../domain/use-cases/deps.js';
 import { LockedError } from '../../domain/errors.js';
 import { billingFailureView } from '../../domain/ladder.js';
 import { changeBillingDate } from '../../domain/use-cases/change-billing-date.js';
@@ -22,7 +23,7 @@ export const optionalReasonBody = lazySchema(() => z.optional(z.strictObject({ r
 export const waiveBody = lazySchema(() => z.strictObject({ reason: reasonSchema }));
 export const billingDateBody = lazySchema(() => z.strictObject({ billing_date: instantSchema, reason: z.optional(reasonSchema) }));
 
-function attemptDeps(ctx: RouteContext): AttemptDeps {
+function attemptDeps(ctx: RouteContext): UseCaseDeps {
   return attemptDepsOf(ctx.deps, ctx.log);
 }
 

@@ -1,9 +1,9 @@
-import type { AttemptDeps } from '../../domain/use-cases/collect.js';
+import type { UseCaseDeps } from '../../domain/use-cases/deps.js';
 import type { AppDeps } from '../../runtime/deps.js';
 import type { Logger } from '../../runtime/logger.js';
 
 /** The collection attempt's dependencies from the app's, with full errors going to the log. */
-export function attemptDepsOf(deps: AppDeps, logger: Logger): AttemptDeps {
+export function attemptDepsOf(deps: AppDeps, logger: Logger): UseCaseDeps {
   return {
     clock: deps.clock,
     locks: deps.locks,

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as z from '../../domain/zod.js';
 import { safeParseCold } from '../../domain/lazy-schema.js';
-import type { AttemptDeps, AttemptOutcome } from '../../domain/use-cases/collect.js';
+import type { AttemptOutcome } from '../../domain/use-cases/collect.js';
+import type { UseCaseDeps } from '../../domain/use-cases/deps.js';
 import type { AppDeps } from '../../runtime/deps.js';
 import type { Logger } from '../../runtime/logger.js';
 import { attemptDepsOf } from './attempt-deps.js';
@@ -94,7 +95,7 @@ export interface SqsWorkContext {
   readonly owner: string;
   readonly messageId: string;
   readonly logger: Logger;
-  readonly attemptDeps: AttemptDeps;
+  readonly attemptDeps: UseCaseDeps;
 }
 
 /**

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { AttemptDeps } from '../../src/domain/use-cases/collect.js';
-import { LockedError } from '../../src/domain/errors.js';
-import { applyMembershipEvent, membershipEventSchema, type MembershipEvent } from '../../src/domain/use-cases/apply-membership-event.js';
-import { formatInstant } from '../../src/domain/time.js';
-import { nextPeriodDate } from '../../src/domain/billing-record.js';
-import { createTestApp, type TestApp } from '../support/app.js';
-import { makeRecord } from '../support/billing-fixtures.js';
-import { holdUserLock, recordsOf, seedRecords } from '../support/seed.js';
+import type { UseCaseDeps } from '../../../../src/domain/use-cases/deps.js';
+import { LockedError } from '../../../../src/domain/errors.js';
+import { applyMembershipEvent, membershipEventSchema, type MembershipEvent } from '../../../../src/domain/use-cases/membership/apply-membership-event.js';
+import { formatInstant } from '../../../../src/domain/time.js';
+import { nextPeriodDate } from '../../../../src/domain/billing-record.js';
+import { createTestApp, type TestApp } from '../../../support/app.js';
+import { makeRecord } from '../../../support/billing-fixtures.js';
+import { holdUserLock, recordsOf, seedRecords } from '../../../support/seed.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
 const HOUR = 60 * 60 * 1000;
@@ -20,34 +20,9 @@ function event(type: string, userId: string, extra: Record<string, unknown> = {}
 
 const plan = { amount: '19.99', term: 'MONTHLY', tier: 'plus:v3', payment_method: 'pinless', first_billing_date: '2026-12-15T00:00:00Z' };
 
-describe('membership event schema', () => {
-  const base = { event_id: 'e1', user_id: 'u1', occurred_at: '2026-12-01T12:00:00+02:00' };
-
-  it('converts the plan amount to exact cents and normalises instants', () => {
-    const parsed = membershipEventSchema.parse({ ...base, type: 'NEW', plan: { ...plan, amount: '1234567.89' } });
-    expect(parsed).toMatchObject({ occurred_at: '2026-12-01T10:00:00.000000000Z', plan: { amount: 123456789, first_billing_date: '2026-12-15T00:00:00.000000000Z' } });
-  });
-
-  it.each([
-    ['three decimals', { ...base, type: 'NEW', plan: { ...plan, amount: '19.999' } }],
-    ['a number amount', { ...base, type: 'NEW', plan: { ...plan, amount: 19.99 } }],
-    ['a zero amount', { ...base, type: 'NEW', plan: { ...plan, amount: '0.00' } }],
-    ['an unknown term', { ...base, type: 'NEW', plan: { ...plan, term: 'WEEKLY' } }],
-    ['friday_billing 6', { ...base, type: 'NEW', plan: { ...plan, friday_billing: 6 } }],
-    ['pause of 0 months', { ...base, type: 'PAUSE', months: 0 }],
-    ['pause of 13 months', { ...base, type: 'PAUSE', months: 13 }],
-    ['pause without months', { ...base, type: 'PAUSE' }],
-    ['an unknown type', { ...base, type: 'UPGRADE' }],
-    ['an impossible date', { ...base, type: 'BAN', occurred_at: '2026-02-30T00:00:00Z' }],
-    ['no user', { ...base, type: 'BAN', user_id: '' }],
-  ])('rejects %s', (_label, input) => {
-    expect(membershipEventSchema.safeParse(input).success).toBe(false);
-  });
-});
-
 describe('applyMembershipEvent', () => {
   let app: TestApp;
-  let deps: AttemptDeps;
+  let deps: UseCaseDeps;
   const owner = 'test-invocation';
   beforeAll(async () => {
     app = await createTestApp({ label: 'members-domain', now: NOW });
