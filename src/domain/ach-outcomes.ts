@@ -8,6 +8,7 @@ import { COLLECTIBLE_STATUSES, UNBOOKABLE_STATUSES, type BillingRecord, type Loa
 import { formatInstant, instantSchema } from './time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js';
 import { LOAN_MAX_ATTEMPTS, nextRetryAt } from './loan-retries.js';
+import { classifyReturnCode, MAX_ACH_REPRESENTMENTS, RETURN_CODE_PATTERN, withinRepresentmentWindow, type ReturnCodeClass } from './nacha.js';
 
 /**
  * ACH outcomes (DESIGN 4): settlement, return, refund and chargeback of a debit the processor
@@ -28,7 +29,7 @@ export const achEventSchema = lazySchema(() => z.object({
   event_id: idSchema,
   type: z.enum(ACH_EVENT_TYPES),
   confirmation_id: idSchema,
-  return_code: z.optional(z.string().check(z.regex(/^R\d{2}$/, 'a NACHA return code such as R01'))),
+  return_code: z.optional(z.string().check(z.regex(RETURN_CODE_PATTERN, 'a NACHA return code such as R01'))),
   amount_cents: centsSchema,
   occurred_at: instantSchema,
   reference: achReferenceSchema,
@@ -39,23 +40,6 @@ export const achEventSchema = lazySchema(() => z.object({
 })));
 export type AchEvent = z.infer<typeof achEventSchema>;
 export type AchEventType = AchEvent['type'];
-
-/* ---------------- NACHA return codes ---------------- */
-
-export type ReturnCodeClass = 'represent' | 'account_error' | 'unauthorized';
-
-/** Insufficient or uncollected funds: the same debit may be presented again. */
-const REPRESENTABLE = new Set(['R01', 'R09']);
-/** The account holder says the debit was not authorized: chargeback semantics. */
-const UNAUTHORIZED = new Set(['R05', 'R07', 'R10', 'R11', 'R29']);
-
-/** R01/R09 re-presentable; R05/R07/R10/R11/R29 unauthorized; every other code (R02, R03, R04, ...) stops ACH retries. */
-export function classifyReturnCode(code: string): ReturnCodeClass {
-  if (REPRESENTABLE.has(code)) return 'represent';
-  if (UNAUTHORIZED.has(code)) return 'unauthorized';
-  // Unknown or account-level codes: never debit the account again without a person deciding.
-  return 'account_error';
-}
 
 /**
  * The flags of a re-presented entry (DESIGN 4.1) for the payment request: set when the record's debit
@@ -68,14 +52,10 @@ export function representmentFlags(record: Pick<BillingRecord, 'payment_method' 
 /** The same for a loan payment: a RETRY after an R01/R09 return (`loc_update_reason` `ach_returned:R01`). */
 export function loanRepresentmentFlags(payment: Pick<LoanPayment, 'loc_payment_method' | 'loc_status' | 'loc_update_reason'>): Pick<PaymentRequest, 'reinitiated' | 'entry_description'> {
   const code = /^ach_returned:(R\d{2})$/.exec(payment.loc_update_reason ?? '')?.[1];
-  return payment.loc_payment_method === 'ach' && payment.loc_status === 'RETRY' && code !== undefined && REPRESENTABLE.has(code)
+  return payment.loc_payment_method === 'ach' && payment.loc_status === 'RETRY' && code !== undefined && classifyReturnCode(code) === 'represent'
     ? { reinitiated: true, entry_description: REPRESENTMENT_ENTRY_DESCRIPTION }
     : {};
 }
-
-/** NACHA: an R01/R09 entry may be re-presented at most twice, within 180 days of the original entry. */
-export const MAX_ACH_REPRESENTMENTS = 2;
-export const ACH_REPRESENTMENT_WINDOW_MS = 180 * 24 * 60 * 60 * 1000;
 
 /** Curated, customer-safe texts saved as `payment_error`. */
 export const ACH_RETURN_MESSAGES: Readonly<Record<ReturnCodeClass, string>> = {
@@ -242,8 +222,7 @@ function subscriptionReturn(record: BillingRecord, returnCode: string, now: Date
   // While nothing was re-presented yet, the entry being returned is the original one.
   const original = record.ach_original_entry_date ?? record.last_attempt_date ?? record.first_attempt_date ?? formatInstant(now);
   const represented = record.ach_represented ?? 0;
-  const withinWindow = now.getTime() - Date.parse(original) <= ACH_REPRESENTMENT_WINDOW_MS;
-  const mayRepresent = represented < MAX_ACH_REPRESENTMENTS && withinWindow;
+  const mayRepresent = represented < MAX_ACH_REPRESENTMENTS && withinRepresentmentWindow(original, now);
   return {
     kind: 'apply',
     effect: mayRepresent ? 'represent' : 'blocked',
@@ -332,7 +311,7 @@ export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, 
       // The code stays on the payment: the account's next ACH debit meets its hold (DESIGN 3.1).
       const returned: Partial<LoanPayment> = { loc_return_code: code };
       if (codeClass === 'unauthorized') return change('CHARGED_BACK', reason, 'unauthorized', returned);
-      const withinWindow = now.getTime() - Date.parse(payment.loc_created_date) <= ACH_REPRESENTMENT_WINDOW_MS;
+      const withinWindow = withinRepresentmentWindow(payment.loc_created_date, now);
       if (codeClass === 'represent' && payment.loc_payment_attempts <= MAX_ACH_REPRESENTMENTS && withinWindow && payment.loc_payment_attempts < LOAN_MAX_ATTEMPTS) {
         // Re-presented on the loan retry schedule (DESIGN 2.7), counted from the first failed attempt.
         const first = payment.loc_first_declined_at ?? formatInstant(now);

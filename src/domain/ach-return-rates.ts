@@ -1,3 +1,4 @@
+import { NACHA_RETURN_RATE_THRESHOLDS_PERCENT, RETURN_RATE_WINDOW_DAYS, returnRateClassesOf, type ReturnRateClass } from './nacha.js';
 import type { BillingRecord, LoanPayment } from './records.js';
 
 /**
@@ -6,28 +7,6 @@ import type { BillingRecord, LoanPayment } from './records.js';
  * alarm at a warning level below each NACHA threshold. Pure: what one write counts, and the rates
  * of the counted totals (the stores keep the per-day counters, in the transaction of the write).
  */
-
-export const RETURN_RATE_CLASSES = ['unauthorized', 'administrative', 'overall'] as const;
-export type ReturnRateClass = (typeof RETURN_RATE_CLASSES)[number];
-
-/** NACHA Rules, ACH Network Risk and Enforcement: return rates over the preceding 60 days. */
-export const RETURN_RATE_WINDOW_DAYS = 60;
-
-/**
- * NACHA's unauthorized entries: R05, R07, R10, R11, R29 (the unauthorized set of DESIGN 3.1) and
- * R51 (an RCK entry reported ineligible or unauthorized; we originate no RCK entries, but a bank's
- * R51 counts where NACHA counts it).
- */
-const UNAUTHORIZED_RETURN_CODES: ReadonlySet<string> = new Set(['R05', 'R07', 'R10', 'R11', 'R29', 'R51']);
-/** NACHA's administrative returns: account closed, no account, invalid account number. */
-const ADMINISTRATIVE_RETURN_CODES: ReadonlySet<string> = new Set(['R02', 'R03', 'R04']);
-
-/** NACHA's thresholds, in percent of the debits originated in the window. */
-export const NACHA_RETURN_RATE_THRESHOLDS_PERCENT: Readonly<Record<ReturnRateClass, number>> = {
-  unauthorized: 0.5,
-  administrative: 3,
-  overall: 15,
-};
 
 /** The alarms fire at this share of each NACHA threshold: time to act before the bank does. */
 export const RETURN_RATE_WARNING_SHARE = 0.8;
@@ -66,15 +45,6 @@ export function utcDay(at: Date): string {
 export function returnRateWindow(now: Date): { readonly from: string; readonly to: string } {
   const from = new Date(now.getTime() - (RETURN_RATE_WINDOW_DAYS - 1) * 24 * 60 * 60 * 1000);
   return { from: utcDay(from), to: utcDay(now) };
-}
-
-/** The NACHA classes a return code counts in (overall always). */
-export function returnRateClassesOf(returnCode: string): ReturnRateClass[] {
-  const classes: ReturnRateClass[] = [];
-  if (UNAUTHORIZED_RETURN_CODES.has(returnCode)) classes.push('unauthorized');
-  if (ADMINISTRATIVE_RETURN_CODES.has(returnCode)) classes.push('administrative');
-  classes.push('overall');
-  return classes;
 }
 
 /** A debit entry originated now. */

@@ -1,6 +1,6 @@
-import { ACH_REPRESENTMENT_WINDOW_MS, MAX_ACH_REPRESENTMENTS, classifyReturnCode } from './ach-outcomes.js';
 import { dunningGate, dunningLapsed, type DunningHold } from './dunning.js';
 import { dueKey, isHeldByLadder, failureState } from './ladder.js';
+import { classifyReturnCode, MAX_ACH_REPRESENTMENTS, pastRepresentmentWindow } from './nacha.js';
 import type { AccountSnapshot } from './ports.js';
 import { COLLECTIBLE_STATUSES, type BillingRecord, type DecisionContext, type Process } from './records.js';
 import { toDate } from './time.js';
@@ -93,7 +93,7 @@ export function holdOf(record: BillingRecord, now: Date): HoldCode | undefined {
   if (record.payment_method === 'ach') {
     if (record.ach_unauthorized) return 'ach_authorization_required';
     if (record.ach_blocked) return blockedByRepresentmentLimit(record, now) ? 'ach_representment_limit' : 'ach_account_invalid';
-    if (pastRepresentmentWindow(record, now)) return 'ach_representment_limit';
+    if (representedPastWindow(record, now)) return 'ach_representment_limit';
   }
   if (record.card_disputed) return 'card_disputed';
   // A do_not_retry card decline (DESIGN 5b): only a new payment method restarts it.
@@ -104,13 +104,13 @@ export function holdOf(record: BillingRecord, now: Date): HoldCode | undefined {
 /** Why ACH is blocked: the last return's code; a record blocked before the code was kept is judged by its counters. */
 function blockedByRepresentmentLimit(record: BillingRecord, now: Date): boolean {
   if (record.ach_return_code !== undefined) return classifyReturnCode(record.ach_return_code) === 'represent';
-  return (record.ach_represented ?? 0) >= MAX_ACH_REPRESENTMENTS || pastRepresentmentWindow(record, now);
+  return (record.ach_represented ?? 0) >= MAX_ACH_REPRESENTMENTS || representedPastWindow(record, now);
 }
 
 /** A returned debit may be re-presented only within 180 days of the original entry (NACHA). */
-function pastRepresentmentWindow(record: BillingRecord, now: Date): boolean {
+function representedPastWindow(record: BillingRecord, now: Date): boolean {
   if (!record.ach_represented || record.ach_original_entry_date === undefined) return false;
-  return now.getTime() - Date.parse(record.ach_original_entry_date) > ACH_REPRESENTMENT_WINDOW_MS;
+  return pastRepresentmentWindow(record.ach_original_entry_date, now);
 }
 
 export interface BalanceDecision {

@@ -1,4 +1,5 @@
-import type { AchRateCounts, AchRateTally, ReturnRate, ReturnRateClass } from './ach-return-rates.js';
+import type { AchRateCounts, AchRateTally, ReturnRate } from './ach-return-rates.js';
+import type { ReturnRateClass } from './nacha.js';
 import type { DeclineDetails, DunningState } from './dunning.js';
 import type { BillingFailureFields } from './ladder.js';
 import type { RetryItemResult, RetryRun, RetryRunItem } from './retry-runs.js';

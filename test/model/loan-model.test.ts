@@ -4,7 +4,7 @@ import { beforeAll, describe, it } from 'vitest';
 import type { PendingAchOutcome, SimulatedCharge } from '../../src/adapters/processor/simulator.js';
 import type { CollectionMessage } from '../../src/domain/collections.js';
 import { TransientError } from '../../src/domain/errors.js';
-import { classifyReturnCode } from '../../src/domain/ach-outcomes.js';
+import { classifyReturnCode } from '../../src/domain/nacha.js';
 import { LOAN_MAX_ATTEMPTS } from '../../src/domain/loan-retries.js';
 import type { LoanPayment, LoanPaymentHistoryRow } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
