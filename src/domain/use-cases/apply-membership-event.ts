@@ -1,6 +1,7 @@
 import { applyIntentChange, firstBillingRecord, historyRowOf, successorRecord, withIntent } from '../billing-record.js';
 import { chainPeriodAt } from '../chain.js';
-import { isCollectibleAndDue, mayHoldUnrecordedCharge } from '../collectible.js';
+import { isCollectibleAndDue } from '../collectible.js';
+import { mayHoldUnrecordedCharge } from '../takeover.js';
 import { AlreadyExistsError, UnbilledPeriodError } from '../errors.js';
 import { dueKey } from '../ladder.js';
 import { appliedEventIds, hasOpenChain, isCancelRequested, OPEN_CHAIN_STATUSES, reactivationEvent, successorPlan, rememberEvent, type MembershipIntent } from '../intent.js';

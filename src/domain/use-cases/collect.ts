@@ -1,5 +1,6 @@
 import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure, type IdGenerator } from '../billing-record.js';
-import { balanceDecision, deadHolderFoundAccountInactive, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, mayHoldUnrecordedCharge, repairsUnrecordedAttempt, type BalanceObservation, type NotDueReason } from '../collectible.js';
+import { balanceDecision, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, type BalanceObservation, type NotDueReason } from '../collectible.js';
+import { deadHolderFoundAccountInactive, mayHoldUnrecordedCharge, repairsUnrecordedAttempt } from '../takeover.js';
 import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
 import { CLEARED_DUNNING, EXHAUSTED_DUNNING, classifyDecline, dunningAfterDecline, dunningLapsed, isInDunning } from '../dunning.js';
 import { ConcurrentModificationError, InterruptedError, LockedError, ProcessorError } from '../errors.js';
@@ -27,7 +28,7 @@ export interface AttemptDeps {
   readonly onUnknownDecline?: (context: { subscription_id: string; user_id: string; decline_code: string }) => void;
   readonly lockLeaseMs?: number;
   readonly lockHeartbeatMs?: number;
-  /** See ACCOUNT_CLOCK_SKEW_MS (collectible.ts). */
+  /** See ACCOUNT_CLOCK_SKEW_MS (takeover.ts). */
   readonly accountClockSkewMs?: number;
 }
 
