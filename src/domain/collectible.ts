@@ -1,5 +1,3 @@
-import { dunningGate, dunningLapsed, type DunningHold } from './dunning.js';
-import { isHeldByLadder, failureState } from './ladder.js';
 import { classifyReturnCode, MAX_ACH_REPRESENTMENTS, pastRepresentmentWindow } from './nacha.js';
 import type { AccountSnapshot } from './ports.js';
 import { COLLECTIBLE_STATUSES, type BillingRecord, type DecisionContext, type Process } from './records.js';
@@ -36,50 +34,18 @@ export const HOLD_MESSAGES: Readonly<Record<HoldCode, string>> = {
   payment_method_required: 'the card on file was declined as one that will never be approved (lost, stolen, closed, ...): a new payment method is required',
 };
 
-export type NotDueReason = 'not_found' | 'status' | 'not_yet_due' | 'waiting' | 'parked' | 'exception' | HoldCode | DunningHold;
-
 const HOLD_CODE_SET: ReadonlySet<string> = new Set(HOLD_CODES);
 export function isHoldCode(reason: string): reason is HoldCode {
   return HOLD_CODE_SET.has(reason);
 }
 
-/** Paths started by a person: they bypass the daily-retry wait and the ladder's wait, never a hold. */
-const PERSON_INITIATED: ReadonlySet<Process> = new Set(['MANUAL', 'OPERATOR_RETRY']);
 /** Paths whose balance gate is the account's balance against the amount. */
 const SCHEDULED_GATE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
-/** Paths that may advance an expired pause window (a payment path never skips a period). */
-const PAUSE_RUNS: ReadonlySet<Process> = new Set(['PAUSE', 'BATCH']);
-
-export function mayAdvancePause(process: Process): boolean {
-  return PAUSE_RUNS.has(process);
-}
-
 export const GATE_CLOSED_ERROR = 'Insufficient available balance.';
 
 /** Collectible (PENDING or FAILED) and its billing date has come: the period is owed now. */
 export function isCollectibleAndDue(record: Pick<BillingRecord, 'billing_status' | 'billing_date'>, now: Date): boolean {
   return COLLECTIBLE_STATUSES.has(record.billing_status) && Date.parse(record.billing_date) <= now.getTime();
-}
-
-/**
- * Why a collectible record is not to be attempted now by `process`, or undefined when it is. The
- * collections-job plans with the same rule (ADR-119's gate); the attempt checks it again after its read.
- */
-export function dueGate(record: BillingRecord, now: Date, process: Process): NotDueReason | undefined {
-  if (!COLLECTIBLE_STATUSES.has(record.billing_status)) return 'status';
-  if (!isCollectibleAndDue(record, now)) return 'not_yet_due';
-  // A dunning cycle whose 14-day window is over (DESIGN 5b): no automatic path presents it, and the
-  // attempt records the exhaustion, before any other refusal that would leave it keyed and unwritten.
-  if (!PERSON_INITIATED.has(process) && dunningLapsed(record, now)) return 'exhausted';
-  const hold = holdOf(record, now);
-  if (hold) return hold;
-  // The dunning schedule (every automatic path, the balance webhook included) and the networks' ceilings.
-  const dunning = dunningGate(record, now, process);
-  if (PERSON_INITIATED.has(process)) return dunning;
-  // A card payment for another amount or currency was received (DESIGN 6.1): no automatic charge until a person looks.
-  if (record.card_exception !== undefined && record.card_exception.code !== 'dispute_inquiry') return 'exception';
-  if (isHeldByLadder(record, now)) return failureState(record) === 'parked' ? 'parked' : 'waiting';
-  return dunning;
 }
 
 /**

@@ -21,7 +21,7 @@ import {
 } from '../../src/domain/dunning.js';
 import type { BillingRecord, Process } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
-import { dueGate } from '../../src/domain/collectible.js';
+import { dueGate } from '../../src/domain/due-work.js';
 import { makeRecord } from '../support/billing-fixtures.js';
 
 const T0 = Date.parse('2026-12-01T12:00:00.000Z');

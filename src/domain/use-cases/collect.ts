@@ -1,5 +1,6 @@
 import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure, type IdGenerator } from '../billing-record.js';
-import { balanceDecision, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, type BalanceObservation, type NotDueReason } from '../collectible.js';
+import { balanceDecision, GATE_CLOSED_ERROR, type BalanceObservation } from '../collectible.js';
+import { dueGate, mayAdvancePause, type NotDueReason } from '../due-work.js';
 import { deadHolderFoundAccountInactive, mayHoldUnrecordedCharge, repairsUnrecordedAttempt } from '../takeover.js';
 import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
 import { CLEARED_DUNNING, EXHAUSTED_DUNNING, classifyDecline, dunningAfterDecline, dunningLapsed, isInDunning } from '../dunning.js';
@@ -12,7 +13,8 @@ import type { AccountDirectory, BillingStore, BillingTransaction, Clock, LockSto
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
 import { formatInstant } from '../time.js';
 
-export { GATE_CLOSED_ERROR, type BalanceObservation, type NotDueReason } from '../collectible.js';
+export { GATE_CLOSED_ERROR, type BalanceObservation } from '../collectible.js';
+export type { NotDueReason } from '../due-work.js';
 
 /** Everything the collection attempt talks to. */
 export interface AttemptDeps {

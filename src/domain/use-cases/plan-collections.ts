@@ -1,4 +1,5 @@
-import { COLLECTION_SCANS, decideCollection, loanRetryMessage, messageIdOf, type CollectionMessage, type CollectionProcess } from '../collections.js';
+import { loanRetryMessage, messageIdOf, type CollectionMessage, type CollectionProcess } from '../collections.js';
+import { COLLECTION_SCANS, decideCollection } from '../due-work.js';
 import type { BillingStore, Clock, PaymentsStore } from '../ports.js';
 import type { BillingStatus } from '../records.js';
 import { formatInstant } from '../time.js';
