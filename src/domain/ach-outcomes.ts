@@ -4,7 +4,8 @@ import { applyBillingEvent } from './billing-record.js';
 import { idSchema } from './ids.js';
 import { centsSchema } from './money.js';
 import { REPRESENTMENT_ENTRY_DESCRIPTION, type PaymentRequest } from './ports.js';
-import { COLLECTIBLE_STATUSES, UNBOOKABLE_STATUSES, type BillingRecord, type LoanPayment } from './records.js';
+import type { BillingRecord, LoanPayment } from './records.js';
+import { LOAN_LOST_SUBMISSION_STATUSES, MAY_RECORD_SUBMISSION_STATUSES, UNBOOKABLE_STATUSES } from './statuses.js';
 import { formatInstant, instantSchema } from './time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js';
 import { LOAN_MAX_ATTEMPTS, nextRetryAt } from './loan-retries.js';
@@ -116,7 +117,6 @@ const notYetRecorded = <T>(): AchDecision<T> => ({ kind: 'not_yet_recorded' });
  * reactivation's attempt records it). An outcome for another transaction meeting one of these may be
  * that submission's, so it is answered 409 `not_yet_recorded` and delivered again (DESIGN 4.1).
  */
-const MAY_RECORD_SUBMISSION: ReadonlySet<BillingRecord['billing_status']> = new Set([...COLLECTIBLE_STATUSES, 'INACTIVE']);
 
 const ignore = <T>(reason: AchIgnoreReason): AchDecision<T> => ({ kind: 'ignore', reason });
 
@@ -137,7 +137,7 @@ export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent
   if (record.transaction_id !== event.confirmation_id) {
     // Showing no such submission and still able to record one: the attempt that made it has not recorded it yet,
     // unless the period recorded that entry before (an older entry's outcome, delivered again: a replay).
-    if (MAY_RECORD_SUBMISSION.has(record.billing_status)) return unlessOlderEntry(record.transaction_id, event.confirmation_id);
+    if (MAY_RECORD_SUBMISSION_STATUSES.has(record.billing_status)) return unlessOlderEntry(record.transaction_id, event.confirmation_id);
     // Money taken for a period written off: never dropped (F9). An older entry the period recorded is a replay.
     if (event.type === 'settled' && UNBOOKABLE_STATUSES.has(record.billing_status)) {
       if (record.ach_exception?.code === 'unowed_payment' && record.ach_exception.confirmation_id === event.confirmation_id) return ignore('already_applied');
@@ -260,7 +260,6 @@ function subscriptionChargeback(record: BillingRecord, now: Date, returnCode?: s
  * confirmation is in the audit rows, so an entry they never show can only be attempt
  * `attempts + 1`'s. RETRY records it itself: its next run sends the same key.
  */
-const RECORDS_LOST_SUBMISSION: ReadonlySet<LoanPayment['loc_status']> = new Set(['PENDING', 'FAILED']);
 
 /**
  * The after-image of a loan payment (DESIGN 2.7, seed 004's diagram). A re-presentable return goes
@@ -270,7 +269,7 @@ const RECORDS_LOST_SUBMISSION: ReadonlySet<LoanPayment['loc_status']> = new Set(
  */
 export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, now: Date): AchDecision<LoanPayment> {
   if (payment.loc_confirmation_id !== event.confirmation_id) {
-    if (payment.loc_payment_method === 'ach' && RECORDS_LOST_SUBMISSION.has(payment.loc_status)) {
+    if (payment.loc_payment_method === 'ach' && LOAN_LOST_SUBMISSION_STATUSES.has(payment.loc_status)) {
       // Unless the audit rows show the entry (an older attempt's outcome, delivered again): the
       // lost submission is recorded and the outcome applied to it, in one write from the version read.
       const submitted: LoanPayment = {

@@ -2,6 +2,7 @@ import { nextBillingDate } from './calendar.js';
 import { INTENT_KEYS, intentOf, successorPlan, type IntentKey, type MembershipIntent } from './intent.js';
 import type { BillingFailureFields } from './ladder.js';
 import type { BillingEvent, BillingRecord, DecisionContext, HistoryRow, Process, UpdatedEvent } from './records.js';
+import { TERMINAL_STATUSES } from './statuses.js';
 import { formatInstant, toDate } from './time.js';
 import { billingTransitions } from './transitions.js';
 
@@ -116,7 +117,7 @@ function stripIntent(set: WritableAttributes | undefined): WritableAttributes {
 }
 
 function isTerminalAfter(before: BillingRecord, after: BillingRecord): boolean {
-  return before.billing_status !== after.billing_status && ['COMPLETED', 'WAIVED', 'CANCELLED', 'SKIPPED', 'REFUNDED'].includes(after.billing_status);
+  return before.billing_status !== after.billing_status && TERMINAL_STATUSES.has(after.billing_status);
 }
 
 /** The after-image of a saved failure: only the five attributes, the stamp and the version move. */

@@ -1,7 +1,8 @@
 import { applyBillingEvent, historyRowOf, successorRecord, type IdGenerator } from './billing-record.js';
 import { classifyDecline, dunningAfterDecline, type DeclineDetails } from './dunning.js';
 import type { BillingStore, BillingTransaction, Clock } from './ports.js';
-import { UNBOOKABLE_STATUSES, type BillingRecord, type Term } from './records.js';
+import type { BillingRecord, Term } from './records.js';
+import { UNBOOKABLE_STATUSES } from './statuses.js';
 import { formatInstant } from './time.js';
 import { billingTransitions } from './transitions.js';
 

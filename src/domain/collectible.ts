@@ -1,6 +1,7 @@
 import { classifyReturnCode, MAX_ACH_REPRESENTMENTS, pastRepresentmentWindow } from './nacha.js';
 import type { AccountSnapshot } from './ports.js';
-import { COLLECTIBLE_STATUSES, type BillingRecord, type DecisionContext, type Process } from './records.js';
+import type { BillingRecord, DecisionContext, Process } from './records.js';
+import { COLLECTIBLE_STATUSES } from './statuses.js';
 
 /**
  * The gate of the collection attempt (DESIGN 3 step 3): the one "collectible and due" predicate,

@@ -2,7 +2,8 @@ import { holdOf, isCollectibleAndDue, type HoldCode } from './collectible.js';
 import type { BillingPeriodMessage, CollectionProcess } from './collections.js';
 import { dunningGate, dunningLapsed, dunningLapsesAt, nextAutomaticAttemptAt, type DunningHold } from './dunning.js';
 import { failureState, isHeldByLadder } from './ladder.js';
-import { COLLECTIBLE_STATUSES, type BillingRecord, type BillingStatus, type Process } from './records.js';
+import type { BillingRecord, BillingStatus, Process } from './records.js';
+import { COLLECTIBLE_STATUSES } from './statuses.js';
 import { formatInstant } from './time.js';
 
 /**

@@ -1,5 +1,6 @@
 import { nextBillingDate } from './calendar.js';
-import type { BillingRecord, BillingStatus } from './records.js';
+import type { BillingRecord } from './records.js';
+import { OPEN_CHAIN_STATUSES } from './statuses.js';
 import { formatInstant, toDate } from './time.js';
 
 /**
@@ -23,9 +24,6 @@ export type MembershipIntent = Pick<BillingRecord, IntentKey>;
 
 /** Applied membership event ids remembered per chain; older ones are also covered by `membership_event_at`. */
 export const REMEMBERED_EVENT_IDS = 32;
-
-/** A chain is open while one of its periods can still be charged or resumed (DESIGN 2.9; INACTIVE can be reactivated). */
-export const OPEN_CHAIN_STATUSES: ReadonlySet<BillingStatus> = new Set(['PENDING', 'FAILED', 'PAUSED', 'ACHSENT', 'INACTIVE']);
 
 /** At most one open chain per user: true when one of the user's records is open. */
 export function hasOpenChain(records: readonly Pick<BillingRecord, 'billing_status'>[]): boolean {

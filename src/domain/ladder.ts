@@ -1,5 +1,6 @@
 import { InterruptedError, LockLostError, TransientError } from './errors.js';
-import { COLLECTIBLE_STATUSES, type BillingRecord } from './records.js';
+import type { BillingRecord } from './records.js';
+import { COLLECTIBLE_STATUSES } from './statuses.js';
 
 /**
  * Saved billing failures and the retry ladder (DESIGN 5, seed 001 ADR-119).

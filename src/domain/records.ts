@@ -135,9 +135,6 @@ function withFields<T>(build: (f: SharedFields) => T): T {
  * listed for operators (`?billing=exceptions`). Also a settlement for a period that was written off
  * (waived, cancelled, skipped) of an entry it never recorded: money taken and not owed, to refund.
  */
-/** Statuses that can no longer book a payment: one arriving for them that they never recorded is `unowed_payment`. */
-export const UNBOOKABLE_STATUSES: ReadonlySet<BillingStatus> = new Set(['WAIVED', 'CANCELLED', 'SKIPPED']);
-
 export const achExceptionSchema = lazySchema(() => withFields((f) => z.object({
   /** amount_mismatch: a settlement for another amount; unowed_payment: a settlement this record can no longer book and never recorded. */
   code: z.enum(['amount_mismatch', 'unowed_payment']),
@@ -327,26 +324,6 @@ export interface BillingKey {
 
 export function keyOf(record: BillingKey): BillingKey {
   return { user_id: record.user_id, billing_date: record.billing_date };
-}
-
-/** Statuses a collection attempt may present a payment for. */
-export const COLLECTIBLE_STATUSES: ReadonlySet<BillingStatus> = new Set(['PENDING', 'FAILED']);
-export const TERMINAL_STATUSES: ReadonlySet<BillingStatus> = new Set([
-  'COMPLETED',
-  'WAIVED',
-  'CANCELLED',
-  'SKIPPED',
-  'REFUNDED',
-]);
-
-const PAST_DUE_MS = 30 * 24 * 60 * 60 * 1000;
-
-/** PASTDUE on read for PENDING/FAILED records more than 30 days past billing_date (DESIGN 2.2). */
-export function displayStatus(record: Pick<BillingRecord, 'billing_status' | 'billing_date'>, now: Date): DisplayStatus {
-  if (COLLECTIBLE_STATUSES.has(record.billing_status) && now.getTime() - Date.parse(record.billing_date) > PAST_DUE_MS) {
-    return 'PASTDUE';
-  }
-  return record.billing_status;
 }
 
 /** What the gate knows about a user at decision time (the AccountSnapshot port type, validated). */

@@ -1,6 +1,7 @@
 import { dueKey } from './ladder.js';
 import type { AccountSnapshot } from './ports.js';
-import { COLLECTIBLE_STATUSES, type BillingRecord } from './records.js';
+import type { BillingRecord } from './records.js';
+import { COLLECTIBLE_STATUSES } from './statuses.js';
 import { toDate } from './time.js';
 
 /**

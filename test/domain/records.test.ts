@@ -2,17 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   BILLING_STATUSES,
   billingRecordSchema,
-  displayStatus,
   historyRowSchema,
   keyOf,
   loanPaymentSchema,
   type BillingRecord,
-  type BillingStatus,
 } from '../../src/domain/records.js';
 
-const DAY = 24 * 60 * 60 * 1000;
 const BILLING_DATE = '2026-03-01T00:00:00.000000000Z';
-const billingMs = Date.parse('2026-03-01T00:00:00.000Z');
 
 function validRecord(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -32,31 +28,6 @@ function validRecord(overrides: Record<string, unknown> = {}): Record<string, un
     ...overrides,
   };
 }
-
-describe('displayStatus', () => {
-  const at = (status: BillingStatus, nowMs: number) =>
-    displayStatus({ billing_status: status, billing_date: BILLING_DATE }, new Date(nowMs));
-
-  it.each(['PENDING', 'FAILED'] as const)('shows %s as PASTDUE more than 30 days past billing_date', (status) => {
-    expect(at(status, billingMs + 30 * DAY + 1)).toBe('PASTDUE');
-    expect(at(status, billingMs + 90 * DAY)).toBe('PASTDUE');
-  });
-
-  it.each(['PENDING', 'FAILED'] as const)('keeps %s at exactly 30 days and before', (status) => {
-    expect(at(status, billingMs + 30 * DAY)).toBe(status);
-    expect(at(status, billingMs + 29 * DAY)).toBe(status);
-    expect(at(status, billingMs - DAY)).toBe(status);
-  });
-
-  it.each(BILLING_STATUSES.filter((s) => s !== 'PENDING' && s !== 'FAILED'))('never shows %s as PASTDUE', (status) => {
-    expect(at(status, billingMs + 365 * DAY)).toBe(status);
-  });
-
-  it('reads a billing_date with an offset as its instant', () => {
-    const record = { billing_status: 'PENDING' as const, billing_date: '2026-03-01T02:00:00+02:00' };
-    expect(displayStatus(record, new Date(billingMs + 30 * DAY + 1))).toBe('PASTDUE');
-  });
-});
 
 describe('billingRecordSchema', () => {
   it('accepts a valid record', () => {

@@ -10,6 +10,7 @@ import type { BillingStore, BillingTransaction, LockRelease, Page, PageRequest }
 import { MAX_PLACEMENT_PROBES, nextFreeInstant, sameChain } from '../../domain/chain.js';
 import { addNanos, normalizeInstant } from '../../domain/time.js';
 import { keyOf, type BillingKey, type BillingRecord, type BillingStatus, type HistoryRow } from '../../domain/records.js';
+import { COLLECTIBLE_STATUSES } from '../../domain/statuses.js';
 import { counterUpdate, readCounters, type CounterKeyNames } from './ach-rate-counters.js';
 import { addGaugeCounts, gaugeCounterAdd, gaugeDelta, gaugeShardSortKey, isNoChange, NO_GAUGE_COUNTS, readGaugeCounters, type GaugeCounts } from './gauge-counters.js';
 import { marshallItem } from './attribute-codec.js';
@@ -37,6 +38,9 @@ import {
 import { DEFAULT_PAGE_LIMIT, decodeStartKey, encodeStartKey, listAcrossShards, pageLimit, streamAcrossShards } from './pagination.js';
 import { assertShardCount } from './sharding.js';
 import { BILLING_ACTIVITY_INDEXES } from './table-definitions.js';
+
+/** `:pending`, `:failed`: the collectible statuses (statuses.ts) as condition values. */
+const COLLECTIBLE_VALUES = Object.fromEntries([...COLLECTIBLE_STATUSES].map((status) => [`:${status.toLowerCase()}`, status]));
 
 /** The ACH return-rate counters live in billing-activity under these key attributes (ach-rate-counters.ts). */
 const COUNTER_KEYS: CounterKeyNames = { partition: 'user_id', sort: 'billing_date' };
@@ -574,8 +578,7 @@ export class DynamoBillingStore implements BillingStore {
       ':next': after.version,
       ':process': after.process,
       ':readVersion': read.version,
-      ':pending': 'PENDING',
-      ':failed': 'FAILED',
+      ...COLLECTIBLE_VALUES,
       ':pa': read.payment_attempts,
       ':bd': read.billing_date,
     };
@@ -604,7 +607,7 @@ export class DynamoBillingStore implements BillingStore {
     } else removes.push('due_shard', 'due_at');
     const proofs = [
       'version = :readVersion',
-      'billing_status IN (:pending, :failed)',
+      `billing_status IN (${Object.keys(COLLECTIBLE_VALUES).join(', ')})`,
       'payment_attempts = :pa',
       'billing_date = :bd',
     ];

@@ -4,7 +4,8 @@ import { isCollectibleAndDue } from '../collectible.js';
 import { mayHoldUnrecordedCharge } from '../takeover.js';
 import { AlreadyExistsError, UnbilledPeriodError } from '../errors.js';
 import { dueKey } from '../ladder.js';
-import { appliedEventIds, hasOpenChain, isCancelRequested, OPEN_CHAIN_STATUSES, reactivationEvent, successorPlan, rememberEvent, type MembershipIntent } from '../intent.js';
+import { appliedEventIds, hasOpenChain, isCancelRequested, reactivationEvent, successorPlan, rememberEvent, type MembershipIntent } from '../intent.js';
+import { OPEN_CHAIN_STATUSES, OWED_OR_PAID_STATUSES, REACTIVATABLE_STATUSES } from '../statuses.js';
 import { withUserLock, type HeldLock } from '../lock.js';
 import type { MembershipEvent } from '../membership-events.js';
 import type { BillingWrite } from '../ports.js';
@@ -289,9 +290,9 @@ function hasOpenPeriodWithoutSuccessor(
   return next === undefined || chainPeriodAt(records, newest, next) === undefined;
 }
 
-const PAUSABLE_HEADS: ReadonlySet<BillingRecord['billing_status']> = new Set(['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED']);
+const PAUSABLE_HEADS = OWED_OR_PAID_STATUSES;
 /** A banned member's cancel still counts: REACTIVATE must not charge what they cancelled. */
-const CANCELLABLE_HEADS: ReadonlySet<BillingRecord['billing_status']> = new Set([...PAUSABLE_HEADS, 'INACTIVE']);
+const CANCELLABLE_HEADS: ReadonlySet<BillingRecord['billing_status']> = new Set([...OWED_OR_PAID_STATUSES, ...REACTIVATABLE_STATUSES]);
 
 function cancelRequested(ctx: Stamping, record: BillingRecord): BillingRecord {
   return withIntent(record, { ...rememberEvent(record, ctx.event), cancel_requested_at: ctx.event.occurred_at }, { updated_event: 'CANCEL_REQUESTED' });

@@ -2,10 +2,10 @@ import { applyIntentChange, freshStamp, historyRowOf, withSuccessorLink } from '
 import { isPeriodAt, sameChain } from '../chain.js';
 import { isCollectibleAndDue } from '../collectible.js';
 import { PreconditionFailedError, UnbilledPeriodError } from '../errors.js';
-import { intentOf, OPEN_CHAIN_STATUSES, successorPlan } from '../intent.js';
-import type { BillingRecord, BillingStatus } from '../records.js';
+import { intentOf, successorPlan } from '../intent.js';
+import { MAY_BE_OPEN_STATUSES } from '../statuses.js';
+import type { BillingRecord } from '../records.js';
 import { toDate } from '../time.js';
-import { billingTransitions } from '../transitions.js';
 import type { AttemptDeps } from './collect.js';
 import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
@@ -54,19 +54,8 @@ export async function changeBillingDate(
   });
 }
 
-/**
- * Statuses whose period is open or can become open again by some billing event (the transition
- * table decides: COMPLETED → FAILED on ACH_RETURNED and CHARGED_BACK): such a predecessor can be a
- * chain's head later, and its successor rule must find the moved period.
- */
-const EVERY_STATUS: Record<BillingStatus, true> = { PENDING: true, ACHSENT: true, COMPLETED: true, FAILED: true, WAIVED: true, CANCELLED: true, PAUSED: true, SKIPPED: true, INACTIVE: true, REFUNDED: true };
-const MAY_BE_OPEN: ReadonlySet<BillingStatus> = new Set(
-  (Object.keys(EVERY_STATUS) as BillingStatus[]).filter(
-    (status) =>
-      OPEN_CHAIN_STATUSES.has(status) ||
-      billingTransitions.events().some((event) => billingTransitions.allows(status, event) && OPEN_CHAIN_STATUSES.has(billingTransitions.apply(status, event))),
-  ),
-);
+/** A predecessor that is open or may open again can be a chain's head later: its successor rule must find the moved period. */
+const MAY_BE_OPEN = MAY_BE_OPEN_STATUSES;
 
 /** Records of the user searched for the moved period's predecessor (newest first). */
 const PREDECESSOR_SEARCH = 24;
