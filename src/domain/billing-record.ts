@@ -11,8 +11,14 @@ export interface IdGenerator {
   newId(): string;
 }
 
-// Starts anywhere so that two processes rarely share a sequence; a shared stamp is refused, never overwritten.
-let stampCounter = Math.floor(Math.random() * 1_000_000);
+const STAMP_SEQUENCE = 1_000_000;
+// Per process; the runtime starts it at random so two processes rarely share a sequence (a shared stamp is refused, never overwritten).
+let stampCounter = 0;
+
+/** Where this process's stamps start their sub-millisecond sequence: the composition draws it at random. */
+export function startStampSequence(start: number): void {
+  stampCounter = ((Math.trunc(start) % STAMP_SEQUENCE) + STAMP_SEQUENCE) % STAMP_SEQUENCE;
+}
 
 /**
  * A fresh `last_run_date` for a write of a record last stamped `previous`: not before now, in a
@@ -22,7 +28,7 @@ let stampCounter = Math.floor(Math.random() * 1_000_000);
  * history row's `attribute_not_exists` and retried, never an overwritten audit row.
  */
 export function freshStamp(now: Date, previous?: string): string {
-  stampCounter = (stampCounter + 1) % 1_000_000;
+  stampCounter = (stampCounter + 1) % STAMP_SEQUENCE;
   let ms = now.getTime();
   if (previous !== undefined) {
     const previousMs = toDate(previous).getTime();

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { IdGenerator } from '../domain/billing-record.js';
+import { startStampSequence, type IdGenerator } from '../domain/billing-record.js';
 import type { BillingStore, Clock, LockStore, PaymentsStore, RetryRunStore, StripeEventStore } from '../domain/ports.js';
 import { DynamoBillingStore } from '../adapters/dynamodb/billing-store.js';
 import { DynamoLockStore } from '../adapters/dynamodb/lock-store.js';
@@ -46,3 +46,6 @@ export function dynamoStores(options: {
 
 export const systemClock: Clock = { now: () => new Date() };
 export const uuidIds: IdGenerator = { newId: () => randomUUID() };
+
+// Randomness stays out of the domain: every process that composes stores starts its stamp sequence here.
+startStampSequence(randomInt(1_000_000));
