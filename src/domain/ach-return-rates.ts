@@ -1,5 +1,6 @@
 import { NACHA_RETURN_RATE_THRESHOLDS_PERCENT, RETURN_RATE_WINDOW_DAYS, returnRateClassesOf, type ReturnRateClass } from './nacha.js';
-import type { BillingRecord, LoanPayment } from './records.js';
+import type { BillingRecord } from './records.js';
+import type { LoanPayment } from './loan-payments.js';
 
 /**
  * ACH return rates (DESIGN 4.1): returned debit entries over the ACH debits originated in the

@@ -1,5 +1,5 @@
 import type { BillingStore, PaymentsStore } from './ports.js';
-import type { LoanPayment } from './records.js';
+import type { LoanPayment } from './loan-payments.js';
 
 /** Audit-row pages read at most to learn whether a period ever recorded a transaction (its history is short). */
 const MAX_PAGES = 10;

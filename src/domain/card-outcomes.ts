@@ -1,5 +1,6 @@
 import { applyBillingEvent, historyRowOf, successorRecord, type IdGenerator } from './billing-record.js';
-import { classifyDecline, dunningAfterDecline, type DeclineDetails } from './dunning.js';
+import { dunningAfterDecline } from './dunning.js';
+import { classifyDecline, type DeclineDetails } from './declines.js';
 import type { BillingStore, BillingTransaction, Clock } from './ports.js';
 import type { BillingRecord, Term } from './records.js';
 import { UNBOOKABLE_STATUSES } from './statuses.js';

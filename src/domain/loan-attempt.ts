@@ -1,6 +1,6 @@
 import { loanRepresentmentFlags } from './ach-outcomes.js';
 import type { PaymentRequest } from './ports.js';
-import type { LoanPayment } from './records.js';
+import type { LoanPayment } from './loan-payments.js';
 
 /*
  * The payment request of a loan payment's next attempt, apart from the retry policy (loan-retries.ts):

@@ -1,6 +1,7 @@
-import { classifyDecline, DUNNING_RETRY_DAYS } from './dunning.js';
+import { DUNNING_RETRY_DAYS } from './dunning.js';
+import { classifyDecline } from './declines.js';
 import type { PaymentResult } from './ports.js';
-import type { LoanPayment } from './records.js';
+import type { LoanPayment } from './loan-payments.js';
 import { formatInstant } from './time.js';
 import { loanPaymentTransitions } from './transitions.js';
 

@@ -1,19 +1,11 @@
 import type { AchRateCounts, AchRateTally, ReturnRate } from './ach-return-rates.js';
 import type { ReturnRateClass } from './nacha.js';
-import type { DeclineDetails, DunningState } from './dunning.js';
+import type { DunningState } from './dunning.js';
+import type { DeclineDetails } from './declines.js';
 import type { BillingFailureFields } from './ladder.js';
 import type { RetryItemResult, RetryRun, RetryRunItem } from './retry-runs.js';
-import type {
-  BillingKey,
-  BillingRecord,
-  BillingStatus,
-  HistoryRow,
-  LoanPayment,
-  LoanPaymentHistoryRow,
-  LoanPaymentStatus,
-  PaymentMethod,
-  StripeEventClaim,
-} from './records.js';
+import type { BillingKey, BillingRecord, BillingStatus, HistoryRow, PaymentMethod, StripeEventClaim } from './records.js';
+import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from './loan-payments.js';
 
 /** Time comes from here, never from `new Date()` in the domain (the local runtime simulates it). */
 export interface Clock {

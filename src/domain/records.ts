@@ -1,6 +1,7 @@
 import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 import { centsSchema } from './money.js';
+import { instant, withFields, type SharedFields } from './schema-fields.js';
 
 
 /** DESIGN 2.2. PASTDUE is never stored; it is computed on read (see `displayStatus`). */
@@ -99,37 +100,6 @@ export type PaymentMethod = z.infer<typeof paymentMethodSchema>;
 
 export const fridayBillingSchema = lazySchema(() => z.int().check(z.minimum(1), z.maximum(5)));
 
-const instant = lazySchema(() => z.string().check(z.minLength(1)));
-
-/*
- * Field schemas many fields share, built once with the record schemas that use them (a record
- * schema of separate copies was ~160 zod instances to construct on a cold start's first read; zod
- * schemas are immutable, so one instance validates, reports and converts exactly as a copy would).
- */
-function sharedFields() {
-  const text = z.string().check(z.minLength(1));
-  const count = z.int().check(z.nonnegative());
-  const int = z.int();
-  return {
-    text,
-    optionalText: z.optional(text),
-    optionalString: z.optional(z.string()),
-    count,
-    optionalCount: z.optional(count),
-    optionalInt: z.optional(int),
-    optionalBoolean: z.optional(z.boolean()),
-    optionalInstant: z.optional(instant),
-  };
-}
-type SharedFields = ReturnType<typeof sharedFields>;
-let shared: SharedFields | undefined;
-
-/** Builds a schema from the shared field schemas (built with the first schema that asks for them). */
-function withFields<T>(build: (f: SharedFields) => T): T {
-  shared ??= sharedFields();
-  return build(shared);
-}
-
 /**
  * An ACH outcome that does not match the debit (DESIGN 4.1): the period stays unsettled and is
  * listed for operators (`?billing=exceptions`). Also a settlement for a period that was written off
@@ -188,11 +158,8 @@ export const billingFailureFieldsSchema = lazySchema(() => withFields((f) => z.o
   billing_presented_for: f.optionalString,
 })));
 
-/**
- * One billing period of one user (DESIGN 2.1), as the domain sees it: money in integer cents.
- * Attribute names are the table's; the adapter converts `amount_cents` to the stored `amount`.
- */
-export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
+/** The period, its plan and the last write. */
+const periodFields = (f: SharedFields) => ({
   user_id: f.text,
   billing_date: instant,
   subscription_id: f.text,
@@ -211,11 +178,10 @@ export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
   tier: f.text,
   payment_method: paymentMethodSchema,
   friday_billing: z.optional(fridayBillingSchema),
-  /*
-   * Membership intent (DESIGN 2.9): what the member asked for. Only membership events and an
-   * operator action that says so change these (see intent.ts); every other writer carries them
-   * forward and a successor period inherits them.
-   */
+});
+
+/** Membership intent (intent.ts) and the chain (chain.ts): only their own writers change them. */
+const intentFields = (f: SharedFields) => ({
   /** Day of month the plan bills on (keeps Jan 31 → Feb 28 → Mar 31); a due-date change moves it. */
   billing_anchor_day: z.optional(z.int().check(z.minimum(1), z.maximum(31))),
   /** Calendar months of pause still to skip, this period included; non-zero only while PAUSED. */
@@ -236,6 +202,10 @@ export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
    * Absent on items written before it existed (legacy chains keep the old rules).
    */
   chain_id: f.optionalText,
+});
+
+/** Attempts, the version fence, and what a replay of an event or request is recognised by. */
+const attemptFields = (f: SharedFields) => ({
   payment_attempts: f.count,
   last_attempt_date: f.optionalInstant,
   version: f.count,
@@ -245,6 +215,10 @@ export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
   membership_event_at: f.optionalInstant,
   /** Idempotency-Key of the last person-initiated payment request (manual pay); a repeat is answered, not re-run. */
   last_request_key: f.optionalString,
+});
+
+/** What ACH returns and card disputes left on the period (the holds of DESIGN 3.1, the exceptions). */
+const holdFields = (f: SharedFields) => ({
   /** ACH re-presentments after R01/R09 returns, and when the original entry was made (DESIGN 4). */
   ach_represented: f.optionalCount,
   ach_original_entry_date: f.optionalInstant,
@@ -260,10 +234,10 @@ export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
   ach_exception: z.optional(achExceptionSchema),
   /** A Stripe outcome that did not match (DESIGN 6.1); listed by `?billing=exceptions`. */
   card_exception: z.optional(cardExceptionSchema),
-  /*
-   * Dunning (DESIGN 5b, dunning.ts): the most recent decline's code and class, and the schedule of
-   * this period's automatic attempts. Absent when the period was never declined (or was reset).
-   */
+});
+
+/** Dunning (dunning.ts): the last decline and the schedule of automatic attempts; absent if never declined or reset. */
+const dunningFields = (f: SharedFields) => ({
   decline_code: f.optionalText,
   decline_class: z.optional(declineClassSchema),
   /** First decline of the current cycle: the schedule's day 0. */
@@ -275,7 +249,19 @@ export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
   /** Merchant-initiated presentments of this card for this period in the last 30 days (the networks' ceilings). */
   dunning_presented_at: z.optional(z.array(instant).check(z.maxLength(64))),
   card_network: z.optional(cardNetworkSchema),
-  // The five failure attributes, spread rather than `.extend`ed: one object schema to build, not two.
+});
+
+/**
+ * One billing period of one user (DESIGN 2.1), as the domain sees it: money in integer cents.
+ * Attribute names are the table's; the adapter converts `amount_cents` to the stored `amount`.
+ */
+export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
+  ...periodFields(f),
+  ...intentFields(f),
+  ...attemptFields(f),
+  ...holdFields(f),
+  ...dunningFields(f),
+  // Spread rather than `.extend`ed: one object schema to build, not two.
   ...billingFailureFieldsSchema.shape,
 })));
 export type BillingRecord = z.infer<typeof billingRecordSchema>;
@@ -338,74 +324,6 @@ export const accountSnapshotSchema = lazySchema(() => z.object({
   institution_unreliable: z.optional(z.boolean()),
   ml_override: z.optional(z.boolean()),
 }));
-
-/* ---------------- loan payments (DESIGN 2.7, seed 004) ---------------- */
-
-export const LOAN_PAYMENT_STATUSES = [
-  'PENDING',
-  'ACHSENT',
-  'COMPLETED',
-  'RETRY',
-  'SKIPPED',
-  'FAILED',
-  'CHARGED_BACK',
-  'RETURNED',
-] as const;
-export const loanPaymentStatusSchema = lazySchema(() => z.enum(LOAN_PAYMENT_STATUSES));
-export type LoanPaymentStatus = z.infer<typeof loanPaymentStatusSchema>;
-export const loanPaymentProcessSchema = lazySchema(() => z.enum(['MANUAL', 'AUTO', 'RETRY']));
-export type LoanPaymentProcess = z.infer<typeof loanPaymentProcessSchema>;
-
-export const loanPaymentApplicationSchema = lazySchema(() => z.object({
-  payment_id: z.string(),
-  installment_id: z.string(),
-  amount: centsSchema,
-  payment_date: instant,
-}));
-
-export const loanPaymentSchema = lazySchema(() => withFields((f) => z.object({
-  loc_user_id: f.text,
-  loc_loan_id: f.text,
-  loc_payment_id: f.text,
-  loc_amount: centsSchema,
-  loc_status: loanPaymentStatusSchema,
-  loc_payment_method: z.enum(['ach', 'pinless']),
-  loc_process: loanPaymentProcessSchema,
-  loc_confirmation_id: f.optionalString,
-  loc_account_last_four: f.optionalString,
-  loc_intended_installment_id: f.optionalString,
-  loc_payment_attempts: f.count,
-  loc_applications: z.optional(z.array(loanPaymentApplicationSchema)),
-  loc_update_reason: f.optionalString,
-  loc_created_date: instant,
-  loc_last_updated: instant,
-  /** RETRY only: when the next automatic attempt is due (DESIGN 2.7); GSI2 orders RETRY payments by it. */
-  loc_next_attempt_at: f.optionalInstant,
-  /** The first decline of this payment: the retry waits of DESIGN 5b count from it. */
-  loc_first_declined_at: f.optionalInstant,
-  /** The last decline's processor code and its dunning class (DESIGN 5b). */
-  loc_decline_code: f.optionalString,
-  loc_decline_class: z.optional(declineClassSchema),
-  /** The NACHA code of the last ACH return of this payment (DESIGN 4, 3.1 holds). */
-  loc_return_code: f.optionalString,
-  /** Counted processor errors (not declines) of the automatic retries: each moves the next attempt by the 5b wait. */
-  loc_error_count: f.optionalCount,
-  /** Optimistic-concurrency counter, as on billing records. */
-  version: f.count,
-})));
-export type LoanPayment = z.infer<typeof loanPaymentSchema>;
-
-/**
- * One audit row of a loan payment (DESIGN 2.7): the payment as a change left it, who made the change
- * (`actor`: the JWT `sub`, or `system:<function>`) and why (`reason`; `loc_update_reason` is the
- * payment's own). Written in the same transaction as the change, never overwritten.
- */
-export const loanPaymentHistoryRowSchema = lazySchema(() => withFields((f) => z.extend(loanPaymentSchema, {
-  actor: f.text,
-  reason: f.optionalString,
-  recorded_at: instant,
-})));
-export type LoanPaymentHistoryRow = z.infer<typeof loanPaymentHistoryRowSchema>;
 
 /* ---------------- stripe-events (DESIGN 2.8) ---------------- */
 

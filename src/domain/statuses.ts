@@ -1,4 +1,5 @@
-import { BILLING_STATUSES, type BillingRecord, type BillingStatus, type DisplayStatus, type LoanPaymentStatus } from './records.js';
+import { BILLING_STATUSES, type BillingRecord, type BillingStatus, type DisplayStatus } from './records.js';
+import type { LoanPaymentStatus } from './loan-payments.js';
 import { billingTransitions, loanPaymentTransitions } from './transitions.js';
 
 /**

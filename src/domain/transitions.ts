@@ -1,5 +1,6 @@
 import { IllegalTransitionError } from './errors.js';
-import type { BillingEvent, BillingStatus, LoanPaymentStatus } from './records.js';
+import type { BillingEvent, BillingStatus } from './records.js';
+import type { LoanPaymentStatus } from './loan-payments.js';
 
 type Rule<S extends string> = { readonly from: readonly S[]; readonly to: S | 'same' };
 

@@ -2,7 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BillingFailureFields } from '../domain/ladder.js';
 import type { AchRateTally } from '../domain/ach-return-rates.js';
 import type { BillingStore, BillingTransaction, LoanPaymentAudit, PaymentsStore } from '../domain/ports.js';
-import type { BillingRecord, HistoryRow, LoanPayment, LoanPaymentStatus } from '../domain/records.js';
+import type { BillingRecord, HistoryRow } from '../domain/records.js';
+import type { LoanPayment, LoanPaymentStatus } from '../domain/loan-payments.js';
 
 /** What one collections run did, counted from the writes its attempts committed. */
 export interface OutcomeCounts {

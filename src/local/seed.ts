@@ -3,7 +3,8 @@ import { addMonths, nthFridayOfMonth } from '../domain/calendar.js';
 import { AlreadyExistsError } from '../domain/errors.js';
 import type { SimulatedOutcome } from '../adapters/processor/simulator.js';
 import type { BillingStore, PaymentsStore } from '../domain/ports.js';
-import type { BillingRecord, HistoryRow, LoanPayment, LoanPaymentStatus, PaymentMethod, Term } from '../domain/records.js';
+import type { BillingRecord, HistoryRow, PaymentMethod, Term } from '../domain/records.js';
+import type { LoanPayment, LoanPaymentStatus } from '../domain/loan-payments.js';
 import { formatInstant } from '../domain/time.js';
 
 /**

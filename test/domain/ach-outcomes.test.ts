@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ACH_RETURN_MESSAGES, achEventSchema, decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchEvent } from '../../src/domain/ach-outcomes.js';
-import type { BillingRecord, LoanPayment } from '../../src/domain/records.js';
+import type { BillingRecord } from '../../src/domain/records.js';
+import type { LoanPayment } from '../../src/domain/loan-payments.js';
 import { formatInstant } from '../../src/domain/time.js';
 
 const DAY = 24 * 60 * 60 * 1000;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BILLING_STATUSES, LOAN_PAYMENT_STATUSES, type BillingStatus } from '../../src/domain/records.js';
+import { BILLING_STATUSES, type BillingStatus } from '../../src/domain/records.js';
+import { LOAN_PAYMENT_STATUSES } from '../../src/domain/loan-payments.js';
 import {
   COLLECTIBLE_STATUSES,
   displayStatus,

@@ -6,7 +6,7 @@ import type { CollectionMessage } from '../../src/domain/collections.js';
 import { TransientError } from '../../src/domain/errors.js';
 import { classifyReturnCode } from '../../src/domain/nacha.js';
 import { LOAN_MAX_ATTEMPTS } from '../../src/domain/loan-retries.js';
-import type { LoanPayment, LoanPaymentHistoryRow } from '../../src/domain/records.js';
+import type { LoanPayment, LoanPaymentHistoryRow } from '../../src/domain/loan-payments.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';

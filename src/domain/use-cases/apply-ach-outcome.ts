@@ -4,7 +4,7 @@ import { decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchDecision, 
 import { everRecorded, loanEverRecorded } from '../booked.js';
 import { ConcurrentModificationError } from '../errors.js';
 import type { BillingStore, Clock, PaymentsStore } from '../ports.js';
-import type { LoanPayment } from '../records.js';
+import type { LoanPayment } from '../loan-payments.js';
 
 /**
  * Apply an ACH outcome (DESIGN 4): settlement, return, refund or chargeback of a debit the processor

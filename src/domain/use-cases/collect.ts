@@ -3,7 +3,8 @@ import { balanceDecision, GATE_CLOSED_ERROR, type BalanceObservation } from '../
 import { dueGate, mayAdvancePause, type NotDueReason } from '../due-work.js';
 import { deadHolderFoundAccountInactive, mayHoldUnrecordedCharge, repairsUnrecordedAttempt } from '../takeover.js';
 import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
-import { CLEARED_DUNNING, EXHAUSTED_DUNNING, classifyDecline, dunningAfterDecline, dunningLapsed, isInDunning } from '../dunning.js';
+import { CLEARED_DUNNING, EXHAUSTED_DUNNING, dunningAfterDecline, dunningLapsed, isInDunning } from '../dunning.js';
+import { classifyDecline } from '../declines.js';
 import { ConcurrentModificationError, InterruptedError, LockedError, ProcessorError } from '../errors.js';
 import { intentOf, isCancelRequested } from '../intent.js';
 import { allowlistedError, billingFailureView, classifyFailure, dueKey, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';

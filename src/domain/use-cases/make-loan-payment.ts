@@ -5,7 +5,7 @@ import { AlreadyExistsError, DomainError, NotFoundError, PaymentHoldError } from
 import { loanAttemptRequest } from '../loan-attempt.js';
 import { afterLoanDecline, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
 import type { Clock, LoanPaymentAudit, Page, PageRequest, PaymentProcessor, PaymentResult, PaymentsStore } from '../ports.js';
-import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../records.js';
+import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../loan-payments.js';
 import { formatInstant } from '../time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from '../transitions.js';
 

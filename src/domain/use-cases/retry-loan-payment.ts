@@ -6,7 +6,7 @@ import { loanAttemptKey, loanAttemptRequest } from '../loan-attempt.js';
 import { afterLoanProcessorError, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
 import { withUserLock, type HeldLock, type LockDeps } from '../lock.js';
 import type { LoanPaymentAudit, PaymentProcessor, PaymentsStore } from '../ports.js';
-import type { LoanPayment } from '../records.js';
+import type { LoanPayment } from '../loan-payments.js';
 import { formatInstant } from '../time.js';
 import { loanPaymentTransitions } from '../transitions.js';
 import { afterSubmission } from './make-loan-payment.js';

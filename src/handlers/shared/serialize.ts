@@ -2,7 +2,8 @@ import { dunningView, type DunningView } from '../../domain/dunning.js';
 import { billingFailureView, type BillingFailureView } from '../../domain/ladder.js';
 import { centsToDollars } from '../../domain/money.js';
 import type { Page } from '../../domain/ports.js';
-import type { BillingRecord, DisplayStatus, HistoryRow, LoanPayment, LoanPaymentHistoryRow } from '../../domain/records.js';
+import type { BillingRecord, DisplayStatus, HistoryRow } from '../../domain/records.js';
+import type { LoanPayment, LoanPaymentHistoryRow } from '../../domain/loan-payments.js';
 import { displayStatus } from '../../domain/statuses.js';
 
 /**
