@@ -184,7 +184,18 @@ export class UnpublishableRowError extends Error {
  */
 export function publishedEventsOf(row: HistoryRow, eventIdOf: EventIdOf): PublishedEvent[] {
   const events: PublishedEvent[] = [];
-  const common = (detailType: DetailType) => ({
+  addEventsOf(row, (detailType, extra) => {
+    const parsed = safeParseCold(DETAIL_SCHEMAS[detailType], { ...commonDetailOf(row, eventIdOf, detailType), ...extra });
+    if (!parsed.success) {
+      throw new UnpublishableRowError(row, parsed.error.issues.map((i) => `${detailType} ${i.path.join('.') || '(detail)'}: ${i.message}`));
+    }
+    events.push({ source: EVENT_SOURCE, 'detail-type': detailType, detail: parsed.data } as PublishedEvent);
+  });
+  return events;
+}
+
+function commonDetailOf(row: HistoryRow, eventIdOf: EventIdOf, detailType: DetailType) {
+  return {
     event_id: eventIdOf({ user_id: row.user_id, last_run_date: row.last_run_date, detail_type: detailType }),
     user_id: row.user_id,
     subscription_id: row.subscription_id,
@@ -195,85 +206,75 @@ export function publishedEventsOf(row: HistoryRow, eventIdOf: EventIdOf): Publis
     process: row.process,
     payment_method: row.payment_method,
     ...present({ actor: row.actor, reason: row.reason, run_id: row.run_id }),
-  });
-  const add = <T extends DetailType>(detailType: T, extra: Omit<DetailOf<T>, keyof ReturnType<typeof common>>) => {
-    const parsed = safeParseCold(DETAIL_SCHEMAS[detailType], { ...common(detailType), ...extra });
-    if (!parsed.success) {
-      throw new UnpublishableRowError(row, parsed.error.issues.map((i) => `${detailType} ${i.path.join('.') || '(detail)'}: ${i.message}`));
-    }
-    events.push({ source: EVENT_SOURCE, 'detail-type': detailType, detail: parsed.data } as PublishedEvent);
   };
-  const transaction = present({ transaction_id: row.transaction_id });
+}
 
+/** Adds one event of `detailType`: the common detail plus `extra`. */
+type AddEvent = <T extends DetailType>(detailType: T, extra: Omit<DetailOf<T>, keyof ReturnType<typeof commonDetailOf>>) => void;
+
+function addEventsOf(row: HistoryRow, add: AddEvent): void {
+  const transaction = present({ transaction_id: row.transaction_id });
   switch (row.billing_event) {
     case 'COLLECTED':
     case 'ACH_SETTLED':
-      add('billing.period.collected', transaction);
-      break;
+      return add('billing.period.collected', transaction);
     case 'ACH_SUBMITTED':
-      add('billing.period.submitted', transaction);
-      break;
-    case 'DECLINED': {
-      const state = dunningState(row);
-      add('billing.period.declined', {
-        ...transaction,
-        payment_error: row.payment_error ?? '',
-        ...present({ decline_code: row.decline_code, decline_class: row.decline_class }),
-        ...(state
-          ? { dunning: { state, attempts: row.dunning_attempts ?? 0, next_attempt_at: state === 'retrying' ? row.dunning_next_attempt_at! : null } }
-          : {}),
-      });
-      if (state === 'exhausted') {
-        add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, cause: 'declined', ...present({ decline_code: row.decline_code }) });
-      }
-      break;
-    }
+      return add('billing.period.submitted', transaction);
+    case 'DECLINED':
+      return addDeclined(row, add);
     case 'DUNNING_EXHAUSTED':
       // A run found the 14-day window over (DESIGN 5b): nothing declined, nothing presented.
       if (dunningState(row) !== 'exhausted') throw new UnpublishableRowError(row, ['DUNNING_EXHAUSTED row is not an exhausted dunning period']);
-      add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, cause: 'window_ended', ...present({ decline_code: row.decline_code }) });
-      break;
+      return add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, cause: 'window_ended', ...present({ decline_code: row.decline_code }) });
     case 'BILLING_FAILURE_RECORDED': {
       const failure = billingFailureView(row);
-      if (failure?.state === 'parked') {
-        add('billing.failure.parked', { failure: { count: failure.count, failed_at: failure.failed_at, last_error: failure.last_error } });
-      }
-      break;
+      if (failure?.state === 'parked') add('billing.failure.parked', { failure: { count: failure.count, failed_at: failure.failed_at, last_error: failure.last_error } });
+      return;
     }
     case 'ACH_RETURNED':
     case 'CHARGED_BACK':
-      if (row.payment_method === 'card') {
-        // A card dispute with the funds withdrawn (DESIGN 6.1): the period owes again and no automatic path charges the card.
-        add('billing.exception.raised', { exception: { source: 'card', code: 'card_disputed', ...present({ payment_intent_id: row.transaction_id }) } });
-        break;
-      }
-      add('billing.ach.returned', {
-        ...transaction,
-        ...present({ return_code: row.ach_return_code }),
-        unauthorized: row.ach_unauthorized === true,
-        represent: row.ach_unauthorized !== true && row.ach_blocked !== true,
-        payment_error: row.payment_error ?? '',
-      });
-      break;
+      return addReturned(row, add);
     case 'REFUNDED':
-      add('billing.period.refunded', transaction);
-      break;
+      return add('billing.period.refunded', transaction);
     case 'WAIVED':
-      add('billing.period.waived', {});
-      break;
+      return add('billing.period.waived', {});
     case 'CANCEL_COMPLETED':
-      add('billing.period.cancelled', { cause: 'cancel_requested' });
-      break;
+      return add('billing.period.cancelled', { cause: 'cancel_requested' });
     case 'ACCOUNT_CLOSED':
-      add('billing.period.cancelled', { cause: 'account_closed' });
-      break;
+      return add('billing.period.cancelled', { cause: 'account_closed' });
     case 'EXCEPTION_RAISED':
-      add('billing.exception.raised', { exception: raisedException(row) });
-      break;
+      return add('billing.exception.raised', { exception: raisedException(row) });
     default:
-      break;
+      return;
   }
-  return events;
+}
+
+function addDeclined(row: HistoryRow, add: AddEvent): void {
+  const state = dunningState(row);
+  add('billing.period.declined', {
+    ...present({ transaction_id: row.transaction_id }),
+    payment_error: row.payment_error ?? '',
+    ...present({ decline_code: row.decline_code, decline_class: row.decline_class }),
+    ...(state ? { dunning: { state, attempts: row.dunning_attempts ?? 0, next_attempt_at: state === 'retrying' ? row.dunning_next_attempt_at! : null } } : {}),
+  });
+  if (state === 'exhausted') {
+    add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, cause: 'declined', ...present({ decline_code: row.decline_code }) });
+  }
+}
+
+function addReturned(row: HistoryRow, add: AddEvent): void {
+  if (row.payment_method === 'card') {
+    // A card dispute with the funds withdrawn (DESIGN 6.1): the period owes again and no automatic path charges the card.
+    add('billing.exception.raised', { exception: { source: 'card', code: 'card_disputed', ...present({ payment_intent_id: row.transaction_id }) } });
+    return;
+  }
+  add('billing.ach.returned', {
+    ...present({ transaction_id: row.transaction_id }),
+    ...present({ return_code: row.ach_return_code }),
+    unauthorized: row.ach_unauthorized === true,
+    represent: row.ach_unauthorized !== true && row.ach_blocked !== true,
+    payment_error: row.payment_error ?? '',
+  });
 }
 
 /** The exception this row raised: the newer of the two a period can carry. */
