@@ -3,13 +3,9 @@ import type { AccountSnapshot } from './ports.js';
 import type { BillingRecord, DecisionContext, Process } from './records.js';
 import { COLLECTIBLE_STATUSES } from './statuses.js';
 
-/**
- * The gate of the collection attempt (DESIGN 3 step 3): the one "collectible and due" predicate,
- * the holds, and the balance gate. The collections planner, the balance webhook, memberships and
- * the operator actions all ask these, never an inline copy.
- */
+/** Whether a period is owed now, its holds, and the balance gate (DESIGN 3): every path asks these, never a copy. */
 
-/** Balances observed by a balance webhook (DESIGN 8 `POST /webhooks/balance`). */
+/** Balances observed by a balance webhook. */
 export interface BalanceObservation {
   readonly institution_id?: string | undefined;
   readonly available_balance_cents: number;
@@ -18,11 +14,7 @@ export interface BalanceObservation {
   readonly threshold_cents: number;
 }
 
-/**
- * Holds that protect the payer or the rails (DESIGN 3.1). They bind every path: a person asking
- * (manual pay, retry-billing) may skip the waits of the ladder and of the daily retry, never these.
- * The code is the API's 409 code.
- */
+/** Holds protect the payer or the rails (DESIGN 3.1): they bind every path, a person's included (409). */
 export const HOLD_CODES = ['ach_authorization_required', 'ach_account_invalid', 'ach_representment_limit', 'card_disputed', 'payment_method_required'] as const;
 export type HoldCode = (typeof HOLD_CODES)[number];
 
@@ -40,21 +32,15 @@ export function isHoldCode(reason: string): reason is HoldCode {
   return HOLD_CODE_SET.has(reason);
 }
 
-/** Paths whose balance gate is the account's balance against the amount. */
 const SCHEDULED_GATE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
 export const GATE_CLOSED_ERROR = 'Insufficient available balance.';
 
-/** Collectible (PENDING or FAILED) and its billing date has come: the period is owed now. */
+/** Collectible and its billing date has come: the period is owed now. */
 export function isCollectibleAndDue(record: Pick<BillingRecord, 'billing_status' | 'billing_date'>, now: Date): boolean {
   return COLLECTIBLE_STATUSES.has(record.billing_status) && Date.parse(record.billing_date) <= now.getTime();
 }
 
-/**
- * The hold on a record, whatever path asks (DESIGN 3.1, 4): an unauthorized ACH return, an
- * account-error return, the R01/R09 re-presentment limit (two within 180 days of the original
- * entry, counted when each return is applied, so every path's presentment counts), an open card
- * dispute, a do_not_retry card decline.
- */
+/** Re-presentments are counted when each return is applied, so every path's presentment counts toward the limit. */
 export function holdOf(record: BillingRecord, now: Date): HoldCode | undefined {
   if (record.payment_method === 'ach') {
     if (record.ach_unauthorized) return 'ach_authorization_required';
@@ -62,18 +48,17 @@ export function holdOf(record: BillingRecord, now: Date): HoldCode | undefined {
     if (representedPastWindow(record, now)) return 'ach_representment_limit';
   }
   if (record.card_disputed) return 'card_disputed';
-  // A do_not_retry card decline (DESIGN 5b): only a new payment method restarts it.
+  // Only a new payment method restarts it.
   if (record.billing_status === 'FAILED' && record.decline_class === 'do_not_retry') return 'payment_method_required';
   return undefined;
 }
 
-/** Why ACH is blocked: the last return's code; a record blocked before the code was kept is judged by its counters. */
+/** By the last return's code; a record blocked before the code was kept is judged by its counters. */
 function blockedByRepresentmentLimit(record: BillingRecord, now: Date): boolean {
   if (record.ach_return_code !== undefined) return classifyReturnCode(record.ach_return_code) === 'represent';
   return (record.ach_represented ?? 0) >= MAX_ACH_REPRESENTMENTS || representedPastWindow(record, now);
 }
 
-/** A returned debit may be re-presented only within 180 days of the original entry (NACHA). */
 function representedPastWindow(record: BillingRecord, now: Date): boolean {
   if (!record.ach_represented || record.ach_original_entry_date === undefined) return false;
   return pastRepresentmentWindow(record.ach_original_entry_date, now);
@@ -84,7 +69,7 @@ export interface BalanceDecision {
   readonly context: DecisionContext;
 }
 
-/** The balance gate and the decision context it observed (DESIGN 2.5); consults nothing new. */
+/** The balance gate and the decision context it observed (DESIGN 2.5). */
 export function balanceDecision(record: BillingRecord, account: AccountSnapshot, process: Process, balance?: BalanceObservation): BalanceDecision {
   const context: DecisionContext = { data_payment_method: record.payment_method };
   const observe = <K extends keyof DecisionContext>(key: K, value: DecisionContext[K] | undefined) => {

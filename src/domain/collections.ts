@@ -3,16 +3,13 @@ import { lazySchema } from './lazy-schema.js';
 import { idSchema } from './ids.js';
 import { formatInstant, instantSchema } from './time.js';
 
-/**
- * Planning of the scheduled collections run (DESIGN 1, 3, 5): which records are due, which the
- * failure ladder holds back, and the message the batch-worker receives for each due record.
- */
+/** The collections queue's messages, one schema for the collections-job and the batch-worker (due-work.ts decides what is due). */
 
-/** The processes a collections message can carry (BATCH: an ad-hoc batch sent to the same queue). */
+/** BATCH: an ad-hoc batch sent to the same queue. */
 export const collectionProcessSchema = lazySchema(() => z.enum(['SCHEDULED', 'RETRY', 'PAUSE', 'BATCH']));
 export type CollectionProcess = z.infer<typeof collectionProcessSchema>;
 
-/** A billing period to attempt. `kind` is absent on messages enqueued before loan retries existed. */
+/** `kind` is absent on messages enqueued before loan retries existed. */
 export const billingPeriodMessageSchema = lazySchema(() => z.object({
   kind: z.optional(z.literal('billing_period')),
   user_id: idSchema,
@@ -23,7 +20,6 @@ export const billingPeriodMessageSchema = lazySchema(() => z.object({
 }));
 export type BillingPeriodMessage = z.infer<typeof billingPeriodMessageSchema>;
 
-/** A loan payment in RETRY whose next attempt is due (DESIGN 2.7). */
 export const loanPaymentRetryMessageSchema = lazySchema(() => z.object({
   kind: z.literal('loan_payment_retry'),
   user_id: idSchema,
@@ -33,10 +29,6 @@ export const loanPaymentRetryMessageSchema = lazySchema(() => z.object({
 }));
 export type LoanPaymentRetryMessage = z.infer<typeof loanPaymentRetryMessageSchema>;
 
-/**
- * The body of one collections-queue message, for the producer (collections-job) and the consumer
- * (batch-worker) alike: a union discriminated by `kind`.
- */
 export const collectionMessageSchema = lazySchema(() => z.union([loanPaymentRetryMessageSchema, billingPeriodMessageSchema]));
 export type CollectionMessage = z.infer<typeof collectionMessageSchema>;
 
@@ -44,7 +36,6 @@ export function isLoanPaymentRetry(message: CollectionMessage): message is LoanP
   return message.kind === 'loan_payment_retry';
 }
 
-/** The message that retries a due loan payment. */
 export function loanRetryMessage(due: { readonly user_id: string; readonly loan_id: string; readonly payment_id: string }, now: Date): LoanPaymentRetryMessage {
   return { kind: 'loan_payment_retry', user_id: due.user_id, loan_id: due.loan_id, payment_id: due.payment_id, enqueued_at: formatInstant(now) };
 }

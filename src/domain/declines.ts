@@ -1,21 +1,15 @@
 import type { CardNetwork, DeclineClass } from './records.js';
 
-/**
- * How a decline bears on the next automatic attempt (DESIGN 5b): the processors' and card networks'
- * decline codes, classified. The schedule that reads the class is dunning.ts.
- */
+/** The processors' and card networks' decline codes, classified for the dunning schedule (dunning.ts). */
 
-/** What a processor said about a decline (the PaymentResult 'declined' carries it). */
+/** What a processor said about a decline. */
 export interface DeclineDetails {
-  /** Stripe's `decline_code` (or its error `code` when Stripe sent none); the payments service uses the same names. */
+  /** Stripe's `decline_code` (or its error `code`); the payments service uses the same names. */
   readonly decline_code: string;
-  /** Stripe's `advice_code`: `do_not_try_again`, `confirm_card_data`, `try_again_later`. */
   readonly advice_code?: string | undefined;
-  /** The network's merchant advice code (Mastercard MAC, e.g. `03`, `21`). */
+  /** Mastercard's merchant advice code. */
   readonly network_advice_code?: string | undefined;
-  /** The network's raw response code (Visa `41`, Mastercard `54`, ...). */
   readonly network_decline_code?: string | undefined;
-  /** The card's network, when the processor said. */
   readonly card_network?: CardNetwork | undefined;
 }
 
@@ -25,7 +19,7 @@ interface DeclineRule {
   readonly field: Field;
   readonly code: string;
   readonly class: DeclineClass;
-  /** A network code read only for that network (for an unknown network every network's rule is read). */
+  /** Read only for that network, or for a card whose network is unknown. */
   readonly network?: Exclude<CardNetwork, 'other'>;
 }
 
@@ -33,22 +27,9 @@ const rule = (field: Field, cls: DeclineClass, codes: readonly string[], network
   codes.map((code) => ({ field, code, class: cls, ...(network ? { network } : {}) }));
 
 /**
- * THE classification table. Sources:
- * - Stripe decline codes, https://docs.stripe.com/declines/codes ("next steps" column), and the
- *   `advice_code` values of https://docs.stripe.com/api/errors (`do_not_try_again`,
- *   `confirm_card_data`, `try_again_later`). The payments service answers pinless declines with the
- *   same decline-code names (its contract, src/adapters/payments-service).
- * - Visa: "Visa Rules for Decline Response Codes" (excessive reattempts, April 2021): category 1,
- *   "issuer will never approve" (04, 07, 12, 14, 15, 41, 43, 46, 57, R0, R1, R3), is never
- *   reattempted; category 3, "data quality" (54, 55, 6P, 82, N7; 70 and 1A ask for PIN or
- *   authentication), needs the cardholder or the card data first.
- * - Mastercard Merchant Advice Codes (Transaction Processing Rules, "MAC"): 03 "do not try again"
- *   and 21 "payment cancellation" are never retried; 01 "new account information"; 02 and 24-30
- *   "retry later"; 40/41 prepaid or single-use virtual card numbers. Mastercard response codes
- *   04 capture, 41 lost, 43 stolen, 14 invalid number, 54 expired.
- * - DESIGN 5b decides the buckets: lost, stolen, pick-up, fraudulent, revoked, closed or invalid
- *   account, card not supported → do_not_retry; expired, incorrect number/CVC/expiry → update;
- *   authentication → customer_action; everything else (and any unknown code) → retry_later.
+ * Sources: Stripe's decline codes (docs.stripe.com/declines/codes) and `advice_code`s; Visa's Rules for
+ * Decline Response Codes (category 1 never reattempted, category 3 needs new data); Mastercard's
+ * Merchant Advice Codes and response codes. DESIGN 5b decides the buckets; an unknown code is retry_later.
  */
 export const DECLINE_TABLE: readonly DeclineRule[] = [
   ...rule('decline_code', 'do_not_retry', [
@@ -122,11 +103,10 @@ const SEVERITY: Readonly<Record<DeclineClass, number>> = { do_not_retry: 3, upda
 export interface DeclineClassification {
   readonly decline_code: string;
   readonly decline_class: DeclineClass;
-  /** False when no code matched the table: retry_later by default (the caller logs the code). */
+  /** False when no code matched: the caller logs it. */
   readonly known: boolean;
 }
 
-/** Classifies one decline from every code the processor sent; an unknown code is `retry_later`, never an error. */
 export function classifyDecline(details: DeclineDetails): DeclineClassification {
   let best: DeclineClass | undefined;
   for (const r of DECLINE_TABLE) {

@@ -44,27 +44,21 @@ export const loanPaymentSchema = lazySchema(() => withFields((f) => z.object({
   loc_update_reason: f.optionalString,
   loc_created_date: instant,
   loc_last_updated: instant,
-  /** RETRY only: when the next automatic attempt is due (DESIGN 2.7); GSI2 orders RETRY payments by it. */
+  /** RETRY only; GSI2 orders RETRY payments by it. */
   loc_next_attempt_at: f.optionalInstant,
-  /** The first decline of this payment: the retry waits of DESIGN 5b count from it. */
+  /** The retry waits count from it. */
   loc_first_declined_at: f.optionalInstant,
-  /** The last decline's processor code and its dunning class (DESIGN 5b). */
   loc_decline_code: f.optionalString,
   loc_decline_class: z.optional(declineClassSchema),
-  /** The NACHA code of the last ACH return of this payment (DESIGN 4, 3.1 holds). */
+  /** Kept for the account's holds (DESIGN 3.1). */
   loc_return_code: f.optionalString,
-  /** Counted processor errors (not declines) of the automatic retries: each moves the next attempt by the 5b wait. */
+  /** Processor errors (not declines) of the automatic retries. */
   loc_error_count: f.optionalCount,
-  /** Optimistic-concurrency counter, as on billing records. */
   version: f.count,
 })));
 export type LoanPayment = z.infer<typeof loanPaymentSchema>;
 
-/**
- * One audit row of a loan payment (DESIGN 2.7): the payment as a change left it, who made the change
- * (`actor`: the JWT `sub`, or `system:<function>`) and why (`reason`; `loc_update_reason` is the
- * payment's own). Written in the same transaction as the change, never overwritten.
- */
+/** An append-only audit row: the payment as a change left it, who (`actor`) and why (`reason`). */
 export const loanPaymentHistoryRowSchema = lazySchema(() => withFields((f) => z.extend(loanPaymentSchema, {
   actor: f.text,
   reason: f.optionalString,

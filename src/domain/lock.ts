@@ -21,43 +21,20 @@ export interface HeldLock {
   readonly key: string;
   /** Aborted when a heartbeat finds the lease lost: the holder must stop before writing. */
   readonly signal: AbortSignal;
-  /**
-   * The expired lease this lock replaced, when there was one: its holder died (or lost its release)
-   * while it held the user, so an attempt of its period may have reached the processor unrecorded.
-   */
+  /** The expired lease this lock replaced: its holder's attempt may have reached the processor unrecorded. */
   readonly takenOver?: LockLease;
   release(): Promise<void>;
-  /**
-   * Runs `commit` with the lease as it is now, heartbeats held so that it cannot change meanwhile;
-   * `commit` deletes the lock item in its own transaction. On success the lock is released (a later
-   * `release()` is a no-op); on failure heartbeats resume and the lock is still held.
-   */
+  /** Runs `commit`, which deletes the lock in its own transaction, with heartbeats held so the lease cannot move under it. */
   releaseWith<T>(commit: (release: LockRelease) => Promise<T>): Promise<T>;
-  /**
-   * Names the period this holder is about to attempt on the lease now (one conditional put), so
-   * that if it dies between the processor and its write, the next holder learns it (`takenOver`).
-   * For a holder that took the lock for several periods (the memberships consumer's catch-up).
-   */
+  /** Names the period about to be attempted on the lease, so that a holder dying mid-attempt tells the next one. */
   declarePurpose(purpose: string): Promise<void>;
-  /**
-   * Writes `since` as the lease's `held_since` when it is earlier (one conditional put): for a holder
-   * about to resend, past the account gate, the key of the dead holder whose lease it took over, so
-   * that if it dies too, the next holder judges the account against the first holder's instant.
-   */
+  /** Keeps a dead holder's earlier `held_since` when resending its key, for the account gate of the next holder (takeover.ts). */
   carryHeldSince(since: number): Promise<void>;
-  /**
-   * Releases by putting back the expired lease this lock replaced (`takenOver`), so the evidence it
-   * carries (a dead holder attempting its period) stays for the next holder; without one, `release()`.
-   * For a holder that learnt of it and must leave the period to an attempt (a waive answering 409).
-   */
+  /** Releases by putting back `takenOver`, so its evidence stays for the attempt that must resolve it. */
   handBack(): Promise<void>;
 }
 
-/**
- * Acquires the user's billing lock or throws LockedError at once (fail-if-locked).
- * A heartbeat renews the lease every second; if it is lost, `signal` aborts. The lock alone never
- * guarantees exclusivity (a paused process can outlive its lease): the record's `version` is the fence.
- */
+/** Fail-if-locked. A paused process can outlive its lease, so the lock alone never fences: the record's `version` does. */
 export async function acquireUserLock(
   store: LockStore,
   clock: Clock,
@@ -87,7 +64,6 @@ function heldLockOf(holder: LeaseHolder, takenOver: LockLease | undefined): Held
   };
 }
 
-/** One holder's lease: what it puts, its heartbeat, and the ways it lets go. */
 class LeaseHolder {
   readonly key: string;
   current: LockLease;
@@ -95,7 +71,6 @@ class LeaseHolder {
   private purpose: string | undefined;
   private heldSince: number;
   private readonly controller = new AbortController();
-  /** The lease puts, one after another. */
   private renewing: Promise<void> = Promise.resolve();
   /** True while a commit that releases the lock runs: the heartbeat must not move the lease under it. */
   private held = false;
@@ -136,7 +111,6 @@ class LeaseHolder {
     await this.store.release(this.key, this.current.record_version_number);
   }
 
-  /** Puts back the expired lease this lock replaced, so its evidence stays for the next holder. */
   async handBack(takenOver: LockLease | undefined): Promise<void> {
     if (this.released) return;
     if (takenOver === undefined) return this.release();
@@ -187,7 +161,7 @@ class LeaseHolder {
     };
   }
 
-  /** Queues one conditional put of the lease as it now reads, unless `skip` says not now; a refused or failed put aborts the holder. */
+  /** One conditional put of the lease as it now reads, queued; a refused or failed put aborts the holder. */
   private putLease(skip: () => boolean, failure: string): Promise<void> {
     this.renewing = this.renewing.then(async () => {
       if (this.signal.aborted || skip()) return;
@@ -202,7 +176,6 @@ class LeaseHolder {
     return this.renewing;
   }
 
-  /** Puts the lease again now (a new purpose or held_since); throws if the lock is lost. */
   private async rewrite(): Promise<void> {
     await this.putLease(() => this.released, 'renewal failed');
     if (this.signal.aborted) throw this.lostError();
@@ -221,7 +194,6 @@ class LeaseHolder {
   }
 }
 
-/** What taking a user's lock needs, as every use case's deps carry it. */
 export interface LockDeps {
   readonly locks: LockStore;
   readonly clock: Clock;
@@ -230,7 +202,6 @@ export interface LockDeps {
   readonly lockHeartbeatMs?: number;
 }
 
-/** The one way a use case takes a user's lock (fail-if-locked: LockedError at once). */
 export function lockUser(deps: LockDeps, userId: string, owner: string, purpose?: string): Promise<HeldLock> {
   return acquireUserLock(deps.locks, deps.clock, userId, owner, {
     newVersion: () => deps.ids.newId(),
@@ -240,10 +211,7 @@ export function lockUser(deps: LockDeps, userId: string, owner: string, purpose?
   });
 }
 
-/**
- * Releases a lock without letting a failed release change the answer: once a change has committed,
- * its result stands (DESIGN 3.1); the lease lapses on its own. The failure is reported.
- */
+/** Once a change has committed its result stands: a failed release is reported, and the lease lapses on its own. */
 export async function releaseQuietly(lock: HeldLock, onError?: (error: unknown) => void): Promise<void> {
   try {
     await lock.release();
@@ -253,10 +221,8 @@ export async function releaseQuietly(lock: HeldLock, onError?: (error: unknown) 
 }
 
 /**
- * Runs `work` under the user's lock and always releases it. The work's own outcome (result or
- * error) is the answer; a failed release never replaces it. A lock that replaced a dead holder's
- * lease naming a period, and was not released by an attempt's own commit, hands that lease back:
- * the evidence that the period's key may be held stays until an attempt of it takes it over.
+ * Runs `work` under the user's lock; a failed release never replaces its outcome. A dead holder's lease
+ * naming a period is handed back, so the evidence stays until an attempt of that period takes it over.
  */
 export async function withUserLock<T>(
   deps: LockDeps,

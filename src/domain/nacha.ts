@@ -1,7 +1,4 @@
-/**
- * NACHA's rules, as opposed to our decisions about them (ach-outcomes.ts, ach-return-rates.ts):
- * return codes and their classes, the re-presentment limits, the return-rate thresholds.
- */
+/** NACHA's rules, apart from our decisions about them (ach-outcomes.ts, ach-return-rates.ts). */
 
 export const RETURN_CODE_PATTERN = /^R\d{2}$/;
 
@@ -49,7 +46,6 @@ export const NACHA_RETURN_RATE_THRESHOLDS_PERCENT: Readonly<Record<ReturnRateCla
   overall: 15,
 };
 
-/** The classes a return code counts in (overall always). */
 export function returnRateClassesOf(returnCode: string): ReturnRateClass[] {
   const classes: ReturnRateClass[] = [];
   if (UNAUTHORIZED_RATE_CODES.has(returnCode)) classes.push('unauthorized');

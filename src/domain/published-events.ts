@@ -11,12 +11,7 @@ import {
   type HistoryRow,
 } from './records.js';
 
-/**
- * The events the rest of the business hears about a member's billing (DESIGN 11), one schema per
- * detail-type, shared by the producer (the events-publisher validates every event it builds) and
- * any consumer. They are read off the audit rows: each history row names the event that made it
- * (`billing_event`), and a row maps to zero, one or two published events.
- */
+/** What the rest of the business hears about billing (DESIGN 11): one schema per detail-type, read off the audit rows. */
 
 export const EVENT_SOURCE = 'billing';
 
@@ -46,13 +41,12 @@ const commonDetail = lazySchema(() => z.object({
   billing_date: text,
   billing_status: billingStatusSchema,
   amount_cents: centsSchema,
-  /** The audit row's `last_run_date`: when the change was written (business time). */
+  /** When the change was written (business time). */
   occurred_at: text,
   process: processSchema,
   payment_method: paymentMethodSchema,
   actor: z.optional(text),
   reason: z.optional(text),
-  /** The bulk retry run the change belongs to, when it does. */
   run_id: z.optional(text),
 }));
 
@@ -67,7 +61,6 @@ export const submittedDetailSchema = lazySchema(() => z.object({ ...commonDetail
 export const declinedDetailSchema = lazySchema(() => z.object({
   ...commonDetail.shape,
   transaction_id: z.optional(text),
-  /** The curated decline text the period shows. */
   payment_error: z.string(),
   decline_code: z.optional(text),
   decline_class: z.optional(declineClassSchema),
@@ -95,7 +88,6 @@ export const achReturnedDetailSchema = lazySchema(() => z.object({
   unauthorized: z.boolean(),
   /** The period may be debited again (R01/R09 within the re-presentment limit). */
   represent: z.boolean(),
-  /** The curated text the period shows for the return. */
   payment_error: z.string(),
 }));
 export const refundedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: z.optional(text) }));
@@ -109,10 +101,7 @@ export const exceptionRaisedDetailSchema = lazySchema(() => z.object({
   ...commonDetail.shape,
   exception: z.object({
     source: z.enum(['ach', 'card']),
-    /**
-     * amount_mismatch, currency_mismatch, dispute_inquiry (DESIGN 4.1, 6.1), card_disputed (funds withdrawn), or
-     * unowed_payment (a payment for a written-off period it never recorded: to refund).
-     */
+    /** card_disputed: funds withdrawn; unowed_payment: a payment for a written-off period, to refund. */
     code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry', 'card_disputed', 'unowed_payment']),
     received_cents: z.optional(centsSchema),
     currency: z.optional(text),
@@ -156,14 +145,13 @@ export const publishedEventSchema = lazySchema(() => z.discriminatedUnion('detai
 export type PublishedEvent = z.infer<typeof publishedEventSchema>;
 export type DetailOf<T extends DetailType> = z.infer<(typeof DETAIL_SCHEMAS)[T]>;
 
-/** The history row's key and the detail-type, as the one input of an event id. */
 export interface EventIdInput {
   readonly user_id: string;
   readonly last_run_date: string;
   readonly detail_type: DetailType;
 }
 
-/** Turns the row key and detail-type into an event id; deterministic (the publisher's is a name-based UUID). */
+/** Deterministic (the publisher's is a name-based UUID). */
 export type EventIdOf = (input: EventIdInput) => string;
 
 /** A history row whose content contradicts the event it names: logged and reported, never published half-right. */
@@ -177,11 +165,7 @@ export class UnpublishableRowError extends Error {
   }
 }
 
-/**
- * The events of one audit row, in a stable order. A row that names no published event (a new
- * period, a pause, a retry request, a due-date change, a row written before rows named their
- * event) maps to none. Every event is validated against its schema here.
- */
+/** The events of one audit row, in a stable order, each validated; a row naming no published event maps to none. */
 export function publishedEventsOf(row: HistoryRow, eventIdOf: EventIdOf): PublishedEvent[] {
   const events: PublishedEvent[] = [];
   addEventsOf(row, (detailType, extra) => {
@@ -209,7 +193,6 @@ function commonDetailOf(row: HistoryRow, eventIdOf: EventIdOf, detailType: Detai
   };
 }
 
-/** Adds one event of `detailType`: the common detail plus `extra`. */
 type AddEvent = <T extends DetailType>(detailType: T, extra: Omit<DetailOf<T>, keyof ReturnType<typeof commonDetailOf>>) => void;
 
 function addEventsOf(row: HistoryRow, add: AddEvent): void {
@@ -223,7 +206,6 @@ function addEventsOf(row: HistoryRow, add: AddEvent): void {
     case 'DECLINED':
       return addDeclined(row, add);
     case 'DUNNING_EXHAUSTED':
-      // A run found the 14-day window over (DESIGN 5b): nothing declined, nothing presented.
       if (dunningState(row) !== 'exhausted') throw new UnpublishableRowError(row, ['DUNNING_EXHAUSTED row is not an exhausted dunning period']);
       return add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, cause: 'window_ended', ...present({ decline_code: row.decline_code }) });
     case 'BILLING_FAILURE_RECORDED': {
@@ -264,7 +246,7 @@ function addDeclined(row: HistoryRow, add: AddEvent): void {
 
 function addReturned(row: HistoryRow, add: AddEvent): void {
   if (row.payment_method === 'card') {
-    // A card dispute with the funds withdrawn (DESIGN 6.1): the period owes again and no automatic path charges the card.
+    // A card dispute with the funds withdrawn: the period owes again and no automatic path charges the card.
     add('billing.exception.raised', { exception: { source: 'card', code: 'card_disputed', ...present({ payment_intent_id: row.transaction_id }) } });
     return;
   }
@@ -306,7 +288,7 @@ export type PublishOutcome =
   | { readonly ok: true; readonly eventBridgeId: string; readonly attempts: number }
   | { readonly ok: false; readonly code: string; readonly message: string; readonly attempts: number };
 
-/** The bus (EventBridge in AWS, the local bus in the local runtime): one outcome per event, in order. */
+/** One outcome per event, in order. */
 export interface EventPublisher {
   publish(events: readonly PublishedEvent[]): Promise<PublishOutcome[]>;
 }

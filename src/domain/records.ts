@@ -4,7 +4,7 @@ import { centsSchema } from './money.js';
 import { instant, withFields, type SharedFields } from './schema-fields.js';
 
 
-/** DESIGN 2.2. PASTDUE is never stored; it is computed on read (see `displayStatus`). */
+/** DESIGN 2.2. PASTDUE is never stored: `displayStatus` computes it on read. */
 export const BILLING_STATUSES = [
   'PENDING',
   'ACHSENT',
@@ -60,11 +60,7 @@ export const UPDATED_EVENTS = [
 export const updatedEventSchema = lazySchema(() => z.enum(UPDATED_EVENTS));
 export type UpdatedEvent = z.infer<typeof updatedEventSchema>;
 
-/**
- * Events on a billing period (DESIGN 2.2): what one write did. The transition table
- * (transitions.ts) maps each to the status it leaves; the history row of the write names it
- * (`billing_event`), which is what the events-publisher reads (DESIGN 11).
- */
+/** What one write did to a period: the history row names it (`billing_event`) for the events-publisher. */
 export const BILLING_EVENTS = [
   'COLLECTED', // pinless/card payment approved
   'ACH_SUBMITTED', // ACH debit accepted by the processor
@@ -100,27 +96,18 @@ export type PaymentMethod = z.infer<typeof paymentMethodSchema>;
 
 export const fridayBillingSchema = lazySchema(() => z.int().check(z.minimum(1), z.maximum(5)));
 
-/**
- * An ACH outcome that does not match the debit (DESIGN 4.1): the period stays unsettled and is
- * listed for operators (`?billing=exceptions`). Also a settlement for a period that was written off
- * (waived, cancelled, skipped) of an entry it never recorded: money taken and not owed, to refund.
- */
+/** An ACH settlement that does not match the debit, or that a written-off period does not owe (DESIGN 4.1). */
 export const achExceptionSchema = lazySchema(() => withFields((f) => z.object({
-  /** amount_mismatch: a settlement for another amount; unowed_payment: a settlement this record can no longer book and never recorded. */
   code: z.enum(['amount_mismatch', 'unowed_payment']),
   received_cents: f.count,
-  /** unowed_payment: the settled entry's confirmation id (the money to refund). */
+  /** unowed_payment: the settled entry, to refund. */
   confirmation_id: f.optionalString,
   at: instant,
 })));
 export type AchException = z.infer<typeof achExceptionSchema>;
 
-/**
- * A Stripe outcome that does not match the period (DESIGN 6.1): a success for another amount or
- * currency (never a completion), or a dispute inquiry (no funds withdrawn: flagged, not failed).
- */
+/** A Stripe outcome that does not match the period, or a dispute inquiry (DESIGN 6.1). */
 export const cardExceptionSchema = lazySchema(() => withFields((f) => z.object({
-  /** unowed_payment: a success this record can no longer book (WAIVED, CANCELLED, SKIPPED) and never recorded. */
   code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry', 'unowed_payment']),
   payment_intent_id: f.optionalString,
   received_cents: f.optionalCount,
@@ -130,7 +117,7 @@ export const cardExceptionSchema = lazySchema(() => withFields((f) => z.object({
   at: instant,
 })));
 export type CardException = z.infer<typeof cardExceptionSchema>;
-/** How a decline bears on the next automatic attempt (DESIGN 5b; the table is in dunning.ts). */
+/** How a decline bears on the next automatic attempt (declines.ts classifies). */
 export const DECLINE_CLASSES = ['do_not_retry', 'update_payment_method', 'customer_action', 'retry_later'] as const;
 export const declineClassSchema = lazySchema(() => z.enum(DECLINE_CLASSES));
 export type DeclineClass = z.infer<typeof declineClassSchema>;
@@ -140,21 +127,14 @@ export const CARD_NETWORKS = ['visa', 'mastercard', 'other'] as const;
 export const cardNetworkSchema = lazySchema(() => z.enum(CARD_NETWORKS));
 export type CardNetwork = z.infer<typeof cardNetworkSchema>;
 
-/** The five attributes of a saved billing failure (DESIGN 5). Stale values stay until overwritten. */
+/** A saved billing failure (DESIGN 5, ladder.ts): stale values stay until overwritten. */
 export const billingFailureFieldsSchema = lazySchema(() => withFields((f) => z.object({
   billing_failed_for: f.optionalString,
   billing_failure_count: f.optionalCount,
   billing_failed_at: f.optionalInstant,
   billing_next_attempt_at: f.optionalInstant,
   billing_last_error: f.optionalString,
-  /**
-   * Not one of the five: the due key (`{billing_date}#{payment_attempts}`) whose payment a failed
-   * attempt presented to the processor before it failed, so the processor may hold a charge under
-   * `{subscription_id}:{payment_attempts + 1}` that no record shows. Written by RecordBillingFailure
-   * in the same UpdateItem; live while the record is collectible and the key is its due key (an
-   * attempt that records its result moves payment_attempts and voids it; retry-billing's clear does
-   * not). Absent on items saved before it existed: read as not presented.
-   */
+  /** The due key a failed attempt presented before it failed: the processor may hold that charge (takeover.ts). */
   billing_presented_for: f.optionalString,
 })));
 
@@ -182,25 +162,16 @@ const periodFields = (f: SharedFields) => ({
 
 /** Membership intent (intent.ts) and the chain (chain.ts): only their own writers change them. */
 const intentFields = (f: SharedFields) => ({
-  /** Day of month the plan bills on (keeps Jan 31 → Feb 28 → Mar 31); a due-date change moves it. */
+  /** Keeps Jan 31 → Feb 28 → Mar 31. */
   billing_anchor_day: z.optional(z.int().check(z.minimum(1), z.maximum(31))),
-  /** Calendar months of pause still to skip, this period included; non-zero only while PAUSED. */
+  /** Months of pause still to skip, this period included. */
   paused_months: f.optionalCount,
-  /** When the member asked to cancel: this period is cancelled at its billing date, never collected, and has no successor. */
   cancel_requested_at: f.optionalInstant,
-  /** Membership events applied to this chain (most recent last, bounded): a replay of any of them is a no-op. */
+  /** Applied to this chain, most recent last: a replay of any is a no-op. */
   membership_event_ids: z.optional(z.array(f.text).check(z.maxLength(64))),
-  /**
-   * The chain link (docs/decisions.md): where this period's successor is when a due-date change
-   * moved it off the calendar date. The successor rule follows it, so a later attempt of this
-   * period finds its next period instead of opening a second one at the old date.
-   */
+  /** Where a due-date change moved this period's successor, so an attempt finds it instead of opening another. */
   successor_billing_date: f.optionalInstant,
-  /**
-   * The chain this period belongs to (chain.ts): the subscription_id of the chain's first period,
-   * set when the chain opens and inherited by every successor; no writer's `set` can name it.
-   * Absent on items written before it existed (legacy chains keep the old rules).
-   */
+  /** Absent on legacy items, whose chains keep the old rule. */
   chain_id: f.optionalText,
 });
 
@@ -209,30 +180,24 @@ const attemptFields = (f: SharedFields) => ({
   payment_attempts: f.count,
   last_attempt_date: f.optionalInstant,
   version: f.count,
-  /** Legacy form of `membership_event_ids` (one id); read once by `upgradeLegacyIntent` (the billing store decode), never written. */
+  /** Legacy form of `membership_event_ids`: read, never written. */
   membership_event_id: f.optionalString,
-  /** `occurred_at` of the newest membership event applied: an older one for this user is not applied again. */
+  /** The newest membership event applied: an older one is not applied again. */
   membership_event_at: f.optionalInstant,
-  /** Idempotency-Key of the last person-initiated payment request (manual pay); a repeat is answered, not re-run. */
+  /** Idempotency-Key of the last manual pay: a repeat is answered, not re-run. */
   last_request_key: f.optionalString,
 });
 
 /** What ACH returns and card disputes left on the period (the holds of DESIGN 3.1, the exceptions). */
 const holdFields = (f: SharedFields) => ({
-  /** ACH re-presentments after R01/R09 returns, and when the original entry was made (DESIGN 4). */
   ach_represented: f.optionalCount,
   ach_original_entry_date: f.optionalInstant,
-  /** NACHA code of the last ACH return of this period: tells an account-error block from the re-presentment limit. */
+  /** Tells an account-error block from the re-presentment limit. */
   ach_return_code: f.optionalString,
-  /** Set by an account-error return (R02, R03, R04, ...) or the re-presentment limit: no further ACH debits for this record. */
   ach_blocked: f.optionalBoolean,
-  /** Set by an unauthorized return (R05, R07, R10, R11, R29): never retried automatically. */
   ach_unauthorized: f.optionalBoolean,
-  /** Set by a card dispute (charge.dispute.created): never charged again automatically. */
   card_disputed: f.optionalBoolean,
-  /** An ACH outcome that did not match (DESIGN 4.1); listed by `?billing=exceptions`. */
   ach_exception: z.optional(achExceptionSchema),
-  /** A Stripe outcome that did not match (DESIGN 6.1); listed by `?billing=exceptions`. */
   card_exception: z.optional(cardExceptionSchema),
 });
 
@@ -240,21 +205,17 @@ const holdFields = (f: SharedFields) => ({
 const dunningFields = (f: SharedFields) => ({
   decline_code: f.optionalText,
   decline_class: z.optional(declineClassSchema),
-  /** First decline of the current cycle: the schedule's day 0. */
+  /** The schedule's day 0. */
   dunning_first_declined_at: f.optionalInstant,
-  /** Attempts of the current cycle (slots spent), the first decline included. */
   dunning_attempts: f.optionalCount,
-  /** The next automatic attempt; absent in a cycle = exhausted. */
+  /** Absent in a cycle: exhausted. */
   dunning_next_attempt_at: f.optionalInstant,
-  /** Merchant-initiated presentments of this card for this period in the last 30 days (the networks' ceilings). */
+  /** Merchant-initiated presentments of the last 30 days, for the networks' ceilings. */
   dunning_presented_at: z.optional(z.array(instant).check(z.maxLength(64))),
   card_network: z.optional(cardNetworkSchema),
 });
 
-/**
- * One billing period of one user (DESIGN 2.1), as the domain sees it: money in integer cents.
- * Attribute names are the table's; the adapter converts `amount_cents` to the stored `amount`.
- */
+/** One billing period of one user (DESIGN 2.1), in the table's names; the adapter stores `amount_cents` as `amount`. */
 export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
   ...periodFields(f),
   ...intentFields(f),
@@ -286,15 +247,11 @@ export type DecisionContext = z.infer<typeof decisionContextSchema>;
 export const auditFieldsSchema = lazySchema(() => withFields((f) => z.object({
   actor: f.optionalString,
   reason: f.optionalString,
-  /** The bulk retry run (POST /v1/billing/retry-runs) the action belongs to. */
+  /** The bulk retry run the action belongs to. */
   run_id: f.optionalString,
 })));
 
-/**
- * An append-only audit row: the record as written, plus decision context and audit fields, and
- * the event that made this after-image (absent on the row of a new period). Like `data_*`, `actor`
- * and `reason`, `billing_event` is never on the primary item.
- */
+/** An append-only audit row: the record as written, its decision context, who and why, and the event that made it. */
 export const historyRowSchema = lazySchema(() => z.object({
   ...billingRecordSchema.shape,
   ...decisionContextSchema.shape,
@@ -325,8 +282,7 @@ export const accountSnapshotSchema = lazySchema(() => z.object({
   ml_override: z.optional(z.boolean()),
 }));
 
-/* ---------------- stripe-events (DESIGN 2.8) ---------------- */
-
+/** A Stripe event's processing claim (DESIGN 2.8, stripe-events.ts). */
 export const stripeEventClaimSchema = lazySchema(() => z.object({
   event_id: z.string().check(z.minLength(1)),
   status: z.enum(['processing', 'processed']),

@@ -2,10 +2,7 @@ import { BILLING_STATUSES, type BillingRecord, type BillingStatus, type DisplayS
 import type { LoanPaymentStatus } from './loan-payments.js';
 import { billingTransitions, loanPaymentTransitions } from './transitions.js';
 
-/**
- * The named status sets, each read off the transition tables (transitions.ts) so that a change of
- * a table moves every set that depends on it; test/domain/statuses.test.ts pins what they are.
- */
+/** The named status sets, read off the transition tables so that a change of a table moves them. */
 
 const statusesWhere = (keep: (status: BillingStatus) => boolean): ReadonlySet<BillingStatus> => new Set(BILLING_STATUSES.filter(keep));
 const allows = (status: BillingStatus, event: Parameters<typeof billingTransitions.allows>[1]) => billingTransitions.allows(status, event);

@@ -43,7 +43,7 @@ export class TransitionTable<S extends string, E extends string> {
   }
 }
 
-/** Events on a billing period (DESIGN 2.2): the list lives in records.ts, beside the history row that names them. */
+/** Listed in records.ts, beside the history row that names them. */
 export type { BillingEvent };
 
 export const billingTransitions = new TransitionTable<BillingStatus, BillingEvent>('billing_status', {
@@ -72,7 +72,7 @@ export const billingTransitions = new TransitionTable<BillingStatus, BillingEven
   EXCEPTION_RAISED: { from: ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED', 'WAIVED', 'CANCELLED', 'SKIPPED'], to: 'same' },
 });
 
-/** Events on a loan payment (seed 004's diagram, plus the returns and chargebacks DESIGN 2.7 lists). */
+/** Events on a loan payment (DESIGN 2.7). */
 export type LoanPaymentEvent =
   | 'ACH_SUBMITTED'
   | 'SUBMISSION_RECORDED' // by the bank's outcome, for an attempt whose answer was lost (ach-outcomes.ts)
