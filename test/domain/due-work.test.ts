@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { collectionMessageSchema } from '../../src/domain/collections.js';
-import { decideCollection, nextEligibleAt } from '../../src/domain/due-work.js';
+import { COLLECTION_SCANS, decideCollection, nextEligibleAt } from '../../src/domain/due-work.js';
+import { COLLECTIBLE_STATUSES } from '../../src/domain/statuses.js';
+import { billingTransitions } from '../../src/domain/transitions.js';
 import { DUNNING_WINDOW_MS } from '../../src/domain/dunning.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
@@ -145,5 +147,12 @@ describe('decideCollection', () => {
     expect(decideCollection(makeRecord({ billing_date: d, ...saved }), 'SCHEDULED', now)).toEqual({ kind: 'skip', reason: 'parked' });
     expect(decideCollection(makeRecord({ billing_date: d, ...saved, billing_next_attempt_at: at(0) }), 'SCHEDULED', now).kind).toBe('enqueue');
     expect(decideCollection(makeRecord({ billing_date: d, ...saved, payment_attempts: 1 }), 'SCHEDULED', now).kind).toBe('enqueue');
+  });
+});
+
+describe('COLLECTION_SCANS', () => {
+  it('collects the collectible statuses and advances the pauses, as the transition table says', () => {
+    const expected = [...COLLECTIBLE_STATUSES, ...billingTransitions.sourcesOf('PAUSE_SKIPPED')].sort();
+    expect(COLLECTION_SCANS.map((scan) => scan.status).sort()).toEqual(expected);
   });
 });
