@@ -4,12 +4,8 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ACH_RETURN_RATE_METRIC, FAILING_SUBSCRIPTIONS_METRIC as METRIC_NAME, METRICS_NAMESPACE } from '../../src/adapters/metrics/emf.js';
-import {
-  NACHA_RETURN_RATE_THRESHOLDS_PERCENT,
-  RETURN_RATE_CLASSES,
-  RETURN_RATE_WARNING_PERCENT,
-  type ReturnRateClass,
-} from '../../src/domain/ach-return-rates.js';
+import { RETURN_RATE_WARNING_PERCENT } from '../../src/domain/ach-return-rates.js';
+import { NACHA_RETURN_RATE_THRESHOLDS_PERCENT, RETURN_RATE_CLASSES, type ReturnRateClass } from '../../src/domain/nacha.js';
 import type { HandlerName } from '../handlers.js';
 import { type AlarmTarget, notify } from './alarms.js';
 

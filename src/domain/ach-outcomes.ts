@@ -4,18 +4,15 @@ import { applyBillingEvent } from './billing-record.js';
 import { idSchema } from './ids.js';
 import { centsSchema } from './money.js';
 import { REPRESENTMENT_ENTRY_DESCRIPTION, type PaymentRequest } from './ports/processor.js';
-import { COLLECTIBLE_STATUSES, UNBOOKABLE_STATUSES, type BillingRecord, type LoanPayment } from './records.js';
+import type { BillingRecord } from './records.js';
+import type { LoanPayment } from './loan-payments.js';
+import { LOAN_LOST_SUBMISSION_STATUSES, MAY_RECORD_SUBMISSION_STATUSES, UNBOOKABLE_STATUSES } from './statuses.js';
 import { formatInstant, instantSchema } from './time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from './transitions.js';
 import { LOAN_MAX_ATTEMPTS, nextRetryAt } from './loan-retries.js';
+import { classifyReturnCode, MAX_ACH_REPRESENTMENTS, RETURN_CODE_PATTERN, withinRepresentmentWindow, type ReturnCodeClass } from './nacha.js';
 
-/**
- * ACH outcomes (DESIGN 4): settlement, return, refund and chargeback of a debit the processor
- * accepted earlier. The decisions are pure; `applyAchEvent` runs them over the stores with the
- * record's version as the fence (the ach-handler takes no lock, DESIGN 2.6).
- */
-
-/* ---------------- the event ---------------- */
+/** ACH outcomes (DESIGN 4): settlement, return, refund and chargeback of an accepted debit, decided purely. */
 
 export const achReferenceSchema = lazySchema(() => z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('subscription'), user_id: idSchema, billing_date: instantSchema }),
@@ -28,7 +25,7 @@ export const achEventSchema = lazySchema(() => z.object({
   event_id: idSchema,
   type: z.enum(ACH_EVENT_TYPES),
   confirmation_id: idSchema,
-  return_code: z.optional(z.string().check(z.regex(/^R\d{2}$/, 'a NACHA return code such as R01'))),
+  return_code: z.optional(z.string().check(z.regex(RETURN_CODE_PATTERN, 'a NACHA return code such as R01'))),
   amount_cents: centsSchema,
   occurred_at: instantSchema,
   reference: achReferenceSchema,
@@ -40,42 +37,18 @@ export const achEventSchema = lazySchema(() => z.object({
 export type AchEvent = z.infer<typeof achEventSchema>;
 export type AchEventType = AchEvent['type'];
 
-/* ---------------- NACHA return codes ---------------- */
-
-export type ReturnCodeClass = 'represent' | 'account_error' | 'unauthorized';
-
-/** Insufficient or uncollected funds: the same debit may be presented again. */
-const REPRESENTABLE = new Set(['R01', 'R09']);
-/** The account holder says the debit was not authorized: chargeback semantics. */
-const UNAUTHORIZED = new Set(['R05', 'R07', 'R10', 'R11', 'R29']);
-
-/** R01/R09 re-presentable; R05/R07/R10/R11/R29 unauthorized; every other code (R02, R03, R04, ...) stops ACH retries. */
-export function classifyReturnCode(code: string): ReturnCodeClass {
-  if (REPRESENTABLE.has(code)) return 'represent';
-  if (UNAUTHORIZED.has(code)) return 'unauthorized';
-  // Unknown or account-level codes: never debit the account again without a person deciding.
-  return 'account_error';
-}
-
-/**
- * The flags of a re-presented entry (DESIGN 4.1) for the payment request: set when the record's debit
- * came back R01/R09 and a re-presentment was granted (or a limit reached: the gate then refuses it).
- */
+/** A re-presented entry says so (DESIGN 4.1); at the limit the gate refuses it before any request. */
 export function representmentFlags(record: Pick<BillingRecord, 'payment_method' | 'ach_represented'>): Pick<PaymentRequest, 'reinitiated' | 'entry_description'> {
   return record.payment_method === 'ach' && (record.ach_represented ?? 0) > 0 ? { reinitiated: true, entry_description: REPRESENTMENT_ENTRY_DESCRIPTION } : {};
 }
 
-/** The same for a loan payment: a RETRY after an R01/R09 return (`loc_update_reason` `ach_returned:R01`). */
+/** The same for a loan payment in RETRY after an R01/R09 return. */
 export function loanRepresentmentFlags(payment: Pick<LoanPayment, 'loc_payment_method' | 'loc_status' | 'loc_update_reason'>): Pick<PaymentRequest, 'reinitiated' | 'entry_description'> {
   const code = /^ach_returned:(R\d{2})$/.exec(payment.loc_update_reason ?? '')?.[1];
-  return payment.loc_payment_method === 'ach' && payment.loc_status === 'RETRY' && code !== undefined && REPRESENTABLE.has(code)
+  return payment.loc_payment_method === 'ach' && payment.loc_status === 'RETRY' && code !== undefined && classifyReturnCode(code) === 'represent'
     ? { reinitiated: true, entry_description: REPRESENTMENT_ENTRY_DESCRIPTION }
     : {};
 }
-
-/** NACHA: an R01/R09 entry may be re-presented at most twice, within 180 days of the original entry. */
-export const MAX_ACH_REPRESENTMENTS = 2;
-export const ACH_REPRESENTMENT_WINDOW_MS = 180 * 24 * 60 * 60 * 1000;
 
 /** Curated, customer-safe texts saved as `payment_error`. */
 export const ACH_RETURN_MESSAGES: Readonly<Record<ReturnCodeClass, string>> = {
@@ -84,29 +57,22 @@ export const ACH_RETURN_MESSAGES: Readonly<Record<ReturnCodeClass, string>> = {
   unauthorized: 'The account holder reported the debit as unauthorized.',
 };
 
-/* ---------------- decisions ---------------- */
-
-/**
- * The outcome is for a submission the record does not show yet (the attempt crashed after the bank
- * accepted the debit): the sender must deliver it again after the repair attempt records it (409).
- */
+/** 409: the outcome is for a submission the record does not show yet; its repair attempt records it first. */
 export const NOT_YET_RECORDED = 'not_yet_recorded';
 
 export type AchIgnoreReason =
-  /** The record already shows this outcome: a replay. */
   | 'already_applied'
-  /** The record's confirmation id is another attempt's (a newer submission, or not ours). */
+  /** The record shows another entry (a newer submission, or not ours). */
   | 'confirmation_mismatch'
-  /** The outcome does not apply to the record's status (out of order, or after an operator acted). */
+  /** Out of order, or after an operator acted. */
   | 'status'
-  /** The outcome has no meaning for this kind of payment (a refund of a loan payment). */
+  /** A refund of a loan payment. */
   | 'unsupported'
   | 'not_found';
 
 /** What the outcome did, for logs and the answer. */
 export type AchEffect =
   | 'settled'
-  /** A settlement for another amount than the debit: flagged `ach_exception`, never a collection (DESIGN 4.1). */
   | 'exception'
   | 'represent'
   | 'blocked'
@@ -117,53 +83,31 @@ export type AchEffect =
   | 'retry';
 
 export type AchDecision<T> =
-  /** `reversed`: the outcome undid a completed collection (a return after settlement, DESIGN 4.1). */
+  /** `reversed`: a return after settlement undid a collection. */
   | { readonly kind: 'apply'; readonly after: T; readonly effect: AchEffect; readonly reversed?: boolean }
   | { readonly kind: 'ignore'; readonly reason: AchIgnoreReason }
   | { readonly kind: 'not_yet_recorded' }
-  /**
-   * A settlement of another entry than the record's, for a period that can no longer book it: a
-   * replay if the period's history ever recorded `confirmation_id` (an older entry), else `otherwise`
-   * (an unowed_payment exception). The use case asks the history (one Query).
-   */
+  /** A replay if the history ever recorded `confirmation_id` (an older entry), else `otherwise`; the use case asks it. */
   | { readonly kind: 'unless_recorded'; readonly confirmation_id: string; readonly otherwise: AchDecision<T> };
 
 const notYetRecorded = <T>(): AchDecision<T> => ({ kind: 'not_yet_recorded' });
 
-/**
- * Statuses whose record can still record a submission it does not show: an owed period (its repair
- * attempt resends the same key), and an INACTIVE one (a ban after the bank accepted the debit; the
- * reactivation's attempt records it). An outcome for another transaction meeting one of these may be
- * that submission's, so it is answered 409 `not_yet_recorded` and delivered again (DESIGN 4.1).
- */
-const MAY_RECORD_SUBMISSION: ReadonlySet<BillingRecord['billing_status']> = new Set([...COLLECTIBLE_STATUSES, 'INACTIVE']);
-
 const ignore = <T>(reason: AchIgnoreReason): AchDecision<T> => ({ kind: 'ignore', reason });
 
-/**
- * An outcome for another entry than the one a still-owing record shows. With no entry recorded it can
- * only be the unrecorded submission's (409 `not_yet_recorded`); otherwise it may be an older entry's,
- * delivered again after a re-presentment (the bank's retry of an answer it did not get), which the
- * record's audit rows show: a replay (200 `confirmation_mismatch`), never a 409 the bank repeats forever.
- * One outcome, one change: an entry's return is applied only while the record shows that entry.
- */
+/** The unrecorded submission's outcome (409), or an older entry's the audit rows show: a replay, never a 409 forever. */
 function unlessOlderEntry<T>(recorded: string | undefined, confirmationId: string): AchDecision<T> {
   if (recorded === undefined) return notYetRecorded();
   return { kind: 'unless_recorded', confirmation_id: confirmationId, otherwise: notYetRecorded() };
 }
 
-/** The after-image of a subscription period for one ACH outcome, or why nothing is written. */
 export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent, now: Date): AchDecision<BillingRecord> {
   if (record.transaction_id !== event.confirmation_id) {
-    // Showing no such submission and still able to record one: the attempt that made it has not recorded it yet,
-    // unless the period recorded that entry before (an older entry's outcome, delivered again: a replay).
-    if (MAY_RECORD_SUBMISSION.has(record.billing_status)) return unlessOlderEntry(record.transaction_id, event.confirmation_id);
-    // Money taken for a period written off: never dropped (F9). An older entry the period recorded is a replay.
+    if (MAY_RECORD_SUBMISSION_STATUSES.has(record.billing_status)) return unlessOlderEntry(record.transaction_id, event.confirmation_id);
+    // Money taken for a period written off is never dropped: it is flagged for refund.
     if (event.type === 'settled' && UNBOOKABLE_STATUSES.has(record.billing_status)) {
       if (record.ach_exception?.code === 'unowed_payment' && record.ach_exception.confirmation_id === event.confirmation_id) return ignore('already_applied');
       return { kind: 'unless_recorded', confirmation_id: event.confirmation_id, otherwise: unowedSettlement(record, event, now) };
     }
-    // Each attempt overwrites transaction_id: a different one means this outcome is for an older entry.
     return ignore('confirmation_mismatch');
   }
   const status = record.billing_status;
@@ -180,8 +124,7 @@ export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent
       return ignore(status === 'COMPLETED' || status === 'REFUNDED' ? 'already_applied' : 'status');
     case 'returned':
       if (status === 'ACHSENT') return subscriptionReturn(record, event.return_code!, now);
-      // A return after the settlement (two banking days for most codes, sixty for unauthorized ones):
-      // the collection is reversed and the return-code rules apply from there, never a harmless replay.
+      // Returns come up to sixty days after settlement: the collection is reversed, never a replay.
       if (status === 'COMPLETED') return { ...subscriptionReturn(record, event.return_code!, now), reversed: true } as AchDecision<BillingRecord>;
       return ignore(status === 'FAILED' ? 'already_applied' : 'status');
     case 'refunded':
@@ -195,11 +138,7 @@ export function decideSubscriptionOutcome(record: BillingRecord, event: AchEvent
   }
 }
 
-/**
- * A settlement of an entry a written-off period (WAIVED, CANCELLED, SKIPPED) never recorded: the bank
- * took money the member did not owe. The period keeps its status and carries `ach_exception`
- * `unowed_payment` (amount, confirmation id) with its audit row, listed for refund (DESIGN 4.1).
- */
+/** The bank took money a written-off period does not owe: flagged `unowed_payment` for refund, status kept. */
 function unowedSettlement(record: BillingRecord, event: AchEvent, now: Date): AchDecision<BillingRecord> {
   return {
     kind: 'apply',
@@ -210,11 +149,7 @@ function unowedSettlement(record: BillingRecord, event: AchEvent, now: Date): Ac
   };
 }
 
-/**
- * A settlement for another amount than the debit (a 1-cent settlement of a 19.99 debit): the period
- * stays ACHSENT, unsettled, and carries `ach_exception` for operators. The same mismatch delivered
- * again is a replay.
- */
+/** A settlement for another amount than the debit: the period stays ACHSENT and is flagged for operators. */
 function settlementMismatch(record: BillingRecord, event: AchEvent, now: Date): AchDecision<BillingRecord> {
   if (record.ach_exception?.received_cents === event.amount_cents) return ignore('already_applied');
   return {
@@ -242,8 +177,7 @@ function subscriptionReturn(record: BillingRecord, returnCode: string, now: Date
   // While nothing was re-presented yet, the entry being returned is the original one.
   const original = record.ach_original_entry_date ?? record.last_attempt_date ?? record.first_attempt_date ?? formatInstant(now);
   const represented = record.ach_represented ?? 0;
-  const withinWindow = now.getTime() - Date.parse(original) <= ACH_REPRESENTMENT_WINDOW_MS;
-  const mayRepresent = represented < MAX_ACH_REPRESENTMENTS && withinWindow;
+  const mayRepresent = represented < MAX_ACH_REPRESENTMENTS && withinRepresentmentWindow(original, now);
   return {
     kind: 'apply',
     effect: mayRepresent ? 'represent' : 'blocked',
@@ -272,28 +206,11 @@ function subscriptionChargeback(record: BillingRecord, now: Date, returnCode?: s
   };
 }
 
-/**
- * The loan statuses in which an outcome of an entry the payment never recorded records that entry:
- * the payment owes attempt `attempts + 1`'s debit and nothing will send that key again. PENDING:
- * a manual request died after the bank accepted the debit (no repair attempt but the user's own
- * repeat). FAILED: the payment ended (a hold, or processor errors exhausted) while that attempt may
- * have reached the bank with its answer lost. Keys are sequential and every recorded attempt's
- * confirmation is in the audit rows, so an entry they never show can only be attempt
- * `attempts + 1`'s. RETRY records it itself: its next run sends the same key.
- */
-const RECORDS_LOST_SUBMISSION: ReadonlySet<LoanPayment['loc_status']> = new Set(['PENDING', 'FAILED']);
-
-/**
- * The after-image of a loan payment (DESIGN 2.7, seed 004's diagram). A re-presentable return goes
- * to RETRY while the payment has been submitted fewer than three times (the original and two
- * re-presentments) within 180 days of its creation; otherwise RETURNED. Unauthorized returns and
- * chargebacks are CHARGED_BACK. Loan payments have no refunded state.
- */
+/** A re-presentable return goes to RETRY within NACHA's limits, otherwise RETURNED (DESIGN 2.7). */
 export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, now: Date): AchDecision<LoanPayment> {
   if (payment.loc_confirmation_id !== event.confirmation_id) {
-    if (payment.loc_payment_method === 'ach' && RECORDS_LOST_SUBMISSION.has(payment.loc_status)) {
-      // Unless the audit rows show the entry (an older attempt's outcome, delivered again): the
-      // lost submission is recorded and the outcome applied to it, in one write from the version read.
+    if (payment.loc_payment_method === 'ach' && LOAN_LOST_SUBMISSION_STATUSES.has(payment.loc_status)) {
+      // Keys are sequential: an entry no audit row shows is attempt `attempts + 1`'s, recorded here.
       const submitted: LoanPayment = {
         ...payment,
         loc_status: loanPaymentTransitions.apply(payment.loc_status, 'SUBMISSION_RECORDED'),
@@ -325,16 +242,14 @@ export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, 
     case 'returned': {
       const code = event.return_code!;
       const reason = `ach_returned:${code}`;
-      // A return after the settlement reverses it: RETURNED, no longer applied to the installment (DESIGN 4.1).
       if (status === 'COMPLETED') return { ...change('ACH_RETURNED', reason, 'returned', { loc_applications: [], loc_return_code: event.return_code! }), reversed: true } as AchDecision<LoanPayment>;
       if (status !== 'ACHSENT') return ignore(['RETRY', 'RETURNED', 'CHARGED_BACK'].includes(status) ? 'already_applied' : 'status');
       const codeClass = classifyReturnCode(code);
-      // The code stays on the payment: the account's next ACH debit meets its hold (DESIGN 3.1).
+      // Kept: the account's next ACH debit meets its hold.
       const returned: Partial<LoanPayment> = { loc_return_code: code };
       if (codeClass === 'unauthorized') return change('CHARGED_BACK', reason, 'unauthorized', returned);
-      const withinWindow = now.getTime() - Date.parse(payment.loc_created_date) <= ACH_REPRESENTMENT_WINDOW_MS;
+      const withinWindow = withinRepresentmentWindow(payment.loc_created_date, now);
       if (codeClass === 'represent' && payment.loc_payment_attempts <= MAX_ACH_REPRESENTMENTS && withinWindow && payment.loc_payment_attempts < LOAN_MAX_ATTEMPTS) {
-        // Re-presented on the loan retry schedule (DESIGN 2.7), counted from the first failed attempt.
         const first = payment.loc_first_declined_at ?? formatInstant(now);
         return change('RETRY_SCHEDULED', reason, 'retry', {
           ...returned,
@@ -352,12 +267,7 @@ export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, 
   }
 }
 
-/**
- * The DESIGN 3.1 hold an ACH debit of this account meets: the newest other presented ACH payment
- * of the loan on the same account (last four) was returned unauthorized (R05/R07/R10/R11/R29) or
- * for an account error (R02/R03/R04, ...). A later payment on that account that was not returned
- * (the customer authorized it again) lifts it. Pinless payments are not ACH debits.
- */
+/** The loan's newest other presented ACH payment on the account decides the hold (DESIGN 3.1); an unreturned one lifts it. */
 export function loanAchHold(
   payment: Pick<LoanPayment, 'loc_payment_id' | 'loc_payment_method' | 'loc_account_last_four'>,
   newestFirst: readonly LoanPayment[],
@@ -376,7 +286,7 @@ export function loanAchHold(
   return undefined;
 }
 
-/** Seed 004: a completed payment is applied to its intended installment, once. */
+/** A completed payment is applied to its intended installment, once. */
 function applicationsOnSettlement(payment: LoanPayment, event: AchEvent): Partial<LoanPayment> {
   if (!payment.loc_intended_installment_id || (payment.loc_applications?.length ?? 0) > 0) return {};
   return {

@@ -1,57 +1,28 @@
-import type { BillingRecord, LoanPayment } from './records.js';
+import { NACHA_RETURN_RATE_THRESHOLDS_PERCENT, RETURN_RATE_WINDOW_DAYS, returnRateClassesOf, type ReturnRateClass } from './nacha.js';
+import type { BillingRecord } from './records.js';
+import type { LoanPayment } from './loan-payments.js';
 
-/**
- * ACH return rates (DESIGN 4.1): returned debit entries over the ACH debits originated in the
- * trailing 60 days, by NACHA's classes. The collections-job emits them as gauges and the stacks
- * alarm at a warning level below each NACHA threshold. Pure: what one write counts, and the rates
- * of the counted totals (the stores keep the per-day counters, in the transaction of the write).
- */
-
-export const RETURN_RATE_CLASSES = ['unauthorized', 'administrative', 'overall'] as const;
-export type ReturnRateClass = (typeof RETURN_RATE_CLASSES)[number];
-
-/** NACHA Rules, ACH Network Risk and Enforcement: return rates over the preceding 60 days. */
-export const RETURN_RATE_WINDOW_DAYS = 60;
-
-/**
- * NACHA's unauthorized entries: R05, R07, R10, R11, R29 (the unauthorized set of DESIGN 3.1) and
- * R51 (an RCK entry reported ineligible or unauthorized; we originate no RCK entries, but a bank's
- * R51 counts where NACHA counts it).
- */
-const UNAUTHORIZED_RETURN_CODES: ReadonlySet<string> = new Set(['R05', 'R07', 'R10', 'R11', 'R29', 'R51']);
-/** NACHA's administrative returns: account closed, no account, invalid account number. */
-const ADMINISTRATIVE_RETURN_CODES: ReadonlySet<string> = new Set(['R02', 'R03', 'R04']);
-
-/** NACHA's thresholds, in percent of the debits originated in the window. */
-export const NACHA_RETURN_RATE_THRESHOLDS_PERCENT: Readonly<Record<ReturnRateClass, number>> = {
-  unauthorized: 0.5,
-  administrative: 3,
-  overall: 15,
-};
+/** ACH return rates (DESIGN 4.1): what one write counts, and the rates of the window's totals. */
 
 /** The alarms fire at this share of each NACHA threshold: time to act before the bank does. */
 export const RETURN_RATE_WARNING_SHARE = 0.8;
 
-/** Warning levels, in percent: unauthorized 0.4, administrative 2.4, overall 12. */
 export const RETURN_RATE_WARNING_PERCENT: Readonly<Record<ReturnRateClass, number>> = {
   unauthorized: round(NACHA_RETURN_RATE_THRESHOLDS_PERCENT.unauthorized * RETURN_RATE_WARNING_SHARE),
   administrative: round(NACHA_RETURN_RATE_THRESHOLDS_PERCENT.administrative * RETURN_RATE_WARNING_SHARE),
   overall: round(NACHA_RETURN_RATE_THRESHOLDS_PERCENT.overall * RETURN_RATE_WARNING_SHARE),
 };
 
-/** Counts of one UTC day (or summed over a window). */
 export interface AchRateCounts {
-  /** ACH debit entries originated (each presentment, re-presentments included). */
+  /** Each presentment, re-presentments included. */
   readonly debits: number;
-  /** Returned debit entries, any code. */
   readonly returns: number;
   readonly unauthorized: number;
   readonly administrative: number;
 }
 
-/** What one committed change adds to the counters of its UTC day. */
 export interface AchRateTally {
-  /** `YYYY-MM-DD`, UTC, of the change. */
+  /** `YYYY-MM-DD`, UTC. */
   readonly day: string;
   readonly counts: AchRateCounts;
 }
@@ -62,27 +33,17 @@ export function utcDay(at: Date): string {
   return at.toISOString().slice(0, 10);
 }
 
-/** The window's first and last UTC day, both included: today and the 59 days before it. */
+/** Today and the 59 days before it. */
 export function returnRateWindow(now: Date): { readonly from: string; readonly to: string } {
   const from = new Date(now.getTime() - (RETURN_RATE_WINDOW_DAYS - 1) * 24 * 60 * 60 * 1000);
   return { from: utcDay(from), to: utcDay(now) };
 }
 
-/** The NACHA classes a return code counts in (overall always). */
-export function returnRateClassesOf(returnCode: string): ReturnRateClass[] {
-  const classes: ReturnRateClass[] = [];
-  if (UNAUTHORIZED_RETURN_CODES.has(returnCode)) classes.push('unauthorized');
-  if (ADMINISTRATIVE_RETURN_CODES.has(returnCode)) classes.push('administrative');
-  classes.push('overall');
-  return classes;
-}
-
-/** A debit entry originated now. */
 export function achDebitTally(now: Date): AchRateTally {
   return { day: utcDay(now), counts: { ...NO_ACH_RATE_COUNTS, debits: 1 } };
 }
 
-/** A returned debit applied now (a `returned` event that changed the record; replays change nothing). */
+/** Only for a return that changed the record: replays count nothing. */
 export function achReturnTally(returnCode: string, now: Date): AchRateTally {
   const classes = returnRateClassesOf(returnCode);
   return {
@@ -91,12 +52,11 @@ export function achReturnTally(returnCode: string, now: Date): AchRateTally {
   };
 }
 
-/** True when the write presents an ACH debit: an attempt (its count moves) that left the period ACHSENT. */
+/** An attempt (its count moves) that left the period ACHSENT. */
 export function originatesAchDebit(read: Pick<BillingRecord, 'payment_attempts'>, after: Pick<BillingRecord, 'payment_method' | 'billing_status' | 'payment_attempts'>): boolean {
   return after.payment_method === 'ach' && after.billing_status === 'ACHSENT' && after.payment_attempts > read.payment_attempts;
 }
 
-/** The same for a loan payment. */
 export function originatesLoanAchDebit(
   read: Pick<LoanPayment, 'loc_payment_attempts'>,
   after: Pick<LoanPayment, 'loc_payment_method' | 'loc_status' | 'loc_payment_attempts'>,
@@ -108,17 +68,13 @@ export function addAchRateCounts(a: AchRateCounts, b: AchRateCounts): AchRateCou
   return { debits: a.debits + b.debits, returns: a.returns + b.returns, unauthorized: a.unauthorized + b.unauthorized, administrative: a.administrative + b.administrative };
 }
 
-/** One gauge value: the rate in percent and the counts behind it. */
 export interface ReturnRate {
   readonly percent: number;
   readonly returns: number;
   readonly debits: number;
 }
 
-/**
- * Rates in percent of the window's debits. No debit and no return is 0; returns with no debit
- * originated in the window (origination stopped while returns still arrive) are 100.
- */
+/** Returns with no debit in the window (origination stopped, returns still arriving) are 100 %. */
 export function returnRates(totals: AchRateCounts): Record<ReturnRateClass, ReturnRate> {
   const rate = (returns: number): ReturnRate => ({
     percent: totals.debits > 0 ? round((returns / totals.debits) * 100) : returns > 0 ? 100 : 0,

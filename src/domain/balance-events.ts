@@ -5,10 +5,7 @@ import { instantSchema } from './time.js';
 
 const balanceCents = lazySchema(() => z.int().check(z.minimum(-Number.MAX_SAFE_INTEGER), z.maximum(Number.MAX_SAFE_INTEGER)));
 
-/**
- * DESIGN 8 `POST /webhooks/balance`, as the API enqueues it and the webhook-balance-worker reads it
- * (one schema for the producer and the consumer). Balances may be negative (overdrawn).
- */
+/** `POST /webhooks/balance` as the API enqueues it and the worker reads it; balances may be negative. */
 export const balanceEventSchema = lazySchema(() => z.object({
   // The queue message id and the worker's dedup key: an id, not free text.
   event_id: idSchema,

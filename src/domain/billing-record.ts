@@ -2,6 +2,7 @@ import { nextBillingDate } from './calendar.js';
 import { INTENT_KEYS, intentOf, successorPlan, type IntentKey, type MembershipIntent } from './intent.js';
 import type { BillingFailureFields } from './ladder.js';
 import type { BillingEvent, BillingRecord, DecisionContext, HistoryRow, Process, UpdatedEvent } from './records.js';
+import { TERMINAL_STATUSES } from './statuses.js';
 import { formatInstant, toDate } from './time.js';
 import { billingTransitions } from './transitions.js';
 
@@ -10,18 +11,17 @@ export interface IdGenerator {
   newId(): string;
 }
 
-// Starts anywhere so that two processes rarely share a sequence; a shared stamp is refused, never overwritten.
-let stampCounter = Math.floor(Math.random() * 1_000_000);
+const STAMP_SEQUENCE = 1_000_000;
+let stampCounter = 0;
 
-/**
- * A fresh `last_run_date` for a write of a record last stamped `previous`: not before now, in a
- * later millisecond than `previous`, with the sub-millisecond digits from a per-process counter.
- * Every stamp this process hands out is distinct, so two records of one user written at the same
- * (simulated) instant still get distinct history keys; across processes a clash is refused by the
- * history row's `attribute_not_exists` and retried, never an overwritten audit row.
- */
+/** The runtime starts each process at random, so two rarely share a sequence (a shared stamp is refused, never overwritten). */
+export function startStampSequence(start: number): void {
+  stampCounter = ((Math.trunc(start) % STAMP_SEQUENCE) + STAMP_SEQUENCE) % STAMP_SEQUENCE;
+}
+
+/** A `last_run_date` after `previous` and not before now; distinct within the process, so history keys never collide. */
 export function freshStamp(now: Date, previous?: string): string {
-  stampCounter = (stampCounter + 1) % 1_000_000;
+  stampCounter = (stampCounter + 1) % STAMP_SEQUENCE;
   let ms = now.getTime();
   if (previous !== undefined) {
     const previousMs = toDate(previous).getTime();
@@ -30,32 +30,24 @@ export function freshStamp(now: Date, previous?: string): string {
   return formatInstant(new Date(ms), stampCounter);
 }
 
-/** Attributes no writer's `set` may name: the membership intent (DESIGN 2.9) and the chain identity (chain.ts). */
+/** No writer's `set` may name the membership intent or the chain identity. */
 type ProtectedKey = IntentKey | 'chain_id';
 
-/** Attributes any writer may change: everything but the membership intent (DESIGN 2.9) and the chain identity. */
 export type WritableAttributes = Partial<Omit<BillingRecord, ProtectedKey>>;
 
 export interface ChangeOptions {
   readonly process?: Process;
   readonly updatedEvent?: UpdatedEvent;
-  /** Attribute changes beyond status, stamp and version. `undefined` values remove the attribute. Intent cannot be named here. */
+  /** `undefined` removes the attribute. */
   readonly set?: WritableAttributes;
 }
 
-/**
- * The after-image of `record` once `event` is applied: status from the transition table (an event
- * not allowed from the current status throws IllegalTransitionError), a fresh stamp, version + 1.
- * The membership intent is carried forward unchanged.
- */
+/** The after-image once `event` is applied: status from the transition table, a fresh stamp, version + 1, the intent kept. */
 export function applyBillingEvent(record: BillingRecord, event: BillingEvent, now: Date, options: ChangeOptions = {}): BillingRecord {
   return applyChange(record, event, now, options, undefined);
 }
 
-/**
- * As `applyBillingEvent`, for the writers that own the intent (membership events; a due-date change
- * moving the anchor): `intent` replaces the record's intent as a whole.
- */
+/** For the writers that own the intent (membership events, a due-date change): `intent` replaces it whole. */
 export function applyIntentChange(
   record: BillingRecord,
   event: BillingEvent,
@@ -82,11 +74,7 @@ function applyChange(record: BillingRecord, event: BillingEvent, now: Date, opti
   return madeBy(after, event);
 }
 
-/**
- * The event each after-image was made by, kept beside the image rather than on it (the primary
- * item never carries it) until `historyRowOf` writes it on the audit row as `billing_event`. A copy
- * of the image is a new write's business and carries no event.
- */
+/** Beside the image, not on it: the primary item never carries `billing_event`, only its audit row. */
 const madeByEvent = new WeakMap<BillingRecord, BillingEvent>();
 
 function madeBy<T extends BillingRecord>(after: T, event: BillingEvent): T {
@@ -106,7 +94,7 @@ function intentOfRecord(record: BillingRecord, replacement: MembershipIntent | u
   return intentOf(replacement ?? record);
 }
 
-/** The type already forbids intent and chain keys in `set`; this keeps an untyped caller from dropping them too. */
+/** Keeps an untyped caller from dropping intent or chain keys the type already forbids. */
 function stripIntent(set: WritableAttributes | undefined): WritableAttributes {
   if (!set) return {};
   const copy: Record<string, unknown> = { ...set };
@@ -116,10 +104,9 @@ function stripIntent(set: WritableAttributes | undefined): WritableAttributes {
 }
 
 function isTerminalAfter(before: BillingRecord, after: BillingRecord): boolean {
-  return before.billing_status !== after.billing_status && ['COMPLETED', 'WAIVED', 'CANCELLED', 'SKIPPED', 'REFUNDED'].includes(after.billing_status);
+  return before.billing_status !== after.billing_status && TERMINAL_STATUSES.has(after.billing_status);
 }
 
-/** The after-image of a saved failure: only the five attributes, the stamp and the version move. */
 export function withFailure(record: BillingRecord, failure: BillingFailureFields, now: Date): BillingRecord & BillingFailureFields {
   return madeBy(
     {
@@ -132,10 +119,7 @@ export function withFailure(record: BillingRecord, failure: BillingFailureFields
   );
 }
 
-/**
- * The after-image of `record` once its successor was moved to `successorDate` (a due-date change
- * of that period): only the chain link, the stamp and the version move; the status does not.
- */
+/** Its successor was moved by a due-date change: only the chain link, the stamp and the version move. */
 export function withSuccessorLink(record: BillingRecord, successorDate: string, now: Date): BillingRecord {
   return {
     ...record,
@@ -146,7 +130,6 @@ export function withSuccessorLink(record: BillingRecord, successorDate: string, 
   };
 }
 
-/** The audit row for an after-image, with decision context and who/why where known. */
 export function historyRowOf(
   after: BillingRecord,
   extra: DecisionContext & { actor?: string | undefined; reason?: string | undefined; run_id?: string | undefined; billing_event?: BillingEvent | undefined } = {},
@@ -157,19 +140,14 @@ export function historyRowOf(
   return row;
 }
 
-/** The due date of the period after `record` by its term, Friday billing and anchor day (no pause). */
+/** The next period's date by the calendar alone (no pause). */
 export function nextPeriodDate(record: Pick<BillingRecord, 'billing_date' | 'term' | 'friday_billing' | 'billing_anchor_day'>): string {
   return formatInstant(
     nextBillingDate(toDate(record.billing_date), record.term, { fridayBilling: record.friday_billing, anchorDay: record.billing_anchor_day }),
   );
 }
 
-/**
- * The next period's record after `record` was attempted, skipped or written off: a new
- * subscription id, nothing attempted yet, status and date from the one successor rule
- * (`successorPlan`: PENDING, or still PAUSED while pause months remain), the intent inherited.
- * Undefined when the member's intent ends the chain there (a cancel request).
- */
+/** The next period's record by the one successor rule (`successorPlan`); undefined when the intent ends the chain. */
 export function successorRecord(
   record: BillingRecord,
   now: Date,
@@ -195,14 +173,13 @@ export function successorRecord(
     version: 0,
     ...(record.account_last_four !== undefined ? { account_last_four: record.account_last_four } : {}),
     ...(record.friday_billing !== undefined ? { friday_billing: record.friday_billing } : {}),
-    // The chain identity is inherited (chain.ts); a legacy chain's successor stays legacy.
     ...(record.chain_id !== undefined ? { chain_id: record.chain_id } : {}),
     ...(overrides.updated_event !== undefined ? { updated_event: overrides.updated_event } : {}),
     ...plan.intent,
   };
 }
 
-/** `successorRecord` with the member's intent changed on it (a membership event landing on a new period). */
+/** A membership event landing on a new period. */
 export function withIntent(record: BillingRecord, intent: MembershipIntent, change: { readonly billing_status?: 'PENDING' | 'PAUSED'; readonly updated_event?: UpdatedEvent } = {}): BillingRecord {
   return { ...withoutIntent(record), ...intent, ...change };
 }
@@ -216,12 +193,11 @@ export interface NewMembershipPlan {
   readonly account_last_four?: string | undefined;
   readonly first_billing_date: string;
   readonly friday_billing?: number | undefined;
-  /** The membership event that opens the chain (NEW), remembered for replays. */
   readonly membership_event?: { readonly event_id: string; readonly occurred_at: string } | undefined;
   readonly process?: Process;
 }
 
-/** The first PENDING record of a new member: it opens a chain, whose id is its subscription id (chain.ts). */
+/** The first record of a new member opens a chain named by its subscription id. */
 export function firstBillingRecord(plan: NewMembershipPlan, now: Date, ids: IdGenerator): BillingRecord {
   const created = formatInstant(now);
   const subscriptionId = ids.newId();

@@ -1,17 +1,11 @@
 import type { BillingStore } from './ports/billing-store.js';
 import type { PaymentsStore } from './ports/loan-payments.js';
-import type { LoanPayment } from './records.js';
+import type { LoanPayment } from './loan-payments.js';
 
-/** Audit-row pages read at most to learn whether a period ever recorded a transaction (its history is short). */
+/** A period's history is short. */
 const MAX_PAGES = 10;
 
-/**
- * Whether one of the period's audit rows recorded `transactionId` (DESIGN 2.5: every write of the
- * item has its row, so a transaction the record ever showed is on one). Tells an older entry's
- * late outcome (a harmless replay) from a payment the record never booked (an exception, or an
- * attempt's submission not recorded yet). Rare paths: a payment outcome for a period written off,
- * or for another transaction than the one an owing period shows; one Query per page.
- */
+/** Every write has its audit row: tells an older entry's late outcome (a replay) from a payment never booked. */
 export async function everRecorded(billing: Pick<BillingStore, 'history'>, subscriptionId: string, transactionId: string): Promise<boolean> {
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
@@ -23,7 +17,6 @@ export async function everRecorded(billing: Pick<BillingStore, 'history'>, subsc
   return false;
 }
 
-/** Whether one of a loan payment's audit rows recorded `confirmationId` (every change of a payment writes its row, DESIGN 2.7). */
 export async function loanEverRecorded(
   payments: Pick<PaymentsStore, 'listHistory'>,
   payment: Pick<LoanPayment, 'loc_user_id' | 'loc_loan_id' | 'loc_payment_id'>,

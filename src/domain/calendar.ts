@@ -1,13 +1,7 @@
 import { daysInMonth } from './time.js';
 import type { Term } from './records.js';
 
-/**
- * Billing calendar, all in UTC. A period due on `billingDate` is followed by one due a month
- * (MONTHLY) or a year (ANNUAL) later. Month ends clamp (Jan 31 → Feb 28/29) but keep the
- * original day as the anchor, so Jan 31 → Feb 28 → Mar 31. With `fridayBilling` = N the
- * next period falls on the Nth Friday of the target month (a month with no 5th Friday bills
- * on its last Friday), at the same time of day.
- */
+/** Month ends clamp but keep the anchor day (Jan 31 → Feb 28 → Mar 31); Friday billing takes the Nth Friday. UTC. */
 export function nextBillingDate(
   billingDate: Date,
   term: Term,

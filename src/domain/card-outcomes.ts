@@ -1,29 +1,24 @@
 import { applyBillingEvent, historyRowOf, successorRecord, type IdGenerator } from './billing-record.js';
-import { classifyDecline, dunningAfterDecline, type DeclineDetails } from './dunning.js';
+import { dunningAfterDecline } from './dunning.js';
+import { classifyDecline, type DeclineDetails } from './declines.js';
 import type { BillingTransaction } from './ports/billing-ledger.js';
 import type { BillingStore } from './ports/billing-store.js';
 import type { Clock } from './ports/clock.js';
-import { UNBOOKABLE_STATUSES, type BillingRecord, type Term } from './records.js';
+import type { BillingRecord, Term } from './records.js';
+import { UNBOOKABLE_STATUSES } from './statuses.js';
 import { formatInstant } from './time.js';
 import { billingTransitions } from './transitions.js';
 
-/**
- * Card payment outcomes from Stripe webhooks (DESIGN 6), applied to billing records. Inputs are
- * plain values the webhook validated; every function is replay-safe (a second delivery finds the
- * record already moved and writes nothing) and writes conditional on the version it read.
- */
+/** Card payment outcomes from Stripe webhooks (DESIGN 6): replay-safe decisions over billing records. */
 
-/** Where a PaymentIntent's record lives: the metadata the card processor puts on every PaymentIntent. */
+/** The metadata the card processor puts on every PaymentIntent. */
 export interface CardPaymentReference {
   readonly user_id: string;
   readonly billing_date: string;
   readonly subscription_id: string;
 }
 
-/**
- * Finds the reference of a PaymentIntent whose event does not carry it (a dispute carries only the
- * charge and PaymentIntent ids). Implemented over the Stripe API in src/adapters/stripe.
- */
+/** Finds the reference of a PaymentIntent whose event does not carry it (a dispute names only the ids). */
 export interface CardPaymentDirectory {
   findReference(paymentIntentId: string): Promise<CardPaymentReference | undefined>;
 }
@@ -36,9 +31,7 @@ export interface CardOutcomePorts {
 
 export type CardIgnoreReason =
   | 'not_found'
-  /** The record at the reference's key is another subscription period than the PaymentIntent's. */
   | 'subscription_mismatch'
-  /** The record's transaction is another PaymentIntent. */
   | 'transaction_mismatch'
   | 'already_applied'
   /** The record has moved past what the event could change (a late failure after a success). */
@@ -53,19 +46,14 @@ export type CardResult =
 
 export const DISPUTED_PAYMENT_ERROR = 'The cardholder disputed the payment with their bank.';
 
-/* ---------------- checkout.session.completed ---------------- */
-
 export interface CheckoutCompleted {
   readonly user_id: string;
   readonly amount_cents: number;
   readonly tier: string;
   readonly term: Term;
-  /** Normalised RFC3339. */
   readonly first_billing_date: string;
   readonly friday_billing?: number | undefined;
 }
-
-/* ---------------- PaymentIntent and charge outcomes ---------------- */
 
 export interface PaymentIntentOutcome {
   readonly payment_intent_id: string;
@@ -79,13 +67,11 @@ export const PERIOD_CURRENCY = 'usd';
 export interface PaymentIntentSuccess extends PaymentIntentOutcome {
   /** Stripe's `amount_received` (falls back to `amount`). */
   readonly received_cents: number;
-  /** Lower-case ISO currency. */
   readonly currency: string;
 }
 
 export interface DisputeCreated extends PaymentIntentOutcome {
   readonly dispute_id: string;
-  /** Stripe's dispute status; `warning_*` is an inquiry: no funds withdrawn. */
   readonly status: string;
 }
 
@@ -97,42 +83,28 @@ export function isDisputeInquiry(status: string): boolean {
 export interface PaymentIntentFailure extends PaymentIntentOutcome {
   /** Curated, customer-safe sentence (the adapter maps Stripe's codes). */
   readonly message: string;
-  /** The codes of `last_payment_error`, classified as the attempt classifies (DESIGN 5b). */
   readonly decline: DeclineDetails;
 }
 
 export type CardDecision =
-  /** `exception`: the outcome did not match and was flagged instead (DESIGN 6.1). */
   | {
       readonly kind: 'apply';
       readonly tx: BillingTransaction;
       readonly after: BillingRecord;
       readonly exception?: CardExceptionCode;
-      /**
-       * The write records a submission the period does not show (a PaymentIntent's success or decline
-       * in place of the attempt that made it): done only while no attempt holds the user's lock, since
-       * a live attempt records its own answer (one decline, one slot; see recordsSubmission).
-       */
+      /** Records a submission in place of its attempt: only while no attempt holds the lock (one decline, one slot). */
       readonly records_submission?: true;
     }
   | { readonly kind: 'ignore'; readonly reason: CardIgnoreReason }
-  /**
-   * A success of another PaymentIntent than the record's, for a period that can no longer book it: a
-   * replay if the period's history ever recorded `transaction` (an older one), else `otherwise` (an
-   * unowed_payment exception). The use case asks the history (one Query).
-   */
+  /** A replay if the history ever recorded `transaction` (an older one), else `otherwise`; the use case asks it. */
   | { readonly kind: 'unless_recorded'; readonly transaction: string; readonly otherwise: CardDecision };
 
 export type CardExceptionCode = NonNullable<BillingRecord['card_exception']>['code'];
 
-/**
- * payment_intent.succeeded: a PENDING or FAILED record still waiting for this period's payment is
- * COMPLETED with the PaymentIntent as its transaction. This repairs a crash between the charge and
- * the attempt's write; the consumed attempt number is counted so the next key is a fresh one.
- */
+/** Repairs a crash between the charge and the attempt's write; the consumed attempt number counts, so the next key is fresh. */
 export function decidePaymentSucceeded(record: BillingRecord, input: PaymentIntentSuccess, now: Date, ids: IdGenerator): CardDecision {
   if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
-  // Money taken for a period written off (waived, cancelled, skipped) that never recorded it: never dropped (F9).
+  // Money taken for a period written off is never dropped: it is flagged for refund.
   if (UNBOOKABLE_STATUSES.has(record.billing_status) && record.transaction_id !== input.payment_intent_id) {
     const seen = record.card_exception;
     if (seen?.code === 'unowed_payment' && seen.payment_intent_id === input.payment_intent_id) return { kind: 'ignore', reason: 'already_applied' };
@@ -141,11 +113,11 @@ export function decidePaymentSucceeded(record: BillingRecord, input: PaymentInte
   const mismatch = input.currency !== PERIOD_CURRENCY ? 'currency_mismatch' : input.received_cents !== record.amount_cents ? 'amount_mismatch' : undefined;
   if (mismatch) return paymentMismatch(record, input, mismatch, now);
   if (record.billing_status === 'COMPLETED' || record.billing_status === 'REFUNDED') {
-    // Another PaymentIntent completed this period: a second charge (an operator must refund it).
+    // Another PaymentIntent completed this period: a second charge, for an operator to refund.
     return { kind: 'ignore', reason: record.transaction_id === input.payment_intent_id ? 'already_applied' : 'transaction_mismatch' };
   }
   if (record.billing_status !== 'PENDING' && record.billing_status !== 'FAILED') return { kind: 'ignore', reason: 'status' };
-  // This payment's success was recorded and then disputed: a late or repeated delivery must not undo the dispute.
+  // A late delivery must not undo a dispute of this very payment.
   if (record.card_disputed === true && record.transaction_id === input.payment_intent_id) return { kind: 'ignore', reason: 'already_applied' };
   const at = formatInstant(now);
   const after = applyBillingEvent(record, 'COLLECTED', now, {
@@ -160,11 +132,7 @@ export function decidePaymentSucceeded(record: BillingRecord, input: PaymentInte
   return { kind: 'apply', after, tx: withNextPeriod(record, after, now, ids), ...recordsSubmission(record, input) };
 }
 
-/**
- * A success for a written-off period of a PaymentIntent it never recorded: the card was charged for a
- * period the member does not owe. The period keeps its status and carries `card_exception`
- * `unowed_payment` (PaymentIntent, amount, currency), with its audit row, listed for refund.
- */
+/** The card was charged for a written-off period: flagged `unowed_payment` for refund, status kept. */
 function unowedPayment(record: BillingRecord, input: PaymentIntentSuccess, now: Date): CardDecision {
   const after = applyBillingEvent(record, 'EXCEPTION_RAISED', now, {
     set: {
@@ -174,15 +142,10 @@ function unowedPayment(record: BillingRecord, input: PaymentIntentSuccess, now: 
   return { kind: 'apply', after, tx: update(record, after), exception: 'unowed_payment' };
 }
 
-/**
- * A success for another amount or currency than the period's (10.99 EUR on a 19.99 USD period) is
- * an exception, never a completion (DESIGN 6.1): the period keeps its status, carries
- * `card_exception` and is listed for operators. Automatic attempts leave it alone (collectible.ts).
- */
+/** A success for another amount or currency is an exception for operators, never a completion (DESIGN 6.1). */
 function paymentMismatch(record: BillingRecord, input: PaymentIntentSuccess, code: 'amount_mismatch' | 'currency_mismatch', now: Date): CardDecision {
   const seen = record.card_exception;
   if (seen?.payment_intent_id === input.payment_intent_id && seen.code === code) return { kind: 'ignore', reason: 'already_applied' };
-  // A completed period paid by another PaymentIntent: the other success is a second charge, as today.
   if ((record.billing_status === 'COMPLETED' || record.billing_status === 'REFUNDED') && record.transaction_id !== input.payment_intent_id) {
     return { kind: 'ignore', reason: 'transaction_mismatch' };
   }
@@ -201,19 +164,7 @@ function paymentMismatch(record: BillingRecord, input: PaymentIntentSuccess, cod
   return { kind: 'apply', after, tx: update(record, after), exception: code };
 }
 
-/**
- * payment_intent.payment_failed. One decline, one slot (DESIGN 5b): the attempt that made the
- * PaymentIntent records its decline itself, so the event records it only when the period does not:
- * - a PaymentIntent the period names is recorded (by its attempt, or an earlier delivery): nothing;
- * - another one, on a period that has recorded submissions, is an older attempt's (its audit rows
- *   show it: nothing) or this attempt number's, unrecorded (the attempt died after Stripe answered,
- *   or Stripe answered `processing` and failed the intent later): recorded once, as that attempt's
- *   decline (a slot spent, the next attempt moved, the key's number consumed);
- * - a PENDING period with no submission recorded: its first decline.
- * While an attempt holds the user's lock the event is not applied (answered 409, delivered again):
- * that attempt records the decline with its own process and request (apply-card-outcome.ts).
- * Anything but PENDING or FAILED is not set back.
- */
+/** One decline, one slot: recorded only when the period does not show it, as its next attempt number's decline. */
 export function decidePaymentFailed(record: BillingRecord, input: PaymentIntentFailure, now: Date, ids: IdGenerator): CardDecision {
   if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
   if (record.transaction_id === input.payment_intent_id) return { kind: 'ignore', reason: 'already_applied' };
@@ -226,8 +177,7 @@ export function decidePaymentFailed(record: BillingRecord, input: PaymentIntentF
 /** The decline of the period's next attempt number, as the attempt would have written it. */
 function unrecordedDecline(record: BillingRecord, input: PaymentIntentFailure, now: Date, ids: IdGenerator): CardDecision {
   const at = formatInstant(now);
-  // Who started the attempt is not known here: counted as merchant-initiated, so the card's ceilings and the
-  // cycle's budget are never overrun (a customer's crashed manual pay then spends a slot it would not have).
+  // Who started it is unknown here: counted as merchant-initiated, so no ceiling or budget is overrun.
   const dunning = dunningAfterDecline(record, { classification: classifyDecline(input.decline), card_network: input.decline.card_network, process: 'UNKNOWN', presented: true }, now);
   const after = applyBillingEvent(record, 'DECLINED', now, {
     set: {
@@ -242,17 +192,15 @@ function unrecordedDecline(record: BillingRecord, input: PaymentIntentFailure, n
   return { kind: 'apply', after, tx: withNextPeriod(record, after, now, ids), records_submission: true };
 }
 
-/** A PaymentIntent's outcome written in place of the attempt that made it (the record does not name it). */
 function recordsSubmission(record: BillingRecord, input: PaymentIntentOutcome): { records_submission?: true } {
   return record.transaction_id === input.payment_intent_id ? {} : { records_submission: true };
 }
 
 export interface ChargeRefunded extends PaymentIntentOutcome {
-  /** Stripe's `refunded`: the whole amount was refunded. */
   readonly fully_refunded: boolean;
 }
 
-/** charge.refunded: COMPLETED → REFUNDED when the whole charge was refunded; a partial refund changes nothing. */
+/** A partial refund changes nothing. */
 export function decideChargeRefunded(record: BillingRecord, input: ChargeRefunded, now: Date): CardDecision {
   if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
   if (record.transaction_id !== input.payment_intent_id) return { kind: 'ignore', reason: 'transaction_mismatch' };
@@ -263,11 +211,7 @@ export function decideChargeRefunded(record: BillingRecord, input: ChargeRefunde
   return { kind: 'apply', after, tx: update(record, after) };
 }
 
-/**
- * charge.dispute.created: the money is withdrawn, so COMPLETED → FAILED (the transition table's
- * CHARGED_BACK). updated_event is removed: 2.4 has no card-dispute tag and ACH_CHARGEBACK would
- * claim an ACH return. `card_disputed` keeps every automatic path from charging the card again.
- */
+/** The money is withdrawn. updated_event goes: there is no card-dispute tag, and ACH_CHARGEBACK would claim an ACH return. */
 export function decideDisputeCreated(record: BillingRecord, input: DisputeCreated, now: Date): CardDecision {
   if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
   if (record.transaction_id !== input.payment_intent_id) return { kind: 'ignore', reason: 'transaction_mismatch' };
@@ -281,10 +225,7 @@ export function decideDisputeCreated(record: BillingRecord, input: DisputeCreate
   return { kind: 'apply', after, tx: update(record, after) };
 }
 
-/**
- * An inquiry (no funds withdrawn) flags the period for operators (`card_exception`
- * `dispute_inquiry`, listed by `?billing=exceptions`) and does not fail it (DESIGN 6.1).
- */
+/** An inquiry withdraws no funds: the period is flagged for operators, not failed (DESIGN 6.1). */
 function disputeInquiry(record: BillingRecord, input: DisputeCreated, now: Date): CardDecision {
   if (record.card_exception?.code === 'dispute_inquiry' && record.card_exception.dispute_id === input.dispute_id) return { kind: 'ignore', reason: 'already_applied' };
   if (record.billing_status !== 'COMPLETED') return { kind: 'ignore', reason: 'status' };

@@ -1,35 +1,79 @@
-import { holdOf } from './collectible.js';
-import { dunningLapsesAt, nextAutomaticAttemptAt } from './dunning.js';
-import { failureState } from './ladder.js';
-import type { BillingRecord, BillingStatus } from './records.js';
+import { holdOf, isCollectibleAndDue, type HoldCode } from './collectible.js';
+import type { BillingPeriodMessage, CollectionProcess } from './collections.js';
+import { dunningGate, dunningLapsed, dunningLapsesAt, nextAutomaticAttemptAt, type DunningHold } from './dunning.js';
+import { failureState, isHeldByLadder } from './ladder.js';
+import type { BillingRecord, BillingStatus, Process } from './records.js';
+import { COLLECTIBLE_STATUSES } from './statuses.js';
 import { formatInstant } from './time.js';
 
-/** The statuses the collections run plans: a first attempt, a retry of a decline, a pause to advance. */
-export const PLANNED_STATUSES: readonly BillingStatus[] = ['PENDING', 'FAILED', 'PAUSED'];
+/** What the collections job selects as due, decided once for the planner, the attempt's gate and the due-index key. */
+
+/** The statuses a run collects, and the process a record of each gets. */
+export const COLLECTION_SCANS: readonly { readonly status: BillingStatus; readonly process: CollectionProcess; readonly by: 'billing_date' | 'next_attempt' }[] = [
+  { status: 'PENDING', process: 'SCHEDULED', by: 'billing_date' },
+  { status: 'FAILED', process: 'RETRY', by: 'next_attempt' },
+  { status: 'PAUSED', process: 'PAUSE', by: 'billing_date' },
+];
+
+export type CollectionDecision =
+  | { readonly kind: 'enqueue'; readonly message: BillingPeriodMessage }
+  | { readonly kind: 'skip'; readonly reason: 'waiting' | 'parked' | 'not_due' };
+
+/** What the run does with one record the due-index returned; skipping only saves a message, the attempt checks again. */
+export function decideCollection(record: BillingRecord, process: CollectionProcess, now: Date): CollectionDecision {
+  if (Date.parse(record.billing_date) > now.getTime()) return { kind: 'skip', reason: 'not_due' };
+  if (COLLECTIBLE_STATUSES.has(record.billing_status)) {
+    const held = dueGate(record, now, process);
+    if (held === 'waiting' || held === 'parked') return { kind: 'skip', reason: held };
+    // A lapsed dunning cycle is sent: its attempt presents nothing and records the exhaustion.
+    if (held && !(held === 'exhausted' && dunningLapsed(record, now))) return { kind: 'skip', reason: 'not_due' };
+  }
+  return {
+    kind: 'enqueue',
+    message: {
+      kind: 'billing_period',
+      user_id: record.user_id,
+      billing_date: record.billing_date,
+      subscription_id: record.subscription_id,
+      process,
+      enqueued_at: formatInstant(now),
+    },
+  };
+}
+
+export type NotDueReason = 'not_found' | 'status' | 'not_yet_due' | 'waiting' | 'parked' | 'exception' | HoldCode | DunningHold;
+
+/** A person may skip the daily-retry and ladder waits, never a hold. */
+const PERSON_INITIATED: ReadonlySet<Process> = new Set(['MANUAL', 'OPERATOR_RETRY']);
+/** A payment path never skips a period. */
+const PAUSE_RUNS: ReadonlySet<Process> = new Set(['PAUSE', 'BATCH']);
+
+export function mayAdvancePause(process: Process): boolean {
+  return PAUSE_RUNS.has(process);
+}
+
+/** Why `process` may not attempt the record now, or undefined when it may. */
+export function dueGate(record: BillingRecord, now: Date, process: Process): NotDueReason | undefined {
+  if (!COLLECTIBLE_STATUSES.has(record.billing_status)) return 'status';
+  if (!isCollectibleAndDue(record, now)) return 'not_yet_due';
+  // Before any other refusal, which would leave a lapsed cycle keyed and unwritten.
+  if (!PERSON_INITIATED.has(process) && dunningLapsed(record, now)) return 'exhausted';
+  const hold = holdOf(record, now);
+  if (hold) return hold;
+  const dunning = dunningGate(record, now, process);
+  if (PERSON_INITIATED.has(process)) return dunning;
+  if (hasCardException(record)) return 'exception';
+  if (isHeldByLadder(record, now)) return failureState(record) === 'parked' ? 'parked' : 'waiting';
+  return dunning;
+}
 
 /**
- * The next instant at which the collections run may act on a record without anyone writing it
- * first, or undefined when only a write can make it due again (the planner never reads it):
- *
- * - PENDING: its billing date; FAILED: its next automatic attempt (the daily retry 24 h after the
- *   last attempt, or the dunning schedule's next attempt; none once the schedule is exhausted);
- *   PAUSED: its billing date (the pause run advances it);
- * - a live billing failure (DESIGN 5) moves it to the ladder's next attempt, and parks it for good;
- * - a hold (DESIGN 3.1) or a card exception (DESIGN 6.1) keeps every automatic path away until a
- *   write clears it. Holds only grow with time (the ACH re-presentment window closes, never
- *   reopens), so a record held at its eligible instant stays held.
- *
- * - a dunning cycle (DESIGN 5b) is keyed no later than the instant its 14-day window is over, even
- *   when parked, held or waiting on the ladder: the run that reads it then records the exhaustion,
- *   which unkeys it (so a lapsed cycle is read once, never by every run).
- *
- * The attempt re-checks all of this after its own read; this only decides what the planner reads.
- * Time-bounded refusals that lapse on their own (a card network's ceiling) keep the record keyed.
+ * The due-index key: the next instant the run may act on the record without a write first, or
+ * undefined when only a write can make it due. Holds only grow with time, so a record held then stays held.
  */
 export function nextEligibleAt(record: BillingRecord): string | undefined {
   const eligible = eligibleAt(record);
-  // A stored dunning cycle is read once its window is over, whatever else keeps it away (a later
-  // ladder slot, a park, a hold, an exception): that run records the exhaustion and unkeys it.
+  // A lapsed cycle is read once, whatever else keeps it away: that run records the exhaustion and unkeys it.
   const lapses = record.billing_status === 'FAILED' ? dunningLapsesAt(record) : undefined;
   if (lapses === undefined || (eligible !== undefined && Date.parse(eligible) <= lapses)) return eligible;
   return formatInstant(new Date(Math.max(lapses, Date.parse(record.billing_date))));
@@ -47,8 +91,13 @@ function eligibleAt(record: BillingRecord): string | undefined {
   const ladder = failureState(record);
   if (ladder === 'parked') return undefined;
   if (ladder === 'retrying') at = Math.max(at, Date.parse(record.billing_next_attempt_at!));
-  if (record.card_exception !== undefined && record.card_exception.code !== 'dispute_inquiry') return undefined;
+  if (hasCardException(record)) return undefined;
   const when = new Date(at);
   if (holdOf(record, when)) return undefined;
   return at === Date.parse(record.billing_date) ? record.billing_date : formatInstant(when);
+}
+
+/** A payment for another amount or currency was received: no automatic charge until a person looks. */
+function hasCardException(record: Pick<BillingRecord, 'card_exception'>): boolean {
+  return record.card_exception !== undefined && record.card_exception.code !== 'dispute_inquiry';
 }

@@ -1,182 +1,23 @@
+import type { DeclineClassification } from './declines.js';
 import type { BillingRecord, CardNetwork, DeclineClass, PaymentMethod, Process } from './records.js';
 import { formatInstant } from './time.js';
 
-export { CARD_NETWORKS, DECLINE_CLASSES, type CardNetwork, type DeclineClass } from './records.js';
-
 /**
- * The dunning policy (DESIGN 5b): what a decline says about the next automatic attempt of a
- * declined period. Pure: one classification table, the retry schedule, the card networks' reattempt
- * ceilings, and the state they leave on the record. A decline is an outcome, not a system failure
- * (that is the ladder of DESIGN 5).
+ * The dunning policy (DESIGN 5b): the retry schedule of a declined period, the card networks'
+ * reattempt ceilings, and the state they leave. A decline is an outcome; system failures climb the ladder.
  */
-
-/** What a processor said about a decline (the PaymentResult 'declined' carries it). */
-export interface DeclineDetails {
-  /** Stripe's `decline_code` (or its error `code` when Stripe sent none); the payments service uses the same names. */
-  readonly decline_code: string;
-  /** Stripe's `advice_code`: `do_not_try_again`, `confirm_card_data`, `try_again_later`. */
-  readonly advice_code?: string | undefined;
-  /** The network's merchant advice code (Mastercard MAC, e.g. `03`, `21`). */
-  readonly network_advice_code?: string | undefined;
-  /** The network's raw response code (Visa `41`, Mastercard `54`, ...). */
-  readonly network_decline_code?: string | undefined;
-  /** The card's network, when the processor said. */
-  readonly card_network?: CardNetwork | undefined;
-}
-
-type Field = 'decline_code' | 'advice_code' | 'network_advice_code' | 'network_decline_code';
-
-interface DeclineRule {
-  readonly field: Field;
-  readonly code: string;
-  readonly class: DeclineClass;
-  /** A network code read only for that network (for an unknown network every network's rule is read). */
-  readonly network?: Exclude<CardNetwork, 'other'>;
-}
-
-const rule = (field: Field, cls: DeclineClass, codes: readonly string[], network?: DeclineRule['network']): DeclineRule[] =>
-  codes.map((code) => ({ field, code, class: cls, ...(network ? { network } : {}) }));
-
-/**
- * THE classification table. Sources:
- * - Stripe decline codes, https://docs.stripe.com/declines/codes ("next steps" column), and the
- *   `advice_code` values of https://docs.stripe.com/api/errors (`do_not_try_again`,
- *   `confirm_card_data`, `try_again_later`). The payments service answers pinless declines with the
- *   same decline-code names (its contract, src/adapters/payments-service).
- * - Visa: "Visa Rules for Decline Response Codes" (excessive reattempts, April 2021): category 1,
- *   "issuer will never approve" (04, 07, 12, 14, 15, 41, 43, 46, 57, R0, R1, R3), is never
- *   reattempted; category 3, "data quality" (54, 55, 6P, 82, N7; 70 and 1A ask for PIN or
- *   authentication), needs the cardholder or the card data first.
- * - Mastercard Merchant Advice Codes (Transaction Processing Rules, "MAC"): 03 "do not try again"
- *   and 21 "payment cancellation" are never retried; 01 "new account information"; 02 and 24-30
- *   "retry later"; 40/41 prepaid or single-use virtual card numbers. Mastercard response codes
- *   04 capture, 41 lost, 43 stolen, 14 invalid number, 54 expired.
- * - DESIGN 5b decides the buckets: lost, stolen, pick-up, fraudulent, revoked, closed or invalid
- *   account, card not supported → do_not_retry; expired, incorrect number/CVC/expiry → update;
- *   authentication → customer_action; everything else (and any unknown code) → retry_later.
- */
-export const DECLINE_TABLE: readonly DeclineRule[] = [
-  ...rule('decline_code', 'do_not_retry', [
-    'lost_card',
-    'stolen_card',
-    'pickup_card',
-    'fraudulent',
-    'merchant_blacklist',
-    'revocation_of_authorization',
-    'revocation_of_all_authorizations',
-    'stop_payment_order',
-    'invalid_account',
-    'account_closed',
-    'card_not_supported',
-    'currency_not_supported',
-    'restricted_card',
-    'security_violation',
-    'service_not_allowed',
-    'transaction_not_allowed',
-    'not_permitted',
-    'do_not_try_again',
-  ]),
-  ...rule('decline_code', 'update_payment_method', [
-    'expired_card',
-    'incorrect_number',
-    'invalid_number',
-    'incorrect_cvc',
-    'invalid_cvc',
-    'invalid_expiry_month',
-    'invalid_expiry_year',
-    'incorrect_zip',
-    'incorrect_pin',
-    'invalid_pin',
-    'pin_try_exceeded',
-    'new_account_information_available',
-    'no_payment_method',
-  ]),
-  ...rule('decline_code', 'customer_action', ['authentication_required', 'offline_pin_required', 'online_or_offline_pin_required']),
-  ...rule('decline_code', 'retry_later', [
-    'insufficient_funds',
-    'do_not_honor',
-    'generic_decline',
-    'card_declined',
-    'try_again_later',
-    'processing_error',
-    'issuer_not_available',
-    'reenter_transaction',
-    'call_issuer',
-    'approve_with_id',
-    'no_action_taken',
-    'duplicate_transaction',
-    'card_velocity_exceeded',
-    'withdrawal_count_limit_exceeded',
-  ]),
-  ...rule('advice_code', 'do_not_retry', ['do_not_try_again']),
-  ...rule('advice_code', 'update_payment_method', ['confirm_card_data']),
-  ...rule('advice_code', 'retry_later', ['try_again_later']),
-  ...rule('network_advice_code', 'do_not_retry', ['03', '21', '40', '41'], 'mastercard'),
-  ...rule('network_advice_code', 'update_payment_method', ['01'], 'mastercard'),
-  ...rule('network_advice_code', 'retry_later', ['02', '24', '25', '26', '27', '28', '29', '30'], 'mastercard'),
-  ...rule('network_decline_code', 'do_not_retry', ['04', '07', '12', '14', '15', '41', '43', '46', '57', 'R0', 'R1', 'R3'], 'visa'),
-  ...rule('network_decline_code', 'update_payment_method', ['54', '55', '6P', '82', 'N7'], 'visa'),
-  ...rule('network_decline_code', 'customer_action', ['70', '1A'], 'visa'),
-  ...rule('network_decline_code', 'do_not_retry', ['04', '41', '43'], 'mastercard'),
-  ...rule('network_decline_code', 'update_payment_method', ['14', '54'], 'mastercard'),
-];
-
-/** Most restrictive first: when the codes disagree, the one that stops sooner wins. */
-const SEVERITY: Readonly<Record<DeclineClass, number>> = { do_not_retry: 3, update_payment_method: 2, customer_action: 1, retry_later: 0 };
-
-export interface DeclineClassification {
-  readonly decline_code: string;
-  readonly decline_class: DeclineClass;
-  /** False when no code matched the table: retry_later by default (the caller logs the code). */
-  readonly known: boolean;
-}
-
-/** Classifies one decline from every code the processor sent; an unknown code is `retry_later`, never an error. */
-export function classifyDecline(details: DeclineDetails): DeclineClassification {
-  let best: DeclineClass | undefined;
-  for (const r of DECLINE_TABLE) {
-    const value = details[r.field];
-    if (value === undefined || value !== r.code) continue;
-    if (r.network !== undefined && details.card_network !== undefined && details.card_network !== 'other' && details.card_network !== r.network) continue;
-    if (best === undefined || SEVERITY[r.class] > SEVERITY[best]) best = r.class;
-  }
-  return { decline_code: details.decline_code, decline_class: best ?? 'retry_later', known: best !== undefined };
-}
-
-/** Stripe's `brand` (or a payments-service network name) as a ceiling network. */
-export function cardNetworkOf(brand: string | null | undefined): CardNetwork | undefined {
-  if (!brand) return undefined;
-  const b = brand.toLowerCase();
-  if (b === 'visa') return 'visa';
-  if (b === 'mastercard' || b === 'master card') return 'mastercard';
-  return b === 'unknown' ? undefined : 'other';
-}
-
-/* ---------------- schedule ---------------- */
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/**
- * Automatic attempts of a `retry_later` period, in days after its first decline (Stripe's Smart
- * Retries budget, DESIGN 5b): the first attempt plus these seven, at most 8 attempts in 14 days.
- */
+/** Days after the first decline (Stripe's Smart Retries budget): at most 8 attempts in 14 days. */
 export const DUNNING_RETRY_DAYS: readonly number[] = [1, 2, 3, 5, 7, 10, 14];
 export const MAX_DUNNING_ATTEMPTS = DUNNING_RETRY_DAYS.length + 1;
-/**
- * How late a run may still take the last slot (day 14). Slots fall on the first decline's instant,
- * and the run that reaches one comes after it (every 15 minutes in production): without a grace the
- * day-14 slot could never be taken and a cycle would get 7 attempts, not the schedule's 8. An hour
- * covers a late or retried run; a run later than that (the schedule down for longer) presents nothing.
- */
+/** The run reaching the day-14 slot always comes after it: without a grace a cycle would get 7 attempts, not 8. */
 export const DUNNING_LATE_RUN_GRACE_MS = 60 * 60 * 1000;
-/**
- * The cycle's window: no automatic attempt later than this after the first decline (Smart Retries'
- * 8 attempts in 14 days, the last slot taken by a run at most DUNNING_LATE_RUN_GRACE_MS late). A
- * run that comes later spends nothing and records the exhaustion.
- */
+/** No automatic attempt later than this after the first decline: a later run records the exhaustion. */
 export const DUNNING_WINDOW_MS = DUNNING_RETRY_DAYS[DUNNING_RETRY_DAYS.length - 1]! * DAY_MS + DUNNING_LATE_RUN_GRACE_MS;
 
-/** A FAILED period that is not in dunning (a closed balance gate, an ACH return) waits this long after its last attempt (DESIGN 3). */
+/** The wait of a FAILED period outside dunning (a closed balance gate, an ACH return). */
 export const DAILY_RETRY_MS = DAY_MS;
 
 export interface NetworkCeiling {
@@ -184,11 +25,7 @@ export interface NetworkCeiling {
   readonly max: number;
 }
 
-/**
- * Reattempts of one card the networks allow (DESIGN 5b): Visa 20 in 30 days (none after a
- * category-1 decline: classified do_not_retry above); Mastercard 10 in 24 hours and 35 in 30 days.
- * A card whose network is not known gets both networks' ceilings.
- */
+/** Reattempts of one card the networks allow; an unknown network gets the stricter of both. */
 export const NETWORK_CEILINGS: Readonly<Record<CardNetwork, readonly NetworkCeiling[]>> = {
   visa: [{ windowMs: 30 * DAY_MS, max: 20 }],
   mastercard: [
@@ -202,17 +39,15 @@ export const NETWORK_CEILINGS: Readonly<Record<CardNetwork, readonly NetworkCeil
 };
 const LONGEST_WINDOW_MS = 30 * DAY_MS;
 
-/** Paths a customer starts (DESIGN 2.3): everything else is merchant-initiated and counts against the ceilings. */
+/** Everything else is merchant-initiated and counts against the ceilings. */
 export function isCustomerInitiated(process: Process): boolean {
   return process === 'MANUAL';
 }
 
-/** The rails whose reattempts the card networks count. */
 function isCardRail(rail: PaymentMethod): boolean {
   return rail === 'card' || rail === 'pinless';
 }
 
-/** The dunning attributes of a period (docs/decisions.md names them). */
 export type DunningFields = Pick<
   BillingRecord,
   | 'decline_code'
@@ -224,7 +59,7 @@ export type DunningFields = Pick<
   | 'card_network'
 >;
 
-/** Every dunning attribute removed (a success, an operator reset keeps only the ceiling memory). */
+/** A success removes every dunning attribute. */
 export const CLEARED_DUNNING: { [K in keyof DunningFields]: undefined } = {
   decline_code: undefined,
   decline_class: undefined,
@@ -237,13 +72,11 @@ export const CLEARED_DUNNING: { [K in keyof DunningFields]: undefined } = {
 
 type DunningInputs = Pick<BillingRecord, keyof DunningFields | 'billing_status' | 'payment_method' | 'last_attempt_date' | 'billing_date'>;
 
-/** Merchant-initiated presentments of this card within the longest ceiling window before `now`. */
 function recentPresentments(record: Pick<BillingRecord, 'dunning_presented_at'>, now: Date): number[] {
   const from = now.getTime() - LONGEST_WINDOW_MS;
   return (record.dunning_presented_at ?? []).map((t) => Date.parse(t)).filter((t) => t > from && t <= now.getTime()).sort((a, b) => a - b);
 }
 
-/** The earliest instant at or after `at` at which one more presentment stays within every ceiling. */
 export function ceilingFreeAt(presented: readonly number[], network: CardNetwork | undefined, at: number): number {
   let free = at;
   for (const ceiling of NETWORK_CEILINGS[network ?? 'other']) {
@@ -253,13 +86,11 @@ export function ceilingFreeAt(presented: readonly number[], network: CardNetwork
   return free;
 }
 
-/** True when one more merchant-initiated presentment now would exceed a network ceiling. */
 export function atNetworkCeiling(record: DunningInputs, now: Date): boolean {
   if (!isCardRail(record.payment_method)) return false;
   return ceilingFreeAt(recentPresentments(record, now), record.card_network, now.getTime()) > now.getTime();
 }
 
-/** The next scheduled slot strictly after `now` for a cycle with `attempts` used, no earlier than `notBefore`. */
 function nextSlot(firstDeclinedAt: number, attempts: number, now: number, notBefore: number): number | undefined {
   if (attempts >= MAX_DUNNING_ATTEMPTS) return undefined;
   for (let k = Math.max(0, attempts - 1); k < DUNNING_RETRY_DAYS.length; k++) {
@@ -273,16 +104,11 @@ export interface DeclineInput {
   readonly classification: DeclineClassification;
   readonly card_network?: CardNetwork | undefined;
   readonly process: Process;
-  /** False when nothing reached the bank (a closed balance gate): the slot is spent, no presentment counted. */
+  /** False for a closed balance gate: the slot is spent, no presentment counted. */
   readonly presented: boolean;
 }
 
-/**
- * The dunning attributes after a decline at `now` (the record as read). The first decline of the
- * period starts the cycle; a merchant-initiated decline spends a slot and is counted against the
- * card's ceilings; a customer-initiated one (manual pay) records the codes but spends nothing.
- * Any class but `retry_later`, or no slot left, ends automatic attempts: exhausted.
- */
+/** A merchant-initiated decline spends a slot and counts against the ceilings; a manual pay's records the codes only. */
 export function dunningAfterDecline(record: DunningInputs, input: DeclineInput, now: Date): DunningFields {
   const at = now.getTime();
   const merchant = !isCustomerInitiated(input.process);
@@ -305,15 +131,11 @@ export function dunningAfterDecline(record: DunningInputs, input: DeclineInput, 
   };
 }
 
-/**
- * Operator retry (DESIGN 5b): the schedule starts again with the next decline. The codes and the
- * cycle go; the card's presentments stay, since the networks' ceilings do not reset for us.
- */
+/** An operator retry restarts the schedule; the card's presentments stay (the networks do not reset for us). */
 export function resetDunning(record: Pick<BillingRecord, 'dunning_presented_at' | 'card_network'>): DunningFields {
   return { ...CLEARED_DUNNING, dunning_presented_at: record.dunning_presented_at, card_network: record.card_network };
 }
 
-/** A period in a dunning cycle: FAILED after a classified decline. */
 export function isInDunning(record: Pick<BillingRecord, 'billing_status' | 'decline_class'>): boolean {
   return record.billing_status === 'FAILED' && record.decline_class !== undefined;
 }
@@ -322,49 +144,34 @@ export type DunningState = 'retrying' | 'exhausted';
 
 type StateInputs = Pick<BillingRecord, 'billing_status' | 'decline_class' | 'dunning_next_attempt_at' | 'dunning_first_declined_at'>;
 
-/**
- * The period's dunning state. Without `now`, as stored (what the last write left: the index
- * partitions, a history row's own instant); with `now`, as it is then: a stored `retrying` cycle
- * whose window has ended is `exhausted` even before a run records it (`dunningLapsed`).
- */
+/** Without `now`, as stored; with `now`, a cycle whose window has ended is `exhausted` before a run records it. */
 export function dunningState(record: StateInputs, now?: Date): DunningState | undefined {
   if (!isInDunning(record)) return undefined;
   if (record.decline_class !== 'retry_later' || record.dunning_next_attempt_at === undefined) return 'exhausted';
   return now !== undefined && dunningLapsed(record, now) ? 'exhausted' : 'retrying';
 }
 
-/** The last instant of the period's cycle (its first decline + 14 days + the late-run grace), or undefined outside a cycle. */
 export function dunningWindowEndsAt(record: Pick<BillingRecord, 'dunning_first_declined_at'>): number | undefined {
   if (record.dunning_first_declined_at === undefined) return undefined;
   return Date.parse(record.dunning_first_declined_at) + DUNNING_WINDOW_MS;
 }
 
-/**
- * The stored schedule still names a next attempt but the cycle's window is over at `now` (no run
- * came between the slot and the window's end): no automatic path presents it, and the first one to
- * read it records the exhaustion (collect.ts), which takes it out of the due-index.
- */
+/** The stored schedule names a next attempt but the window is over: the first run to read it records the exhaustion. */
 export function dunningLapsed(record: StateInputs, now: Date): boolean {
   if (!isInDunning(record) || record.decline_class !== 'retry_later' || record.dunning_next_attempt_at === undefined) return false;
   const end = dunningWindowEndsAt(record);
   return end !== undefined && now.getTime() > end;
 }
 
-/** The first instant at which a stored `retrying` cycle has lapsed (its window's end + 1 ms), or undefined. */
 export function dunningLapsesAt(record: StateInputs): number | undefined {
   if (!isInDunning(record) || record.decline_class !== 'retry_later' || record.dunning_next_attempt_at === undefined) return undefined;
   const end = dunningWindowEndsAt(record);
   return end === undefined ? undefined : end + 1;
 }
 
-/** The dunning attributes once a lapsed cycle is recorded exhausted: no next attempt; codes, count and ceilings stay. */
 export const EXHAUSTED_DUNNING: Pick<DunningFields, 'dunning_next_attempt_at'> = { dunning_next_attempt_at: undefined };
 
-/**
- * When an automatic path may next attempt a FAILED period: the dunning slot, never for an exhausted
- * one, or 24 h after the last attempt for a FAILED period that is not in dunning. Undefined for an
- * exhausted period; not meaningful for other statuses. The gate and the planner's index both use it.
- */
+/** When an automatic path may next attempt a FAILED period: its dunning slot, or the daily retry outside dunning. */
 export function nextAutomaticAttemptAt(record: DunningInputs): string | undefined {
   const state = dunningState(record);
   if (state === 'retrying') return record.dunning_next_attempt_at;
@@ -375,17 +182,11 @@ export function nextAutomaticAttemptAt(record: DunningInputs): string | undefine
 
 export type DunningHold = 'not_yet_due' | 'exhausted' | 'network_ceiling';
 
-/**
- * Why dunning keeps `process` from attempting the FAILED period now, or undefined. A customer's
- * manual pay skips the schedule; an operator retry (it resets the schedule first) and every
- * automatic path stay within the networks' ceilings. A do_not_retry decline is a hold on every
- * path (collectible.ts `holdOf`, 409 `payment_method_required` for a person).
- */
+/** Why dunning keeps `process` from the FAILED period now: a manual pay skips it, everything else keeps the ceilings. */
 export function dunningGate(record: DunningInputs, now: Date, process: Process): DunningHold | undefined {
   if (record.billing_status !== 'FAILED') return undefined;
   if (isCustomerInitiated(process)) return undefined;
   if (process !== 'OPERATOR_RETRY') {
-    // The window is over (a run that came late): nothing is presented, whatever slot is stored.
     if (dunningLapsed(record, now)) return 'exhausted';
     const next = nextAutomaticAttemptAt(record);
     if (next === undefined) return 'exhausted';
@@ -395,7 +196,7 @@ export function dunningGate(record: DunningInputs, now: Date, process: Process):
   return undefined;
 }
 
-/** `dunning` as every read of a declined period shows it (DESIGN 5b), or undefined. */
+/** `dunning` as every read of a declined period shows it. */
 export interface DunningView {
   readonly state: DunningState;
   readonly attempts: number;
@@ -404,7 +205,6 @@ export interface DunningView {
   readonly decline_class: DeclineClass;
 }
 
-/** At `now` (a read): a cycle whose window has ended reads `exhausted` with no next attempt, recorded or not; without it, as written. */
 export function dunningView(record: Pick<BillingRecord, 'billing_status' | keyof DunningFields>, now?: Date): DunningView | undefined {
   const state = dunningState(record, now);
   if (!state) return undefined;

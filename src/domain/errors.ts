@@ -1,7 +1,4 @@
-/**
- * Typed domain errors. Every class ends in `Error` and carries a stable `code`;
- * callers map them by `instanceof`, never by message text.
- */
+/** Typed domain errors with a stable `code`: callers map them by `instanceof`, never by message text. */
 export abstract class DomainError extends Error {
   abstract readonly code: string;
   constructor(message: string, options?: { cause?: unknown }) {
@@ -9,11 +6,7 @@ export abstract class DomainError extends Error {
   }
 }
 
-/**
- * A fault of the system itself, never of the request: a corrupt stored item, a write set the store
- * refuses, an interrupted invocation, a lost lock. The API answers 500 with a generic message and a
- * reference (the details go to the log only); no input may cause one. Conflicts are not faults.
- */
+/** A fault of the system, never of the request: the API answers 500 with a reference, the details go to the log. */
 export abstract class InternalFaultError extends DomainError {}
 
 export class IllegalTransitionError extends DomainError {
@@ -33,37 +26,34 @@ export class NotFoundError extends DomainError {
   readonly code = 'not_found';
 }
 
-/** A conditional write met a record that changed since it was read (version fence, due key, claim). */
+/** A conditional write met a record that changed since it was read. */
 export class ConcurrentModificationError extends DomainError {
   override readonly name = 'ConcurrentModificationError';
   readonly code = 'concurrent_modification';
 }
 
-/** A write that would create something that already exists (a billing period, a payment, an audit row). */
 export class AlreadyExistsError extends DomainError {
   override readonly name = 'AlreadyExistsError';
   readonly code = 'already_exists';
 }
 
-/** The user's billing lock is held by someone else (fail-if-locked). */
 export class LockedError extends DomainError {
   override readonly name = 'LockedError';
   readonly code = 'locked';
 }
 
-/** The lease on a held lock was lost (heartbeat failed); the holder must stop writing. */
+/** The holder must stop writing. */
 export class LockLostError extends InternalFaultError {
   override readonly name = 'LockLostError';
   readonly code = 'lock_lost';
 }
 
-/** A change refused because the record's period is due and unbilled (seed 001's lesson). */
+/** A change refused because the record's period is due and unbilled: it would erase what is owed. */
 export class UnbilledPeriodError extends DomainError {
   override readonly name = 'UnbilledPeriodError';
   readonly code = 'unbilled_period';
 }
 
-/** A request that is well-formed but not acceptable for the record as it is. */
 export class PreconditionFailedError extends DomainError {
   override readonly name = 'PreconditionFailedError';
   readonly code: string;
@@ -73,10 +63,7 @@ export class PreconditionFailedError extends DomainError {
   }
 }
 
-/**
- * A payment refused by a hold that binds every path (DESIGN 3.1: an unauthorized or account-error
- * ACH return, the re-presentment limit, an open dispute). Nothing was changed or charged; 409 with `code`.
- */
+/** A payment refused by a hold that binds every path (DESIGN 3.1): nothing changed or charged, 409 with `code`. */
 export class PaymentHoldError extends DomainError {
   override readonly name = 'PaymentHoldError';
   readonly code: string;
@@ -86,7 +73,7 @@ export class PaymentHoldError extends DomainError {
   }
 }
 
-/** Transient infrastructure failure (throttling, lost connection, transaction conflict): retry, never counted. */
+/** Throttling, a lost connection, a transaction conflict: retried, never counted. */
 export class TransientError extends DomainError {
   override readonly name = 'TransientError';
   readonly code = 'transient';
@@ -98,7 +85,7 @@ export class InterruptedError extends InternalFaultError {
   readonly code = 'interrupted';
 }
 
-/** A processor answered with an error that is not a decline (outage, bad request). Counted. */
+/** A processor error that is not a decline: counted. */
 export class ProcessorError extends DomainError {
   override readonly name = 'ProcessorError';
   readonly code: string;
@@ -108,13 +95,13 @@ export class ProcessorError extends DomainError {
   }
 }
 
-/** An Idempotency-Key sent again with a different request (the IETF draft's 422): nothing is done. */
+/** An Idempotency-Key sent again with a different request (422). */
 export class IdempotencyKeyReusedError extends DomainError {
   override readonly name = 'IdempotencyKeyReusedError';
   readonly code = 'idempotency_key_reused';
 }
 
-/** The request that holds this Idempotency-Key is still being processed (409; retry shortly). */
+/** The request holding this Idempotency-Key is still running (409). */
 export class RequestInProgressError extends DomainError {
   override readonly name = 'RequestInProgressError';
   readonly code = 'request_in_progress';

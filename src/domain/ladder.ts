@@ -1,11 +1,10 @@
 import { InterruptedError, LockLostError, TransientError } from './errors.js';
-import { COLLECTIBLE_STATUSES, type BillingRecord } from './records.js';
+import type { BillingRecord } from './records.js';
+import { COLLECTIBLE_STATUSES } from './statuses.js';
 
 /**
- * Saved billing failures and the retry ladder (DESIGN 5, seed 001 ADR-119).
- * The record is keyed to the work that failed: `{billing_date}#{payment_attempts}`. It is live only
- * while the item is collectible and the key still matches, so any write that changes the due work
- * voids it without clearing it.
+ * Saved billing failures and the retry ladder (DESIGN 5). A failure is keyed to the work that failed, so
+ * any write that changes the due work voids it without clearing it.
  */
 
 /** Waits after counted failure n (1-based): 15 min, 1 h, 4 h, 12 h, 24 h × 3. The 8th failure parks. */
@@ -50,12 +49,11 @@ type FailureInputs = Pick<
   | 'billing_last_error'
 >;
 
-/** The due key of the work a record owes now. */
 export function dueKey(record: Pick<BillingRecord, 'billing_date' | 'payment_attempts'>): string {
   return `${record.billing_date}#${record.payment_attempts}`;
 }
 
-/** The live predicate: the one place that decides whether the saved failure still counts. */
+/** The one place that decides whether the saved failure still counts. */
 export function isFailureLive(record: FailureInputs): boolean {
   return (
     COLLECTIBLE_STATUSES.has(record.billing_status) &&
@@ -69,7 +67,6 @@ export function failureState(record: FailureInputs): BillingFailureState {
   return record.billing_next_attempt_at ? 'retrying' : 'parked';
 }
 
-/** `billing_failure` as every read shows it, or undefined when healthy. */
 export function billingFailureView(record: FailureInputs): BillingFailureView | undefined {
   if (!isFailureLive(record)) return undefined;
   return {
@@ -81,7 +78,6 @@ export function billingFailureView(record: FailureInputs): BillingFailureView | 
   };
 }
 
-/** True when the ladder says not yet (waiting) or never again without an operator (parked). */
 export function isHeldByLadder(record: FailureInputs, now: Date): boolean {
   const state = failureState(record);
   if (state === 'parked') return true;
@@ -89,7 +85,6 @@ export function isHeldByLadder(record: FailureInputs, now: Date): boolean {
   return false;
 }
 
-/** The failure fields after one more counted failure on the record as it was read. */
 export function nextFailure(record: FailureInputs, now: Date, lastError: string, format: (d: Date) => string): BillingFailureFields {
   const count = isFailureLive(record) ? (record.billing_failure_count ?? 0) + 1 : 1;
   const wait = BILLING_RETRY_WAITS_MS[count - 1];
@@ -104,12 +99,9 @@ export function nextFailure(record: FailureInputs, now: Date, lastError: string,
 
 export type FailureClass = 'interrupted' | 'transient' | 'counted';
 
-/**
- * Classification by error type and code, never message text. Interrupted: the invocation's own
- * deadline or abort. Transient: lost connection, throttling, transaction conflicts, unavailable.
- */
+/** By error type, never message text. */
 export function classifyFailure(error: unknown, signal?: AbortSignal): FailureClass {
-  // A lost lease is the run's own context ending (ADR-119), whoever threw it.
+  // A lost lease is the run's own context ending, whoever threw it.
   if (signal?.aborted || error instanceof InterruptedError || error instanceof LockLostError) return 'interrupted';
   if (error instanceof TransientError) return 'transient';
   // Anything else counts, including an AbortError/TimeoutError from an inner deadline while the run is alive.

@@ -1,23 +1,9 @@
 import * as z from './zod.js';
 
 /**
- * A zod schema built on first use instead of at import (cold start, docs/decisions.md).
- *
- * Constructing a zod schema is not free (each `z.string()`, `.check(...)`, `z.optional(...)` makes an
- * instance), and a module of schemas built at import makes every function that imports it pay for
- * all of them, used or not. `lazySchema(() => z.object({...}))` returns an object that becomes that
- * schema the first time anything is read from it (a parse, `.shape`, `z.optional()`, being parsed or
- * converted to JSON Schema as a field of another schema). It has the schema's type, so call sites,
- * `z.infer` and composition are unchanged, and it is still the one schema of its message, built
- * once and shared by producer and consumer.
- *
- * How: the stand-in is an empty object whose prototype is a trap (a Proxy). The first property
- * read that reaches the trap runs `build`, gives the stand-in the schema's prototype and
- * initialises it as a zod instance of the same constructor and definition (zod's constructors are
- * plain functions of `this`). From then on it is an ordinary zod schema, no proxy in the way of a
- * parse, and the very object every other schema and map already holds: identity holds
- * (toJSONSchema's bookkeeping, maps keyed by schema, registry metadata such as `.describe()`, which
- * is copied over).
+ * A zod schema built on first use, not at import, so a cold start pays only for the schemas it uses.
+ * The stand-in's prototype is a Proxy trap: the first read builds the schema and turns the stand-in
+ * into that very zod instance, so identity holds and no proxy stays in the way of a parse.
  */
 export function lazySchema<T extends object>(build: () => T): T {
   let state: 'waiting' | 'building' | 'built' = 'waiting';
@@ -57,18 +43,11 @@ export function lazySchemasBuilt(): number {
   return builtCount;
 }
 
-/** What `lazySchema` uses of a zod instance's internals (zod's `$constructor` instances). */
 interface ZodInstance {
   readonly _zod: { readonly def: unknown; readonly constr: (this: unknown, def: unknown) => unknown; parent?: unknown };
 }
 
-/**
- * The parse context for one parse of `schema` in code that may run cold: jitless for its first
- * `JIT_AFTER` parses, zod's default after. On an object schema's first parse zod compiles a parser
- * for its shape (generated code, `new Function`): ~10 ms of CPU for the billing record's, more
- * than the parse itself for the few parses of a cold start, and ~10x faster per parse once a warm
- * function parses many items. Same validation either way (`jitless` only skips that fast path).
- */
+/** Jitless for a schema's first parses: zod's compiled parser costs more than a cold start's few parses save. */
 export function coldParseContext(schema: object): z.core.ParseContext<z.core.$ZodIssue> | undefined {
   const parsed = parses.get(schema) ?? 0;
   if (parsed >= JIT_AFTER) return undefined;
@@ -76,11 +55,7 @@ export function coldParseContext(schema: object): z.core.ParseContext<z.core.$Zo
   return JITLESS;
 }
 
-/**
- * `schema.safeParse(data)` for code that may run cold: every outside input parsed at an edge (SQS
- * bodies, Kinesis and stream records, HTTP bodies and parameters, stored items, service answers)
- * goes through here or `parseCold`, so no call site pays zod's parser compilation on a cold start.
- */
+/** `schema.safeParse(data)` for every input parsed at an edge, so none pays zod's parser compilation cold. */
 export function safeParseCold<S extends z.ZodMiniType>(schema: S, data: unknown): z.core.util.SafeParseResult<z.output<S>> {
   return schema.safeParse(data, coldParseContext(schema));
 }

@@ -1,19 +1,14 @@
 import { loanRepresentmentFlags } from './ach-outcomes.js';
 import type { PaymentRequest } from './ports/processor.js';
-import type { LoanPayment } from './records.js';
+import type { LoanPayment } from './loan-payments.js';
 
-/*
- * The payment request of a loan payment's next attempt, apart from the retry policy (loan-retries.ts):
- * the ACH outcomes read that policy, and this reads their re-presentment flags, so one module would
- * be an import cycle.
- */
+// Apart from loan-retries.ts: ach-outcomes.ts reads that policy and this reads its flags (one module would be a cycle).
 
-/** The key of the payment's next attempt: `{loc_payment_id}:{loc_payment_attempts + 1}` (DESIGN 2.7). */
 export function loanAttemptKey(read: LoanPayment): string {
   return `${read.loc_payment_id}:${read.loc_payment_attempts + 1}`;
 }
 
-/** What every path presents for the payment's next attempt (creation, its repair, the automatic retry). */
+/** What every path presents for the payment's next attempt. */
 export function loanAttemptRequest(read: LoanPayment): PaymentRequest {
   return {
     idempotency_key: loanAttemptKey(read),
@@ -22,7 +17,6 @@ export function loanAttemptRequest(read: LoanPayment): PaymentRequest {
     rail: read.loc_payment_method,
     account_last_four: read.loc_account_last_four,
     reference: { kind: 'loan_payment', user_id: read.loc_user_id, loan_id: read.loc_loan_id, payment_id: read.loc_payment_id },
-    // A re-presented R01/R09 entry says so (NACHA: reinitiated, RETRY PYMT).
     ...loanRepresentmentFlags(read),
   };
 }

@@ -1,25 +1,16 @@
-import { classifyDecline, DUNNING_RETRY_DAYS } from './dunning.js';
+import { DUNNING_RETRY_DAYS } from './dunning.js';
+import { classifyDecline } from './declines.js';
 import type { PaymentResult } from './ports/processor.js';
-import type { LoanPayment } from './records.js';
+import type { LoanPayment } from './loan-payments.js';
 import { formatInstant } from './time.js';
 import { loanPaymentTransitions } from './transitions.js';
 
-/**
- * The retry policy of a loan payment (DESIGN 2.7): a decline is classified by the dunning policy
- * (DESIGN 5b); `do_not_retry` ends the payment at once (FAILED), any other class is retried at
- * the 5b waits counted from the first decline (1, 2 and 3 days), and the 4th declined attempt
- * (3 retries) ends it. Pure: the use cases write what these functions answer.
- */
+/** A loan payment's retries (DESIGN 2.7): declines classified as for periods, retried at the first 5b waits. */
 
 /** 1 attempt plus 3 retries. */
 export const LOAN_MAX_ATTEMPTS = 4;
-/** Waits after the first decline before retries 1, 2 and 3: the first three waits of DESIGN 5b. */
 export const LOAN_RETRY_DAYS: readonly number[] = DUNNING_RETRY_DAYS.slice(0, LOAN_MAX_ATTEMPTS - 1);
-/**
- * Counted processor errors (not declines) a RETRY payment may meet before it is FAILED: each one
- * moves the next attempt by the 5b wait of its rank (1, 2, 3, 5, 7, 10, 14 days), so a processor
- * that keeps failing ends the payment after the 5b budget instead of every day forever.
- */
+/** Processor errors (not declines) before FAILED: a processor that keeps failing ends it, not a daily retry forever. */
 export const LOAN_MAX_ERRORS = DUNNING_RETRY_DAYS.length + 1;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -31,7 +22,6 @@ export const LOAN_RETRY_REASONS = {
   processorErrorsExhausted: 'The payments service kept failing; automatic retries stopped.',
 } as const;
 
-/** The payment after a decline of attempt `attempts + 1`: RETRY with its next attempt, or FAILED. */
 export function afterLoanDecline(read: LoanPayment, result: Extract<PaymentResult, { outcome: 'declined' }>, now: Date): LoanPayment {
   const at = formatInstant(now);
   const attempts = read.loc_payment_attempts + 1;
@@ -59,22 +49,17 @@ export function afterLoanDecline(read: LoanPayment, result: Extract<PaymentResul
     ...base,
     loc_status: loanPaymentTransitions.apply(read.loc_status, 'RETRY_SCHEDULED'),
     loc_next_attempt_at: nextRetryAt(firstDeclinedAt, attempts),
-    // The processor's curated, customer-safe sentence.
     loc_update_reason: result.message,
   };
 }
 
-/** When retry `attempts` (1-based count of attempts made) is due: the 5b wait counted from the first decline. */
+/** Counted from the first decline. */
 export function nextRetryAt(firstDeclinedAt: string, attempts: number): string {
   const days = LOAN_RETRY_DAYS[Math.min(attempts, LOAN_RETRY_DAYS.length) - 1] ?? LOAN_RETRY_DAYS.at(-1)!;
   return formatInstant(new Date(Date.parse(firstDeclinedAt) + days * DAY_MS));
 }
 
-/**
- * A counted processor error during an automatic retry: nothing was presented (or the same key is
- * sent again), so the attempt count stays; the payment stays RETRY with its next attempt moved by
- * the 5b wait of this error's rank, or is FAILED after LOAN_MAX_ERRORS.
- */
+/** Nothing was presented (or the same key goes again), so the attempt count stays; the next attempt moves. */
 export function afterLoanProcessorError(read: LoanPayment, now: Date): LoanPayment {
   const at = formatInstant(now);
   const errors = (read.loc_error_count ?? 0) + 1;

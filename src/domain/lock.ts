@@ -23,43 +23,20 @@ export interface HeldLock {
   readonly key: string;
   /** Aborted when a heartbeat finds the lease lost: the holder must stop before writing. */
   readonly signal: AbortSignal;
-  /**
-   * The expired lease this lock replaced, when there was one: its holder died (or lost its release)
-   * while it held the user, so an attempt of its period may have reached the processor unrecorded.
-   */
+  /** The expired lease this lock replaced: its holder's attempt may have reached the processor unrecorded. */
   readonly takenOver?: LockLease;
   release(): Promise<void>;
-  /**
-   * Runs `commit` with the lease as it is now, heartbeats held so that it cannot change meanwhile;
-   * `commit` deletes the lock item in its own transaction. On success the lock is released (a later
-   * `release()` is a no-op); on failure heartbeats resume and the lock is still held.
-   */
+  /** Runs `commit`, which deletes the lock in its own transaction, with heartbeats held so the lease cannot move under it. */
   releaseWith<T>(commit: (release: LockRelease) => Promise<T>): Promise<T>;
-  /**
-   * Names the period this holder is about to attempt on the lease now (one conditional put), so
-   * that if it dies between the processor and its write, the next holder learns it (`takenOver`).
-   * For a holder that took the lock for several periods (the memberships consumer's catch-up).
-   */
+  /** Names the period about to be attempted on the lease, so that a holder dying mid-attempt tells the next one. */
   declarePurpose(purpose: string): Promise<void>;
-  /**
-   * Writes `since` as the lease's `held_since` when it is earlier (one conditional put): for a holder
-   * about to resend, past the account gate, the key of the dead holder whose lease it took over, so
-   * that if it dies too, the next holder judges the account against the first holder's instant.
-   */
+  /** Keeps a dead holder's earlier `held_since` when resending its key, for the account gate of the next holder (takeover.ts). */
   carryHeldSince(since: number): Promise<void>;
-  /**
-   * Releases by putting back the expired lease this lock replaced (`takenOver`), so the evidence it
-   * carries (a dead holder attempting its period) stays for the next holder; without one, `release()`.
-   * For a holder that learnt of it and must leave the period to an attempt (a waive answering 409).
-   */
+  /** Releases by putting back `takenOver`, so its evidence stays for the attempt that must resolve it. */
   handBack(): Promise<void>;
 }
 
-/**
- * Acquires the user's billing lock or throws LockedError at once (fail-if-locked).
- * A heartbeat renews the lease every second; if it is lost, `signal` aborts. The lock alone never
- * guarantees exclusivity (a paused process can outlive its lease): the record's `version` is the fence.
- */
+/** Fail-if-locked. A paused process can outlive its lease, so the lock alone never fences: the record's `version` does. */
 export async function acquireUserLock(
   store: LockStore,
   clock: Clock,
@@ -67,109 +44,158 @@ export async function acquireUserLock(
   owner: string,
   options: LockOptions,
 ): Promise<HeldLock> {
-  const key = userLockKey(userId);
-  const leaseMs = options.leaseMs ?? LOCK_LEASE_MS;
-  const heartbeatMs = options.heartbeatMs ?? LOCK_HEARTBEAT_MS;
-  let purpose = options.purpose;
-  let heldSince = clock.now().getTime();
-  const leaseAt = (version: string): LockLease => ({
-    key,
-    owner_name: owner,
-    record_version_number: version,
-    lease_duration_ms: leaseMs,
-    lease_expires_at: clock.now().getTime() + leaseMs,
-    ...(purpose !== undefined ? { purpose } : {}),
-    held_since: heldSince,
-  });
-  let current = leaseAt(options.newVersion());
+  const holder = new LeaseHolder(store, clock, userId, owner, options);
   let takenOver: LockLease | undefined;
-  if (!(await store.tryAcquire(current, clock.now().getTime(), (previous) => (takenOver = previous)))) {
+  if (!(await store.tryAcquire(holder.current, clock.now().getTime(), (previous) => (takenOver = previous)))) {
     throw new LockedError(`billing lock for user ${userId} is held`);
   }
-  const controller = new AbortController();
-  let renewing: Promise<void> = Promise.resolve();
-  let held = false;
-  let released = false;
-  /**
-   * Queues one put of the lease as it now reads (a fresh version; purpose and held_since as set),
-   * conditional on holding it, unless `skip` says not now. A refused put or a failed one aborts the holder.
-   */
-  const putLease = (skip: () => boolean, failure: string): Promise<void> =>
-    (renewing = renewing.then(async () => {
-      if (controller.signal.aborted || skip()) return;
-      const next = leaseAt(options.newVersion());
-      try {
-        if (await store.renew(key, current.record_version_number, next)) current = next;
-        else controller.abort(new LockLostError(`billing lock for user ${userId} was lost`));
-      } catch (error) {
-        controller.abort(new LockLostError(`${failure} for user ${userId}`, { cause: error }));
-      }
-    }));
-  const timer = setInterval(() => {
-    void putLease(() => held, 'heartbeat failed').then(() => {
-      if (controller.signal.aborted) clearInterval(timer);
-    });
-  }, heartbeatMs);
-  timer.unref?.();
-  const release = async (): Promise<void> => {
-    if (released) return;
-    released = true;
-    clearInterval(timer);
-    await renewing;
-    if (!controller.signal.aborted) controller.abort(new LockLostError('released'));
-    await store.release(key, current.record_version_number);
-  };
-  /** Puts the lease again now (a new purpose or held_since), conditional on holding it; throws if the lock is lost. */
-  const rewrite = async (): Promise<void> => {
-    await putLease(() => released, 'renewal failed');
-    if (controller.signal.aborted) throw controller.signal.reason instanceof Error ? controller.signal.reason : new LockLostError(`billing lock for user ${userId} was lost`);
-  };
+  holder.startHeartbeat(options.heartbeatMs ?? LOCK_HEARTBEAT_MS);
+  return heldLockOf(holder, takenOver);
+}
+
+function heldLockOf(holder: LeaseHolder, takenOver: LockLease | undefined): HeldLock {
   return {
-    key,
-    signal: controller.signal,
+    key: holder.key,
+    signal: holder.signal,
     ...(takenOver !== undefined ? { takenOver } : {}),
-    release,
-    async handBack() {
-      if (released) return;
-      if (takenOver === undefined) return release();
-      released = true;
-      clearInterval(timer);
-      await renewing;
-      if (!controller.signal.aborted) controller.abort(new LockLostError('released'));
-      await store.renew(key, current.record_version_number, takenOver);
-    },
-    async declarePurpose(next) {
-      if (purpose === next) return;
-      purpose = next;
-      await rewrite();
-    },
-    async carryHeldSince(since) {
-      if (since >= heldSince) return;
-      heldSince = since;
-      await rewrite();
-    },
-    async releaseWith(commit) {
-      if (released) throw new LockLostError(`billing lock for user ${userId} was already released`);
-      held = true;
-      await renewing;
-      if (controller.signal.aborted) {
-        held = false;
-        throw controller.signal.reason instanceof Error ? controller.signal.reason : new LockLostError(`billing lock for user ${userId} was lost`);
-      }
-      try {
-        const result = await commit({ key, recordVersionNumber: current.record_version_number });
-        released = true;
-        clearInterval(timer);
-        controller.abort(new LockLostError('released'));
-        return result;
-      } finally {
-        held = false;
-      }
-    },
+    release: () => holder.release(),
+    handBack: () => holder.handBack(takenOver),
+    declarePurpose: (next) => holder.declarePurpose(next),
+    carryHeldSince: (since) => holder.carryHeldSince(since),
+    releaseWith: (commit) => holder.releaseWith(commit),
   };
 }
 
-/** What taking a user's lock needs, as every use case's deps carry it. */
+class LeaseHolder {
+  readonly key: string;
+  current: LockLease;
+  private readonly leaseMs: number;
+  private purpose: string | undefined;
+  private heldSince: number;
+  private readonly controller = new AbortController();
+  private renewing: Promise<void> = Promise.resolve();
+  /** True while a commit that releases the lock runs: the heartbeat must not move the lease under it. */
+  private held = false;
+  private released = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly store: LockStore,
+    private readonly clock: Clock,
+    private readonly userId: string,
+    private readonly owner: string,
+    private readonly options: LockOptions,
+  ) {
+    this.key = userLockKey(userId);
+    this.leaseMs = options.leaseMs ?? LOCK_LEASE_MS;
+    this.purpose = options.purpose;
+    this.heldSince = clock.now().getTime();
+    this.current = this.leaseAt(options.newVersion());
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  startHeartbeat(heartbeatMs: number): void {
+    const timer = setInterval(() => {
+      void this.putLease(() => this.held, 'heartbeat failed').then(() => {
+        if (this.signal.aborted) clearInterval(timer);
+      });
+    }, heartbeatMs);
+    timer.unref?.();
+    this.timer = timer;
+  }
+
+  async release(): Promise<void> {
+    if (this.released) return;
+    await this.stop();
+    await this.store.release(this.key, this.current.record_version_number);
+  }
+
+  async handBack(takenOver: LockLease | undefined): Promise<void> {
+    if (this.released) return;
+    if (takenOver === undefined) return this.release();
+    await this.stop();
+    await this.store.renew(this.key, this.current.record_version_number, takenOver);
+  }
+
+  async declarePurpose(next: string): Promise<void> {
+    if (this.purpose === next) return;
+    this.purpose = next;
+    await this.rewrite();
+  }
+
+  async carryHeldSince(since: number): Promise<void> {
+    if (since >= this.heldSince) return;
+    this.heldSince = since;
+    await this.rewrite();
+  }
+
+  async releaseWith<T>(commit: (release: LockRelease) => Promise<T>): Promise<T> {
+    if (this.released) throw new LockLostError(`billing lock for user ${this.userId} was already released`);
+    this.held = true;
+    await this.renewing;
+    if (this.signal.aborted) {
+      this.held = false;
+      throw this.lostError();
+    }
+    try {
+      const result = await commit({ key: this.key, recordVersionNumber: this.current.record_version_number });
+      this.released = true;
+      clearInterval(this.timer);
+      this.controller.abort(new LockLostError('released'));
+      return result;
+    } finally {
+      this.held = false;
+    }
+  }
+
+  private leaseAt(version: string): LockLease {
+    return {
+      key: this.key,
+      owner_name: this.owner,
+      record_version_number: version,
+      lease_duration_ms: this.leaseMs,
+      lease_expires_at: this.clock.now().getTime() + this.leaseMs,
+      ...(this.purpose !== undefined ? { purpose: this.purpose } : {}),
+      held_since: this.heldSince,
+    };
+  }
+
+  /** One conditional put of the lease as it now reads, queued; a refused or failed put aborts the holder. */
+  private putLease(skip: () => boolean, failure: string): Promise<void> {
+    this.renewing = this.renewing.then(async () => {
+      if (this.signal.aborted || skip()) return;
+      const next = this.leaseAt(this.options.newVersion());
+      try {
+        if (await this.store.renew(this.key, this.current.record_version_number, next)) this.current = next;
+        else this.controller.abort(new LockLostError(`billing lock for user ${this.userId} was lost`));
+      } catch (error) {
+        this.controller.abort(new LockLostError(`${failure} for user ${this.userId}`, { cause: error }));
+      }
+    });
+    return this.renewing;
+  }
+
+  private async rewrite(): Promise<void> {
+    await this.putLease(() => this.released, 'renewal failed');
+    if (this.signal.aborted) throw this.lostError();
+  }
+
+  private async stop(): Promise<void> {
+    this.released = true;
+    clearInterval(this.timer);
+    await this.renewing;
+    if (!this.signal.aborted) this.controller.abort(new LockLostError('released'));
+  }
+
+  private lostError(): Error {
+    const reason: unknown = this.signal.reason;
+    return reason instanceof Error ? reason : new LockLostError(`billing lock for user ${this.userId} was lost`);
+  }
+}
+
 export interface LockDeps {
   readonly locks: LockStore;
   readonly clock: Clock;
@@ -178,7 +204,6 @@ export interface LockDeps {
   readonly lockHeartbeatMs?: number;
 }
 
-/** The one way a use case takes a user's lock (fail-if-locked: LockedError at once). */
 export function lockUser(deps: LockDeps, userId: string, owner: string, purpose?: string): Promise<HeldLock> {
   return acquireUserLock(deps.locks, deps.clock, userId, owner, {
     newVersion: () => deps.ids.newId(),
@@ -188,10 +213,7 @@ export function lockUser(deps: LockDeps, userId: string, owner: string, purpose?
   });
 }
 
-/**
- * Releases a lock without letting a failed release change the answer: once a change has committed,
- * its result stands (DESIGN 3.1); the lease lapses on its own. The failure is reported.
- */
+/** Once a change has committed its result stands: a failed release is reported, and the lease lapses on its own. */
 export async function releaseQuietly(lock: HeldLock, onError?: (error: unknown) => void): Promise<void> {
   try {
     await lock.release();
@@ -201,10 +223,8 @@ export async function releaseQuietly(lock: HeldLock, onError?: (error: unknown) 
 }
 
 /**
- * Runs `work` under the user's lock and always releases it. The work's own outcome (result or
- * error) is the answer; a failed release never replaces it. A lock that replaced a dead holder's
- * lease naming a period, and was not released by an attempt's own commit, hands that lease back:
- * the evidence that the period's key may be held stays until an attempt of it takes it over.
+ * Runs `work` under the user's lock; a failed release never replaces its outcome. A dead holder's lease
+ * naming a period is handed back, so the evidence stays until an attempt of that period takes it over.
  */
 export async function withUserLock<T>(
   deps: LockDeps,

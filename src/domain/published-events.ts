@@ -11,12 +11,7 @@ import {
   type HistoryRow,
 } from './records.js';
 
-/**
- * The events the rest of the business hears about a member's billing (DESIGN 11), one schema per
- * detail-type, shared by the producer (the events-publisher validates every event it builds) and
- * any consumer. They are read off the audit rows: each history row names the event that made it
- * (`billing_event`), and a row maps to zero, one or two published events.
- */
+/** What the rest of the business hears about billing (DESIGN 11): one schema per detail-type, read off the audit rows. */
 
 export const EVENT_SOURCE = 'billing';
 
@@ -46,13 +41,12 @@ const commonDetail = lazySchema(() => z.object({
   billing_date: text,
   billing_status: billingStatusSchema,
   amount_cents: centsSchema,
-  /** The audit row's `last_run_date`: when the change was written (business time). */
+  /** When the change was written (business time). */
   occurred_at: text,
   process: processSchema,
   payment_method: paymentMethodSchema,
   actor: z.optional(text),
   reason: z.optional(text),
-  /** The bulk retry run the change belongs to, when it does. */
   run_id: z.optional(text),
 }));
 
@@ -67,7 +61,6 @@ export const submittedDetailSchema = lazySchema(() => z.object({ ...commonDetail
 export const declinedDetailSchema = lazySchema(() => z.object({
   ...commonDetail.shape,
   transaction_id: z.optional(text),
-  /** The curated decline text the period shows. */
   payment_error: z.string(),
   decline_code: z.optional(text),
   decline_class: z.optional(declineClassSchema),
@@ -95,7 +88,6 @@ export const achReturnedDetailSchema = lazySchema(() => z.object({
   unauthorized: z.boolean(),
   /** The period may be debited again (R01/R09 within the re-presentment limit). */
   represent: z.boolean(),
-  /** The curated text the period shows for the return. */
   payment_error: z.string(),
 }));
 export const refundedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: z.optional(text) }));
@@ -109,10 +101,7 @@ export const exceptionRaisedDetailSchema = lazySchema(() => z.object({
   ...commonDetail.shape,
   exception: z.object({
     source: z.enum(['ach', 'card']),
-    /**
-     * amount_mismatch, currency_mismatch, dispute_inquiry (DESIGN 4.1, 6.1), card_disputed (funds withdrawn), or
-     * unowed_payment (a payment for a written-off period it never recorded: to refund).
-     */
+    /** card_disputed: funds withdrawn; unowed_payment: a payment for a written-off period, to refund. */
     code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry', 'card_disputed', 'unowed_payment']),
     received_cents: z.optional(centsSchema),
     currency: z.optional(text),
@@ -156,14 +145,13 @@ export const publishedEventSchema = lazySchema(() => z.discriminatedUnion('detai
 export type PublishedEvent = z.infer<typeof publishedEventSchema>;
 export type DetailOf<T extends DetailType> = z.infer<(typeof DETAIL_SCHEMAS)[T]>;
 
-/** The history row's key and the detail-type, as the one input of an event id. */
 export interface EventIdInput {
   readonly user_id: string;
   readonly last_run_date: string;
   readonly detail_type: DetailType;
 }
 
-/** Turns the row key and detail-type into an event id; deterministic (the publisher's is a name-based UUID). */
+/** Deterministic (the publisher's is a name-based UUID). */
 export type EventIdOf = (input: EventIdInput) => string;
 
 /** A history row whose content contradicts the event it names: logged and reported, never published half-right. */
@@ -177,14 +165,21 @@ export class UnpublishableRowError extends Error {
   }
 }
 
-/**
- * The events of one audit row, in a stable order. A row that names no published event (a new
- * period, a pause, a retry request, a due-date change, a row written before rows named their
- * event) maps to none. Every event is validated against its schema here.
- */
+/** The events of one audit row, in a stable order, each validated; a row naming no published event maps to none. */
 export function publishedEventsOf(row: HistoryRow, eventIdOf: EventIdOf): PublishedEvent[] {
   const events: PublishedEvent[] = [];
-  const common = (detailType: DetailType) => ({
+  addEventsOf(row, (detailType, extra) => {
+    const parsed = safeParseCold(DETAIL_SCHEMAS[detailType], { ...commonDetailOf(row, eventIdOf, detailType), ...extra });
+    if (!parsed.success) {
+      throw new UnpublishableRowError(row, parsed.error.issues.map((i) => `${detailType} ${i.path.join('.') || '(detail)'}: ${i.message}`));
+    }
+    events.push({ source: EVENT_SOURCE, 'detail-type': detailType, detail: parsed.data } as PublishedEvent);
+  });
+  return events;
+}
+
+function commonDetailOf(row: HistoryRow, eventIdOf: EventIdOf, detailType: DetailType) {
+  return {
     event_id: eventIdOf({ user_id: row.user_id, last_run_date: row.last_run_date, detail_type: detailType }),
     user_id: row.user_id,
     subscription_id: row.subscription_id,
@@ -195,85 +190,73 @@ export function publishedEventsOf(row: HistoryRow, eventIdOf: EventIdOf): Publis
     process: row.process,
     payment_method: row.payment_method,
     ...present({ actor: row.actor, reason: row.reason, run_id: row.run_id }),
-  });
-  const add = <T extends DetailType>(detailType: T, extra: Omit<DetailOf<T>, keyof ReturnType<typeof common>>) => {
-    const parsed = safeParseCold(DETAIL_SCHEMAS[detailType], { ...common(detailType), ...extra });
-    if (!parsed.success) {
-      throw new UnpublishableRowError(row, parsed.error.issues.map((i) => `${detailType} ${i.path.join('.') || '(detail)'}: ${i.message}`));
-    }
-    events.push({ source: EVENT_SOURCE, 'detail-type': detailType, detail: parsed.data } as PublishedEvent);
   };
-  const transaction = present({ transaction_id: row.transaction_id });
+}
 
+type AddEvent = <T extends DetailType>(detailType: T, extra: Omit<DetailOf<T>, keyof ReturnType<typeof commonDetailOf>>) => void;
+
+function addEventsOf(row: HistoryRow, add: AddEvent): void {
+  const transaction = present({ transaction_id: row.transaction_id });
   switch (row.billing_event) {
     case 'COLLECTED':
     case 'ACH_SETTLED':
-      add('billing.period.collected', transaction);
-      break;
+      return add('billing.period.collected', transaction);
     case 'ACH_SUBMITTED':
-      add('billing.period.submitted', transaction);
-      break;
-    case 'DECLINED': {
-      const state = dunningState(row);
-      add('billing.period.declined', {
-        ...transaction,
-        payment_error: row.payment_error ?? '',
-        ...present({ decline_code: row.decline_code, decline_class: row.decline_class }),
-        ...(state
-          ? { dunning: { state, attempts: row.dunning_attempts ?? 0, next_attempt_at: state === 'retrying' ? row.dunning_next_attempt_at! : null } }
-          : {}),
-      });
-      if (state === 'exhausted') {
-        add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, cause: 'declined', ...present({ decline_code: row.decline_code }) });
-      }
-      break;
-    }
+      return add('billing.period.submitted', transaction);
+    case 'DECLINED':
+      return addDeclined(row, add);
     case 'DUNNING_EXHAUSTED':
-      // A run found the 14-day window over (DESIGN 5b): nothing declined, nothing presented.
       if (dunningState(row) !== 'exhausted') throw new UnpublishableRowError(row, ['DUNNING_EXHAUSTED row is not an exhausted dunning period']);
-      add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, cause: 'window_ended', ...present({ decline_code: row.decline_code }) });
-      break;
+      return add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, cause: 'window_ended', ...present({ decline_code: row.decline_code }) });
     case 'BILLING_FAILURE_RECORDED': {
       const failure = billingFailureView(row);
-      if (failure?.state === 'parked') {
-        add('billing.failure.parked', { failure: { count: failure.count, failed_at: failure.failed_at, last_error: failure.last_error } });
-      }
-      break;
+      if (failure?.state === 'parked') add('billing.failure.parked', { failure: { count: failure.count, failed_at: failure.failed_at, last_error: failure.last_error } });
+      return;
     }
     case 'ACH_RETURNED':
     case 'CHARGED_BACK':
-      if (row.payment_method === 'card') {
-        // A card dispute with the funds withdrawn (DESIGN 6.1): the period owes again and no automatic path charges the card.
-        add('billing.exception.raised', { exception: { source: 'card', code: 'card_disputed', ...present({ payment_intent_id: row.transaction_id }) } });
-        break;
-      }
-      add('billing.ach.returned', {
-        ...transaction,
-        ...present({ return_code: row.ach_return_code }),
-        unauthorized: row.ach_unauthorized === true,
-        represent: row.ach_unauthorized !== true && row.ach_blocked !== true,
-        payment_error: row.payment_error ?? '',
-      });
-      break;
+      return addReturned(row, add);
     case 'REFUNDED':
-      add('billing.period.refunded', transaction);
-      break;
+      return add('billing.period.refunded', transaction);
     case 'WAIVED':
-      add('billing.period.waived', {});
-      break;
+      return add('billing.period.waived', {});
     case 'CANCEL_COMPLETED':
-      add('billing.period.cancelled', { cause: 'cancel_requested' });
-      break;
+      return add('billing.period.cancelled', { cause: 'cancel_requested' });
     case 'ACCOUNT_CLOSED':
-      add('billing.period.cancelled', { cause: 'account_closed' });
-      break;
+      return add('billing.period.cancelled', { cause: 'account_closed' });
     case 'EXCEPTION_RAISED':
-      add('billing.exception.raised', { exception: raisedException(row) });
-      break;
+      return add('billing.exception.raised', { exception: raisedException(row) });
     default:
-      break;
+      return;
   }
-  return events;
+}
+
+function addDeclined(row: HistoryRow, add: AddEvent): void {
+  const state = dunningState(row);
+  add('billing.period.declined', {
+    ...present({ transaction_id: row.transaction_id }),
+    payment_error: row.payment_error ?? '',
+    ...present({ decline_code: row.decline_code, decline_class: row.decline_class }),
+    ...(state ? { dunning: { state, attempts: row.dunning_attempts ?? 0, next_attempt_at: state === 'retrying' ? row.dunning_next_attempt_at! : null } } : {}),
+  });
+  if (state === 'exhausted') {
+    add('billing.dunning.exhausted', { decline_class: row.decline_class!, attempts: row.dunning_attempts ?? 0, cause: 'declined', ...present({ decline_code: row.decline_code }) });
+  }
+}
+
+function addReturned(row: HistoryRow, add: AddEvent): void {
+  if (row.payment_method === 'card') {
+    // A card dispute with the funds withdrawn: the period owes again and no automatic path charges the card.
+    add('billing.exception.raised', { exception: { source: 'card', code: 'card_disputed', ...present({ payment_intent_id: row.transaction_id }) } });
+    return;
+  }
+  add('billing.ach.returned', {
+    ...present({ transaction_id: row.transaction_id }),
+    ...present({ return_code: row.ach_return_code }),
+    unauthorized: row.ach_unauthorized === true,
+    represent: row.ach_unauthorized !== true && row.ach_blocked !== true,
+    payment_error: row.payment_error ?? '',
+  });
 }
 
 /** The exception this row raised: the newer of the two a period can carry. */
@@ -305,7 +288,7 @@ export type PublishOutcome =
   | { readonly ok: true; readonly eventBridgeId: string; readonly attempts: number }
   | { readonly ok: false; readonly code: string; readonly message: string; readonly attempts: number };
 
-/** The bus (EventBridge in AWS, the local bus in the local runtime): one outcome per event, in order. */
+/** One outcome per event, in order. */
 export interface EventPublisher {
   publish(events: readonly PublishedEvent[]): Promise<PublishOutcome[]>;
 }

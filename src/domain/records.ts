@@ -1,9 +1,10 @@
 import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 import { centsSchema } from './money.js';
+import { instant, withFields, type SharedFields } from './schema-fields.js';
 
 
-/** DESIGN 2.2. PASTDUE is never stored; it is computed on read (see `displayStatus`). */
+/** DESIGN 2.2. PASTDUE is never stored: `displayStatus` computes it on read. */
 export const BILLING_STATUSES = [
   'PENDING',
   'ACHSENT',
@@ -59,11 +60,7 @@ export const UPDATED_EVENTS = [
 export const updatedEventSchema = lazySchema(() => z.enum(UPDATED_EVENTS));
 export type UpdatedEvent = z.infer<typeof updatedEventSchema>;
 
-/**
- * Events on a billing period (DESIGN 2.2): what one write did. The transition table
- * (transitions.ts) maps each to the status it leaves; the history row of the write names it
- * (`billing_event`), which is what the events-publisher reads (DESIGN 11).
- */
+/** What one write did to a period: the history row names it (`billing_event`) for the events-publisher. */
 export const BILLING_EVENTS = [
   'COLLECTED', // pinless/card payment approved
   'ACH_SUBMITTED', // ACH debit accepted by the processor
@@ -99,61 +96,18 @@ export type PaymentMethod = z.infer<typeof paymentMethodSchema>;
 
 export const fridayBillingSchema = lazySchema(() => z.int().check(z.minimum(1), z.maximum(5)));
 
-const instant = lazySchema(() => z.string().check(z.minLength(1)));
-
-/*
- * Field schemas many fields share, built once with the record schemas that use them (a record
- * schema of separate copies was ~160 zod instances to construct on a cold start's first read; zod
- * schemas are immutable, so one instance validates, reports and converts exactly as a copy would).
- */
-function sharedFields() {
-  const text = z.string().check(z.minLength(1));
-  const count = z.int().check(z.nonnegative());
-  const int = z.int();
-  return {
-    text,
-    optionalText: z.optional(text),
-    optionalString: z.optional(z.string()),
-    count,
-    optionalCount: z.optional(count),
-    optionalInt: z.optional(int),
-    optionalBoolean: z.optional(z.boolean()),
-    optionalInstant: z.optional(instant),
-  };
-}
-type SharedFields = ReturnType<typeof sharedFields>;
-let shared: SharedFields | undefined;
-
-/** Builds a schema from the shared field schemas (built with the first schema that asks for them). */
-function withFields<T>(build: (f: SharedFields) => T): T {
-  shared ??= sharedFields();
-  return build(shared);
-}
-
-/**
- * An ACH outcome that does not match the debit (DESIGN 4.1): the period stays unsettled and is
- * listed for operators (`?billing=exceptions`). Also a settlement for a period that was written off
- * (waived, cancelled, skipped) of an entry it never recorded: money taken and not owed, to refund.
- */
-/** Statuses that can no longer book a payment: one arriving for them that they never recorded is `unowed_payment`. */
-export const UNBOOKABLE_STATUSES: ReadonlySet<BillingStatus> = new Set(['WAIVED', 'CANCELLED', 'SKIPPED']);
-
+/** An ACH settlement that does not match the debit, or that a written-off period does not owe (DESIGN 4.1). */
 export const achExceptionSchema = lazySchema(() => withFields((f) => z.object({
-  /** amount_mismatch: a settlement for another amount; unowed_payment: a settlement this record can no longer book and never recorded. */
   code: z.enum(['amount_mismatch', 'unowed_payment']),
   received_cents: f.count,
-  /** unowed_payment: the settled entry's confirmation id (the money to refund). */
+  /** unowed_payment: the settled entry, to refund. */
   confirmation_id: f.optionalString,
   at: instant,
 })));
 export type AchException = z.infer<typeof achExceptionSchema>;
 
-/**
- * A Stripe outcome that does not match the period (DESIGN 6.1): a success for another amount or
- * currency (never a completion), or a dispute inquiry (no funds withdrawn: flagged, not failed).
- */
+/** A Stripe outcome that does not match the period, or a dispute inquiry (DESIGN 6.1). */
 export const cardExceptionSchema = lazySchema(() => withFields((f) => z.object({
-  /** unowed_payment: a success this record can no longer book (WAIVED, CANCELLED, SKIPPED) and never recorded. */
   code: z.enum(['amount_mismatch', 'currency_mismatch', 'dispute_inquiry', 'unowed_payment']),
   payment_intent_id: f.optionalString,
   received_cents: f.optionalCount,
@@ -163,7 +117,7 @@ export const cardExceptionSchema = lazySchema(() => withFields((f) => z.object({
   at: instant,
 })));
 export type CardException = z.infer<typeof cardExceptionSchema>;
-/** How a decline bears on the next automatic attempt (DESIGN 5b; the table is in dunning.ts). */
+/** How a decline bears on the next automatic attempt (declines.ts classifies). */
 export const DECLINE_CLASSES = ['do_not_retry', 'update_payment_method', 'customer_action', 'retry_later'] as const;
 export const declineClassSchema = lazySchema(() => z.enum(DECLINE_CLASSES));
 export type DeclineClass = z.infer<typeof declineClassSchema>;
@@ -173,29 +127,19 @@ export const CARD_NETWORKS = ['visa', 'mastercard', 'other'] as const;
 export const cardNetworkSchema = lazySchema(() => z.enum(CARD_NETWORKS));
 export type CardNetwork = z.infer<typeof cardNetworkSchema>;
 
-/** The five attributes of a saved billing failure (DESIGN 5). Stale values stay until overwritten. */
+/** A saved billing failure (DESIGN 5, ladder.ts): stale values stay until overwritten. */
 export const billingFailureFieldsSchema = lazySchema(() => withFields((f) => z.object({
   billing_failed_for: f.optionalString,
   billing_failure_count: f.optionalCount,
   billing_failed_at: f.optionalInstant,
   billing_next_attempt_at: f.optionalInstant,
   billing_last_error: f.optionalString,
-  /**
-   * Not one of the five: the due key (`{billing_date}#{payment_attempts}`) whose payment a failed
-   * attempt presented to the processor before it failed, so the processor may hold a charge under
-   * `{subscription_id}:{payment_attempts + 1}` that no record shows. Written by RecordBillingFailure
-   * in the same UpdateItem; live while the record is collectible and the key is its due key (an
-   * attempt that records its result moves payment_attempts and voids it; retry-billing's clear does
-   * not). Absent on items saved before it existed: read as not presented.
-   */
+  /** The due key a failed attempt presented before it failed: the processor may hold that charge (takeover.ts). */
   billing_presented_for: f.optionalString,
 })));
 
-/**
- * One billing period of one user (DESIGN 2.1), as the domain sees it: money in integer cents.
- * Attribute names are the table's; the adapter converts `amount_cents` to the stored `amount`.
- */
-export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
+/** The period, its plan and the last write. */
+const periodFields = (f: SharedFields) => ({
   user_id: f.text,
   billing_date: instant,
   subscription_id: f.text,
@@ -214,71 +158,71 @@ export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
   tier: f.text,
   payment_method: paymentMethodSchema,
   friday_billing: z.optional(fridayBillingSchema),
-  /*
-   * Membership intent (DESIGN 2.9): what the member asked for. Only membership events and an
-   * operator action that says so change these (see intent.ts); every other writer carries them
-   * forward and a successor period inherits them.
-   */
-  /** Day of month the plan bills on (keeps Jan 31 → Feb 28 → Mar 31); a due-date change moves it. */
+});
+
+/** Membership intent (intent.ts) and the chain (chain.ts): only their own writers change them. */
+const intentFields = (f: SharedFields) => ({
+  /** Keeps Jan 31 → Feb 28 → Mar 31. */
   billing_anchor_day: z.optional(z.int().check(z.minimum(1), z.maximum(31))),
-  /** Calendar months of pause still to skip, this period included; non-zero only while PAUSED. */
+  /** Months of pause still to skip, this period included. */
   paused_months: f.optionalCount,
-  /** When the member asked to cancel: this period is cancelled at its billing date, never collected, and has no successor. */
   cancel_requested_at: f.optionalInstant,
-  /** Membership events applied to this chain (most recent last, bounded): a replay of any of them is a no-op. */
+  /** Applied to this chain, most recent last: a replay of any is a no-op. */
   membership_event_ids: z.optional(z.array(f.text).check(z.maxLength(64))),
-  /**
-   * The chain link (docs/decisions.md): where this period's successor is when a due-date change
-   * moved it off the calendar date. The successor rule follows it, so a later attempt of this
-   * period finds its next period instead of opening a second one at the old date.
-   */
+  /** Where a due-date change moved this period's successor, so an attempt finds it instead of opening another. */
   successor_billing_date: f.optionalInstant,
-  /**
-   * The chain this period belongs to (chain.ts): the subscription_id of the chain's first period,
-   * set when the chain opens and inherited by every successor; no writer's `set` can name it.
-   * Absent on items written before it existed (legacy chains keep the old rules).
-   */
+  /** Absent on legacy items, whose chains keep the old rule. */
   chain_id: f.optionalText,
+});
+
+/** Attempts, the version fence, and what a replay of an event or request is recognised by. */
+const attemptFields = (f: SharedFields) => ({
   payment_attempts: f.count,
   last_attempt_date: f.optionalInstant,
   version: f.count,
-  /** Legacy form of `membership_event_ids` (one id); read once by `upgradeLegacyIntent` (the billing store decode), never written. */
+  /** Legacy form of `membership_event_ids`: read, never written. */
   membership_event_id: f.optionalString,
-  /** `occurred_at` of the newest membership event applied: an older one for this user is not applied again. */
+  /** The newest membership event applied: an older one is not applied again. */
   membership_event_at: f.optionalInstant,
-  /** Idempotency-Key of the last person-initiated payment request (manual pay); a repeat is answered, not re-run. */
+  /** Idempotency-Key of the last manual pay: a repeat is answered, not re-run. */
   last_request_key: f.optionalString,
-  /** ACH re-presentments after R01/R09 returns, and when the original entry was made (DESIGN 4). */
+});
+
+/** What ACH returns and card disputes left on the period (the holds of DESIGN 3.1, the exceptions). */
+const holdFields = (f: SharedFields) => ({
   ach_represented: f.optionalCount,
   ach_original_entry_date: f.optionalInstant,
-  /** NACHA code of the last ACH return of this period: tells an account-error block from the re-presentment limit. */
+  /** Tells an account-error block from the re-presentment limit. */
   ach_return_code: f.optionalString,
-  /** Set by an account-error return (R02, R03, R04, ...) or the re-presentment limit: no further ACH debits for this record. */
   ach_blocked: f.optionalBoolean,
-  /** Set by an unauthorized return (R05, R07, R10, R11, R29): never retried automatically. */
   ach_unauthorized: f.optionalBoolean,
-  /** Set by a card dispute (charge.dispute.created): never charged again automatically. */
   card_disputed: f.optionalBoolean,
-  /** An ACH outcome that did not match (DESIGN 4.1); listed by `?billing=exceptions`. */
   ach_exception: z.optional(achExceptionSchema),
-  /** A Stripe outcome that did not match (DESIGN 6.1); listed by `?billing=exceptions`. */
   card_exception: z.optional(cardExceptionSchema),
-  /*
-   * Dunning (DESIGN 5b, dunning.ts): the most recent decline's code and class, and the schedule of
-   * this period's automatic attempts. Absent when the period was never declined (or was reset).
-   */
+});
+
+/** Dunning (dunning.ts): the last decline and the schedule of automatic attempts; absent if never declined or reset. */
+const dunningFields = (f: SharedFields) => ({
   decline_code: f.optionalText,
   decline_class: z.optional(declineClassSchema),
-  /** First decline of the current cycle: the schedule's day 0. */
+  /** The schedule's day 0. */
   dunning_first_declined_at: f.optionalInstant,
-  /** Attempts of the current cycle (slots spent), the first decline included. */
   dunning_attempts: f.optionalCount,
-  /** The next automatic attempt; absent in a cycle = exhausted. */
+  /** Absent in a cycle: exhausted. */
   dunning_next_attempt_at: f.optionalInstant,
-  /** Merchant-initiated presentments of this card for this period in the last 30 days (the networks' ceilings). */
+  /** Merchant-initiated presentments of the last 30 days, for the networks' ceilings. */
   dunning_presented_at: z.optional(z.array(instant).check(z.maxLength(64))),
   card_network: z.optional(cardNetworkSchema),
-  // The five failure attributes, spread rather than `.extend`ed: one object schema to build, not two.
+});
+
+/** One billing period of one user (DESIGN 2.1), in the table's names; the adapter stores `amount_cents` as `amount`. */
+export const billingRecordSchema = lazySchema(() => withFields((f) => z.object({
+  ...periodFields(f),
+  ...intentFields(f),
+  ...attemptFields(f),
+  ...holdFields(f),
+  ...dunningFields(f),
+  // Spread rather than `.extend`ed: one object schema to build, not two.
   ...billingFailureFieldsSchema.shape,
 })));
 export type BillingRecord = z.infer<typeof billingRecordSchema>;
@@ -303,15 +247,11 @@ export type DecisionContext = z.infer<typeof decisionContextSchema>;
 export const auditFieldsSchema = lazySchema(() => withFields((f) => z.object({
   actor: f.optionalString,
   reason: f.optionalString,
-  /** The bulk retry run (POST /v1/billing/retry-runs) the action belongs to. */
+  /** The bulk retry run the action belongs to. */
   run_id: f.optionalString,
 })));
 
-/**
- * An append-only audit row: the record as written, plus decision context and audit fields, and
- * the event that made this after-image (absent on the row of a new period). Like `data_*`, `actor`
- * and `reason`, `billing_event` is never on the primary item.
- */
+/** An append-only audit row: the record as written, its decision context, who and why, and the event that made it. */
 export const historyRowSchema = lazySchema(() => z.object({
   ...billingRecordSchema.shape,
   ...decisionContextSchema.shape,
@@ -329,26 +269,6 @@ export function keyOf(record: BillingKey): BillingKey {
   return { user_id: record.user_id, billing_date: record.billing_date };
 }
 
-/** Statuses a collection attempt may present a payment for. */
-export const COLLECTIBLE_STATUSES: ReadonlySet<BillingStatus> = new Set(['PENDING', 'FAILED']);
-export const TERMINAL_STATUSES: ReadonlySet<BillingStatus> = new Set([
-  'COMPLETED',
-  'WAIVED',
-  'CANCELLED',
-  'SKIPPED',
-  'REFUNDED',
-]);
-
-const PAST_DUE_MS = 30 * 24 * 60 * 60 * 1000;
-
-/** PASTDUE on read for PENDING/FAILED records more than 30 days past billing_date (DESIGN 2.2). */
-export function displayStatus(record: Pick<BillingRecord, 'billing_status' | 'billing_date'>, now: Date): DisplayStatus {
-  if (COLLECTIBLE_STATUSES.has(record.billing_status) && now.getTime() - Date.parse(record.billing_date) > PAST_DUE_MS) {
-    return 'PASTDUE';
-  }
-  return record.billing_status;
-}
-
 /** What the gate knows about a user at decision time (the AccountSnapshot port type, validated). */
 export const accountSnapshotSchema = lazySchema(() => z.object({
   status: z.enum(['active', 'inactive', 'banned', 'closed']),
@@ -362,76 +282,7 @@ export const accountSnapshotSchema = lazySchema(() => z.object({
   ml_override: z.optional(z.boolean()),
 }));
 
-/* ---------------- loan payments (DESIGN 2.7, seed 004) ---------------- */
-
-export const LOAN_PAYMENT_STATUSES = [
-  'PENDING',
-  'ACHSENT',
-  'COMPLETED',
-  'RETRY',
-  'SKIPPED',
-  'FAILED',
-  'CHARGED_BACK',
-  'RETURNED',
-] as const;
-export const loanPaymentStatusSchema = lazySchema(() => z.enum(LOAN_PAYMENT_STATUSES));
-export type LoanPaymentStatus = z.infer<typeof loanPaymentStatusSchema>;
-export const loanPaymentProcessSchema = lazySchema(() => z.enum(['MANUAL', 'AUTO', 'RETRY']));
-export type LoanPaymentProcess = z.infer<typeof loanPaymentProcessSchema>;
-
-export const loanPaymentApplicationSchema = lazySchema(() => z.object({
-  payment_id: z.string(),
-  installment_id: z.string(),
-  amount: centsSchema,
-  payment_date: instant,
-}));
-
-export const loanPaymentSchema = lazySchema(() => withFields((f) => z.object({
-  loc_user_id: f.text,
-  loc_loan_id: f.text,
-  loc_payment_id: f.text,
-  loc_amount: centsSchema,
-  loc_status: loanPaymentStatusSchema,
-  loc_payment_method: z.enum(['ach', 'pinless']),
-  loc_process: loanPaymentProcessSchema,
-  loc_confirmation_id: f.optionalString,
-  loc_account_last_four: f.optionalString,
-  loc_intended_installment_id: f.optionalString,
-  loc_payment_attempts: f.count,
-  loc_applications: z.optional(z.array(loanPaymentApplicationSchema)),
-  loc_update_reason: f.optionalString,
-  loc_created_date: instant,
-  loc_last_updated: instant,
-  /** RETRY only: when the next automatic attempt is due (DESIGN 2.7); GSI2 orders RETRY payments by it. */
-  loc_next_attempt_at: f.optionalInstant,
-  /** The first decline of this payment: the retry waits of DESIGN 5b count from it. */
-  loc_first_declined_at: f.optionalInstant,
-  /** The last decline's processor code and its dunning class (DESIGN 5b). */
-  loc_decline_code: f.optionalString,
-  loc_decline_class: z.optional(declineClassSchema),
-  /** The NACHA code of the last ACH return of this payment (DESIGN 4, 3.1 holds). */
-  loc_return_code: f.optionalString,
-  /** Counted processor errors (not declines) of the automatic retries: each moves the next attempt by the 5b wait. */
-  loc_error_count: f.optionalCount,
-  /** Optimistic-concurrency counter, as on billing records. */
-  version: f.count,
-})));
-export type LoanPayment = z.infer<typeof loanPaymentSchema>;
-
-/**
- * One audit row of a loan payment (DESIGN 2.7): the payment as a change left it, who made the change
- * (`actor`: the JWT `sub`, or `system:<function>`) and why (`reason`; `loc_update_reason` is the
- * payment's own). Written in the same transaction as the change, never overwritten.
- */
-export const loanPaymentHistoryRowSchema = lazySchema(() => withFields((f) => z.extend(loanPaymentSchema, {
-  actor: f.text,
-  reason: f.optionalString,
-  recorded_at: instant,
-})));
-export type LoanPaymentHistoryRow = z.infer<typeof loanPaymentHistoryRowSchema>;
-
-/* ---------------- stripe-events (DESIGN 2.8) ---------------- */
-
+/** A Stripe event's processing claim (DESIGN 2.8, stripe-events.ts). */
 export const stripeEventClaimSchema = lazySchema(() => z.object({
   event_id: z.string().check(z.minLength(1)),
   status: z.enum(['processing', 'processed']),

@@ -5,23 +5,16 @@ import { idSchema } from './ids.js';
 import { failureState } from './ladder.js';
 import type { BillingRecord } from './records.js';
 
-/**
- * Bulk retry runs (POST /v1/billing/retry-runs): an operator selects the parked or exhausted
- * periods and each one runs retry-billing's own path, asynchronously through a queue. The schemas
- * here are the one home of the request, the queue message and the stored run and items.
- */
+/** Bulk retry runs (POST /v1/billing/retry-runs): each selected period runs retry-billing's path through a queue. */
 
-/** What a run may select: parked on the failure ladder (DESIGN 5) or exhausted in dunning (5b). */
 export const RETRY_RUN_STATES = ['parked', 'exhausted'] as const;
 export type RetryRunState = (typeof RETRY_RUN_STATES)[number];
 
-/** At most this many user ids in one request (DESIGN 8 bad input: more is a 400). */
 export const MAX_RUN_USER_IDS = 1_000;
-/** Periods one run selects at most (`limit` 1..MAX_RUN_ITEMS, default DEFAULT_RUN_LIMIT); a larger backlog takes several runs. */
+/** A larger backlog takes several runs. */
 export const MAX_RUN_ITEMS = 5_000;
 export const DEFAULT_RUN_LIMIT = 1_000;
 
-/** The request body, validated at the edge; nothing is written when it fails. */
 export const retryRunRequestSchema = lazySchema(() => z.strictObject({
   state: z.enum(RETRY_RUN_STATES).check(z.describe('parked: live billing failure with no next attempt (DESIGN 5); exhausted: dunning stopped (DESIGN 5b)')),
   user_ids: z.optional(z.array(idSchema).check(z.minLength(1), z.maxLength(MAX_RUN_USER_IDS))).check(z.describe(`only these users' periods (at most ${MAX_RUN_USER_IDS})`)),
@@ -31,10 +24,7 @@ export const retryRunRequestSchema = lazySchema(() => z.strictObject({
 }));
 export type RetryRunRequest = z.infer<typeof retryRunRequestSchema>;
 
-/**
- * The request as one canonical string: the same body in any key order or user-id order means the
- * same run, so a replay with the same Idempotency-Key is recognised; anything else is a reuse.
- */
+/** The same body in any key or user-id order is the same run: a replay, not a reuse of the Idempotency-Key. */
 export function requestFingerprint(request: RetryRunRequest): string {
   return JSON.stringify({
     state: request.state,
@@ -45,25 +35,20 @@ export function requestFingerprint(request: RetryRunRequest): string {
   });
 }
 
-/** Whether a period is in the state the run selects, by the record itself (indexes are eventually consistent). */
+/** By the record itself: the indexes are eventually consistent. */
 export function isInRunState(record: BillingRecord, state: RetryRunState): boolean {
   return state === 'parked' ? failureState(record) === 'parked' : dunningState(record) === 'exhausted';
 }
 
-/** `pending` until the worker takes it; `selected` on a dry run (nothing will run). */
+/** `selected`: on a dry run, nothing will run. */
 export const RETRY_ITEM_OUTCOMES = ['pending', 'processing', 'billed', 'failed', 'still_due', 'skipped', 'selected'] as const;
 export type RetryItemOutcome = (typeof RETRY_ITEM_OUTCOMES)[number];
-/** The outcomes a worker finishes an item with; each is one of the run's counts. */
 export type RetryItemResult = 'billed' | 'failed' | 'still_due' | 'skipped';
 export const RETRY_ITEM_RESULTS: readonly RetryItemResult[] = ['billed', 'failed', 'still_due', 'skipped'];
 
 export type RetryRunCounts = Record<RetryItemResult, number>;
 
-/**
- * Where the creation of a run is: `selecting` (claimed, items being written), `selected` (every
- * item written, messages being sent), `enqueued` (every pending item has its message). A request
- * that finds `selecting` or `selected` left behind by a crash completes it.
- */
+/** A request that finds `selecting` or `selected` left behind by a crash completes the creation. */
 export type RetryRunPhase = 'selecting' | 'selected' | 'enqueued';
 
 export interface RetryRun {
@@ -73,14 +58,12 @@ export interface RetryRun {
   readonly state: RetryRunState;
   readonly dry_run: boolean;
   readonly limit: number;
-  /** How many user ids the request named (the ids themselves are the items'). */
   readonly user_id_count?: number | undefined;
   readonly phase: RetryRunPhase;
-  /** Set when the phase reaches `selected`. */
   readonly selected: number;
   readonly counts: RetryRunCounts;
   readonly created_at: string;
-  /** The request that created the run claims its creation with this token; a stale claim can be taken over. */
+  /** The creating request's claim; a stale one can be taken over. */
   readonly claim_token: string;
   readonly claimed_at: string;
 }
@@ -91,7 +74,6 @@ export interface RetryRunItem {
   readonly user_id: string;
   readonly billing_date: string;
   readonly outcome: RetryItemOutcome;
-  /** Why an item was skipped (a hold code, `not_open`, `not_found`), or what the attempt did. */
   readonly detail?: string | undefined;
   readonly finished_at?: string | undefined;
 }
@@ -100,7 +82,6 @@ export function emptyCounts(): RetryRunCounts {
   return { billed: 0, failed: 0, still_due: 0, skipped: 0 };
 }
 
-/** `done` once every selected item has its outcome (a dry run is done when stored). */
 export function runStatus(run: RetryRun): 'running' | 'done' {
   if (run.phase === 'selecting') return 'running';
   if (run.dry_run) return 'done';
@@ -108,14 +89,7 @@ export function runStatus(run: RetryRun): 'running' | 'done' {
   return finished >= run.selected ? 'done' : 'running';
 }
 
-/**
- * Whether the request that created the run finished creating it: `complete` once every pending
- * item has its queue message (a dry run once its items are stored), `in_progress` while a request
- * may still be at it, `interrupted` when its claim went stale first (the request crashed or timed
- * out: RUN_CLAIM_STALE_MS is four times the API's timeout). An interrupted run's items wait, sent
- * to no worker, until the POST is repeated with the same Idempotency-Key and body, which finishes
- * the creation (startRetryRun): the operator must be able to see that, since nothing else will.
- */
+/** An interrupted run's items wait until the POST is repeated: the operator must see that, since nothing else will. */
 export const RETRY_RUN_CREATIONS = ['complete', 'in_progress', 'interrupted'] as const;
 export type RetryRunCreation = (typeof RETRY_RUN_CREATIONS)[number];
 
@@ -124,12 +98,11 @@ export function creationOf(run: RetryRun, now: Date): RetryRunCreation {
   return isCreationClaimStale(run, now) ? 'interrupted' : 'in_progress';
 }
 
-/** Whether the request that claimed the run's creation is gone (its claim older than RUN_CLAIM_STALE_MS): a replay may take it over. */
 export function isCreationClaimStale(run: Pick<RetryRun, 'claimed_at'>, now: Date): boolean {
   return Date.parse(run.claimed_at) <= now.getTime() - RUN_CLAIM_STALE_MS;
 }
 
-/** One queue message per item: the worker runs retry-billing for it under the run's actor and reason. */
+/** One queue message per item, run under the run's actor and reason. */
 export const retryRunMessageSchema = lazySchema(() => z.strictObject({
   kind: z.literal('retry_run_item'),
   run_id: z.string().check(z.minLength(1), z.maxLength(64)),
@@ -140,7 +113,7 @@ export const retryRunMessageSchema = lazySchema(() => z.strictObject({
 }));
 export type RetryRunMessage = z.infer<typeof retryRunMessageSchema>;
 
-/** A claim on an item older than this may be taken over by another message (its worker is gone). */
+/** An item claim older than this may be taken over: its worker is gone. */
 export const ITEM_CLAIM_STALE_MS = 15 * 60_000;
 /** A creation claim older than this may be taken over by a replay (the API's own timeout is 29 s). */
 export const RUN_CLAIM_STALE_MS = 2 * 60_000;

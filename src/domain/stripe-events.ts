@@ -1,12 +1,7 @@
 import type { Clock } from './ports/clock.js';
 import type { StripeEventStore } from './ports/stripe-events.js';
 
-/**
- * The Stripe event claim (DESIGN 2.8, seed 003 fixed). Stripe re-delivers an event until it gets
- * a 2xx, and may deliver it several times at once: the event is claimed under a lease, applied,
- * then marked processed. A live claim held by another delivery is not processed (409, Stripe
- * re-delivers later); an expired one is taken over; a failure releases only its own claim.
- */
+/** Stripe may deliver an event several times at once (DESIGN 2.8): claimed under a lease, applied, marked processed. */
 
 /** Longer than the webhook function's timeout, so a claim never expires under a live delivery. */
 export const STRIPE_EVENT_LEASE_MS = 60_000;
@@ -17,11 +12,9 @@ export interface StripeEventRef {
 }
 
 export type StripeDelivery<T> =
-  /** We held the claim and applied the event. `marked` is false when the claim was lost meanwhile. */
+  /** `marked` is false when the claim was lost meanwhile. */
   | { readonly kind: 'applied'; readonly result: T; readonly marked: boolean }
-  /** Already processed by an earlier delivery. */
   | { readonly kind: 'duplicate' }
-  /** Another delivery holds a live claim. */
   | { readonly kind: 'in_progress' };
 
 export interface StripeClaimDeps {
@@ -31,15 +24,11 @@ export interface StripeClaimDeps {
 
 export interface StripeClaimOptions {
   readonly leaseMs?: number;
-  /** A release that failed after a processing failure (the lease still expires; the work error is rethrown). */
+  /** A release that failed after a processing failure (the lease still expires). */
   readonly onReleaseError?: (error: unknown) => void;
 }
 
-/**
- * Runs `apply` at most once per event across concurrent deliveries. `apply` must be replay-safe:
- * a delivery whose lease expired mid-flight can be overtaken, and the taker applies again.
- * On failure the claim is released (conditional on our token) and the error is rethrown.
- */
+/** `apply` must be replay-safe: a delivery whose lease expired mid-flight can be overtaken, and the taker applies again. */
 export async function processStripeEventOnce<T>(
   deps: StripeClaimDeps,
   event: StripeEventRef,
@@ -66,12 +55,7 @@ export async function processStripeEventOnce<T>(
   return { kind: 'applied', result, marked };
 }
 
-/**
- * An event whose processing is known to have no effect (a type the webhook does not handle),
- * with `result` as what applying it would answer: recorded processed in one conditional write
- * instead of a claim and a mark, with the same deliveries as `processStripeEventOnce` (a duplicate
- * of a processed event, a live claim elsewhere in progress, an expired claim overwritten).
- */
+/** An event known to have no effect: recorded processed in one conditional write instead of a claim and a mark. */
 export async function recordStripeEventOnce<T>(deps: StripeClaimDeps, event: StripeEventRef, result: T): Promise<StripeDelivery<T>> {
   const recorded = await deps.stripeEvents.recordProcessed(event.id, event.type, deps.clock.now().getTime());
   if (recorded.kind === 'processed') return { kind: 'duplicate' };

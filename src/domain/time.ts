@@ -1,10 +1,7 @@
 import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 
-/**
- * Instants are stored as RFC3339 with exactly nine fractional digits in UTC
- * ("2026-12-01T00:00:00.000000000Z"), so that string order is time order in DynamoDB keys.
- */
+/** Nine fractional digits in UTC ("2026-12-01T00:00:00.000000000Z"): string order is time order in DynamoDB keys. */
 export type Instant = string;
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/;

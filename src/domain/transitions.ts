@@ -1,5 +1,6 @@
 import { IllegalTransitionError } from './errors.js';
-import type { BillingEvent, BillingStatus, LoanPaymentStatus } from './records.js';
+import type { BillingEvent, BillingStatus } from './records.js';
+import type { LoanPaymentStatus } from './loan-payments.js';
 
 type Rule<S extends string> = { readonly from: readonly S[]; readonly to: S | 'same' };
 
@@ -30,41 +31,48 @@ export class TransitionTable<S extends string, E extends string> {
   events(): E[] {
     return Object.keys(this.rules) as E[];
   }
+
+  /** The statuses `event` may leave. */
+  sourcesOf(event: E): readonly S[] {
+    return this.ruleFor(event)?.from ?? [];
+  }
+
+  /** The events allowed from `status`. */
+  exitsOf(status: S): E[] {
+    return this.events().filter((event) => this.allows(status, event));
+  }
 }
 
-/** Events on a billing period (DESIGN 2.2): the list lives in records.ts, beside the history row that names them. */
+/** Listed in records.ts, beside the history row that names them. */
 export type { BillingEvent };
 
-const OPEN: readonly BillingStatus[] = ['PENDING', 'FAILED'];
-const NOT_STARTED: readonly BillingStatus[] = ['PENDING', 'FAILED', 'PAUSED'];
-
 export const billingTransitions = new TransitionTable<BillingStatus, BillingEvent>('billing_status', {
-  COLLECTED: { from: OPEN, to: 'COMPLETED' },
-  ACH_SUBMITTED: { from: OPEN, to: 'ACHSENT' },
-  DECLINED: { from: OPEN, to: 'FAILED' },
+  COLLECTED: { from: ['PENDING', 'FAILED'], to: 'COMPLETED' },
+  ACH_SUBMITTED: { from: ['PENDING', 'FAILED'], to: 'ACHSENT' },
+  DECLINED: { from: ['PENDING', 'FAILED'], to: 'FAILED' },
   ACH_SETTLED: { from: ['ACHSENT'], to: 'COMPLETED' },
   ACH_RETURNED: { from: ['ACHSENT', 'COMPLETED'], to: 'FAILED' },
   CHARGED_BACK: { from: ['ACHSENT', 'COMPLETED'], to: 'FAILED' },
   REFUNDED: { from: ['COMPLETED'], to: 'REFUNDED' },
-  WAIVED: { from: NOT_STARTED, to: 'WAIVED' },
+  WAIVED: { from: ['PENDING', 'FAILED', 'PAUSED'], to: 'WAIVED' },
   CANCEL_REQUESTED: { from: ['PENDING', 'PAUSED', 'INACTIVE'], to: 'same' },
-  CANCEL_COMPLETED: { from: NOT_STARTED, to: 'CANCELLED' },
-  ACCOUNT_CLOSED: { from: [...NOT_STARTED, 'INACTIVE'], to: 'CANCELLED' },
+  CANCEL_COMPLETED: { from: ['PENDING', 'FAILED', 'PAUSED'], to: 'CANCELLED' },
+  ACCOUNT_CLOSED: { from: ['PENDING', 'FAILED', 'PAUSED', 'INACTIVE'], to: 'CANCELLED' },
   PAUSED: { from: ['PENDING'], to: 'PAUSED' },
   UNPAUSED: { from: ['PAUSED'], to: 'PENDING' },
   PAUSE_SKIPPED: { from: ['PAUSED'], to: 'SKIPPED' },
-  USER_NOT_ACTIVE: { from: NOT_STARTED, to: 'INACTIVE' },
+  USER_NOT_ACTIVE: { from: ['PENDING', 'FAILED', 'PAUSED'], to: 'INACTIVE' },
   REACTIVATED: { from: ['INACTIVE'], to: 'PENDING' },
   REACTIVATED_PAUSED: { from: ['INACTIVE'], to: 'PAUSED' },
   DUE_DATE_CHANGED: { from: ['PENDING'], to: 'same' },
-  BILLING_RETRY_REQUESTED: { from: OPEN, to: 'same' },
-  BILLING_FAILURE_RECORDED: { from: OPEN, to: 'same' },
+  BILLING_RETRY_REQUESTED: { from: ['PENDING', 'FAILED'], to: 'same' },
+  BILLING_FAILURE_RECORDED: { from: ['PENDING', 'FAILED'], to: 'same' },
   DUNNING_EXHAUSTED: { from: ['FAILED'], to: 'same' },
   // Also on a written-off period (WAIVED, CANCELLED, SKIPPED) that receives a payment it never recorded (unowed_payment).
   EXCEPTION_RAISED: { from: ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED', 'WAIVED', 'CANCELLED', 'SKIPPED'], to: 'same' },
 });
 
-/** Events on a loan payment (seed 004's diagram, plus the returns and chargebacks DESIGN 2.7 lists). */
+/** Events on a loan payment (DESIGN 2.7). */
 export type LoanPaymentEvent =
   | 'ACH_SUBMITTED'
   | 'SUBMISSION_RECORDED' // by the bank's outcome, for an attempt whose answer was lost (ach-outcomes.ts)

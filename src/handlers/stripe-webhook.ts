@@ -1,7 +1,7 @@
 import type * as z from '../domain/zod.js';
 import { cardDeclineMessage } from '../adapters/stripe/decline-messages.js';
 import { declineDetailsOf } from '../adapters/stripe/decline-details.js';
-import { classifyDecline, type DeclineDetails } from '../domain/dunning.js';
+import { classifyDecline, type DeclineDetails } from '../domain/declines.js';
 import {
   cardReferenceSchema,
   chargeSchema,

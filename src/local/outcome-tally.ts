@@ -4,7 +4,8 @@ import type { AchRateTally } from '../domain/ach-return-rates.js';
 import type { BillingTransaction } from '../domain/ports/billing-ledger.js';
 import type { BillingStore } from '../domain/ports/billing-store.js';
 import type { LoanPaymentAudit, PaymentsStore } from '../domain/ports/loan-payments.js';
-import type { BillingRecord, HistoryRow, LoanPayment, LoanPaymentStatus } from '../domain/records.js';
+import type { BillingRecord, HistoryRow } from '../domain/records.js';
+import type { LoanPayment, LoanPaymentStatus } from '../domain/loan-payments.js';
 
 /** What one collections run did, counted from the writes its attempts committed. */
 export interface OutcomeCounts {

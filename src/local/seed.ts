@@ -4,7 +4,8 @@ import { AlreadyExistsError } from '../domain/errors.js';
 import type { SimulatedOutcome } from '../adapters/processor/simulator.js';
 import type { BillingStore } from '../domain/ports/billing-store.js';
 import type { PaymentsStore } from '../domain/ports/loan-payments.js';
-import type { BillingRecord, HistoryRow, LoanPayment, LoanPaymentStatus, PaymentMethod, Term } from '../domain/records.js';
+import type { BillingRecord, HistoryRow, PaymentMethod, Term } from '../domain/records.js';
+import type { LoanPayment, LoanPaymentStatus } from '../domain/loan-payments.js';
 import { formatInstant } from '../domain/time.js';
 
 /**

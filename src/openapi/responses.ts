@@ -1,9 +1,11 @@
 import * as z from '../domain/zod.js';
 import { NOT_YET_RECORDED } from '../domain/ach-outcomes.js';
-import { ATTEMPT_OUTCOME_UNKNOWN, HOLD_CODES } from '../domain/collectible.js';
+import { HOLD_CODES } from '../domain/collectible.js';
+import { ATTEMPT_OUTCOME_UNKNOWN } from '../domain/takeover.js';
 import { dollarStringSchema } from '../domain/money.js';
 import { RETRY_ITEM_OUTCOMES, RETRY_RUN_CREATIONS, RETRY_RUN_STATES } from '../domain/retry-runs.js';
-import { BILLING_STATUSES, billingRecordSchema, declineClassSchema, historyRowSchema, loanPaymentSchema } from '../domain/records.js';
+import { BILLING_STATUSES, billingRecordSchema, declineClassSchema, historyRowSchema } from '../domain/records.js';
+import { loanPaymentSchema } from '../domain/loan-payments.js';
 
 /**
  * What the API answers, as zod schemas built from the domain's own record schemas, for the OpenAPI

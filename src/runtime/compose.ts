@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { IdGenerator } from '../domain/billing-record.js';
+import { startStampSequence, type IdGenerator } from '../domain/billing-record.js';
 import type { BillingStore } from '../domain/ports/billing-store.js';
 import type { Clock } from '../domain/ports/clock.js';
 import type { PaymentsStore } from '../domain/ports/loan-payments.js';
@@ -51,3 +51,6 @@ export function dynamoStores(options: {
 
 export const systemClock: Clock = { now: () => new Date() };
 export const uuidIds: IdGenerator = { newId: () => randomUUID() };
+
+// Randomness stays out of the domain: every process that composes stores starts its stamp sequence here.
+startStampSequence(randomInt(1_000_000));

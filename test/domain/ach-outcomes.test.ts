@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ACH_RETURN_MESSAGES, achEventSchema, classifyReturnCode, decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchEvent } from '../../src/domain/ach-outcomes.js';
-import type { BillingRecord, LoanPayment } from '../../src/domain/records.js';
+import { ACH_RETURN_MESSAGES, achEventSchema, decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchEvent } from '../../src/domain/ach-outcomes.js';
+import type { BillingRecord } from '../../src/domain/records.js';
+import type { LoanPayment } from '../../src/domain/loan-payments.js';
 import { formatInstant } from '../../src/domain/time.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -64,12 +65,6 @@ const applied = <T>(decision: { kind: string; after?: T }): T => {
   expect(decision.kind).toBe('apply');
   return decision.after as T;
 };
-
-describe('classifyReturnCode', () => {
-  it.each(['R01', 'R09'])('%s may be re-presented', (code) => expect(classifyReturnCode(code)).toBe('represent'));
-  it.each(['R05', 'R07', 'R10', 'R11', 'R29'])('%s is unauthorized', (code) => expect(classifyReturnCode(code)).toBe('unauthorized'));
-  it.each(['R02', 'R03', 'R04', 'R16', 'R20', 'R99'])('%s stops ACH retries', (code) => expect(classifyReturnCode(code)).toBe('account_error'));
-});
 
 describe('achEventSchema', () => {
   const valid = { ...event('returned'), occurred_at: '2026-11-04T00:00:00Z', reference: { kind: 'subscription', user_id: 'u1', billing_date: '2026-11-01T00:00:00Z' } };

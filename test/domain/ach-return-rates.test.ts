@@ -1,23 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  achReturnTally,
-  NACHA_RETURN_RATE_THRESHOLDS_PERCENT,
-  RETURN_RATE_WARNING_PERCENT,
-  returnRateClassesOf,
-  returnRates,
-  returnRateWindow,
-} from '../../src/domain/ach-return-rates.js';
+import { achReturnTally, RETURN_RATE_WARNING_PERCENT, returnRates, returnRateWindow } from '../../src/domain/ach-return-rates.js';
+import { NACHA_RETURN_RATE_THRESHOLDS_PERCENT } from '../../src/domain/nacha.js';
 
-describe('ACH return-rate classes (NACHA)', () => {
-  it.each(['R05', 'R07', 'R10', 'R11', 'R29', 'R51'])('%s is unauthorized (and overall)', (code) => {
-    expect(returnRateClassesOf(code)).toEqual(['unauthorized', 'overall']);
-  });
-  it.each(['R02', 'R03', 'R04'])('%s is administrative (and overall)', (code) => {
-    expect(returnRateClassesOf(code)).toEqual(['administrative', 'overall']);
-  });
-  it.each(['R01', 'R09', 'R06', 'R08', 'R16', 'R20'])('%s counts in overall only', (code) => {
-    expect(returnRateClassesOf(code)).toEqual(['overall']);
-  });
+describe('ACH return tallies', () => {
   it('a tally counts one return on the UTC day of the change', () => {
     expect(achReturnTally('R10', new Date('2026-12-01T23:59:59.999Z'))).toEqual({ day: '2026-12-01', counts: { debits: 0, returns: 1, unauthorized: 1, administrative: 0 } });
   });

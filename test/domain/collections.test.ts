@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { collectionMessageSchema, decideCollection, loanRetryMessage, messageIdOf, type BillingPeriodMessage as CollectionMessage } from '../../src/domain/collections.js';
+import { loanRetryMessage, messageIdOf, type BillingPeriodMessage as CollectionMessage } from '../../src/domain/collections.js';
 import { nextEligibleAt } from '../../src/domain/due-work.js';
 import { failureState } from '../../src/domain/ladder.js';
 import { planCollections } from '../../src/domain/use-cases/plan-collections.js';
@@ -55,44 +55,6 @@ function loansOf(due: DueLoanPaymentRetry[], log: string[] = [], pageSize = 50):
 }
 
 const loan = (n: number): DueLoanPaymentRetry => ({ user_id: `user-loan-${n}`, loan_id: `loan-${n}`, payment_id: `payment-${n}`, next_attempt_at: at(-HOUR) });
-
-describe('decideCollection', () => {
-  it('enqueues a due PENDING record as SCHEDULED with the wire shape the batch-worker validates', () => {
-    const record = makeRecord({ billing_date: at(-1) });
-    const decision = decideCollection(record, 'SCHEDULED', NOW);
-    expect(decision.kind).toBe('enqueue');
-    if (decision.kind !== 'enqueue') return;
-    expect(collectionMessageSchema.parse(JSON.parse(JSON.stringify(decision.message)))).toEqual(decision.message);
-  });
-
-  it('skips a record not yet due, and a FAILED record inside its daily retry wait', () => {
-    expect(decideCollection(makeRecord({ billing_date: at(1) }), 'SCHEDULED', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
-    const failed = makeRecord({ billing_status: 'FAILED', billing_date: at(-48 * HOUR), payment_attempts: 1, last_attempt_date: at(-24 * HOUR + 1) });
-    expect(decideCollection(failed, 'RETRY', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
-    expect(decideCollection({ ...failed, last_attempt_date: at(-24 * HOUR) }, 'RETRY', NOW).kind).toBe('enqueue');
-  });
-
-  it('does not enqueue what the attempt would refuse: ACH holds after returns and disputed cards', () => {
-    const failed = { billing_status: 'FAILED' as const, billing_date: at(-48 * HOUR), last_attempt_date: at(-25 * HOUR) };
-    expect(decideCollection(makeRecord({ ...failed, payment_method: 'ach', ach_blocked: true }), 'RETRY', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
-    expect(decideCollection(makeRecord({ ...failed, payment_method: 'ach', ach_unauthorized: true }), 'RETRY', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
-    expect(decideCollection(makeRecord({ ...failed, payment_method: 'card', card_disputed: true }), 'RETRY', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
-    expect(decideCollection(makeRecord({ ...failed, payment_method: 'ach' }), 'RETRY', NOW).kind).toBe('enqueue');
-    // A re-presentment is allowed within 180 days of the original entry, and refused after.
-    const represented = { ...failed, payment_method: 'ach' as const, ach_represented: 1 };
-    expect(decideCollection(makeRecord({ ...represented, ach_original_entry_date: at(-179 * 24 * HOUR) }), 'RETRY', NOW).kind).toBe('enqueue');
-    expect(decideCollection(makeRecord({ ...represented, ach_original_entry_date: at(-181 * 24 * HOUR) }), 'RETRY', NOW)).toEqual({ kind: 'skip', reason: 'not_due' });
-  });
-
-  it('tells waiting from parked, and ignores a failure saved for work that has since moved on', () => {
-    const d = at(-HOUR);
-    const saved = { billing_failed_for: `${d}#0`, billing_failure_count: 3, billing_failed_at: at(-HOUR), billing_last_error: 'x' };
-    expect(decideCollection(makeRecord({ billing_date: d, ...saved, billing_next_attempt_at: at(1) }), 'SCHEDULED', NOW)).toEqual({ kind: 'skip', reason: 'waiting' });
-    expect(decideCollection(makeRecord({ billing_date: d, ...saved }), 'SCHEDULED', NOW)).toEqual({ kind: 'skip', reason: 'parked' });
-    expect(decideCollection(makeRecord({ billing_date: d, ...saved, billing_next_attempt_at: at(0) }), 'SCHEDULED', NOW).kind).toBe('enqueue');
-    expect(decideCollection(makeRecord({ billing_date: d, ...saved, payment_attempts: 1 }), 'SCHEDULED', NOW).kind).toBe('enqueue');
-  });
-});
 
 describe('planCollections', () => {
   const clock = new ManualClock(NOW);

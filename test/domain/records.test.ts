@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  BILLING_STATUSES,
-  billingRecordSchema,
-  displayStatus,
-  historyRowSchema,
-  keyOf,
-  loanPaymentSchema,
-  type BillingRecord,
-  type BillingStatus,
-} from '../../src/domain/records.js';
+import { BILLING_STATUSES, billingRecordSchema, historyRowSchema, keyOf, type BillingRecord } from '../../src/domain/records.js';
 
-const DAY = 24 * 60 * 60 * 1000;
 const BILLING_DATE = '2026-03-01T00:00:00.000000000Z';
-const billingMs = Date.parse('2026-03-01T00:00:00.000Z');
 
 function validRecord(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -32,31 +21,6 @@ function validRecord(overrides: Record<string, unknown> = {}): Record<string, un
     ...overrides,
   };
 }
-
-describe('displayStatus', () => {
-  const at = (status: BillingStatus, nowMs: number) =>
-    displayStatus({ billing_status: status, billing_date: BILLING_DATE }, new Date(nowMs));
-
-  it.each(['PENDING', 'FAILED'] as const)('shows %s as PASTDUE more than 30 days past billing_date', (status) => {
-    expect(at(status, billingMs + 30 * DAY + 1)).toBe('PASTDUE');
-    expect(at(status, billingMs + 90 * DAY)).toBe('PASTDUE');
-  });
-
-  it.each(['PENDING', 'FAILED'] as const)('keeps %s at exactly 30 days and before', (status) => {
-    expect(at(status, billingMs + 30 * DAY)).toBe(status);
-    expect(at(status, billingMs + 29 * DAY)).toBe(status);
-    expect(at(status, billingMs - DAY)).toBe(status);
-  });
-
-  it.each(BILLING_STATUSES.filter((s) => s !== 'PENDING' && s !== 'FAILED'))('never shows %s as PASTDUE', (status) => {
-    expect(at(status, billingMs + 365 * DAY)).toBe(status);
-  });
-
-  it('reads a billing_date with an offset as its instant', () => {
-    const record = { billing_status: 'PENDING' as const, billing_date: '2026-03-01T02:00:00+02:00' };
-    expect(displayStatus(record, new Date(billingMs + 30 * DAY + 1))).toBe('PASTDUE');
-  });
-});
 
 describe('billingRecordSchema', () => {
   it('accepts a valid record', () => {
@@ -128,31 +92,6 @@ describe('billingRecordSchema', () => {
     );
     expect(row.data_available_balance_cents).toBe(0);
     expect(row.data_blocklisted).toBe(false);
-  });
-});
-
-describe('loanPaymentSchema', () => {
-  const valid = {
-    loc_user_id: 'user-1',
-    loc_loan_id: 'loan-1',
-    loc_payment_id: 'pay-1',
-    loc_amount: 5000,
-    loc_status: 'PENDING',
-    loc_payment_method: 'ach',
-    loc_process: 'AUTO',
-    loc_payment_attempts: 0,
-    loc_created_date: '2026-03-01T00:00:00.000000000Z',
-    loc_last_updated: '2026-03-01T00:00:00.000000000Z',
-    version: 0,
-  };
-
-  it('accepts a valid payment', () => {
-    expect(loanPaymentSchema.safeParse(valid).success).toBe(true);
-  });
-
-  it('rejects fractional cents and unknown statuses', () => {
-    expect(loanPaymentSchema.safeParse({ ...valid, loc_amount: 50.5 }).success).toBe(false);
-    expect(loanPaymentSchema.safeParse({ ...valid, loc_status: 'PASTDUE' }).success).toBe(false);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { IllegalTransitionError } from '../../src/domain/errors.js';
-import { BILLING_STATUSES, LOAN_PAYMENT_STATUSES, type BillingStatus, type LoanPaymentStatus } from '../../src/domain/records.js';
+import { BILLING_STATUSES, type BillingStatus } from '../../src/domain/records.js';
+import { LOAN_PAYMENT_STATUSES, type LoanPaymentStatus } from '../../src/domain/loan-payments.js';
 import {
   billingTransitions,
   loanPaymentTransitions,

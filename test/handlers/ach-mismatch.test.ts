@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
-import type { BillingRecord, LoanPayment } from '../../src/domain/records.js';
+import type { BillingRecord } from '../../src/domain/records.js';
+import type { LoanPayment } from '../../src/domain/loan-payments.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createTestApp, type TestApp } from '../support/app.js';

@@ -7,7 +7,7 @@ import type { CollectionMessage, LoanPaymentRetryMessage } from '../../src/domai
 import { ProcessorError, TransientError } from '../../src/domain/errors.js';
 import { LOAN_MAX_ATTEMPTS } from '../../src/domain/loan-retries.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
-import type { LoanPayment } from '../../src/domain/records.js';
+import type { LoanPayment } from '../../src/domain/loan-payments.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { applyAchEvent } from '../../src/domain/use-cases/apply-ach-outcome.js';
 import { makeLoanPayment } from '../../src/domain/use-cases/make-loan-payment.js';

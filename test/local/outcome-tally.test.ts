@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LoanPaymentAudit, PaymentsStore } from '../../src/domain/ports/loan-payments.js';
-import type { LoanPayment, LoanPaymentStatus } from '../../src/domain/records.js';
+import type { LoanPayment, LoanPaymentStatus } from '../../src/domain/loan-payments.js';
 import { emptyCounts, OutcomeTally, WRITTEN_OUTCOMES } from '../../src/local/outcome-tally.js';
 
 /** Only `update` is reached by these tests; the tally passes every other call through untouched. */

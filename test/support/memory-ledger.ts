@@ -6,7 +6,8 @@ import { AlreadyExistsError, ConcurrentModificationError } from '../../src/domai
 import { dueKey, isFailureLive, type BillingFailureFields } from '../../src/domain/ladder.js';
 import type { BillingLedger, BillingTransaction, LockRelease } from '../../src/domain/ports/billing-ledger.js';
 import type { Page, PageRequest } from '../../src/domain/ports/page.js';
-import { COLLECTIBLE_STATUSES, type BillingKey, type BillingRecord, type HistoryRow } from '../../src/domain/records.js';
+import type { BillingKey, BillingRecord, HistoryRow } from '../../src/domain/records.js';
+import { COLLECTIBLE_STATUSES } from '../../src/domain/statuses.js';
 import type { UseCaseDeps } from '../../src/domain/use-cases/deps.js';
 import { InMemoryLockStore, ManualClock } from './fakes.js';
 

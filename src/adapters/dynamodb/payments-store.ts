@@ -2,7 +2,7 @@ import { GetItemCommand, QueryCommand, TransactWriteItemsCommand, type DynamoDBC
 import { parseCold, safeParseCold } from '../../domain/lazy-schema.js';
 import type { DueLoanPaymentRetry, LoanPaymentAudit, PaymentsStore } from '../../domain/ports/loan-payments.js';
 import type { Page, PageRequest } from '../../domain/ports/page.js';
-import { loanPaymentHistoryRowSchema, loanPaymentSchema, type LoanPayment, type LoanPaymentHistoryRow, type LoanPaymentStatus } from '../../domain/records.js';
+import { loanPaymentHistoryRowSchema, loanPaymentSchema, type LoanPayment, type LoanPaymentHistoryRow, type LoanPaymentStatus } from '../../domain/loan-payments.js';
 import type { AchRateCounts, AchRateTally } from '../../domain/ach-return-rates.js';
 import { counterUpdate, readCounters, type CounterKeyNames } from './ach-rate-counters.js';
 import { marshallItem, unmarshallItem, type Item } from './attribute-codec.js';

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
-import { RETURN_RATE_CLASSES, type ReturnRate, type ReturnRateClass } from '../../domain/ach-return-rates.js';
+import type { ReturnRate } from '../../domain/ach-return-rates.js';
+import { RETURN_RATE_CLASSES, type ReturnRateClass } from '../../domain/nacha.js';
 import type { MetricsPort } from '../../domain/ports/gauges.js';
 
 export const METRICS_NAMESPACE = 'Billing';

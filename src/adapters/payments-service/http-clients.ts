@@ -1,6 +1,6 @@
 import * as z from '../../domain/zod.js';
 import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
-import { cardNetworkOf } from '../../domain/dunning.js';
+import { cardNetworkOf } from '../../domain/declines.js';
 import { ProcessorError, TransientError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
 import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';

@@ -1,4 +1,4 @@
-import { cardNetworkOf, type DeclineDetails } from '../../domain/dunning.js';
+import { cardNetworkOf, type DeclineDetails } from '../../domain/declines.js';
 
 /*
  * Reading decline details needs no Stripe SDK: the card processor reads them from the SDK's errors

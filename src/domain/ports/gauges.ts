@@ -1,4 +1,5 @@
-import type { AchRateCounts, ReturnRate, ReturnRateClass } from '../ach-return-rates.js';
+import type { AchRateCounts, ReturnRate } from '../ach-return-rates.js';
+import type { ReturnRateClass } from '../nacha.js';
 import type { DunningState } from '../dunning.js';
 
 /** Counters the billing writes keep for the collections-job's gauges: one read each, whatever the table holds. */

@@ -1,5 +1,5 @@
 import type { AchRateCounts, AchRateTally } from '../ach-return-rates.js';
-import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../records.js';
+import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../loan-payments.js';
 import type { Page, PageRequest } from './page.js';
 
 /** Who changed a loan payment and why: the audit row's `actor` and `reason` (DESIGN 2.7). */

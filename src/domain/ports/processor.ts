@@ -1,4 +1,4 @@
-import type { DeclineDetails } from '../dunning.js';
+import type { DeclineDetails } from '../declines.js';
 import type { PaymentMethod } from '../records.js';
 
 export type PaymentReference =

@@ -6,7 +6,7 @@ import { ConcurrentModificationError } from '../errors.js';
 import type { BillingStore } from '../ports/billing-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { PaymentsStore } from '../ports/loan-payments.js';
-import type { LoanPayment } from '../records.js';
+import type { LoanPayment } from '../loan-payments.js';
 
 export interface AchOutcomePorts {
   readonly clock: Clock;

@@ -2,11 +2,11 @@ import { applyIntentChange, freshStamp, historyRowOf, withSuccessorLink } from '
 import { isPeriodAt, sameChain } from '../chain.js';
 import { isCollectibleAndDue } from '../collectible.js';
 import { PreconditionFailedError, UnbilledPeriodError } from '../errors.js';
-import { intentOf, OPEN_CHAIN_STATUSES, successorPlan } from '../intent.js';
-import type { BillingRecord, BillingStatus } from '../records.js';
+import { intentOf, successorPlan } from '../intent.js';
+import { MAY_BE_OPEN_STATUSES } from '../statuses.js';
+import type { BillingRecord } from '../records.js';
 import { toDate } from '../time.js';
-import { billingTransitions } from '../transitions.js';
-import type { UseCaseDeps } from './deps.js';
+
 import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
 /**
@@ -50,15 +50,7 @@ export async function changeBillingDate(
   });
 }
 
-/** Statuses open now or able to open again by some billing event (a collected period can come back FAILED). */
-const EVERY_STATUS: Record<BillingStatus, true> = { PENDING: true, ACHSENT: true, COMPLETED: true, FAILED: true, WAIVED: true, CANCELLED: true, PAUSED: true, SKIPPED: true, INACTIVE: true, REFUNDED: true };
-const MAY_BE_OPEN: ReadonlySet<BillingStatus> = new Set(
-  (Object.keys(EVERY_STATUS) as BillingStatus[]).filter(
-    (status) =>
-      OPEN_CHAIN_STATUSES.has(status) ||
-      billingTransitions.events().some((event) => billingTransitions.allows(status, event) && OPEN_CHAIN_STATUSES.has(billingTransitions.apply(status, event))),
-  ),
-);
+import type { UseCaseDeps } from './deps.js';
 
 /** Records of the user searched for the moved period's predecessor (newest first). */
 const PREDECESSOR_SEARCH = 24;
@@ -67,7 +59,7 @@ const PREDECESSOR_SEARCH = 24;
 async function openPredecessor(deps: UseCaseDeps, read: BillingRecord): Promise<BillingRecord | undefined> {
   const records = (await deps.billing.listByUser(read.user_id, { limit: PREDECESSOR_SEARCH })).items;
   return records.find((r) => {
-    if (r.subscription_id === read.subscription_id || !MAY_BE_OPEN.has(r.billing_status) || !sameChain(r, read)) return false;
+    if (r.subscription_id === read.subscription_id || !MAY_BE_OPEN_STATUSES.has(r.billing_status) || !sameChain(r, read)) return false;
     const next = successorPlan(r)?.billing_date;
     return next !== undefined && isPeriodAt(read, next);
   });

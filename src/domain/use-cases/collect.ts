@@ -1,7 +1,10 @@
 import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure } from '../billing-record.js';
-import { balanceDecision, deadHolderFoundAccountInactive, mayAdvancePause, dueGate, GATE_CLOSED_ERROR, mayHoldUnrecordedCharge, repairsUnrecordedAttempt, type BalanceObservation, type NotDueReason } from '../collectible.js';
+import { balanceDecision, GATE_CLOSED_ERROR, type BalanceObservation } from '../collectible.js';
+import { dueGate, mayAdvancePause, type NotDueReason } from '../due-work.js';
+import { deadHolderFoundAccountInactive, mayHoldUnrecordedCharge, repairsUnrecordedAttempt } from '../takeover.js';
 import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
-import { CLEARED_DUNNING, EXHAUSTED_DUNNING, classifyDecline, dunningAfterDecline, dunningLapsed, isInDunning } from '../dunning.js';
+import { CLEARED_DUNNING, EXHAUSTED_DUNNING, dunningAfterDecline, dunningLapsed, isInDunning } from '../dunning.js';
+import { classifyDecline } from '../declines.js';
 import { ConcurrentModificationError, InterruptedError, LockedError, ProcessorError } from '../errors.js';
 import { intentOf, isCancelRequested } from '../intent.js';
 import { allowlistedError, billingFailureView, classifyFailure, dueKey, nextFailure, type BillingFailureView, type FailureClass } from '../ladder.js';
@@ -14,7 +17,8 @@ import type { BillingKey, BillingRecord, DecisionContext, Process } from '../rec
 import { formatInstant } from '../time.js';
 import type { UseCaseDeps } from './deps.js';
 
-export { GATE_CLOSED_ERROR, type BalanceObservation, type NotDueReason } from '../collectible.js';
+export { GATE_CLOSED_ERROR, type BalanceObservation } from '../collectible.js';
+export type { NotDueReason } from '../due-work.js';
 
 /** The collection attempt's dependencies: a use case's, with only the ledger part of the billing store. */
 export type AttemptDeps = Omit<UseCaseDeps, 'billing'> & { readonly billing: Pick<BillingLedger, 'get' | 'commit' | 'recordBillingFailure'> };

@@ -45,6 +45,8 @@ export async function withLockedSubscription<T>(
       return work(read, lock);
     },
     (error) => deps.onError?.(error, { subscription_id: request.subscriptionId, user_id: userId, class: 'transient', recorded: false }),
+    // A use case that attempts the period names it on the lease: if it dies between the processor and
+    // its write, the next holder knows this period's key may be held (DESIGN 3, takeover.ts).
     options.attempts ? keys[0]?.billing_date : undefined,
   );
 }

@@ -8,7 +8,7 @@ import type { Clock } from '../ports/clock.js';
 import type { LoanPaymentAudit, PaymentsStore } from '../ports/loan-payments.js';
 import type { Page, PageRequest } from '../ports/page.js';
 import type { PaymentProcessor, PaymentResult } from '../ports/processor.js';
-import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../records.js';
+import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../loan-payments.js';
 import { formatInstant } from '../time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from '../transitions.js';
 

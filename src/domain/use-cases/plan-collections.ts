@@ -1,4 +1,5 @@
-import { COLLECTION_SCANS, decideCollection, loanRetryMessage, messageIdOf, type CollectionMessage, type CollectionProcess } from '../collections.js';
+import { loanRetryMessage, messageIdOf, type CollectionMessage, type CollectionProcess } from '../collections.js';
+import { COLLECTION_SCANS, decideCollection } from '../due-work.js';
 import type { BillingStore } from '../ports/billing-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { PaymentsStore } from '../ports/loan-payments.js';

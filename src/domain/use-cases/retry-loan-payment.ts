@@ -7,7 +7,7 @@ import { afterLoanProcessorError, LOAN_HOLD_LOOKBACK } from '../loan-retries.js'
 import { withUserLock, type HeldLock, type LockDeps } from '../lock.js';
 import type { LoanPaymentAudit, PaymentsStore } from '../ports/loan-payments.js';
 import type { PaymentProcessor } from '../ports/processor.js';
-import type { LoanPayment } from '../records.js';
+import type { LoanPayment } from '../loan-payments.js';
 import { formatInstant } from '../time.js';
 import { loanPaymentTransitions } from '../transitions.js';
 import { afterSubmission } from './make-loan-payment.js';

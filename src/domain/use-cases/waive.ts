@@ -1,5 +1,5 @@
 import { applyIntentChange, historyRowOf, successorRecord } from '../billing-record.js';
-import { ATTEMPT_OUTCOME_UNKNOWN, ATTEMPT_OUTCOME_UNKNOWN_MESSAGE, mayHoldUnrecordedCharge } from '../collectible.js';
+import { ATTEMPT_OUTCOME_UNKNOWN, ATTEMPT_OUTCOME_UNKNOWN_MESSAGE, mayHoldUnrecordedCharge } from '../takeover.js';
 import { PaymentHoldError } from '../errors.js';
 import { intentOf } from '../intent.js';
 import type { BillingRecord } from '../records.js';

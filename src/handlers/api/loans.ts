@@ -3,7 +3,7 @@ import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
 import { getLoanPayment, listLoanPayments, listLoanPaymentHistory, makeLoanPayment } from '../../domain/use-cases/make-loan-payment.js';
 import { chargeCentsSchema, positiveCentsSchema } from '../../domain/money.js';
-import { loanPaymentStatusSchema } from '../../domain/records.js';
+import { loanPaymentStatusSchema } from '../../domain/loan-payments.js';
 import { json, parseJsonBody, type HttpResult } from '../shared/http.js';
 import { serializeLoanPayment, serializeLoanPaymentHistoryRow, serializePage } from '../shared/serialize.js';
 import { cursorSchema, idSchema, idempotencyKey, limitSchema, pathParams, queryParams } from './request.js';

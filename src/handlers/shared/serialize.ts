@@ -2,7 +2,9 @@ import { dunningView, type DunningView } from '../../domain/dunning.js';
 import { billingFailureView, type BillingFailureView } from '../../domain/ladder.js';
 import { centsToDollars } from '../../domain/money.js';
 import type { Page } from '../../domain/ports/page.js';
-import { displayStatus, type BillingRecord, type DisplayStatus, type HistoryRow, type LoanPayment, type LoanPaymentHistoryRow } from '../../domain/records.js';
+import type { BillingRecord, DisplayStatus, HistoryRow } from '../../domain/records.js';
+import type { LoanPayment, LoanPaymentHistoryRow } from '../../domain/loan-payments.js';
+import { displayStatus } from '../../domain/statuses.js';
 
 /**
  * What the API answers (DESIGN 8): the attribute names of DESIGN 2.1, `amount` as a two-decimal

@@ -6,7 +6,7 @@ import { InvalidPageRequestError } from '../../../src/adapters/dynamodb/errors.j
 import { shardOf } from '../../../src/adapters/dynamodb/sharding.js';
 import { AlreadyExistsError, ConcurrentModificationError } from '../../../src/domain/errors.js';
 import type { Page } from '../../../src/domain/ports/page.js';
-import type { LoanPayment } from '../../../src/domain/records.js';
+import type { LoanPayment } from '../../../src/domain/loan-payments.js';
 import { instantAt } from '../../support/billing-fixtures.js';
 import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
 

@@ -1,5 +1,6 @@
 import { dueKey, isFailureLive, type BillingFailureFields } from '../../../domain/ladder.js';
 import type { BillingRecord, HistoryRow } from '../../../domain/records.js';
+import { COLLECTIBLE_STATUSES } from '../../../domain/statuses.js';
 import { marshallItem } from '../attribute-codec.js';
 import { describeKey, dueIndexKey, failingIndexKey, primaryKey } from '../billing-item.js';
 import { InvalidTransactionError, cancellationCodes } from '../errors.js';
@@ -8,6 +9,9 @@ import { keyId, type BillingTables } from './tables.js';
 import { planGauges, planHistory, transact, type PlannedWrite } from './transaction.js';
 
 type Failed = BillingRecord & BillingFailureFields;
+
+/** `:pending`, `:failed`: the collectible statuses as condition values. */
+const COLLECTIBLE_VALUES = Object.fromEntries([...COLLECTIBLE_STATUSES].map((status) => [`:${status.toLowerCase()}`, status]));
 
 /**
  * RecordBillingFailure (DESIGN 5): an Update of the failure attributes only, proving what the attempt
@@ -69,7 +73,7 @@ function failureAsWritten(read: BillingRecord, after: Failed, key: string): Bill
 
 function failureUpdate(t: BillingTables, read: BillingRecord, after: Failed, written: BillingRecord, key: string): PlannedWrite {
   const { sets, removes, values } = failureAssignments(t, read, after, written, key);
-  const proofs = ['version = :readVersion', 'billing_status IN (:pending, :failed)', 'payment_attempts = :pa', 'billing_date = :bd'];
+  const proofs = ['version = :readVersion', `billing_status IN (${Object.keys(COLLECTIBLE_VALUES).join(', ')})`, 'payment_attempts = :pa', 'billing_date = :bd'];
   if (isFailureLive(read)) {
     proofs.push('billing_failed_for = :key', 'billing_failure_count = :count');
     values[':count'] = read.billing_failure_count ?? 0;
@@ -106,8 +110,7 @@ function failureAssignments(t: BillingTables, read: BillingRecord, after: Failed
     ':next': after.version,
     ':process': after.process,
     ':readVersion': read.version,
-    ':pending': 'PENDING',
-    ':failed': 'FAILED',
+    ...COLLECTIBLE_VALUES,
     ':pa': read.payment_attempts,
     ':bd': read.billing_date,
   };

@@ -1,5 +1,5 @@
 import { successorRecord, withIntent } from '../../billing-record.js';
-import { mayHoldUnrecordedCharge } from '../../collectible.js';
+import { mayHoldUnrecordedCharge } from '../../takeover.js';
 import { rememberEvent } from '../../intent.js';
 import type { BillingRecord } from '../../records.js';
 import { changed, commitAll, type LockedContext } from './change.js';

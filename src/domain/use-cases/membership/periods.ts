@@ -2,7 +2,8 @@ import { successorRecord } from '../../billing-record.js';
 import { chainPeriodAt } from '../../chain.js';
 import { isCollectibleAndDue } from '../../collectible.js';
 import { UnbilledPeriodError } from '../../errors.js';
-import { appliedEventIds, isCancelRequested, OPEN_CHAIN_STATUSES, successorPlan } from '../../intent.js';
+import { appliedEventIds, isCancelRequested, successorPlan } from '../../intent.js';
+import { OPEN_CHAIN_STATUSES, OWED_OR_PAID_STATUSES, REACTIVATABLE_STATUSES } from '../../statuses.js';
 import type { MembershipEvent } from '../../membership-events.js';
 import type { BillingRecord } from '../../records.js';
 import type { UseCaseDeps } from '../deps.js';
@@ -68,6 +69,6 @@ export function hasOpenPeriodWithoutSuccessor(
   return next === undefined || chainPeriodAt(records, newest, next) === undefined;
 }
 
-export const PAUSABLE_HEADS: ReadonlySet<BillingRecord['billing_status']> = new Set(['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED']);
+export const PAUSABLE_HEADS = OWED_OR_PAID_STATUSES;
 /** A banned member's cancel still counts: REACTIVATE must not charge what they cancelled. */
-export const CANCELLABLE_HEADS: ReadonlySet<BillingRecord['billing_status']> = new Set([...PAUSABLE_HEADS, 'INACTIVE']);
+export const CANCELLABLE_HEADS: ReadonlySet<BillingRecord['billing_status']> = new Set([...OWED_OR_PAID_STATUSES, ...REACTIVATABLE_STATUSES]);
