@@ -3,10 +3,11 @@ import type { TableId, TableNames } from '../adapters/dynamodb/table-definitions
 import { EmfMetrics } from '../adapters/metrics/emf.js';
 import { FUNCTIONS, type FunctionManifest, type FunctionName, isFunctionName, QUEUES, type QueueId, SECRETS, type SecretId, SERVICES, tablesOf } from '../manifest/index.js';
 import type { AccountDirectory, PaymentProcessor, PaymentRequest } from '../domain/ports.js';
-import { dynamoStores, systemClock, uuidIds } from './compose.js';
+import { systemClock, uuidIds } from './compose.js';
+import { functionDeps, notGranted } from './function-deps.js';
 import { ConfigError, loadBaseConfig, loadRequired, loadTableNames } from './config.js';
 import type { AppDeps, QueuePort, WebhookSecrets } from './deps.js';
-import { guardDynamoClient, type NeededAccess } from './grants.js';
+import type { NeededAccess } from './grants.js';
 import { createLogger } from './logger.js';
 import { resolveSecrets } from './secrets.js';
 import { assertWiring } from './wiring/check.js';
@@ -18,18 +19,6 @@ const WEBHOOK_SECRETS: Partial<Record<SecretId, keyof WebhookSecrets>> = {
   achWebhook: 'achWebhook',
   balanceWebhook: 'balanceWebhook',
 };
-
-/** A port this function's manifest does not grant: using it is a bug, reported loudly. */
-function notGranted<T extends object>(what: string, functionName: string): T {
-  return new Proxy({} as T, {
-    get: (_target, property) => {
-      if (property === 'then') return undefined;
-      return () => {
-        throw new ConfigError(`${what} is not granted to ${functionName} by its manifest`);
-      };
-    },
-  });
-}
 
 export { wiringFor } from './wiring/check.js';
 
@@ -56,8 +45,7 @@ export async function productionDeps(
   assertWiring(name, manifest, wiring);
 
   const base = loadBaseConfig(env);
-  const tables = tablesOf(manifest);
-  const tableNames = loadTableNames(env, tables) as Partial<TableNames>;
+  const tableNames = loadTableNames(env, tablesOf(manifest)) as Partial<TableNames>;
   const queueUrls = loadRequired(env, (manifest.sendsTo ?? []).map((id) => QUEUES[id].urlEnv)) as Partial<Record<string, string>>;
   const services = new Set(manifest.services ?? []);
   const serviceUrls = loadRequired(
@@ -75,21 +63,6 @@ export async function productionDeps(
 
   const logger = createLogger({ level: base.LOG_LEVEL, base: { fn: name, stage: base.STAGE } });
   const client = createDynamoClient({ region: base.DYNAMO_REGION, ...(base.DYNAMO_ENDPOINT ? { endpoint: base.DYNAMO_ENDPOINT } : {}) });
-  guardDynamoClient(client, name, manifest, tableNames, options.observeDynamo);
-  const placeholder = `not-granted-to-${name}`;
-  const stores = dynamoStores({
-    client,
-    tables: {
-      billingActivity: tableNames.billingActivity ?? placeholder,
-      billingActivityHistory: tableNames.billingActivityHistory ?? placeholder,
-      locks: tableNames.locks ?? placeholder,
-      payments: tableNames.payments ?? placeholder,
-      stripeEvents: tableNames.stripeEvents ?? placeholder,
-      retryRuns: tableNames.retryRuns ?? placeholder,
-    },
-    statusShardCount: base.STATUS_SHARD_COUNT,
-    paymentShardCount: base.PAYMENT_SHARD_COUNT,
-  });
 
   const secrets: Record<keyof WebhookSecrets, string> = { stripeWebhook: '', achWebhook: '', balanceWebhook: '' };
   for (const id of secretIds) {
@@ -111,30 +84,34 @@ export async function productionDeps(
     processor = { submit: (request, signal) => rails[request.rail].submit(request, signal) };
   }
   const accounts: AccountDirectory = http?.accounts ?? notGranted<AccountDirectory>('the accounts service', name);
-  const granted = new Set(tables);
 
-  return {
-    billing: granted.has('billingActivity') ? stores.billing : notGranted('the billing-activity table', name),
-    locks: granted.has('locks') ? stores.locks : notGranted('the locks table', name),
-    payments: granted.has('payments') ? stores.payments : notGranted('the payments table', name),
-    stripeEvents: granted.has('stripeEvents') ? stores.stripeEvents : notGranted('the stripe-events table', name),
-    retryRuns: granted.has('retryRuns') ? stores.retryRuns : notGranted('the retry-runs table', name),
-    clock: systemClock,
-    wallClock: systemClock,
-    ids: uuidIds,
-    logger,
-    processor,
-    accounts,
-    collectionsQueue: queue('collections'),
-    balanceEventsQueue: queue('balanceEvents'),
-    retryRunsQueue: queue('retryRuns'),
-    metrics: new EmfMetrics(),
-    secrets,
-    settings: {
-      stage: base.STAGE,
-      balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS,
-      maxPaymentCents: base.MAX_PAYMENT_CENTS,
+  return functionDeps(
+    name,
+    {
+      clock: systemClock,
+      wallClock: systemClock,
+      ids: uuidIds,
+      logger,
+      processor,
+      accounts,
+      collectionsQueue: queue('collections'),
+      balanceEventsQueue: queue('balanceEvents'),
+      retryRunsQueue: queue('retryRuns'),
+      metrics: new EmfMetrics(),
+      secrets,
+      settings: {
+        stage: base.STAGE,
+        balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS,
+        maxPaymentCents: base.MAX_PAYMENT_CENTS,
+      },
+      ...(stripe ? { cardPayments: stripe.cardPayments } : {}),
     },
-    ...(stripe ? { cardPayments: stripe.cardPayments } : {}),
-  };
+    {
+      client,
+      tables: tableNames,
+      statusShardCount: base.STATUS_SHARD_COUNT,
+      paymentShardCount: base.PAYMENT_SHARD_COUNT,
+      ...(options.observeDynamo ? { observe: options.observeDynamo } : {}),
+    },
+  );
 }
