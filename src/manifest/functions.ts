@@ -3,9 +3,10 @@ import type { BusId, QueueId, SecretId, ServiceId, SettingEnv, StreamId } from '
 
 /**
  * What each function may touch, written once. The CDK derives each function's IAM policy,
- * environment and event sources from it (lib/stateless-stack.ts); the Lambda wiring
- * (src/runtime) builds only the ports it grants; test/manifest checks that the code stays inside
- * it and test/infra/iam.test.ts that each role is exactly it.
+ * environment and event sources from it (lib/stateless-stack.ts); every function's deps, deployed,
+ * local and in tests (src/runtime/function-deps.ts), hold only the ports it grants, behind a guard
+ * that refuses any other DynamoDB request; test/runtime/grants-walk.test.ts walks every use case
+ * through it and test/infra/iam.test.ts checks that each role is exactly it.
  *
  * Adding a function: add its entry here (and its routes to routes.ts), write its entry module
  * (`entry`, exporting `handler`), and run `npx vitest run test/manifest test/infra`.
@@ -141,8 +142,11 @@ export const FUNCTIONS = {
     tables: {
       // A return also adds to its day's ACH return-rate counter (UpdateItem ADD) in the same transaction.
       billingActivity: { read: ['get'], write: ['put', 'update'] },
-      billingActivityHistory: { write: ['put'] },
-      payments: { read: ['get'], write: ['put', 'update'] },
+      // An outcome for a transaction the period does not show: its audit rows (by subscription id)
+      // tell an older entry's replay from a payment never owed.
+      billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
+      // The same question for a loan payment: its audit rows (a Query on the payment's partition).
+      payments: { read: ['get', 'query'], write: ['put', 'update'] },
     },
     secrets: ['achWebhook'],
   },
@@ -171,7 +175,8 @@ export const FUNCTIONS = {
       // A card outcome that moves a period in or out of the failing or dunning gauge adds to their
       // counters in its transaction (UpdateItem ADD).
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
-      billingActivityHistory: { write: ['put'] },
+      // A success for a transaction the period does not show: its audit rows, by subscription id.
+      billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
       locks: { write: ['put'], delete: true },
     },
     services: ['stripe'],
