@@ -1,7 +1,7 @@
 import type { Context, KinesisStreamBatchResponse, KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda';
 import { LockedError } from '../domain/errors.js';
 import { safeParseCold } from '../domain/lazy-schema.js';
-import { aboveMaximumMessage } from '../domain/money.js';
+import { aboveMaximumMessage, exceedsPaymentMaximum } from '../domain/payment-maximum.js';
 import { applyMembershipEvent, membershipEventSchema, type MembershipEvent, type MembershipOutcome } from '../domain/use-cases/apply-membership-event.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { attemptDepsOf, invocationOwner, outcomeFields, runGroupedSequentially } from './shared/batch.js';
@@ -23,7 +23,7 @@ export function decodeMembershipRecord(record: KinesisStreamRecord, maxPaymentCe
   }
   const parsed = safeParseCold(membershipEventSchema, data);
   if (!parsed.success) return { ok: false, record, issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(event)'}: ${i.message}`) };
-  if (parsed.data.type === 'NEW' && parsed.data.plan.amount > maxPaymentCents) {
+  if (parsed.data.type === 'NEW' && exceedsPaymentMaximum(parsed.data.plan.amount, maxPaymentCents)) {
     return { ok: false, record, issues: [`plan.amount: ${aboveMaximumMessage(maxPaymentCents)}`] };
   }
   return { ok: true, record, event: parsed.data };

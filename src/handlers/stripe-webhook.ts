@@ -14,6 +14,7 @@ import {
 import { StripeSignatureVerificationError, stripeWebhooks } from '../adapters/stripe/webhook-signature.js';
 import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
 import { decideChargeRefunded, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
+import { exceedsPaymentMaximum } from '../domain/payment-maximum.js';
 import { processStripeEventOnce, recordStripeEventOnce } from '../domain/stripe-events.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
@@ -131,7 +132,7 @@ async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: 
         return { outcome: 'ignored', reason: 'no_amount' };
       }
       const maxCents = deps.settings.maxPaymentCents;
-      if (amountCents > maxCents) {
+      if (exceedsPaymentMaximum(amountCents, maxCents)) {
         // A redelivery could not fix it: recorded as processed without effect, the reason logged.
         log.warn({ user_id: metadata.user_id, amount_cents: amountCents, max_payment_cents: maxCents }, 'checkout amount is above the payment maximum; recorded without effect');
         return { outcome: 'ignored', reason: 'amount_above_maximum' };

@@ -27,7 +27,7 @@ export interface Settings {
   readonly stage: string;
   /** Balance-webhook gate: minimum observed balance before a collection is tried. */
   readonly balanceThresholdCents: number;
-  /** The largest payment any path may create (MAX_PAYMENT_CENTS); above it → 400 / batch item failure / ignored. */
+  /** The largest payment any path may create (MAX_PAYMENT_CENTS); the rule is src/domain/payment-maximum.ts. */
   readonly maxPaymentCents: number;
   readonly lockLeaseMs?: number;
   readonly lockHeartbeatMs?: number;
