@@ -1,11 +1,9 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import * as z from '../domain/zod.js';
 import { lazySchema, safeParseCold } from '../domain/lazy-schema.js';
-import { historyFromItem } from '../adapters/dynamodb/billing-item.js';
-import type { Item } from '../adapters/dynamodb/attribute-codec.js';
-import { CorruptItemError } from '../adapters/dynamodb/errors.js';
 import { publishedEventsOf, UnpublishableRowError, type EventIdOf, type EventPublisher, type PublishedEvent } from '../domain/published-events.js';
 import type { Logger } from '../runtime/logger.js';
+import { CorruptItemError, historyFromItem, type Item } from '../runtime/stored-items.js';
 import { invocationOwner } from './shared/batch.js';
 
 export interface EventsPublisherDeps {

@@ -1,23 +1,24 @@
 import type * as z from '../domain/zod.js';
-import { cardDeclineMessage } from '../adapters/stripe/decline-messages.js';
-import { declineDetailsOf } from '../adapters/stripe/decline-details.js';
 import { classifyDecline, type DeclineDetails } from '../domain/dunning.js';
-import {
-  cardReferenceSchema,
-  chargeSchema,
-  checkoutSessionSchema,
-  disputeSchema,
-  paymentIntentSchema,
-  stripeEventEnvelopeSchema,
-  type StripeEventEnvelope,
-} from '../adapters/stripe/events.js';
-import { StripeSignatureVerificationError, stripeWebhooks } from '../adapters/stripe/webhook-signature.js';
 import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
 import { decideChargeRefunded, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
 import { exceedsPaymentMaximum } from '../domain/payment-maximum.js';
 import { processStripeEventOnce, recordStripeEventOnce } from '../domain/stripe-events.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
+import {
+  cardDeclineMessage,
+  cardReferenceSchema,
+  chargeSchema,
+  checkoutSessionSchema,
+  declineDetailsOf,
+  disputeSchema,
+  paymentIntentSchema,
+  StripeSignatureVerificationError,
+  stripeEventEnvelopeSchema,
+  stripeWebhooks,
+  type StripeEventEnvelope,
+} from '../runtime/stripe-events.js';
 import { errorBody, errorResponse, header, json, parseWith, rawBody, type HttpEvent, type HttpResult } from './shared/http.js';
 import { safeParseCold } from '../domain/lazy-schema.js';
 

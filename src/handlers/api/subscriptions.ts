@@ -1,6 +1,6 @@
 import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
-import { InvalidPageRequestError } from '../../adapters/dynamodb/errors.js';
+import { InvalidPageRequestError } from '../../runtime/stored-items.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { dunningState, type DunningState } from '../../domain/dunning.js';
 import { failureState } from '../../domain/ladder.js';
