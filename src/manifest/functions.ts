@@ -1,5 +1,5 @@
 import { BILLING_ACTIVITY_INDEXES, PAYMENTS_INDEXES, type TableId } from '../adapters/dynamodb/table-definitions.js';
-import type { BusId, QueueId, SecretId, ServiceId, SettingEnv, StreamId } from './resources.js';
+import { PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
 
 /**
  * What each function may touch, written once. The CDK derives each function's IAM policy,
@@ -81,15 +81,18 @@ const { byLoanStatus, byStatus: paymentsByStatus, byLoanCreated } = PAYMENTS_IND
  * The collection attempt (runCollectionAttempt under the user lock): the lock taken, renewed and
  * released (PutItem, DeleteItem; the release inside the commit), the period read and replaced,
  * its successor created, a counted failure recorded and an ACH debit counted (UpdateItem), audit
- * rows appended. It charges
- * cards through Stripe and the ACH and pinless rails through the payments service.
+ * rows appended. It charges through the processor that runs the period's rail.
  */
 const ATTEMPT = {
   billingActivity: { read: ['get'], write: ['put', 'update'] },
   billingActivityHistory: { write: ['put'] },
   locks: { write: ['put'], delete: true },
 } as const satisfies Partial<Record<TableId, TableGrant>>;
-const COLLECTS = { services: ['stripe', 'payments', 'accounts'], secrets: ['stripeApiKey'] } as const;
+/** A collecting function calls every payment processor, with the secrets they need, and the accounts service. */
+const COLLECTS = {
+  services: [...PROCESSORS, 'accounts'],
+  secrets: PROCESSORS.flatMap((id) => (SERVICES[id] as ServiceEntry).secrets ?? []),
+} satisfies Pick<FunctionManifest, 'services' | 'secrets'>;
 
 export const FUNCTIONS = {
   'collections-job': {
@@ -205,7 +208,7 @@ export const FUNCTIONS = {
     },
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
-    secrets: ['stripeApiKey', 'balanceWebhook'],
+    secrets: [...COLLECTS.secrets, 'balanceWebhook'],
     settings: ['MAX_PAYMENT_CENTS'],
   },
   // retry-billing for each item of a bulk retry run: finds the period by subscription id, runs the

@@ -5,6 +5,7 @@ import { dynamoStores, type DynamoStores } from './compose.js';
 import { ConfigError } from './config.js';
 import type { AppDeps } from './deps.js';
 import { guardedClient, type NeededAccess } from './grants.js';
+import { callsProcessorOf, chargesEveryRail } from './processors.js';
 
 /** What every function of one environment shares before its manifest narrows it: everything but the stores. */
 export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns'>;
@@ -86,10 +87,10 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     collectionsQueue: grantedQueue('collectionsQueue'),
     balanceEventsQueue: grantedQueue('balanceEventsQueue'),
     retryRunsQueue: grantedQueue('retryRunsQueue'),
-    // Charging needs every rail: cards through Stripe, ACH and pinless through the payments service.
-    processor: services.has('stripe') && services.has('payments') ? shared.processor : notGranted('the payment processor', name),
+    processor: chargesEveryRail(manifest) ? shared.processor : notGranted('the payment processor', name),
     accounts: services.has('accounts') ? shared.accounts : notGranted('the accounts service', name),
-    ...(services.has('stripe') && cardPayments ? { cardPayments } : {}),
+    // Card payments are looked up at the card processor.
+    ...(callsProcessorOf(manifest, 'card') && cardPayments ? { cardPayments } : {}),
     secrets: {
       stripeWebhook: secrets.has('stripeWebhook') ? shared.secrets.stripeWebhook : '',
       achWebhook: secrets.has('achWebhook') ? shared.secrets.achWebhook : '',

@@ -1,4 +1,4 @@
-import { lazily, type StripeWiring } from './types.js';
+import { lazily, type ServiceWiring } from './types.js';
 
 /**
  * Card charges and PaymentIntent lookups through the Stripe SDK (247 KiB minified), loaded on the
@@ -8,7 +8,8 @@ import { lazily, type StripeWiring } from './types.js';
  * TypeScript (local runtime, tests) it is the installed package. This is the SDK's one value
  * import: the adapters take the client, and its error classes from it.
  */
-export const stripe: StripeWiring = (apiKey) => {
+export const stripe: ServiceWiring = ({ secret }) => {
+  const apiKey = secret('stripeApiKey');
   const load = lazily(async () => {
     const [{ default: Stripe }, { StripeCardProcessor, StripeCustomerSearchResolver }, { StripePaymentIntentDirectory }] = await Promise.all([
       import('stripe'),
@@ -22,7 +23,7 @@ export const stripe: StripeWiring = (apiKey) => {
     };
   });
   return {
-    card: { submit: async (request, signal) => (await load()).card.submit(request, signal) },
+    processor: { submit: async (request, signal) => (await load()).card.submit(request, signal) },
     cardPayments: { findReference: async (paymentIntentId) => (await load()).cardPayments.findReference(paymentIntentId) },
   };
 };
