@@ -63,12 +63,10 @@ function withKey(key: RowKey | undefined): { key?: RowKey } {
 }
 
 /**
- * billing-activity-history stream → the events of DESIGN 11 on the bus. Every record's events go
- * out in PutEvents calls of at most ten (the publisher retries the entries EventBridge failed); a
- * record that cannot be mapped, or one of whose events could not be put, is reported as a batch
- * item failure, so Lambda retries from it (bisecting), and after its retries sends it to the
- * on-failure destination: one bad record never blocks the shard. A redelivered record yields the
- * same event ids, so consumers deduplicate on `event_id`.
+ * billing-activity-history stream → the events of DESIGN 11 on the bus. A record that cannot be
+ * mapped or put is a batch item failure, retried and then sent to the on-failure destination, so
+ * one bad record never blocks the shard; a redelivery yields the same event ids (consumers
+ * deduplicate on `event_id`).
  */
 export function createEventsPublisherHandler(deps: EventsPublisherDeps) {
   return async (event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> => {

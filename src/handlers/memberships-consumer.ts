@@ -38,14 +38,10 @@ function outcomeLog(outcome: MembershipOutcome): Record<string, unknown> {
 }
 
 /**
- * Memberships stream → membership changes (DESIGN 7). Records of one user are applied in stream
- * order; the first that fails is reported and so is every later record of that user in the batch,
- * so nothing is applied ahead of it. Lambda restarts the shard at the lowest failed sequence
- * number; records that were applied are then replays, which the domain answers as no-ops.
- *
- * A record that cannot be decoded is reported too (so it ends in the on-failure destination once
- * the event source's retries or record age run out, never blocking the shard for good), but it is
- * no ordering barrier: it can never be applied, so the user's later changes go ahead.
+ * Memberships stream → membership changes (DESIGN 7), each user's records in stream order: the
+ * first that fails is reported with every later record of that user, so nothing is applied ahead
+ * of it (the replays that follow are no-ops). A record that cannot be decoded is reported too but
+ * blocks nothing: it can never be applied, so the user's later changes go ahead.
  */
 export function createMembershipsConsumerHandler(deps: AppDeps) {
   return async (event: KinesisStreamEvent, context?: Context): Promise<KinesisStreamBatchResponse> => {

@@ -26,13 +26,10 @@ import { safeParseCold } from '../domain/lazy-schema.js';
 export const STRIPE_SIGNATURE_TOLERANCE_S = 300;
 
 /**
- * `POST /webhooks/stripe` (DESIGN 6, 2.8). Verify the signature over the raw body (400), claim
- * the event (a live claim elsewhere → 409 `event_in_progress`, processed → 200 duplicate), apply
- * it, mark it processed; an event of a type it does not handle is recorded processed in one write
- * (same answers, no claim). A data object that fails validation will fail on every redelivery too,
- * so it is logged, recorded as processed and answered 200; only a genuine processing failure
- * (store unavailable, conflicts that outlast a retry) releases the claim and answers non-2xx so
- * that Stripe redelivers.
+ * `POST /webhooks/stripe` (DESIGN 6, 2.8): verify the signature over the raw body (400), claim the
+ * event (claimed elsewhere → 409, processed → 200 duplicate), apply it, mark it processed. Invalid
+ * data would fail every redelivery too, so it is recorded and answered 200; only a processing
+ * failure releases the claim and answers non-2xx, so that Stripe redelivers.
  */
 export function createStripeWebhookHandler(deps: AppDeps): (event: HttpEvent) => Promise<HttpResult> {
   return async (event) => {

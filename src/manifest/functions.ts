@@ -9,7 +9,7 @@ import { PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type Ser
  * through it and test/infra/iam.test.ts checks that each role is exactly it.
  *
  * Adding a function: add its entry here (and its routes to routes.ts), write its entry module
- * (`entry`, exporting `handler`), and run `npx vitest run test/manifest test/infra`.
+ * (`entry`, exporting `handler`), and run `npx vitest run test/manifest test/infra test/runtime`.
  */
 
 /** DynamoDB actions on a table's own items (the base table ARN). */
@@ -97,7 +97,7 @@ const COLLECTS = {
 export const FUNCTIONS = {
   'collections-job': {
     entry: 'src/functions/collections-job.ts',
-    description: 'Finds due billing work on the status index and enqueues it',
+    description: 'Finds due billing work on the due index and enqueues it',
     timeoutSeconds: 300,
     memoryMb: 1024,
     trigger: { kind: 'schedule' },

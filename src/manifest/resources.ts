@@ -48,7 +48,7 @@ export type Rail = (typeof RAILS)[number];
  * charges on, each run by exactly one processor (test/runtime/processors.test.ts). `stripe` is the
  * Stripe SDK (card charges, PaymentIntent lookups, webhook signatures) and needs the API key; the
  * payments service runs the ACH and pinless rails; the accounts service names a user's accounts.
- * Adding a processor: its entry here, its adapter and its wiring (src/runtime/wiring/processors.ts).
+ * Adding a processor: its entry here, its adapter, its wiring in src/runtime/wiring/collecting.ts.
  */
 export const SERVICES = {
   stripe: { secrets: ['stripeApiKey'] as readonly SecretId[], rails: ['card'] as readonly Rail[] },

@@ -36,9 +36,8 @@ export interface Settings {
 }
 
 /**
- * Everything a handler may use, built once per cold start (production) or once per local runtime.
- * Handlers are created from it by `create*Handler(deps)`; the exported Lambda `handler` builds it
- * from the environment.
+ * Everything a handler may use, as one function's manifest grants it (functionDeps, built once per
+ * cold start, local runtime or test app). Handlers are created from it by `create*Handler(deps)`.
  */
 export interface AppDeps {
   /** Business time: due dates, leases, history stamps. Simulated in the local runtime. */

@@ -10,7 +10,7 @@ import { serializeLoanPayment, serializeLoanPaymentHistoryRow, serializePage } f
 import { cursorSchema, idSchema, idempotencyKey, limitSchema, pathParams, queryParams } from './request.js';
 import type { RouteContext } from './router.js';
 
-/** Loan payments (DESIGN 2.7, seed 004): list (newest first), get, history, and a user's payment keyed by Idempotency-Key. */
+/** Loan payments (DESIGN 2.7): list (newest first), get, history, and a user's payment keyed by Idempotency-Key. */
 
 export const loanParams = lazySchema(() => z.object({ userId: idSchema, loanId: idSchema }));
 export const paymentParams = lazySchema(() => z.extend(loanParams, { paymentId: idSchema }));
