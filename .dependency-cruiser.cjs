@@ -40,6 +40,13 @@ module.exports = {
       to: { path: '^src/(runtime|handlers|local)/' },
     },
     {
+      name: 'handlers-through-runtime',
+      comment: 'src/handlers reach an adapter only through src/runtime, which composes them: a handler names ports and what the runtime hands it.',
+      severity: 'error',
+      from: { path: '^src/handlers/' },
+      to: { path: '^src/adapters/' },
+    },
+    {
       name: 'handlers-not-local',
       comment: 'src/handlers run in Lambda; the local runtime (src/local) wraps them, never the other way round.',
       severity: 'error',

@@ -9,7 +9,9 @@ import { PaymentSimulator } from '../src/adapters/processor/simulator.js';
 import { historyRowOf } from '../src/domain/billing-record.js';
 import type { Clock } from '../src/domain/ports/clock.js';
 import type { BillingRecord } from '../src/domain/records.js';
+import type { FunctionName } from '../src/manifest/index.js';
 import { dynamoStores, systemClock, uuidIds } from '../src/runtime/compose.js';
+import { functionDeps, sharedDeps } from '../src/runtime/function-deps.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
 import type { AppDeps, QueueMessage, QueuePort } from '../src/runtime/deps.js';
 import { createLogger } from '../src/runtime/logger.js';
@@ -48,7 +50,10 @@ export class MemoryQueue implements QueuePort {
 }
 
 export interface BenchApp {
+  /** Every port, unguarded: for seeding. */
   readonly deps: AppDeps;
+  /** One function's deps behind its manifest's grant guard, as deployed: build handlers from these. */
+  depsFor(name: FunctionName): AppDeps;
   readonly client: DynamoDBClient;
   readonly tables: TableNames;
   readonly meter: CapacityMeter;
@@ -93,7 +98,9 @@ export async function createBenchApp(endpoint: string, label: string, logTo?: De
     secrets: { stripeWebhook: 'whsec_bench', achWebhook: 'ach_bench', balanceWebhook: 'balance_bench' },
     settings: { stage: 'bench', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS },
   };
-  return { deps, client, tables, meter, clock, simulator, collectionsQueue, balanceQueue };
+  const shared = sharedDeps(deps);
+  const depsFor = (name: FunctionName): AppDeps => functionDeps(name, shared, { client, tables });
+  return { deps, depsFor, client, tables, meter, clock, simulator, collectionsQueue, balanceQueue };
 }
 
 

@@ -37,7 +37,7 @@ export async function measureLatency(endpoint: string, options: { connections: n
   const records = Array.from({ length: 4000 }, () => dueRecord(app.clock.now()));
   await seed(app, records);
   app.meter.pause(true);
-  const api = createApiHandler(app.deps);
+  const api = createApiHandler(app.depsFor('api'));
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname.startsWith('/raw/')) {

@@ -64,7 +64,7 @@ const PATHS: readonly { name: string; records: (now: Date) => BillingRecord; run
     name: 'scheduled (batch-worker)',
     records: (now) => dueRecord(now),
     run: async (app, records) => {
-      const worker = createBatchWorkerHandler(app.deps);
+      const worker = createBatchWorkerHandler(app.depsFor('batch-worker'));
       await inBatches(collectionMessages(records, 'SCHEDULED', formatInstant(app.clock.now())), (b) => worker(sqsEvent(b)));
     },
   },
@@ -78,7 +78,7 @@ const PATHS: readonly { name: string; records: (now: Date) => BillingRecord; run
         payment_error: 'The payment was declined by the bank.',
       }),
     run: async (app, records) => {
-      const worker = createBatchWorkerHandler(app.deps);
+      const worker = createBatchWorkerHandler(app.depsFor('batch-worker'));
       await inBatches(collectionMessages(records, 'RETRY', formatInstant(app.clock.now())), (b) => worker(sqsEvent(b)));
     },
   },
@@ -86,7 +86,7 @@ const PATHS: readonly { name: string; records: (now: Date) => BillingRecord; run
     name: 'balance webhook (webhook-balance-worker)',
     records: (now) => dueRecord(now),
     run: async (app, records) => {
-      const worker = createBalanceWorkerHandler(app.deps);
+      const worker = createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'));
       const messages = records.map((r) => ({
         id: randomUUID(),
         body: JSON.stringify({
@@ -105,7 +105,7 @@ const PATHS: readonly { name: string; records: (now: Date) => BillingRecord; run
     name: 'manual pay (api)',
     records: (now) => dueRecord(now),
     run: async (app, records) => {
-      const api = createApiHandler(app.deps);
+      const api = createApiHandler(app.depsFor('api'));
       await pool(records, 16, (r) => api(apiEvent('POST', `/v1/subscriptions/${r.subscription_id}/pay`, { 'idempotency-key': randomUUID() })));
     },
   },
@@ -113,7 +113,7 @@ const PATHS: readonly { name: string; records: (now: Date) => BillingRecord; run
     name: 'operator retry (api)',
     records: (now) => dueRecord(now, 'pinless', { billing_status: 'FAILED', payment_attempts: 1, last_attempt_date: formatInstant(now) }),
     run: async (app, records) => {
-      const api = createApiHandler(app.deps);
+      const api = createApiHandler(app.depsFor('api'));
       await pool(records, 16, (r) => api(apiEvent('POST', `/v1/subscriptions/${r.subscription_id}/retry-billing`, {}, '{"reason":"bench"}')));
     },
   },

@@ -168,8 +168,8 @@ async function countBilled(app: BenchApp, records: readonly BillingRecord[]): Pr
 /** The project: collections-job, then every message through the batch-worker. */
 export async function collectionRun(endpoint: string, n: number, invocations: number, sink: LogSink, waiting = 0, bill = true): Promise<CollectionRun> {
   const { app, records, seedSeconds } = await seeded(endpoint, `run${n}w${waiting}`, n, waiting, sink);
-  const job = createCollectionsJobHandler(app.deps, { pageSize: 1000 });
-  const worker = createBatchWorkerHandler(app.deps);
+  const job = createCollectionsJobHandler(app.depsFor('collections-job'), { pageSize: 1000 });
+  const worker = createBatchWorkerHandler(app.depsFor('batch-worker'));
   const logBefore = sink.bytes();
   const cpu = process.cpuUsage();
   const started = performance.now();

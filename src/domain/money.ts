@@ -35,13 +35,4 @@ export function centsToDollars(cents: Cents): string {
 export const centsSchema = lazySchema(() => z.int().check(z.nonnegative(), z.maximum(Number.MAX_SAFE_INTEGER)));
 export const positiveCentsSchema = lazySchema(() => z.int().check(z.positive(), z.maximum(Number.MAX_SAFE_INTEGER)));
 
-/** The message every path gives for an amount above the configured payment maximum (MAX_PAYMENT_CENTS). */
-export function aboveMaximumMessage(maxCents: Cents): string {
-  return `at most ${maxCents} cents (${centsToDollars(maxCents)} dollars), the payment maximum`;
-}
-
-/** A new charge: positive whole cents, at most the configured payment maximum. */
-export function chargeCentsSchema(maxCents: Cents) {
-  return z.int().check(z.positive(), z.maximum(maxCents, aboveMaximumMessage(maxCents)));
-}
 export const dollarStringSchema = lazySchema(() => z.string().check(z.regex(DOLLARS, 'a dollar amount with at most two decimals, e.g. "19.99"')));

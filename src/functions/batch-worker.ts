@@ -1,8 +1,7 @@
 import { createBatchWorkerHandler } from '../handlers/batch-worker.js';
 import { lambdaEntry } from '../runtime/lambda.js';
-import { paymentsService } from '../runtime/wiring/payments-service.js';
+import { collectingServices } from '../runtime/wiring/collecting.js';
 import { secretsManager } from '../runtime/wiring/secrets-manager.js';
-import { stripe } from '../runtime/wiring/stripe.js';
 
 /** The batch-worker Lambda: its handler, wired with exactly the adapters its manifest names (src/manifest/functions.ts). */
-export const handler = lambdaEntry('batch-worker', createBatchWorkerHandler, { secretsManager, stripe, paymentsService });
+export const handler = lambdaEntry('batch-worker', createBatchWorkerHandler, { secretsManager, services: collectingServices });

@@ -1,8 +1,7 @@
 import { createMembershipsConsumerHandler } from '../handlers/memberships-consumer.js';
 import { lambdaEntry } from '../runtime/lambda.js';
-import { paymentsService } from '../runtime/wiring/payments-service.js';
+import { collectingServices } from '../runtime/wiring/collecting.js';
 import { secretsManager } from '../runtime/wiring/secrets-manager.js';
-import { stripe } from '../runtime/wiring/stripe.js';
 
 /** The memberships-consumer Lambda: its handler, wired with exactly the adapters its manifest names (src/manifest/functions.ts). */
-export const handler = lambdaEntry('memberships-consumer', createMembershipsConsumerHandler, { secretsManager, stripe, paymentsService });
+export const handler = lambdaEntry('memberships-consumer', createMembershipsConsumerHandler, { secretsManager, services: collectingServices });

@@ -4,4 +4,4 @@ import { secretsManager } from '../runtime/wiring/secrets-manager.js';
 import { stripe } from '../runtime/wiring/stripe.js';
 
 /** The stripe-webhook Lambda: its handler, wired with exactly the adapters its manifest names (src/manifest/functions.ts). */
-export const handler = lambdaEntry('stripe-webhook', createStripeWebhookHandler, { secretsManager, stripe });
+export const handler = lambdaEntry('stripe-webhook', createStripeWebhookHandler, { secretsManager, services: { stripe } });

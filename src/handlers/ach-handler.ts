@@ -5,11 +5,10 @@ import { errorBody, errorResponse, header, json, parseJsonBody, rawBody, type Ht
 import { verifySignedPayload } from './shared/signature.js';
 
 /**
- * `POST /webhooks/ach` (DESIGN 4): settlement, return, refund and chargeback outcomes, HMAC-signed.
- * The signature is checked before the body is parsed. No lock: the record's version is the fence.
- * Answers 200 for everything the sender must not repeat (applied, replays, unknown records: the
- * provider retries any non-2xx forever, so an unknown reference is logged, not refused), 400 for a
- * bad signature or body, 409 when the record kept changing under us (the sender retries).
+ * `POST /webhooks/ach` (DESIGN 4): HMAC-signed settlement, return, refund and chargeback outcomes,
+ * the signature checked before the body is parsed; no lock, the record's version is the fence.
+ * 200 for all the sender must not repeat (it retries any non-2xx forever, so an unknown reference
+ * is logged, not refused), 400 for a bad signature or body, 409 when the record kept changing.
  */
 export function createAchHandler(deps: AppDeps): (event: HttpEvent) => Promise<HttpResult> {
   return async (event) => {

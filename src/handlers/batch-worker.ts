@@ -1,4 +1,4 @@
-import { CorruptItemError } from '../adapters/dynamodb/errors.js';
+import { CorruptItemError } from '../runtime/stored-items.js';
 import { collectionMessageSchema, isLoanPaymentRetry, type LoanPaymentRetryMessage } from '../domain/collections.js';
 import { runCollectionAttempt } from '../domain/use-cases/collect.js';
 import { retryLoanPayment } from '../domain/use-cases/retry-loan-payment.js';

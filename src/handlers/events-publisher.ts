@@ -1,11 +1,9 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import * as z from '../domain/zod.js';
 import { lazySchema, safeParseCold } from '../domain/lazy-schema.js';
-import { historyFromItem } from '../adapters/dynamodb/billing-item.js';
-import type { Item } from '../adapters/dynamodb/attribute-codec.js';
-import { CorruptItemError } from '../adapters/dynamodb/errors.js';
 import { publishedEventsOf, UnpublishableRowError, type EventIdOf, type EventPublisher, type PublishedEvent } from '../domain/published-events.js';
 import type { Logger } from '../runtime/logger.js';
+import { CorruptItemError, historyFromItem, type Item } from '../runtime/stored-items.js';
 import { invocationOwner } from './shared/batch.js';
 
 export interface EventsPublisherDeps {
@@ -65,12 +63,10 @@ function withKey(key: RowKey | undefined): { key?: RowKey } {
 }
 
 /**
- * billing-activity-history stream → the events of DESIGN 11 on the bus. Every record's events go
- * out in PutEvents calls of at most ten (the publisher retries the entries EventBridge failed); a
- * record that cannot be mapped, or one of whose events could not be put, is reported as a batch
- * item failure, so Lambda retries from it (bisecting), and after its retries sends it to the
- * on-failure destination: one bad record never blocks the shard. A redelivered record yields the
- * same event ids, so consumers deduplicate on `event_id`.
+ * billing-activity-history stream → the events of DESIGN 11 on the bus. A record that cannot be
+ * mapped or put is a batch item failure, retried and then sent to the on-failure destination, so
+ * one bad record never blocks the shard; a redelivery yields the same event ids (consumers
+ * deduplicate on `event_id`).
  */
 export function createEventsPublisherHandler(deps: EventsPublisherDeps) {
   return async (event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> => {

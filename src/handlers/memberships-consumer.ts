@@ -1,7 +1,7 @@
 import type { Context, KinesisStreamBatchResponse, KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda';
 import { LockedError } from '../domain/errors.js';
 import { safeParseCold } from '../domain/lazy-schema.js';
-import { aboveMaximumMessage } from '../domain/money.js';
+import { aboveMaximumMessage, exceedsPaymentMaximum } from '../domain/payment-maximum.js';
 import { applyMembershipEvent, membershipEventSchema, type MembershipEvent, type MembershipOutcome } from '../domain/use-cases/membership/apply-membership-event.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { attemptDepsOf, invocationOwner, outcomeFields, runGroupedSequentially } from './shared/batch.js';
@@ -23,7 +23,7 @@ export function decodeMembershipRecord(record: KinesisStreamRecord, maxPaymentCe
   }
   const parsed = safeParseCold(membershipEventSchema, data);
   if (!parsed.success) return { ok: false, record, issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(event)'}: ${i.message}`) };
-  if (parsed.data.type === 'NEW' && parsed.data.plan.amount > maxPaymentCents) {
+  if (parsed.data.type === 'NEW' && exceedsPaymentMaximum(parsed.data.plan.amount, maxPaymentCents)) {
     return { ok: false, record, issues: [`plan.amount: ${aboveMaximumMessage(maxPaymentCents)}`] };
   }
   return { ok: true, record, event: parsed.data };
@@ -38,14 +38,10 @@ function outcomeLog(outcome: MembershipOutcome): Record<string, unknown> {
 }
 
 /**
- * Memberships stream → membership changes (DESIGN 7). Records of one user are applied in stream
- * order; the first that fails is reported and so is every later record of that user in the batch,
- * so nothing is applied ahead of it. Lambda restarts the shard at the lowest failed sequence
- * number; records that were applied are then replays, which the domain answers as no-ops.
- *
- * A record that cannot be decoded is reported too (so it ends in the on-failure destination once
- * the event source's retries or record age run out, never blocking the shard for good), but it is
- * no ordering barrier: it can never be applied, so the user's later changes go ahead.
+ * Memberships stream → membership changes (DESIGN 7), each user's records in stream order: the
+ * first that fails is reported with every later record of that user, so nothing is applied ahead
+ * of it (the replays that follow are no-ops). A record that cannot be decoded is reported too but
+ * blocks nothing: it can never be applied, so the user's later changes go ahead.
  */
 export function createMembershipsConsumerHandler(deps: AppDeps) {
   return async (event: KinesisStreamEvent, context?: Context): Promise<KinesisStreamBatchResponse> => {

@@ -1,22 +1,24 @@
 import type * as z from '../domain/zod.js';
-import { cardDeclineMessage } from '../adapters/stripe/decline-messages.js';
-import { declineDetailsOf } from '../adapters/stripe/decline-details.js';
 import { classifyDecline, type DeclineDetails } from '../domain/declines.js';
-import {
-  cardReferenceSchema,
-  chargeSchema,
-  checkoutSessionSchema,
-  disputeSchema,
-  paymentIntentSchema,
-  stripeEventEnvelopeSchema,
-  type StripeEventEnvelope,
-} from '../adapters/stripe/events.js';
-import { StripeSignatureVerificationError, stripeWebhooks } from '../adapters/stripe/webhook-signature.js';
 import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
 import { decideChargeRefunded, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
+import { exceedsPaymentMaximum } from '../domain/payment-maximum.js';
 import { processStripeEventOnce, recordStripeEventOnce } from '../domain/stripe-events.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
+import {
+  cardDeclineMessage,
+  cardReferenceSchema,
+  chargeSchema,
+  checkoutSessionSchema,
+  declineDetailsOf,
+  disputeSchema,
+  paymentIntentSchema,
+  StripeSignatureVerificationError,
+  stripeEventEnvelopeSchema,
+  stripeWebhooks,
+  type StripeEventEnvelope,
+} from '../runtime/stripe-events.js';
 import { errorBody, errorResponse, header, json, parseWith, rawBody, type HttpEvent, type HttpResult } from './shared/http.js';
 import { safeParseCold } from '../domain/lazy-schema.js';
 
@@ -24,13 +26,10 @@ import { safeParseCold } from '../domain/lazy-schema.js';
 export const STRIPE_SIGNATURE_TOLERANCE_S = 300;
 
 /**
- * `POST /webhooks/stripe` (DESIGN 6, 2.8). Verify the signature over the raw body (400), claim
- * the event (a live claim elsewhere → 409 `event_in_progress`, processed → 200 duplicate), apply
- * it, mark it processed; an event of a type it does not handle is recorded processed in one write
- * (same answers, no claim). A data object that fails validation will fail on every redelivery too,
- * so it is logged, recorded as processed and answered 200; only a genuine processing failure
- * (store unavailable, conflicts that outlast a retry) releases the claim and answers non-2xx so
- * that Stripe redelivers.
+ * `POST /webhooks/stripe` (DESIGN 6, 2.8): verify the signature over the raw body (400), claim the
+ * event (claimed elsewhere → 409, processed → 200 duplicate), apply it, mark it processed. Invalid
+ * data would fail every redelivery too, so it is recorded and answered 200; only a processing
+ * failure releases the claim and answers non-2xx, so that Stripe redelivers.
  */
 export function createStripeWebhookHandler(deps: AppDeps): (event: HttpEvent) => Promise<HttpResult> {
   return async (event) => {
@@ -45,7 +44,7 @@ export function createStripeWebhookHandler(deps: AppDeps): (event: HttpEvent) =>
       const envelope = parseWith(stripeEventEnvelopeSchema, verified.event, 'invalid_event');
       const eventLog = log.child({ event_id: envelope.id, event_type: envelope.type });
       // A type it does not handle has nothing to apply: recorded processed in one write, no claim.
-      const delivery = HANDLED.has(envelope.type)
+      const delivery = APPLIERS.has(envelope.type)
         ? await processStripeEventOnce(deps, envelope, () => applyStripeEvent(deps, envelope, eventLog), {
             onReleaseError: (error) => eventLog.error({ err: error }, 'stripe event claim could not be released'),
           })
@@ -98,103 +97,111 @@ interface Applied {
   readonly reason?: string;
 }
 
-const HANDLED = new Set([
-  'checkout.session.completed',
-  'payment_intent.succeeded',
-  'payment_intent.payment_failed',
-  'charge.refunded',
-  'charge.dispute.created',
+/** What applying one event needs: the deps, its logger, and the lock owner for writes under the user's lock. */
+interface EventContext {
+  readonly deps: AppDeps;
+  readonly log: Logger;
+  readonly owner: string;
+}
+
+type Apply = (object: unknown, ctx: EventContext, type: string) => Promise<Applied>;
+
+/** Each handled type's applier; the handler records every other type without applying it. */
+const APPLIERS = new Map<string, Apply>([
+  ['checkout.session.completed', applyCheckout],
+  ['payment_intent.succeeded', applyPaymentIntent],
+  ['payment_intent.payment_failed', applyPaymentIntent],
+  ['charge.refunded', applyChargeRefunded],
+  ['charge.dispute.created', applyDisputeCreated],
 ]);
 
-/** A handled type's event (HANDLED); the handler records every other type without applying it. */
 async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: Logger): Promise<Applied> {
-  const object = event.data.object;
-  const invalid = (issues: z.core.$ZodIssue[]): Applied => {
-    log.warn({ issues: issues.map((i) => ({ path: i.path.join('.'), message: i.message })) }, 'stripe event data is invalid; recorded without effect');
-    return { outcome: 'ignored', reason: 'invalid_data' };
-  };
-  // The lock owner when an outcome is written under the user's lock (a checkout, a submission no attempt recorded).
-  const owner = `stripe:${event.id}`;
-  let result: CardResult;
-  switch (event.type) {
-    case 'checkout.session.completed': {
-      const parsed = safeParseCold(checkoutSessionSchema, object);
-      if (!parsed.success) return invalid(parsed.error.issues);
-      const { metadata } = parsed.data;
-      // A trial (no_payment_required, amount_total 0) bills what its metadata names (DESIGN 6.1).
-      const amountCents = metadata.amount ?? parsed.data.amount_total ?? 0;
-      if (amountCents <= 0) {
-        log.warn(
-          { user_id: metadata.user_id, session: parsed.data.id, payment_status: parsed.data.payment_status ?? null, amount_total: parsed.data.amount_total ?? null },
-          'checkout names no positive amount (neither metadata.amount nor amount_total); recorded without effect',
-        );
-        return { outcome: 'ignored', reason: 'no_amount' };
-      }
-      const maxCents = deps.settings.maxPaymentCents;
-      if (amountCents > maxCents) {
-        // A redelivery could not fix it: recorded as processed without effect, the reason logged.
-        log.warn({ user_id: metadata.user_id, amount_cents: amountCents, max_payment_cents: maxCents }, 'checkout amount is above the payment maximum; recorded without effect');
-        return { outcome: 'ignored', reason: 'amount_above_maximum' };
-      }
-      result = await applyCheckoutCompleted(deps, {
-        user_id: metadata.user_id,
-        amount_cents: amountCents,
-        tier: metadata.tier,
-        term: metadata.term,
-        first_billing_date: metadata.first_billing_date,
-        friday_billing: metadata.friday_billing,
-      }, owner);
-      break;
-    }
-    case 'payment_intent.succeeded':
-    case 'payment_intent.payment_failed': {
-      const parsed = safeParseCold(paymentIntentSchema, object);
-      if (!parsed.success) return invalid(parsed.error.issues);
-      const intent = parsed.data;
-      const input = { payment_intent_id: intent.id, reference: intent.metadata, amount_cents: intent.amount };
-      result =
-        event.type === 'payment_intent.succeeded'
-          ? await applyCardOutcome(deps, decidePaymentSucceeded, { ...input, received_cents: intent.amount_received ?? intent.amount, currency: intent.currency ?? PERIOD_CURRENCY }, owner)
-          : await applyCardOutcome(deps, decidePaymentFailed, {
-              ...input,
-              message: cardDeclineMessage(intent.last_payment_error?.decline_code, intent.last_payment_error?.code),
-              decline: declineOf(log, intent.last_payment_error),
-            }, owner);
-      break;
-    }
-    case 'charge.refunded': {
-      const parsed = safeParseCold(chargeSchema, object);
-      if (!parsed.success) return invalid(parsed.error.issues);
-      const charge = parsed.data;
-      const reference = await referenceOf(deps, charge.metadata, charge.payment_intent);
-      if (!reference || !charge.payment_intent) return unlocated(log, charge.payment_intent);
-      result = await applyCardOutcome(deps, decideChargeRefunded, {
-        payment_intent_id: charge.payment_intent,
-        reference,
-        amount_cents: charge.amount,
-        fully_refunded: charge.refunded,
-      }, owner);
-      break;
-    }
-    case 'charge.dispute.created': {
-      const parsed = safeParseCold(disputeSchema, object);
-      if (!parsed.success) return invalid(parsed.error.issues);
-      const dispute = parsed.data;
-      const reference = await referenceOf(deps, dispute.metadata, dispute.payment_intent);
-      if (!reference || !dispute.payment_intent) return unlocated(log, dispute.payment_intent);
-      result = await applyCardOutcome(deps, decideDisputeCreated, {
-        payment_intent_id: dispute.payment_intent,
-        reference,
-        amount_cents: dispute.amount,
-        dispute_id: dispute.id,
-        // Absent status: treated as funds withdrawn (the behaviour before inquiries were told apart).
-        status: dispute.status ?? 'needs_response',
-      }, owner);
-      break;
-    }
-    default:
-      return { outcome: 'unhandled' };
+  const apply = APPLIERS.get(event.type);
+  if (!apply) return { outcome: 'unhandled' };
+  return apply(event.data.object, { deps, log, owner: `stripe:${event.id}` }, event.type);
+}
+
+/** A data object every redelivery would fail on too: logged and recorded without effect. */
+function invalid(log: Logger, issues: z.core.$ZodIssue[]): Applied {
+  log.warn({ issues: issues.map((i) => ({ path: i.path.join('.'), message: i.message })) }, 'stripe event data is invalid; recorded without effect');
+  return { outcome: 'ignored', reason: 'invalid_data' };
+}
+
+async function applyCheckout(object: unknown, { deps, log, owner }: EventContext): Promise<Applied> {
+  const parsed = safeParseCold(checkoutSessionSchema, object);
+  if (!parsed.success) return invalid(log, parsed.error.issues);
+  const { metadata } = parsed.data;
+  // A trial (no_payment_required, amount_total 0) bills what its metadata names (DESIGN 6.1).
+  const amountCents = metadata.amount ?? parsed.data.amount_total ?? 0;
+  if (amountCents <= 0) {
+    log.warn(
+      { user_id: metadata.user_id, session: parsed.data.id, payment_status: parsed.data.payment_status ?? null, amount_total: parsed.data.amount_total ?? null },
+      'checkout names no positive amount (neither metadata.amount nor amount_total); recorded without effect',
+    );
+    return { outcome: 'ignored', reason: 'no_amount' };
   }
+  const maxCents = deps.settings.maxPaymentCents;
+  if (exceedsPaymentMaximum(amountCents, maxCents)) {
+    // A redelivery could not fix it: recorded as processed without effect, the reason logged.
+    log.warn({ user_id: metadata.user_id, amount_cents: amountCents, max_payment_cents: maxCents }, 'checkout amount is above the payment maximum; recorded without effect');
+    return { outcome: 'ignored', reason: 'amount_above_maximum' };
+  }
+  const result = await applyCheckoutCompleted(deps, {
+    user_id: metadata.user_id,
+    amount_cents: amountCents,
+    tier: metadata.tier,
+    term: metadata.term,
+    first_billing_date: metadata.first_billing_date,
+    friday_billing: metadata.friday_billing,
+  }, owner);
+  return reported(log, result);
+}
+
+async function applyPaymentIntent(object: unknown, { deps, log, owner }: EventContext, type: string): Promise<Applied> {
+  const parsed = safeParseCold(paymentIntentSchema, object);
+  if (!parsed.success) return invalid(log, parsed.error.issues);
+  const intent = parsed.data;
+  const input = { payment_intent_id: intent.id, reference: intent.metadata, amount_cents: intent.amount };
+  const result =
+    type === 'payment_intent.succeeded'
+      ? await applyCardOutcome(deps, decidePaymentSucceeded, { ...input, received_cents: intent.amount_received ?? intent.amount, currency: intent.currency ?? PERIOD_CURRENCY }, owner)
+      : await applyCardOutcome(deps, decidePaymentFailed, {
+          ...input,
+          message: cardDeclineMessage(intent.last_payment_error?.decline_code, intent.last_payment_error?.code),
+          decline: declineOf(log, intent.last_payment_error),
+        }, owner);
+  return reported(log, result);
+}
+
+async function applyChargeRefunded(object: unknown, { deps, log, owner }: EventContext): Promise<Applied> {
+  const parsed = safeParseCold(chargeSchema, object);
+  if (!parsed.success) return invalid(log, parsed.error.issues);
+  const charge = parsed.data;
+  const reference = await referenceOf(deps, charge.metadata, charge.payment_intent);
+  if (!reference || !charge.payment_intent) return unlocated(log, charge.payment_intent);
+  const result = await applyCardOutcome(deps, decideChargeRefunded, {
+    payment_intent_id: charge.payment_intent,
+    reference,
+    amount_cents: charge.amount,
+    fully_refunded: charge.refunded,
+  }, owner);
+  return reported(log, result);
+}
+
+async function applyDisputeCreated(object: unknown, { deps, log, owner }: EventContext): Promise<Applied> {
+  const parsed = safeParseCold(disputeSchema, object);
+  if (!parsed.success) return invalid(log, parsed.error.issues);
+  const dispute = parsed.data;
+  const reference = await referenceOf(deps, dispute.metadata, dispute.payment_intent);
+  if (!reference || !dispute.payment_intent) return unlocated(log, dispute.payment_intent);
+  const result = await applyCardOutcome(deps, decideDisputeCreated, {
+    payment_intent_id: dispute.payment_intent,
+    reference,
+    amount_cents: dispute.amount,
+    dispute_id: dispute.id,
+    // An absent status is read as funds withdrawn, the stricter of the two.
+    status: dispute.status ?? 'needs_response',
+  }, owner);
   return reported(log, result);
 }
 

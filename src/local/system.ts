@@ -21,7 +21,9 @@ import { createMembershipsConsumerHandler } from '../handlers/memberships-consum
 import { createStripeWebhookHandler } from '../handlers/stripe-webhook.js';
 import { createBalanceWorkerHandler } from '../handlers/webhook-balance-worker.js';
 import { createRetryRunWorkerHandler } from '../handlers/retry-run-worker.js';
+import type { FunctionName } from '../manifest/index.js';
 import { dynamoStores, systemClock, uuidIds } from '../runtime/compose.js';
+import { functionDeps, sharedDeps } from '../runtime/function-deps.js';
 import type { AppDeps, QueueMessage, QueuePort } from '../runtime/deps.js';
 import { createLogger, type Logger } from '../runtime/logger.js';
 import { AchSettlementPump, type AchPumpResult } from './ach-pump.js';
@@ -330,14 +332,19 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     parts.seed = true;
     mark('seed');
 
-    handlers.api = createApiHandler(deps) as HttpHandler;
-    handlers['ach-handler'] = createAchHandler(deps) as HttpHandler;
-    handlers['stripe-webhook'] = createStripeWebhookHandler(deps) as HttpHandler;
-    const collectionsJob = createCollectionsJobHandler(deps);
-    const batchWorker = createBatchWorkerHandler(deps);
-    const balanceWorker = createBalanceWorkerHandler(deps);
-    const membershipsConsumer = createMembershipsConsumerHandler(deps);
-    const retryRunWorker = createRetryRunWorkerHandler(deps);
+    // Each handler gets its own function's deps, behind its manifest's grants, as deployed.
+    const depsFor = (name: FunctionName): AppDeps => {
+      const granted = functionDeps(name, sharedDeps(deps), { client: dynamoClient, tables, statusShardCount: options.statusShardCount, paymentShardCount: options.paymentShardCount });
+      return { ...granted, billing: tally.wrap(granted.billing), payments: tally.wrapPayments(granted.payments) };
+    };
+    handlers.api = createApiHandler(depsFor('api')) as HttpHandler;
+    handlers['ach-handler'] = createAchHandler(depsFor('ach-handler')) as HttpHandler;
+    handlers['stripe-webhook'] = createStripeWebhookHandler(depsFor('stripe-webhook')) as HttpHandler;
+    const collectionsJob = createCollectionsJobHandler(depsFor('collections-job'));
+    const batchWorker = createBatchWorkerHandler(depsFor('batch-worker'));
+    const balanceWorker = createBalanceWorkerHandler(depsFor('webhook-balance-worker'));
+    const membershipsConsumer = createMembershipsConsumerHandler(depsFor('memberships-consumer'));
+    const retryRunWorker = createRetryRunWorkerHandler(depsFor('retry-run-worker'));
     const eventsPublisher = createEventsPublisherHandler({
       logger: quiet,
       publisher: new EventBridgePublisher(eventBridge, eventBus.busName),

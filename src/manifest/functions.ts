@@ -1,14 +1,15 @@
 import { BILLING_ACTIVITY_INDEXES, PAYMENTS_INDEXES, type TableId } from '../adapters/dynamodb/table-definitions.js';
-import type { BusId, QueueId, SecretId, ServiceId, SettingEnv, StreamId } from './resources.js';
+import { PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
 
 /**
  * What each function may touch, written once. The CDK derives each function's IAM policy,
- * environment and event sources from it (lib/stateless-stack.ts); the Lambda wiring
- * (src/runtime) builds only the ports it grants; test/manifest checks that the code stays inside
- * it and test/infra/iam.test.ts that each role is exactly it.
+ * environment and event sources from it (lib/stateless-stack.ts); every function's deps, deployed,
+ * local and in tests (src/runtime/function-deps.ts), hold only the ports it grants, behind a guard
+ * that refuses any other DynamoDB request; test/runtime/grants-walk.test.ts walks every use case
+ * through it and test/infra/iam.test.ts checks that each role is exactly it.
  *
  * Adding a function: add its entry here (and its routes to routes.ts), write its entry module
- * (`entry`, exporting `handler`), and run `npx vitest run test/manifest test/infra`.
+ * (`entry`, exporting `handler`), and run `npx vitest run test/manifest test/infra test/runtime`.
  */
 
 /** DynamoDB actions on a table's own items (the base table ARN). */
@@ -80,20 +81,23 @@ const { byLoanStatus, byStatus: paymentsByStatus, byLoanCreated } = PAYMENTS_IND
  * The collection attempt (runCollectionAttempt under the user lock): the lock taken, renewed and
  * released (PutItem, DeleteItem; the release inside the commit), the period read and replaced,
  * its successor created, a counted failure recorded and an ACH debit counted (UpdateItem), audit
- * rows appended. It charges
- * cards through Stripe and the ACH and pinless rails through the payments service.
+ * rows appended. It charges through the processor that runs the period's rail.
  */
 const ATTEMPT = {
   billingActivity: { read: ['get'], write: ['put', 'update'] },
   billingActivityHistory: { write: ['put'] },
   locks: { write: ['put'], delete: true },
 } as const satisfies Partial<Record<TableId, TableGrant>>;
-const COLLECTS = { services: ['stripe', 'payments', 'accounts'], secrets: ['stripeApiKey'] } as const;
+/** A collecting function calls every payment processor, with the secrets they need, and the accounts service. */
+const COLLECTS = {
+  services: [...PROCESSORS, 'accounts'],
+  secrets: PROCESSORS.flatMap((id) => (SERVICES[id] as ServiceEntry).secrets ?? []),
+} satisfies Pick<FunctionManifest, 'services' | 'secrets'>;
 
 export const FUNCTIONS = {
   'collections-job': {
     entry: 'src/functions/collections-job.ts',
-    description: 'Finds due billing work on the status index and enqueues it',
+    description: 'Finds due billing work on the due index and enqueues it',
     timeoutSeconds: 300,
     memoryMb: 1024,
     trigger: { kind: 'schedule' },
@@ -141,8 +145,11 @@ export const FUNCTIONS = {
     tables: {
       // A return also adds to its day's ACH return-rate counter (UpdateItem ADD) in the same transaction.
       billingActivity: { read: ['get'], write: ['put', 'update'] },
-      billingActivityHistory: { write: ['put'] },
-      payments: { read: ['get'], write: ['put', 'update'] },
+      // An outcome for a transaction the period does not show: its audit rows (by subscription id)
+      // tell an older entry's replay from a payment never owed.
+      billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
+      // The same question for a loan payment: its audit rows (a Query on the payment's partition).
+      payments: { read: ['get', 'query'], write: ['put', 'update'] },
     },
     secrets: ['achWebhook'],
   },
@@ -171,7 +178,8 @@ export const FUNCTIONS = {
       // A card outcome that moves a period in or out of the failing or dunning gauge adds to their
       // counters in its transaction (UpdateItem ADD).
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
-      billingActivityHistory: { write: ['put'] },
+      // A success for a transaction the period does not show: its audit rows, by subscription id.
+      billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
       locks: { write: ['put'], delete: true },
     },
     services: ['stripe'],
@@ -200,7 +208,7 @@ export const FUNCTIONS = {
     },
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
-    secrets: ['stripeApiKey', 'balanceWebhook'],
+    secrets: [...COLLECTS.secrets, 'balanceWebhook'],
     settings: ['MAX_PAYMENT_CENTS'],
   },
   // retry-billing for each item of a bulk retry run: finds the period by subscription id, runs the

@@ -39,17 +39,33 @@ export const SECRETS = {
 } as const;
 export type SecretId = keyof typeof SECRETS;
 
+/** The payment rails a charge is submitted on (a period's or a loan payment's payment method). */
+export const RAILS = ['card', 'ach', 'pinless'] as const;
+export type Rail = (typeof RAILS)[number];
+
 /**
- * Outside services a function calls. `stripe` is the Stripe SDK (card charges, PaymentIntent
- * lookups, webhook signatures) and needs the API key; the payments service runs the ACH and
- * pinless rails; the accounts service names a user's payment accounts.
+ * Outside services a function calls. A payment processor is a service with `rails`: the rails it
+ * charges on, each run by exactly one processor (test/runtime/processors.test.ts). `stripe` is the
+ * Stripe SDK (card charges, PaymentIntent lookups, webhook signatures) and needs the API key; the
+ * payments service runs the ACH and pinless rails; the accounts service names a user's accounts.
+ * Adding a processor: its entry here, its adapter, its wiring in src/runtime/wiring/collecting.ts.
  */
 export const SERVICES = {
-  stripe: { secrets: ['stripeApiKey'] as readonly SecretId[] },
-  payments: { urlEnv: 'PAYMENTS_API_URL' },
+  stripe: { secrets: ['stripeApiKey'] as readonly SecretId[], rails: ['card'] as readonly Rail[] },
+  payments: { urlEnv: 'PAYMENTS_API_URL', rails: ['ach', 'pinless'] as readonly Rail[] },
   accounts: { urlEnv: 'ACCOUNTS_API_URL' },
 } as const;
 export type ServiceId = keyof typeof SERVICES;
+
+/** What one service entry may hold: the secrets it needs, its URL's variable, the rails it charges on. */
+export interface ServiceEntry {
+  readonly secrets?: readonly SecretId[];
+  readonly urlEnv?: string;
+  readonly rails?: readonly Rail[];
+}
+
+/** The payment processors, in a stable order: every service that charges on a rail. */
+export const PROCESSORS = (Object.keys(SERVICES) as ServiceId[]).filter((id) => ((SERVICES[id] as ServiceEntry).rails ?? []).length > 0);
 
 /** Settings only some functions read, by environment variable. */
 export type SettingEnv =

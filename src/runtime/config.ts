@@ -22,10 +22,7 @@ const positiveInt = lazySchema(() => z.coerce.number().check(z.int(), z.positive
  */
 export const DEFAULT_BALANCE_THRESHOLD_CENTS = 5000;
 
-/**
- * The largest single payment any path may create (loan payments, membership plans, Stripe
- * checkouts), in cents: $10,000. Above it a request is refused before anything is written.
- */
+/** The largest single payment any path may create, in cents ($10,000); the rule is src/domain/payment-maximum.ts. */
 export const DEFAULT_MAX_PAYMENT_CENTS = 1_000_000;
 
 /**

@@ -26,7 +26,7 @@ export interface Settings {
   readonly stage: string;
   /** Balance-webhook gate: minimum observed balance before a collection is tried. */
   readonly balanceThresholdCents: number;
-  /** The largest payment any path may create (MAX_PAYMENT_CENTS); above it → 400 / batch item failure / ignored. */
+  /** The largest payment any path may create (MAX_PAYMENT_CENTS); the rule is src/domain/payment-maximum.ts. */
   readonly maxPaymentCents: number;
   readonly lockLeaseMs?: number;
   readonly lockHeartbeatMs?: number;
@@ -35,9 +35,8 @@ export interface Settings {
 }
 
 /**
- * Everything a handler may use, built once per cold start (production) or once per local runtime.
- * Handlers are created from it by `create*Handler(deps)`; the exported Lambda `handler` builds it
- * from the environment.
+ * Everything a handler may use, as one function's manifest grants it (functionDeps, built once per
+ * cold start, local runtime or test app). Handlers are created from it by `create*Handler(deps)`.
  */
 export interface AppDeps {
   /** Business time: due dates, leases, history stamps. Simulated in the local runtime. */

@@ -67,33 +67,45 @@ export function isGranted(manifest: FunctionManifest, tableId: TableId, needed: 
 }
 
 /**
- * Refuses, before sending, every DynamoDB request the function's manifest does not grant: the
- * same boundary IAM draws in AWS, drawn in every environment (the local runtime and the tests
- * too), so code that strays outside its manifest fails where it runs, with the function named.
- * `observe` sees every permission used (the tests collect them).
+ * The same client, refusing before it is sent every DynamoDB request the function's manifest does
+ * not grant: the boundary IAM draws in AWS, drawn in every environment. A view, not a copy: it
+ * shares the client's connection and middleware (tests observe the base client), adding the guard
+ * on each send, so functions sharing one client each get their own guard. `observe` sees every
+ * permission used.
  */
-export function guardDynamoClient(
+export function guardedClient(
   client: DynamoDBClient,
   functionName: string,
   manifest: FunctionManifest,
   tableNames: Partial<Record<TableId, string>>,
   observe?: (tableId: TableId, needed: NeededAccess) => void,
-): void {
+): DynamoDBClient {
   const byName = new Map<string, TableId>();
   for (const [id, name] of Object.entries(tableNames) as [TableId, string | undefined][]) if (name) byName.set(name, id);
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const commandName = String((context as { commandName?: unknown }).commandName ?? '');
-      for (const needed of neededAccess(commandName, args.input as Input)) {
-        const tableId = byName.get(needed.table);
-        if (!tableId || !isGranted(manifest, tableId, needed)) {
-          const what = `${needed.action}${needed.index ? ` on index ${needed.index}` : ''} on ${tableId ?? `table ${needed.table || '(none)'}`}`;
-          throw new NotGrantedError(`${functionName} is not granted ${what} by its manifest (src/manifest/functions.ts)`);
+  type Stack = DynamoDBClient['middlewareStack'];
+  const addGuard = (stack: Stack): Stack => {
+    stack.add(
+      (next, context) => async (args) => {
+        const commandName = String((context as { commandName?: unknown }).commandName ?? '');
+        for (const needed of neededAccess(commandName, args.input as Input)) {
+          const tableId = byName.get(needed.table);
+          if (!tableId || !isGranted(manifest, tableId, needed)) {
+            const what = `${needed.action}${needed.index ? ` on index ${needed.index}` : ''} on ${tableId ?? `table ${needed.table || '(none)'}`}`;
+            throw new NotGrantedError(`${functionName} is not granted ${what} by its manifest (src/manifest/functions.ts)`);
+          }
+          observe?.(tableId, needed);
         }
-        observe?.(tableId, needed);
-      }
-      return next(args);
-    },
-    { step: 'initialize', name: 'manifestGrants', override: true },
-  );
+        return next(args);
+      },
+      { step: 'initialize', name: 'manifestGrants', override: true },
+    );
+    return stack;
+  };
+  // Every send concatenates the client's stack with the command's; the view's adds the guard there.
+  const base = client.middlewareStack;
+  const stack: Stack = Object.create(base);
+  stack.concat = ((from: Stack) => addGuard(base.concat(from))) as Stack['concat'];
+  const view: DynamoDBClient = Object.create(client);
+  Object.defineProperty(view, 'middlewareStack', { value: stack });
+  return view;
 }

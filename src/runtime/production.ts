@@ -1,36 +1,30 @@
 import { createDynamoClient } from '../adapters/dynamodb/client.js';
 import type { TableId, TableNames } from '../adapters/dynamodb/table-definitions.js';
 import { EmfMetrics } from '../adapters/metrics/emf.js';
-import { FUNCTIONS, type FunctionManifest, type FunctionName, isFunctionName, QUEUES, type QueueId, SECRETS, type SecretId, SERVICES, tablesOf } from '../manifest/index.js';
-import type { AccountDirectory } from '../domain/ports/account-directory.js';
-import type { PaymentProcessor, PaymentRequest } from '../domain/ports/processor.js';
-import { dynamoStores, systemClock, uuidIds } from './compose.js';
-import { ConfigError, loadBaseConfig, loadRequired, loadTableNames } from './config.js';
-import type { AppDeps, QueuePort, WebhookSecrets } from './deps.js';
-import { guardDynamoClient, type NeededAccess } from './grants.js';
+import {
+  FUNCTIONS,
+  isFunctionName,
+  QUEUES,
+  SECRETS,
+  SERVICES,
+  tablesOf,
+  type FunctionManifest,
+  type FunctionName,
+  type QueueId,
+  type SecretId,
+  type ServiceEntry,
+  type ServiceId,
+} from '../manifest/index.js';
+import { systemClock, uuidIds } from './compose.js';
+import { ConfigError, loadBaseConfig, loadRequired, loadTableNames, type BaseConfig } from './config.js';
+import type { AppDeps, QueuePort } from './deps.js';
+import { functionDeps, notGranted, type SharedDeps } from './function-deps.js';
+import type { NeededAccess } from './grants.js';
 import { createLogger } from './logger.js';
+import { processorByRail } from './processors.js';
 import { resolveSecrets } from './secrets.js';
 import { assertWiring } from './wiring/check.js';
-import type { Wiring } from './wiring/types.js';
-
-/** The webhook secrets by manifest id (the Stripe API key goes to the Stripe SDK, not to handlers). */
-const WEBHOOK_SECRETS: Partial<Record<SecretId, keyof WebhookSecrets>> = {
-  stripeWebhook: 'stripeWebhook',
-  achWebhook: 'achWebhook',
-  balanceWebhook: 'balanceWebhook',
-};
-
-/** A port this function's manifest does not grant: using it is a bug, reported loudly. */
-function notGranted<T extends object>(what: string, functionName: string): T {
-  return new Proxy({} as T, {
-    get: (_target, property) => {
-      if (property === 'then') return undefined;
-      return () => {
-        throw new ConfigError(`${what} is not granted to ${functionName} by its manifest`);
-      };
-    },
-  });
-}
+import type { ServiceClients, Wiring } from './wiring/types.js';
 
 export { wiringFor } from './wiring/check.js';
 
@@ -38,6 +32,8 @@ export interface ProductionOptions {
   /** Sees every DynamoDB permission the function uses (tests). */
   readonly observeDynamo?: (tableId: TableId, needed: NeededAccess) => void;
 }
+
+type Urls = Partial<Record<string, string>>;
 
 /**
  * Production wiring for one function, from its manifest: config parsed once (a missing table
@@ -57,85 +53,72 @@ export async function productionDeps(
   assertWiring(name, manifest, wiring);
 
   const base = loadBaseConfig(env);
-  const tables = tablesOf(manifest);
-  const tableNames = loadTableNames(env, tables) as Partial<TableNames>;
-  const queueUrls = loadRequired(env, (manifest.sendsTo ?? []).map((id) => QUEUES[id].urlEnv)) as Partial<Record<string, string>>;
-  const services = new Set(manifest.services ?? []);
-  const serviceUrls = loadRequired(
-    env,
-    [...(services.has('payments') ? [SERVICES.payments.urlEnv] : []), ...(services.has('accounts') ? [SERVICES.accounts.urlEnv] : [])],
-  ) as Partial<Record<string, string>>;
-  const secretIds = manifest.secrets ?? [];
-  const secretValues = await resolveSecrets(
-    env,
-    secretIds.map((id) => SECRETS[id].env),
-    base.DYNAMO_REGION,
-    wiring.secretsManager,
-  );
-  const secretOf = (id: SecretId): string => secretValues[secretIds.indexOf(id)]!;
+  const tableNames = loadTableNames(env, tablesOf(manifest)) as Partial<TableNames>;
+  const queueUrls = loadRequired(env, (manifest.sendsTo ?? []).map((id) => QUEUES[id].urlEnv)) as Urls;
+  const serviceUrls = loadRequired(env, (manifest.services ?? []).flatMap((id) => urlEnvOf(id) ?? [])) as Urls;
+  const secretOf = await loadSecrets(manifest, env, base.DYNAMO_REGION, wiring);
+  const clients = serviceClients(manifest, wiring, serviceUrls, secretOf);
+  const webhookSecret = (id: SecretId) => ((manifest.secrets ?? []).includes(id) ? secretOf(id) : '');
+  const cardPayments = provided(clients, 'cardPayments');
 
-  const logger = createLogger({ level: base.LOG_LEVEL, base: { fn: name, stage: base.STAGE } });
-  const client = createDynamoClient({ region: base.DYNAMO_REGION, ...(base.DYNAMO_ENDPOINT ? { endpoint: base.DYNAMO_ENDPOINT } : {}) });
-  guardDynamoClient(client, name, manifest, tableNames, options.observeDynamo);
-  const placeholder = `not-granted-to-${name}`;
-  const stores = dynamoStores({
-    client,
-    tables: {
-      billingActivity: tableNames.billingActivity ?? placeholder,
-      billingActivityHistory: tableNames.billingActivityHistory ?? placeholder,
-      locks: tableNames.locks ?? placeholder,
-      payments: tableNames.payments ?? placeholder,
-      stripeEvents: tableNames.stripeEvents ?? placeholder,
-      retryRuns: tableNames.retryRuns ?? placeholder,
-    },
-    statusShardCount: base.STATUS_SHARD_COUNT,
-    paymentShardCount: base.PAYMENT_SHARD_COUNT,
-  });
-
-  const secrets: Record<keyof WebhookSecrets, string> = { stripeWebhook: '', achWebhook: '', balanceWebhook: '' };
-  for (const id of secretIds) {
-    const webhook = WEBHOOK_SECRETS[id];
-    if (webhook) secrets[webhook] = secretOf(id);
-  }
-
-  const sender = wiring.sqs?.({ region: base.DYNAMO_REGION, endpoint: base.SQS_ENDPOINT });
-  const queue = (id: QueueId): QueuePort => {
-    const url = queueUrls[QUEUES[id].urlEnv];
-    return url && sender ? sender(url) : notGranted<QueuePort>(`the ${id} queue`, name);
-  };
-
-  const stripe = wiring.stripe?.(secretOf('stripeApiKey'));
-  const http = wiring.paymentsService?.({ paymentsApiUrl: serviceUrls[SERVICES.payments.urlEnv] ?? '', accountsApiUrl: serviceUrls[SERVICES.accounts.urlEnv] ?? '' });
-  let processor: PaymentProcessor = notGranted<PaymentProcessor>('the payment processor', name);
-  if (stripe && http) {
-    const rails: Record<PaymentRequest['rail'], PaymentProcessor> = { card: stripe.card, ach: http.rails, pinless: http.rails };
-    processor = { submit: (request, signal) => rails[request.rail].submit(request, signal) };
-  }
-  const accounts: AccountDirectory = http?.accounts ?? notGranted<AccountDirectory>('the accounts service', name);
-  const granted = new Set(tables);
-
-  return {
-    billing: granted.has('billingActivity') ? stores.billing : notGranted('the billing-activity table', name),
-    locks: granted.has('locks') ? stores.locks : notGranted('the locks table', name),
-    payments: granted.has('payments') ? stores.payments : notGranted('the payments table', name),
-    stripeEvents: granted.has('stripeEvents') ? stores.stripeEvents : notGranted('the stripe-events table', name),
-    retryRuns: granted.has('retryRuns') ? stores.retryRuns : notGranted('the retry-runs table', name),
+  const shared: SharedDeps = {
     clock: systemClock,
     wallClock: systemClock,
     ids: uuidIds,
-    logger,
-    processor,
-    accounts,
-    collectionsQueue: queue('collections'),
-    balanceEventsQueue: queue('balanceEvents'),
-    retryRunsQueue: queue('retryRuns'),
+    logger: createLogger({ level: base.LOG_LEVEL, base: { fn: name, stage: base.STAGE } }),
+    processor: processorByRail(clients) ?? notGranted('the payment processor', name),
+    accounts: provided(clients, 'accounts') ?? notGranted('the accounts service', name),
+    ...queues(name, base, queueUrls, wiring),
     metrics: new EmfMetrics(),
-    secrets,
-    settings: {
-      stage: base.STAGE,
-      balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS,
-      maxPaymentCents: base.MAX_PAYMENT_CENTS,
-    },
-    ...(stripe ? { cardPayments: stripe.cardPayments } : {}),
+    secrets: { stripeWebhook: webhookSecret('stripeWebhook'), achWebhook: webhookSecret('achWebhook'), balanceWebhook: webhookSecret('balanceWebhook') },
+    settings: { stage: base.STAGE, balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS, maxPaymentCents: base.MAX_PAYMENT_CENTS },
+    ...(cardPayments ? { cardPayments } : {}),
   };
+  return functionDeps(name, shared, {
+    client: createDynamoClient({ region: base.DYNAMO_REGION, ...(base.DYNAMO_ENDPOINT ? { endpoint: base.DYNAMO_ENDPOINT } : {}) }),
+    tables: tableNames,
+    statusShardCount: base.STATUS_SHARD_COUNT,
+    paymentShardCount: base.PAYMENT_SHARD_COUNT,
+    ...(options.observeDynamo ? { observe: options.observeDynamo } : {}),
+  });
+}
+
+function urlEnvOf(id: ServiceId): string | undefined {
+  return (SERVICES[id] as ServiceEntry).urlEnv;
+}
+
+/** The function's secrets, each read once: by value from the environment, or by ARN through Secrets Manager. */
+async function loadSecrets(manifest: FunctionManifest, env: NodeJS.ProcessEnv, region: string, wiring: Wiring): Promise<(id: SecretId) => string> {
+  const ids = manifest.secrets ?? [];
+  const values = await resolveSecrets(env, ids.map((id) => SECRETS[id].env), region, wiring.secretsManager);
+  return (id) => {
+    const at = ids.indexOf(id);
+    if (at < 0) throw new ConfigError(`${id} is not a secret of this function's manifest`);
+    return values[at]!;
+  };
+}
+
+/** Each manifest service's clients, built by the wiring the entry handed over for it. */
+function serviceClients(manifest: FunctionManifest, wiring: Wiring, urls: Urls, secret: (id: SecretId) => string): Partial<Record<ServiceId, ServiceClients>> {
+  return Object.fromEntries(
+    (manifest.services ?? []).map((id) => {
+      const urlEnv = urlEnvOf(id);
+      return [id, wiring.services![id]!({ url: urlEnv ? urls[urlEnv]! : '', secret })];
+    }),
+  );
+}
+
+/** The one client of a kind the services provide (the accounts directory, card payment lookups), if any does. */
+function provided<K extends keyof ServiceClients>(clients: Partial<Record<ServiceId, ServiceClients>>, kind: K): ServiceClients[K] | undefined {
+  return Object.values(clients).find((built) => built?.[kind] !== undefined)?.[kind];
+}
+
+/** The queues it sends to, through the SQS wiring; the others throw on use. */
+function queues(name: FunctionName, base: BaseConfig, urls: Urls, wiring: Wiring): Pick<SharedDeps, 'collectionsQueue' | 'balanceEventsQueue' | 'retryRunsQueue'> {
+  const sender = wiring.sqs?.({ region: base.DYNAMO_REGION, endpoint: base.SQS_ENDPOINT });
+  const queue = (id: QueueId): QueuePort => {
+    const url = urls[QUEUES[id].urlEnv];
+    return url && sender ? sender(url) : notGranted<QueuePort>(`the ${id} queue`, name);
+  };
+  return { collectionsQueue: queue('collections'), balanceEventsQueue: queue('balanceEvents'), retryRunsQueue: queue('retryRuns') };
 }

@@ -60,6 +60,7 @@ describe('layer rules (dependency-cruiser, .dependency-cruiser.cjs)', () => {
         'adapters-below-runtime-and-handlers: src/adapters/runtime.ts → src/runtime/deps.ts',
         'adapters-below-runtime-and-handlers: src/adapters/handler.ts → src/handlers/clean.ts',
         'adapters-below-runtime-and-handlers: src/adapters/local.ts → src/local/clean.ts',
+        'handlers-through-runtime: src/handlers/adapter.ts → src/adapters/clean.ts',
         'handlers-not-local: src/handlers/local.ts → src/local/clean.ts',
         'src-not-infrastructure: src/local/lib.ts → lib/stack.ts',
         'src-not-infrastructure: src/runtime/bin.ts → bin/app.ts',

@@ -147,7 +147,7 @@ describe('money semantics across paths (issue 9 regressions)', () => {
       currency: 'usd',
       metadata: { user_id: record.user_id, tier: 'plus:v3', term: 'MONTHLY', first_billing_date: '2027-01-03T00:00:00Z' },
     };
-    const answer = await createStripeWebhookHandler(app.deps)(
+    const answer = await createStripeWebhookHandler(app.depsFor('stripe-webhook'))(
       stripeDelivery(stripeEvent('checkout.session.completed', session, app.clock.now().getTime()), { signedAtMs: app.wallClock.now().getTime() }),
     );
     expect(answer.statusCode).toBe(200);
@@ -212,7 +212,7 @@ describe('money semantics across paths (issue 9 regressions)', () => {
       reference: { kind: 'subscription', user_id: record.user_id, billing_date: record.billing_date, subscription_id: record.subscription_id },
     });
     const confirmation = (accepted as { confirmation_id: string }).confirmation_id;
-    const ach = createAchHandler(app.deps);
+    const ach = createAchHandler(app.depsFor('ach-handler'));
     const body = achEventBody(record, 'settled', confirmation, formatInstant(app.clock.now()));
     const first = await ach(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() }));
     expect(first.statusCode).toBe(409);

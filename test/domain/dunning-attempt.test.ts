@@ -206,7 +206,7 @@ describe('the planner, the lists and the gauge', () => {
     expect(await ids(365 * DAY)).not.toContain(exhausted.subscription_id);
 
     app.clock.advance(DAY);
-    await createCollectionsJobHandler(app.deps)(scheduledEvent(formatInstant(app.clock.now())));
+    await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(formatInstant(app.clock.now())));
     const enqueued = app.collectionsQueue.bodies<{ subscription_id: string; process: Process }>().map((m) => m.subscription_id);
     expect(enqueued).toContain(retrying.subscription_id);
     expect(enqueued).not.toContain(exhausted.subscription_id);
@@ -266,7 +266,7 @@ describe('after the 14-day window', () => {
     // Keyed in the due-index no later than the window's end, so the run reads it once.
     expect(await dueFailed(formatInstant(app.clock.now()))).toContain(read.subscription_id);
     app.collectionsQueue.clear();
-    await createCollectionsJobHandler(app.deps)(scheduledEvent(formatInstant(app.clock.now())));
+    await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(formatInstant(app.clock.now())));
     const message = app.collectionsQueue.bodies<{ subscription_id: string; process: Process }>().find((m) => m.subscription_id === read.subscription_id);
     expect(message?.process).toBe('RETRY');
 

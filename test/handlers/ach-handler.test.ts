@@ -86,7 +86,7 @@ async function historyCount(record: BillingRecord): Promise<number> {
   return (await app.deps.billing.history(record.subscription_id, { limit: 100 })).items.length;
 }
 
-const handle = (deps: AppDeps = app.deps) => createAchHandler(deps);
+const handle = (deps: AppDeps = app.depsFor('ach-handler')) => createAchHandler(deps);
 
 describe('ach-handler: subscription outcomes', () => {
   it('settles an ACHSENT record and writes its audit row in the same change', async () => {
@@ -330,14 +330,14 @@ describe('ach-handler: signatures and bodies', () => {
 describe('ach-handler: concurrent writers', () => {
   /** A store whose reads are each followed by another writer's change to the same record. */
   function racingStore(races: number): BillingStore {
-    const inner = app.deps.billing;
+    const inner = app.depsFor('ach-handler').billing;
     let left = races;
     return Object.assign(Object.create(inner) as BillingStore, {
       get: async (key: Parameters<BillingStore['get']>[0]) => {
         const read = await inner.get(key);
         if (read && left-- > 0) {
           const bumped = { ...read, version: read.version + 1, last_run_date: formatInstant(app.clock.now(), 500_000 + left) };
-          await inner.commit({ writes: [{ kind: 'update', read, record: bumped }], history: [historyRowOf(bumped)] });
+          await app.deps.billing.commit({ writes: [{ kind: 'update', read, record: bumped }], history: [historyRowOf(bumped)] });
         }
         return read;
       },
@@ -346,14 +346,14 @@ describe('ach-handler: concurrent writers', () => {
 
   it('re-reads and applies once after a version conflict', async () => {
     const record = await seedRecord();
-    const result = await handle({ ...app.deps, billing: racingStore(1) })(signedEvent(achBody('settled', record)));
+    const result = await handle({ ...app.depsFor('ach-handler'), billing: racingStore(1) })(signedEvent(achBody('settled', record)));
     expect(result.statusCode).toBe(200);
     expect(await current(record)).toMatchObject({ billing_status: 'COMPLETED', version: 4 });
   });
 
   it('answers 409 when the record keeps changing, so the sender retries', async () => {
     const record = await seedRecord();
-    const result = await handle({ ...app.deps, billing: racingStore(2) })(signedEvent(achBody('settled', record)));
+    const result = await handle({ ...app.depsFor('ach-handler'), billing: racingStore(2) })(signedEvent(achBody('settled', record)));
     expect(result.statusCode).toBe(409);
     expect((parseBody(result).error as { code: string }).code).toBe(new ConcurrentModificationError('x').code);
     expect(await current(record)).toMatchObject({ billing_status: 'ACHSENT', version: 4 });

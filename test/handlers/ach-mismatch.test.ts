@@ -34,7 +34,7 @@ const historyOf = async (record: BillingRecord) => (await app.deps.billing.histo
 const chargesOf = (userId: string) => app.simulator.charges().filter((c) => c.user_id === userId);
 
 async function send(body: Record<string, unknown>) {
-  const result = await createAchHandler(app.deps)(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() }));
+  const result = await createAchHandler(app.depsFor('ach-handler'))(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() }));
   return { status: result.statusCode, body: parseBody(result) };
 }
 

@@ -45,7 +45,7 @@ const rowsOf = async (r: BillingRecord) => (await app.deps.billing.history(r.sub
 const chargesOf = (userId: string) => app.simulator.charges().filter((c) => c.user_id === userId);
 
 async function deliver(body: Record<string, unknown>): Promise<{ status: number; body: any }> {
-  return responseOf(await createAchHandler(app.deps)(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() })));
+  return responseOf(await createAchHandler(app.depsFor('ach-handler'))(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() })));
 }
 
 /** The bank's event for the entry `confirmationId` of the period. */
@@ -56,7 +56,7 @@ function bankEvent(record: BillingRecord, type: 'settled' | 'returned' | 'charge
 /** Returns counted in the NACHA gauges (DESIGN 4.1), as a fresh collections run reports them. */
 async function returnsCounted(): Promise<{ overall: number; unauthorized: number }> {
   app.collectionsQueue.clear();
-  await createCollectionsJobHandler(app.deps)(scheduledEvent(), lambdaContext());
+  await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(), lambdaContext());
   app.collectionsQueue.bodies<CollectionMessage>();
   const rates = app.metrics.returnRates.at(-1)!;
   return { overall: rates.overall.returns, unauthorized: rates.unauthorized.returns };

@@ -36,22 +36,22 @@ beforeAll(async () => {
 /** One collections run and one batch-worker delivery of what it enqueued. */
 async function collect(): Promise<void> {
   app.collectionsQueue.clear();
-  await createCollectionsJobHandler(app.deps)(scheduledEvent(), lambdaContext());
+  await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(), lambdaContext());
   const bodies = app.collectionsQueue.bodies<CollectionMessage>();
-  if (bodies.length > 0) await createBatchWorkerHandler(app.deps)(sqsEvent(bodies.map((b) => sqsRecord(b))), lambdaContext());
+  if (bodies.length > 0) await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent(bodies.map((b) => sqsRecord(b))), lambdaContext());
 }
 
 /** The gauges of a fresh collections run. */
 async function gauges() {
   app.collectionsQueue.clear();
-  await createCollectionsJobHandler(app.deps)(scheduledEvent(), lambdaContext());
+  await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(), lambdaContext());
   return app.metrics.returnRates.at(-1)!;
 }
 
 const reread = async (r: BillingRecord) => (await app.deps.billing.get(r))!;
 
 async function deliver(body: Record<string, unknown>) {
-  return responseOf(await createAchHandler(app.deps)(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() })));
+  return responseOf(await createAchHandler(app.depsFor('ach-handler'))(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() })));
 }
 
 async function returnSubscription(r: BillingRecord, code: string, eventId = `ach_${randomUUID()}`) {

@@ -68,7 +68,7 @@ export type Caller = (method: string, options?: HttpEventOptions) => Promise<Ret
 
 /** Calls the api handler with an HTTP API v2 event and parses the answer. */
 export function callerFor(app: TestApp): Caller & { raw: (event: HttpEvent) => Promise<ReturnType<typeof responseOf>> } {
-  const handler = createApiHandler(app.deps);
+  const handler = createApiHandler(app.depsFor('api'));
   const raw = async (event: HttpEvent) => responseOf(await handler(event));
   const call = (async (method: string, options: HttpEventOptions = {}) =>
     raw(httpEvent(method, { timeEpoch: app.clock.now().getTime(), ...options }))) as Caller & { raw: typeof raw };

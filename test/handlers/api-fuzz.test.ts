@@ -19,7 +19,7 @@ let realUsers: string[] = [];
 
 beforeAll(async () => {
   app = await createTestApp({ label: 'api-fuzz' });
-  handler = createApiHandler(app.deps) as typeof handler;
+  handler = createApiHandler(app.depsFor('api')) as typeof handler;
   const records = await Promise.all([
     seedOne(app),
     seedOne(app, { billing_date: instantAt(app, 5 * DAY_MS) }),

@@ -21,7 +21,7 @@ function capturingHandler(): { handler: ReturnType<typeof createApiHandler>; lin
     },
   });
   const logger = pino({ level: 'info' }, stream);
-  const handler = createApiHandler({ ...app.deps, logger });
+  const handler = createApiHandler({ ...app.depsFor('api'), logger });
   return { handler, lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 

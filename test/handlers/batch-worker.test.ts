@@ -28,7 +28,7 @@ describe('batch-worker', () => {
     const record = makeRecord({ billing_date: at(-HOUR), payment_method: 'pinless' });
     await seedRecords(app, record);
 
-    const response = await createBatchWorkerHandler(app.deps)(sqsEvent([sqsRecord(messageFor(record))]), lambdaContext());
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([sqsRecord(messageFor(record))]), lambdaContext());
 
     expect(response).toEqual({ batchItemFailures: [] });
     const [next, collected] = await recordsOf(app, record.user_id);
@@ -40,7 +40,7 @@ describe('batch-worker', () => {
   it('submits ACH (ACHSENT) and carries the process of the message', async () => {
     const record = makeRecord({ billing_status: 'FAILED', billing_date: at(-72 * HOUR), payment_attempts: 1, last_attempt_date: at(-25 * HOUR) });
     await seedRecords(app, record);
-    const response = await createBatchWorkerHandler(app.deps)(sqsEvent([sqsRecord(messageFor(record, 'RETRY'))]));
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([sqsRecord(messageFor(record, 'RETRY'))]));
     expect(response.batchItemFailures).toEqual([]);
     expect(await app.deps.billing.get(record)).toMatchObject({ billing_status: 'ACHSENT', process: 'RETRY', payment_attempts: 2 });
   });
@@ -48,7 +48,7 @@ describe('batch-worker', () => {
   it('accepts an ad-hoc BATCH message', async () => {
     const record = makeRecord({ billing_date: at(-HOUR), payment_method: 'card' });
     await seedRecords(app, record);
-    const response = await createBatchWorkerHandler(app.deps)(sqsEvent([sqsRecord(messageFor(record, 'BATCH'))]));
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([sqsRecord(messageFor(record, 'BATCH'))]));
     expect(response.batchItemFailures).toEqual([]);
     expect(await app.deps.billing.get(record)).toMatchObject({ billing_status: 'COMPLETED', process: 'BATCH' });
   });
@@ -61,7 +61,7 @@ describe('batch-worker', () => {
     const badProcess = sqsRecord({ ...messageFor(record), process: 'MANUAL' });
     const badDate = sqsRecord({ ...messageFor(record), billing_date: 'yesterday' });
 
-    const response = await createBatchWorkerHandler(app.deps)(sqsEvent([notJson, missingField, badProcess, badDate]));
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([notJson, missingField, badProcess, badDate]));
 
     expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual([notJson, missingField, badProcess, badDate].map((r) => r.messageId));
     expect(await app.deps.billing.get(record)).toEqual(record);
@@ -75,7 +75,7 @@ describe('batch-worker', () => {
     await holdUserLock(app, locked.user_id);
     const lockedMessage = sqsRecord(messageFor(locked));
 
-    const response = await createBatchWorkerHandler(app.deps)(sqsEvent([lockedMessage, sqsRecord(messageFor(free))]));
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([lockedMessage, sqsRecord(messageFor(free))]));
 
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: lockedMessage.messageId }]);
     expect(await app.deps.billing.get(locked)).toEqual(locked);
@@ -86,7 +86,7 @@ describe('batch-worker', () => {
     const record = makeRecord({ billing_date: at(-HOUR) });
     await seedRecords(app, record);
     app.simulator.configure({ users: { [record.user_id]: 'decline' } });
-    const response = await createBatchWorkerHandler(app.deps)(sqsEvent([sqsRecord(messageFor(record))]));
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([sqsRecord(messageFor(record))]));
     expect(response.batchItemFailures).toEqual([]);
     expect(await app.deps.billing.get(record)).toMatchObject({ billing_status: 'FAILED', payment_error: 'The payment was declined by the bank.' });
   });
@@ -95,7 +95,7 @@ describe('batch-worker', () => {
     const record = makeRecord({ billing_date: at(-HOUR) });
     await seedRecords(app, record);
     app.simulator.configure({ users: { [record.user_id]: 'error' } });
-    const response = await createBatchWorkerHandler(app.deps)(sqsEvent([sqsRecord(messageFor(record))]));
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([sqsRecord(messageFor(record))]));
     expect(response.batchItemFailures).toEqual([]);
     expect(await app.deps.billing.get(record)).toMatchObject({
       billing_status: 'PENDING',
@@ -112,7 +112,7 @@ describe('batch-worker', () => {
     const faulty = await createTestApp({ label: 'bworker-t', now: NOW, processor: flaky });
     await seedRecords(faulty, record);
     const message = sqsRecord(messageFor(record));
-    const response = await createBatchWorkerHandler(faulty.deps)(sqsEvent([message]));
+    const response = await createBatchWorkerHandler(faulty.depsFor('batch-worker'))(sqsEvent([message]));
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: message.messageId }]);
     expect(await faulty.deps.billing.get(record)).toEqual(record);
   });
@@ -130,7 +130,7 @@ describe('batch-worker', () => {
     const done = makeRecord({ billing_date: at(-HOUR), billing_status: 'COMPLETED' });
     const missing = makeRecord({ billing_date: at(-HOUR) });
     await seedRecords(app, future, waiting, done);
-    const response = await createBatchWorkerHandler(app.deps)(sqsEvent([future, waiting, done, missing].map((r) => sqsRecord(messageFor(r)))));
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([future, waiting, done, missing].map((r) => sqsRecord(messageFor(r)))));
     expect(response.batchItemFailures).toEqual([]);
     expect(app.simulator.charges()).toHaveLength(0);
     expect(await app.deps.billing.get(waiting)).toEqual(waiting);
@@ -139,7 +139,7 @@ describe('batch-worker', () => {
   it('charges once when the same record arrives twice (duplicate delivery), in one batch or across batches', async () => {
     const record = makeRecord({ billing_date: at(-HOUR), payment_method: 'pinless' });
     await seedRecords(app, record);
-    const handler = createBatchWorkerHandler(app.deps);
+    const handler = createBatchWorkerHandler(app.depsFor('batch-worker'));
     const first = await handler(sqsEvent([sqsRecord(messageFor(record)), sqsRecord(messageFor(record))]));
     const again = await handler(sqsEvent([sqsRecord(messageFor(record))]));
     expect(first.batchItemFailures).toEqual([]);
@@ -155,7 +155,7 @@ describe('batch-worker', () => {
     const others = Array.from({ length: 12 }, () => makeRecord({ billing_date: at(-HOUR), payment_method: 'pinless' }));
     await seedRecords(app, older, newer, ...others);
 
-    const response = await createBatchWorkerHandler(app.deps)(
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(
       sqsEvent([older, ...others.slice(0, 6), newer, ...others.slice(6)].map((r) => sqsRecord(messageFor(r)))),
       lambdaContext(),
     );
@@ -170,7 +170,7 @@ describe('batch-worker', () => {
     const record = makeRecord({ billing_date: at(-HOUR) });
     await seedRecords(app, record);
     app.simulator.configure({ accounts: { [record.user_id]: { status: 'banned' } } });
-    const response = await createBatchWorkerHandler(app.deps)(sqsEvent([sqsRecord(messageFor(record))]));
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([sqsRecord(messageFor(record))]));
     expect(response.batchItemFailures).toEqual([]);
     expect(await app.deps.billing.get(record)).toMatchObject({ billing_status: 'INACTIVE', updated_event: 'USER_BANNED' });
   });
@@ -178,7 +178,8 @@ describe('batch-worker', () => {
   it('retries a message whose attempt raised (the store is unreachable)', async () => {
     const record = makeRecord({ billing_date: at(-HOUR) });
     await seedRecords(app, record);
-    const deps = { ...app.deps, billing: { ...app.deps.billing, get: async () => { throw new Error('boom'); } } as typeof app.deps.billing };
+    const guarded = app.depsFor('batch-worker');
+    const deps = { ...guarded, billing: Object.assign(Object.create(guarded.billing) as typeof guarded.billing, { get: async () => { throw new Error('boom'); } }) };
     const message = sqsRecord(messageFor(record));
     const response = await createBatchWorkerHandler(deps)(sqsEvent([message]));
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: message.messageId }]);

@@ -40,7 +40,7 @@ describe('collections-job', () => {
     const completed = makeRecord({ billing_status: 'COMPLETED', billing_date: at(-HOUR) });
     await seedRecords(app, pending, cancelRequested, failedRetry, failedTooSoon, paused, future, pausedFuture, completed);
 
-    const summary = await createCollectionsJobHandler(app.deps)(scheduledEvent(NOW), lambdaContext());
+    const summary = await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(NOW), lambdaContext());
 
     expect(summary).toEqual({ enqueued: 4, skipped_waiting: 0, skipped_parked: 0, loan_retries_enqueued: 0, truncated: false });
     const bodies = app.collectionsQueue.bodies<CollectionMessage>();
@@ -73,7 +73,7 @@ describe('collections-job', () => {
     const failingTooSoon = makeRecord({ billing_status: 'FAILED', billing_date: d, payment_attempts: 1, last_attempt_date: at(-HOUR), ...liveFailure(d, 1, at(-60_000)) });
     await seedRecords(app, waiting, retryNow, parked, parkedFailed, stale, failingTooSoon);
 
-    const summary = await createCollectionsJobHandler(app.deps)(scheduledEvent(NOW));
+    const summary = await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(NOW));
 
     // Waiting and parked records are not even read (the due-index keys them at their ladder slot, or not at all).
     expect(summary).toEqual({ enqueued: 2, skipped_waiting: 0, skipped_parked: 0, loan_retries_enqueued: 0, truncated: false });
@@ -85,13 +85,13 @@ describe('collections-job', () => {
 
   it('emits a zero gauge when nothing is failing', async () => {
     await seedRecords(app, makeRecord({ billing_date: at(-HOUR) }));
-    await createCollectionsJobHandler(app.deps)(scheduledEvent(NOW));
+    await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(NOW));
     expect(app.metrics.gauges).toEqual([{ retrying: 0, parked: 0 }]);
   });
 
   it('sends at most ten messages per SendMessageBatch call', async () => {
     const calls: QueueMessage[][] = [];
-    const deps = { ...app.deps, collectionsQueue: { sendBatch: async (m: readonly QueueMessage[]) => void calls.push([...m]) } };
+    const deps = { ...app.depsFor('collections-job'), collectionsQueue: { sendBatch: async (m: readonly QueueMessage[]) => void calls.push([...m]) } };
     await seedRecords(app, ...Array.from({ length: 23 }, (_, i) => makeRecord({ billing_date: at(-HOUR - i) })));
 
     const summary = await createCollectionsJobHandler(deps, { pageSize: 100 })(scheduledEvent(NOW));
@@ -108,7 +108,7 @@ describe('collections-job', () => {
     // Plenty of time for the first page; the second check finds the deadline inside the safety margin.
     const context = lambdaContext({ remainingMs: () => (checks++ === 0 ? 200_000 : 20_000) });
 
-    const summary = await createCollectionsJobHandler(app.deps, { pageSize: 5 })(scheduledEvent(NOW), context);
+    const summary = await createCollectionsJobHandler(app.depsFor('collections-job'), { pageSize: 5 })(scheduledEvent(NOW), context);
 
     expect(summary.truncated).toBe(true);
     // One page (at most pageSize; a sharded page may be shorter) was read, sent whole, then the job stopped.
@@ -120,21 +120,21 @@ describe('collections-job', () => {
 
   it('honours an explicit deadline option and enqueues nothing once it has passed', async () => {
     await seedRecords(app, makeRecord({ billing_date: at(-HOUR) }));
-    const summary = await createCollectionsJobHandler(app.deps, { deadlineMs: Date.now() - 1 })(scheduledEvent(NOW));
+    const summary = await createCollectionsJobHandler(app.depsFor('collections-job'), { deadlineMs: Date.now() - 1 })(scheduledEvent(NOW));
     expect(summary).toEqual({ enqueued: 0, skipped_waiting: 0, skipped_parked: 0, loan_retries_enqueued: 0, truncated: true });
     expect(app.collectionsQueue.sent).toHaveLength(0);
   });
 
   it('pages through everything when the deadline is far away', async () => {
     await seedRecords(app, ...Array.from({ length: 12 }, (_, i) => makeRecord({ billing_date: at(-HOUR - i) })));
-    const summary = await createCollectionsJobHandler(app.deps, { pageSize: 5, deadlineMs: Date.now() + 600_000 })(scheduledEvent(NOW));
+    const summary = await createCollectionsJobHandler(app.depsFor('collections-job'), { pageSize: 5, deadlineMs: Date.now() + 600_000 })(scheduledEvent(NOW));
     expect(summary).toMatchObject({ enqueued: 12, truncated: false });
   });
 
   it('fails the run when the queue cannot take the messages', async () => {
     await seedRecords(app, makeRecord({ billing_date: at(-HOUR) }));
     app.collectionsQueue.failNext = 1;
-    await expect(createCollectionsJobHandler(app.deps)(scheduledEvent(NOW))).rejects.toThrow('queue unavailable');
+    await expect(createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(NOW))).rejects.toThrow('queue unavailable');
   });
 
   it('feeds the batch-worker: the enqueued records are collected, a pending cancel is completed, a pause advances', async () => {
@@ -142,10 +142,10 @@ describe('collections-job', () => {
     const cancel = makeRecord({ billing_date: at(-HOUR), updated_event: 'CANCEL_REQUESTED', payment_method: 'pinless' });
     const paused = makeRecord({ billing_status: 'PAUSED', billing_date: at(-HOUR), paused_months: 1 });
     await seedRecords(app, pinless, cancel, paused);
-    await createCollectionsJobHandler(app.deps)(scheduledEvent(NOW));
+    await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(NOW));
 
     const event = sqsEvent(app.collectionsQueue.sent.map((m) => sqsRecord(m.body)));
-    const response = await createBatchWorkerHandler(app.deps)(event, lambdaContext());
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(event, lambdaContext());
 
     expect(response.batchItemFailures).toEqual([]);
     expect((await app.deps.billing.get(pinless))?.billing_status).toBe('COMPLETED');

@@ -26,6 +26,7 @@ import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';
 import { errorResponse, type HttpResult } from '../../src/handlers/shared/http.js';
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
+import type { FunctionName } from '../../src/manifest/index.js';
 import type { AppDeps } from '../../src/runtime/deps.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { httpEvent, responseOf } from '../support/http-events.js';
@@ -64,9 +65,9 @@ function capturingLogger(): { logger: pino.Logger; lines: () => LogLine[] } {
   return { logger: pino({ level: 'debug' }, stream), lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LogLine) };
 }
 
-function withLogger(): { deps: AppDeps; lines: () => LogLine[] } {
+function withLogger(name: FunctionName): { deps: AppDeps; lines: () => LogLine[] } {
   const { logger, lines } = capturingLogger();
-  return { deps: { ...app.deps, logger }, lines };
+  return { deps: { ...app.depsFor(name), logger }, lines };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -118,7 +119,7 @@ describe('a corrupt stored item is an internal fault (500), not a conflict', () 
     const record = await seedOne(app);
     const marker = randomUUID().slice(0, 8);
     await corrupt(record, marker);
-    const { deps, lines } = withLogger();
+    const { deps, lines } = withLogger('api');
     const result = await createApiHandler(deps)(
       httpEvent('GET', { route: '/v1/subscriptions/{subscriptionId}', pathParameters: { subscriptionId: record.subscription_id } }),
     );
@@ -132,7 +133,7 @@ describe('a corrupt stored item is an internal fault (500), not a conflict', () 
     const record = await seedOne(app);
     const marker = randomUUID().slice(0, 8);
     await corrupt(record, marker);
-    const { deps, lines } = withLogger();
+    const { deps, lines } = withLogger('api');
     const result = await createApiHandler(deps)(httpEvent('GET', { route: '/v1/users/{userId}/subscriptions', pathParameters: { userId: record.user_id } }));
     const reference = expectInternalError(result);
     expectNoLeak(result, record, marker);
@@ -142,7 +143,7 @@ describe('a corrupt stored item is an internal fault (500), not a conflict', () 
   it('every answer carries its own reference', async () => {
     const record = await seedOne(app);
     await corrupt(record, randomUUID().slice(0, 8));
-    const handler = createApiHandler(app.deps);
+    const handler = createApiHandler(app.depsFor('api'));
     const event = () => httpEvent('GET', { route: '/v1/subscriptions/{subscriptionId}', pathParameters: { subscriptionId: record.subscription_id } });
     const first = expectInternalError(await handler(event()));
     const second = expectInternalError(await handler(event()));
@@ -153,7 +154,7 @@ describe('a corrupt stored item is an internal fault (500), not a conflict', () 
     const record = await seedOne(app, { billing_status: 'ACHSENT', payment_method: 'ach', transaction_id: `conf-${randomUUID()}` });
     const marker = randomUUID().slice(0, 8);
     await corrupt(record, marker);
-    const { deps, lines } = withLogger();
+    const { deps, lines } = withLogger('ach-handler');
     const body = achEventBody(record, 'settled', record.transaction_id!, formatInstant(app.clock.now()));
     const result = await createAchHandler(deps)(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() }));
     const reference = expectInternalError(result);
@@ -165,7 +166,7 @@ describe('a corrupt stored item is an internal fault (500), not a conflict', () 
     const record = await seedOne(app, { payment_method: 'card' });
     const marker = randomUUID().slice(0, 8);
     await corrupt(record, marker);
-    const { deps, lines } = withLogger();
+    const { deps, lines } = withLogger('stripe-webhook');
     const event = stripeEvent('payment_intent.succeeded', paymentIntentObject(record, `pi_${randomUUID().replace(/-/g, '').slice(0, 24)}`), app.wallClock.now().getTime());
     const result = await createStripeWebhookHandler(deps)(stripeDelivery(event, { signedAtMs: app.wallClock.now().getTime() }));
     const reference = expectInternalError(result);

@@ -39,7 +39,7 @@ const retryBilling = (record: BillingRecord) =>
 
 async function achOutcome(record: BillingRecord, type: string, extra: Record<string, unknown> = {}) {
   const body = achEventBody(record, type, record.transaction_id, formatInstant(app.clock.now()), extra);
-  return parseBody(await createAchHandler(app.deps)(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() })));
+  return parseBody(await createAchHandler(app.depsFor('ach-handler'))(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() })));
 }
 
 /** An ACH period submitted by the scheduled run, then returned with `code`. */
@@ -139,7 +139,7 @@ describe('holds bind the person-initiated paths (DESIGN 3.1)', () => {
       current_balance_cents: 1_000_000,
       occurred_at: formatInstant(app.clock.now()),
     };
-    const response = await createBalanceWorkerHandler(app.deps)(sqsEvent([sqsRecord(message)]), lambdaContext());
+    const response = await createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent([sqsRecord(message)]), lambdaContext());
     expect(response.batchItemFailures).toEqual([]);
     expect(await current(record)).toEqual(record);
     expect(await historyCount(record)).toBe(rows);

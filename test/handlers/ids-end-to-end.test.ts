@@ -46,7 +46,7 @@ interface Harness {
 
 async function harness(label: string): Promise<Harness> {
   const app = await createTestApp({ label, now: NOW });
-  const api = createApiHandler(app.deps);
+  const api = createApiHandler(app.depsFor('api'));
   const gateway = new LocalGateway({ apiToken: 'local-token', operatorSub: 'local-operator', logger: app.deps.logger, control: async () => undefined, handlers: { api } });
   return { app, api, gateway };
 }
@@ -132,7 +132,7 @@ describe('one id schema end to end (DESIGN 8)', () => {
     const tag = randomUUID();
     const { app, api } = ach;
     // 1. Kinesis NEW: the first (due) ACH period.
-    const consumed = await createMembershipsConsumerHandler(app.deps)(kinesisEvent([kinesisRecord(membershipNew(userId, `evt-new-${tag}`))]), lambdaContext());
+    const consumed = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([kinesisRecord(membershipNew(userId, `evt-new-${tag}`))]), lambdaContext());
     expect(consumed.batchItemFailures).toEqual([]);
     const [first] = (await app.deps.billing.listByUser(userId)).items;
     expect(first).toMatchObject({ user_id: userId, billing_date: at(-2 * DAY), payment_method: 'ach' });
@@ -142,13 +142,13 @@ describe('one id schema end to end (DESIGN 8)', () => {
     expect(balance.statusCode, balance.body).toBe(202);
     expect(app.balanceEventsQueue.sent).toHaveLength(1);
     const message = app.balanceEventsQueue.sent[0]!;
-    const worked = await createBalanceWorkerHandler(app.deps)(sqsEvent([sqsRecord(message.body, { messageId: message.id, queue: 'test-balance-events' })]), lambdaContext());
+    const worked = await createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent([sqsRecord(message.body, { messageId: message.id, queue: 'test-balance-events' })]), lambdaContext());
     expect(worked.batchItemFailures).toEqual([]);
     const sent = await app.deps.billing.get(first!);
     expect(sent).toMatchObject({ billing_status: 'ACHSENT', user_id: userId });
 
     // 3. ACH webhook: the bank settles it.
-    const settled = await createAchHandler(app.deps)(
+    const settled = await createAchHandler(app.depsFor('ach-handler'))(
       signedAch(
         JSON.stringify({
           event_id: `ach-${tag}`,
@@ -165,7 +165,7 @@ describe('one id schema end to end (DESIGN 8)', () => {
     expect(await app.deps.billing.get(first!)).toMatchObject({ billing_status: 'COMPLETED' });
 
     // 4. Stripe checkout.session.completed (Stripe's own example session): the card journey's first period.
-    const checkout = await createStripeWebhookHandler(card.app.deps)(
+    const checkout = await createStripeWebhookHandler(card.app.depsFor('stripe-webhook'))(
       signedStripe(stripeEventOf('checkout.session.completed', completedCheckoutSession({ userId, amountCents: 2999, firstBillingDate: at(-DAY) }), Date.now())),
     );
     expect(checkout.statusCode, checkout.body).toBe(200);
@@ -235,7 +235,7 @@ describe('one id schema end to end (DESIGN 8)', () => {
     writes.reset();
     // Kinesis NEW → batch item failure.
     const record = kinesisRecord(membershipNew(userId, 'evt-refused'), { partitionKey: 'refused' });
-    const consumed = await createMembershipsConsumerHandler(app.deps)(kinesisEvent([record]), lambdaContext());
+    const consumed = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([record]), lambdaContext());
     expect(consumed.batchItemFailures).toEqual([{ itemIdentifier: record.kinesis.sequenceNumber }]);
 
     // Balance webhook → 400, nothing enqueued; the worker refuses such a message as a batch item failure.
@@ -243,14 +243,14 @@ describe('one id schema end to end (DESIGN 8)', () => {
     expect(balance.statusCode).toBe(400);
     expect(app.balanceEventsQueue.sent).toEqual([]);
     const badMessage = sqsRecord(balanceBody(userId, 'bal-refused'), { queue: 'test-balance-events' });
-    expect((await createBalanceWorkerHandler(app.deps)(sqsEvent([badMessage]), lambdaContext())).batchItemFailures).toEqual([{ itemIdentifier: badMessage.messageId }]);
+    expect((await createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent([badMessage]), lambdaContext())).batchItemFailures).toEqual([{ itemIdentifier: badMessage.messageId }]);
 
     // A collections message naming it → batch item failure.
     const collection = sqsRecord({ user_id: userId, billing_date: at(-DAY), subscription_id: 'sub-1', process: 'SCHEDULED', enqueued_at: NOW });
-    expect((await createBatchWorkerHandler(app.deps)(sqsEvent([collection]), lambdaContext())).batchItemFailures).toEqual([{ itemIdentifier: collection.messageId }]);
+    expect((await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([collection]), lambdaContext())).batchItemFailures).toEqual([{ itemIdentifier: collection.messageId }]);
 
     // ACH → 400.
-    const ach = await createAchHandler(app.deps)(
+    const ach = await createAchHandler(app.depsFor('ach-handler'))(
       signedAch(JSON.stringify({ event_id: 'ach-refused', type: 'settled', confirmation_id: 'conf-1', amount_cents: 1999, occurred_at: NOW, reference: { kind: 'subscription', user_id: userId, billing_date: at(-DAY) } })),
     );
     expect(ach.statusCode).toBe(400);
@@ -277,7 +277,7 @@ describe('one id schema end to end (DESIGN 8)', () => {
 
     // Stripe checkout → 200 ignored (invalid data: a redelivery could not fix it). Only the event's
     // processed mark is written (so Stripe stops redelivering), no billing record.
-    const checkout = await createStripeWebhookHandler(app.deps)(
+    const checkout = await createStripeWebhookHandler(app.depsFor('stripe-webhook'))(
       signedStripe(stripeEventOf('checkout.session.completed', completedCheckoutSession({ userId, amountCents: 1999, firstBillingDate: at(-DAY) }), Date.now())),
     );
     expect(checkout.statusCode).toBe(200);

@@ -104,7 +104,7 @@ const message = (p: LoanPayment): LoanPaymentRetryMessage => ({
 
 async function runWorker(...messages: LoanPaymentRetryMessage[]) {
   const records = messages.map((m) => sqsRecord(m));
-  const response = await createBatchWorkerHandler(app.deps)(sqsEvent(records), lambdaContext());
+  const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent(records), lambdaContext());
   return response.batchItemFailures.map((f) => records.findIndex((r) => r.messageId === f.itemIdentifier));
 }
 
@@ -115,7 +115,7 @@ const chargesOf = (p: LoanPayment) => app.simulator.charges().filter((c) => c.re
 /** One collections run: the loan retry messages it enqueued, for the given payments. */
 async function plannedFor(...payments: LoanPayment[]): Promise<LoanPaymentRetryMessage[]> {
   app.collectionsQueue.clear();
-  await createCollectionsJobHandler(app.deps, { pageSize: 2 })(scheduledEvent(), lambdaContext());
+  await createCollectionsJobHandler(app.depsFor('collections-job'), { pageSize: 2 })(scheduledEvent(), lambdaContext());
   const ids = new Set(payments.map((p) => p.loc_payment_id));
   return app.collectionsQueue
     .bodies<CollectionMessage>()
@@ -266,7 +266,7 @@ describe('loan payment retries (collections-job → batch-worker)', () => {
     expect(await reread(good)).toMatchObject({ loc_status: 'COMPLETED' });
     expect(app.simulator.charges().some((c) => c.reference.kind === 'loan_payment' && c.reference.payment_id === corrupt.loc_payment_id)).toBe(false);
     // Planning reads keys only: the corrupt item does not stop a run.
-    await expect(createCollectionsJobHandler(app.deps)(scheduledEvent(), lambdaContext())).resolves.toMatchObject({ truncated: false });
+    await expect(createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(), lambdaContext())).resolves.toMatchObject({ truncated: false });
   });
 
   it('a held user lock skips the retry (delivered again), and concurrent retries of one payment charge its attempt key once', async () => {

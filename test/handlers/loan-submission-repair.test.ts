@@ -30,7 +30,7 @@ const PAYMENTS = '/v1/users/{userId}/loans/{loanId}/payments';
 
 async function postDying(userId: string, loanId: string, body: unknown, key: string, point: 'processor.before' | 'processor.accepted' = 'processor.accepted') {
   const faults = new FaultInjector([{ point, mode: 'crash', nth: 1 }]);
-  const handler = createApiHandler(faultyPorts(app.deps, faults));
+  const handler = createApiHandler(faultyPorts(app.depsFor('api'), faults));
   const res = responseOf(await handler(httpEvent('POST', { route: PAYMENTS, pathParameters: { userId, loanId }, body, headers: { 'idempotency-key': key }, timeEpoch: app.clock.now().getTime() })));
   expect(faults.fired).toEqual([point]);
   return res;
@@ -60,7 +60,7 @@ describe('a manual ACH loan payment that died after the bank accepted its debit'
     const [debit] = app.simulator.charges().filter((c) => c.user_id === user);
     expect(debit).toMatchObject({ idempotency_key: `${paymentId}:1`, amount_cents: 4200 });
 
-    const answer = await createAchHandler(app.deps)(bankOutcome(user, 'loan-r1', paymentId, 'settled', debit!.confirmation_id, 4200));
+    const answer = await createAchHandler(app.depsFor('ach-handler'))(bankOutcome(user, 'loan-r1', paymentId, 'settled', debit!.confirmation_id, 4200));
     expect(answer.statusCode).toBe(200);
     expect(parseBody(answer)).toMatchObject({ status: 'applied', record_status: 'COMPLETED' });
     const payment = await app.deps.payments.get(user, 'loan-r1', paymentId);
@@ -68,7 +68,7 @@ describe('a manual ACH loan payment that died after the bank accepted its debit'
     const history = (await app.deps.payments.listHistory(user, 'loan-r1', paymentId, { limit: 10, cursor: null })).items;
     expect(history.map((h) => h.loc_status)).toEqual(['COMPLETED', 'PENDING']);
 
-    const repeat = responseOf(await createApiHandler(app.deps)(httpEvent('POST', { route: PAYMENTS, pathParameters: { userId: user, loanId: 'loan-r1' }, body: request, headers: { 'idempotency-key': 'k-1' }, timeEpoch: app.clock.now().getTime() })));
+    const repeat = responseOf(await createApiHandler(app.depsFor('api'))(httpEvent('POST', { route: PAYMENTS, pathParameters: { userId: user, loanId: 'loan-r1' }, body: request, headers: { 'idempotency-key': 'k-1' }, timeEpoch: app.clock.now().getTime() })));
     expect(repeat.status).toBe(200);
     expect(repeat.body).toMatchObject({ loc_status: 'COMPLETED', loc_payment_id: paymentId });
     expect(app.simulator.charges().filter((c) => c.user_id === user)).toHaveLength(1);
@@ -82,12 +82,12 @@ describe('a manual ACH loan payment that died after the bank accepted its debit'
     const [debit] = app.simulator.charges().filter((c) => c.user_id === user);
     const day = formatInstant(app.clock.now()).slice(0, 10);
     const before = await app.deps.payments.achRateCounts(day, day);
-    const answer = await createAchHandler(app.deps)(bankOutcome(user, 'loan-r2', paymentId, 'returned', debit!.confirmation_id, 900, 'R01'));
+    const answer = await createAchHandler(app.depsFor('ach-handler'))(bankOutcome(user, 'loan-r2', paymentId, 'returned', debit!.confirmation_id, 900, 'R01'));
     expect(parseBody(answer)).toMatchObject({ status: 'applied', record_status: 'RETRY' });
     // The return-rate counters get the debit the write records and its return, once each (DESIGN 4.1).
     const after = await app.deps.payments.achRateCounts(day, day);
     expect([after.debits - before.debits, after.returns - before.returns]).toEqual([1, 1]);
-    expect(parseBody(await createAchHandler(app.deps)(bankOutcome(user, 'loan-r2', paymentId, 'returned', debit!.confirmation_id, 900, 'R01')))).toMatchObject({ status: 'ignored', reason: 'already_applied' });
+    expect(parseBody(await createAchHandler(app.depsFor('ach-handler'))(bankOutcome(user, 'loan-r2', paymentId, 'returned', debit!.confirmation_id, 900, 'R01')))).toMatchObject({ status: 'ignored', reason: 'already_applied' });
     expect((await app.deps.payments.achRateCounts(day, day)).debits - before.debits).toBe(1);
     expect(await app.deps.payments.get(user, 'loan-r2', paymentId)).toMatchObject({ loc_status: 'RETRY', loc_payment_attempts: 1, loc_confirmation_id: debit!.confirmation_id, loc_return_code: 'R01' });
   });
@@ -98,7 +98,7 @@ describe('a manual ACH loan payment that died after the bank accepted its debit'
     expect((await postDying(user, 'loan-r3', request, 'k-3')).status).toBe(500);
     const paymentId = loanPaymentId(user, 'loan-r3', 'k-3');
     const [debit] = app.simulator.charges().filter((c) => c.user_id === user);
-    const answer = await createAchHandler(app.deps)(bankOutcome(user, 'loan-r3', paymentId, 'settled', debit!.confirmation_id, 1400));
+    const answer = await createAchHandler(app.depsFor('ach-handler'))(bankOutcome(user, 'loan-r3', paymentId, 'settled', debit!.confirmation_id, 1400));
     expect(answer.statusCode).toBe(200);
     expect((await app.deps.payments.get(user, 'loan-r3', paymentId))?.loc_confirmation_id).toBe(debit!.confirmation_id);
   });
@@ -113,12 +113,12 @@ describe('a repeat of a manual ACH loan payment whose first request died before 
     const request = { amount_cents: 500, payment_method: 'ach', account_last_four: '6789' };
     expect((await postDying(user, 'loan-h1', request, 'k-0', 'processor.before')).status).toBe(500);
     const post = (key: string) =>
-      createApiHandler(app.deps)(httpEvent('POST', { route: PAYMENTS, pathParameters: { userId: user, loanId: 'loan-h1' }, body: request, headers: { 'idempotency-key': key }, timeEpoch: app.clock.now().getTime() })).then(responseOf);
+      createApiHandler(app.depsFor('api'))(httpEvent('POST', { route: PAYMENTS, pathParameters: { userId: user, loanId: 'loan-h1' }, body: request, headers: { 'idempotency-key': key }, timeEpoch: app.clock.now().getTime() })).then(responseOf);
     app.simulator.configure({ users: { [user]: 'ach_return:R10' } });
     expect((await post('k-1')).status).toBe(201);
     app.simulator.configure({});
     const [debit] = app.simulator.charges().filter((c) => c.user_id === user);
-    const returned = await createAchHandler(app.deps)(bankOutcome(user, 'loan-h1', loanPaymentId(user, 'loan-h1', 'k-1'), 'returned', debit!.confirmation_id, 500, 'R10'));
+    const returned = await createAchHandler(app.depsFor('ach-handler'))(bankOutcome(user, 'loan-h1', loanPaymentId(user, 'loan-h1', 'k-1'), 'returned', debit!.confirmation_id, 500, 'R10'));
     expect(parseBody(returned)).toMatchObject({ status: 'applied', record_status: 'CHARGED_BACK' });
 
     const repeat = await post('k-0');
@@ -140,7 +140,7 @@ describe('a loan retry that died after the bank accepted its debit, then met a h
     await app.deps.payments.create(retry, { actor: 'test', reason: 'fixture' });
     const message = { kind: 'loan_payment_retry', user_id: user, loan_id: loan, payment_id: retry.loc_payment_id, enqueued_at: at(0) };
     const faults = new FaultInjector([{ point: 'processor.accepted', mode: 'crash', nth: 1 }]);
-    await createBatchWorkerHandler(faultyPorts(app.deps, faults))(sqsEvent([sqsRecord(message)]), lambdaContext());
+    await createBatchWorkerHandler(faultyPorts(app.depsFor('batch-worker'), faults))(sqsEvent([sqsRecord(message)]), lambdaContext());
     expect(faults.fired).toEqual(['processor.accepted']);
     // The attempt's answer was lost: the payment still owes attempt 2, whose debit the bank has.
     expect(await app.deps.payments.get(user, loan, retry.loc_payment_id)).toMatchObject({ loc_status: 'RETRY', loc_payment_attempts: 1 });
@@ -149,14 +149,14 @@ describe('a loan retry that died after the bank accepted its debit, then met a h
     expect(debit?.idempotency_key).toBe('pay_retry:2');
     // Before the redelivery, a newer payment of the loan on the account comes back unauthorized: a hold.
     await app.deps.payments.create({ ...base, loc_payment_id: 'pay_newer', loc_status: 'CHARGED_BACK', loc_process: 'MANUAL', loc_payment_attempts: 1, loc_confirmation_id: 'conf-newer', loc_return_code: 'R10', loc_update_reason: 'ach_returned:R10', loc_created_date: at(-DAY), version: 2 }, { actor: 'test', reason: 'fixture' });
-    await createBatchWorkerHandler(app.deps)(sqsEvent([sqsRecord(message)]), lambdaContext());
+    await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([sqsRecord(message)]), lambdaContext());
     expect(await app.deps.payments.get(user, loan, retry.loc_payment_id)).toMatchObject({ loc_status: 'FAILED', loc_update_reason: 'hold:ach_authorization_required', loc_payment_attempts: 1 });
     expect(app.simulator.charges().filter((c) => c.user_id === user)).toHaveLength(1);
 
-    const answer = await createAchHandler(app.deps)(bankOutcome(user, loan, retry.loc_payment_id, 'settled', debit!.confirmation_id, 700));
+    const answer = await createAchHandler(app.depsFor('ach-handler'))(bankOutcome(user, loan, retry.loc_payment_id, 'settled', debit!.confirmation_id, 700));
     expect(parseBody(answer)).toMatchObject({ status: 'applied', record_status: 'COMPLETED' });
     expect(await app.deps.payments.get(user, loan, retry.loc_payment_id)).toMatchObject({ loc_status: 'COMPLETED', loc_payment_attempts: 2, loc_confirmation_id: debit!.confirmation_id });
     // An older entry's outcome for it is still a replay, not a recording.
-    expect(parseBody(await createAchHandler(app.deps)(bankOutcome(user, loan, retry.loc_payment_id, 'settled', 'conf-first', 700)))).toMatchObject({ status: 'ignored', reason: 'confirmation_mismatch' });
+    expect(parseBody(await createAchHandler(app.depsFor('ach-handler'))(bankOutcome(user, loan, retry.loc_payment_id, 'settled', 'conf-first', 700)))).toMatchObject({ status: 'ignored', reason: 'confirmation_mismatch' });
   });
 });

@@ -33,7 +33,7 @@ describe('memberships-consumer', () => {
   let consume: ReturnType<typeof createMembershipsConsumerHandler>;
   beforeEach(async () => {
     app = await createTestApp({ label: 'members', now: NOW });
-    consume = createMembershipsConsumerHandler(app.deps);
+    consume = createMembershipsConsumerHandler(app.depsFor('memberships-consumer'));
   });
 
   it('NEW writes the first PENDING record with the amount in exact cents; a replay is a no-op', async () => {
@@ -98,7 +98,7 @@ describe('memberships-consumer', () => {
     app.simulator.configure({ default: 'approve' });
     app.clock.advance(HOUR);
     const msg = { user_id: due.user_id, billing_date: due.billing_date, subscription_id: due.subscription_id, process: 'SCHEDULED', enqueued_at: at(HOUR) };
-    expect((await createBatchWorkerHandler(app.deps)(sqsEvent([sqsRecord(msg)]))).batchItemFailures).toEqual([]);
+    expect((await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([sqsRecord(msg)]))).batchItemFailures).toEqual([]);
     const after = await recordsOf(app, due.user_id);
     expect(after.map((r) => r.billing_status)).toEqual(['PAUSED', 'ACHSENT']);
   });
@@ -111,7 +111,7 @@ describe('memberships-consumer', () => {
 
     app.clock.advance(10 * DAY);
     const msg = { user_id: record.user_id, billing_date: record.billing_date, subscription_id: record.subscription_id, process: 'SCHEDULED', enqueued_at: at(10 * DAY) };
-    await createBatchWorkerHandler(app.deps)(sqsEvent([sqsRecord(msg)]));
+    await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([sqsRecord(msg)]));
     expect(await app.deps.billing.get(record)).toMatchObject({ billing_status: 'CANCELLED', updated_event: 'CANCEL_COMPLETED' });
     expect(await recordsOf(app, record.user_id)).toHaveLength(1);
     expect(app.simulator.charges()).toHaveLength(0);

@@ -53,7 +53,7 @@ describe('the payment maximum (MAX_PAYMENT_CENTS)', () => {
   });
 
   describe('POST /v1/users/{userId}/loans/{loanId}/payments', () => {
-    const post = (amount: unknown, deps = app.deps) =>
+    const post = (amount: unknown, deps = app.depsFor('api')) =>
       createApiHandler(deps)(
         httpEvent('POST', {
           route: '/v1/users/{userId}/loans/{loanId}/payments',
@@ -84,7 +84,7 @@ describe('the payment maximum (MAX_PAYMENT_CENTS)', () => {
     });
 
     it('follows the configured value, not the default', async () => {
-      const deps = { ...app.deps, settings: { ...app.deps.settings, maxPaymentCents: 5000 } };
+      const deps = { ...app.depsFor('api'), settings: { ...app.deps.settings, maxPaymentCents: 5000 } };
       expect((await post(5000, deps)).status).toBe(201);
       writes.reset();
       expect((await post(5001, deps)).status).toBe(400);
@@ -104,7 +104,7 @@ describe('the payment maximum (MAX_PAYMENT_CENTS)', () => {
 
     it('applies a plan of exactly the maximum', async () => {
       const userId = `user-${randomUUID().slice(0, 8)}`;
-      const result = await createMembershipsConsumerHandler(app.deps)(kinesisEvent([newMember(userId, '10000.00')]), lambdaContext());
+      const result = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([newMember(userId, '10000.00')]), lambdaContext());
       expect(result.batchItemFailures).toEqual([]);
       expect((await app.deps.billing.listByUser(userId)).items).toMatchObject([{ amount_cents: 1_000_000 }]);
     });
@@ -112,7 +112,7 @@ describe('the payment maximum (MAX_PAYMENT_CENTS)', () => {
     it('reports a plan above the maximum as a batch item failure and writes nothing', async () => {
       const userId = `user-${randomUUID().slice(0, 8)}`;
       const record = newMember(userId, '10000.01');
-      const result = await createMembershipsConsumerHandler(app.deps)(kinesisEvent([record]), lambdaContext());
+      const result = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([record]), lambdaContext());
       expect(result.batchItemFailures).toEqual([{ itemIdentifier: record.kinesis.sequenceNumber }]);
       expect(writes.data()).toBe(0);
       expect((await app.deps.billing.listByUser(userId)).items).toEqual([]);
@@ -123,7 +123,7 @@ describe('the payment maximum (MAX_PAYMENT_CENTS)', () => {
     const deliver = (userId: string, amountCents: number) => {
       const payload = JSON.stringify(stripeEventOf('checkout.session.completed', completedCheckoutSession({ userId, amountCents, firstBillingDate: at(10 * DAY) }), Date.now()));
       const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: TEST_SECRETS.stripeWebhook });
-      return createStripeWebhookHandler(app.deps)(webhookEvent('/webhooks/stripe', payload, { 'Stripe-Signature': signature }));
+      return createStripeWebhookHandler(app.depsFor('stripe-webhook'))(webhookEvent('/webhooks/stripe', payload, { 'Stripe-Signature': signature }));
     };
 
     it('opens the chain for exactly the maximum', async () => {

@@ -30,7 +30,7 @@ let worker: ReturnType<typeof createRetryRunWorkerHandler>;
 beforeEach(async () => {
   app = await createTestApp({ label: 'retryruns', now: NOW });
   call = callerFor(app);
-  worker = createRetryRunWorkerHandler(app.deps);
+  worker = createRetryRunWorkerHandler(app.depsFor('retry-run-worker'));
 });
 
 function parkedRecord(overrides: Partial<BillingRecord> = {}): BillingRecord {
@@ -393,10 +393,10 @@ describe('the retry-run-worker never charges an item twice', () => {
     const parked = await seed(app, ...Array.from({ length: 10 }, () => parkedRecord()));
     await post({ state: 'parked', reason: 'outage over' });
     const collect = async () => {
-      await createCollectionsJobHandler(app.deps)(scheduledEvent(NOW), lambdaContext());
+      await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(NOW), lambdaContext());
       const batch = app.collectionsQueue.sent.map((m) => sqsRecord(m.body));
       app.collectionsQueue.clear();
-      if (batch.length > 0) await createBatchWorkerHandler(app.deps)(sqsEvent(batch), lambdaContext());
+      if (batch.length > 0) await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent(batch), lambdaContext());
     };
     const records = takeMessages();
     await Promise.all([drain(records.slice(0, 5)), collect(), drain(records.slice(5)), collect()]);

@@ -146,7 +146,7 @@ function paymentFailedEvent(key: string, options: { fromRequest?: boolean } = {}
 }
 
 async function deliver(event: Record<string, any>): Promise<{ status: number; body: Record<string, unknown> }> {
-  const result = await createStripeWebhookHandler(app.deps)(stripeDelivery(event, { signedAtMs: app.wallClock.now().getTime() }));
+  const result = await createStripeWebhookHandler(app.depsFor('stripe-webhook'))(stripeDelivery(event, { signedAtMs: app.wallClock.now().getTime() }));
   return { status: result.statusCode ?? 0, body: JSON.parse(result.body ?? "null") as Record<string, unknown> };
 }
 

@@ -31,7 +31,7 @@ const historyCount = async (record: BillingRecord) => (await app.deps.billing.hi
 
 async function deliver(type: string, object: Record<string, unknown>) {
   const body = stripeEventOf(type, object, app.clock.now().getTime());
-  const result = await createStripeWebhookHandler(app.deps)(stripeDelivery(body, { signedAtMs: app.wallClock.now().getTime() }));
+  const result = await createStripeWebhookHandler(app.depsFor('stripe-webhook'))(stripeDelivery(body, { signedAtMs: app.wallClock.now().getTime() }));
   return { status: result.statusCode, body: parseBody(result) };
 }
 

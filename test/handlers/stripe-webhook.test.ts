@@ -64,7 +64,7 @@ async function seedRecord(overrides: Partial<BillingRecord> = {}): Promise<Billi
 }
 
 const current = async (key: Pick<BillingRecord, 'user_id' | 'billing_date'>) => app.deps.billing.get(key);
-const handle = (deps: AppDeps = app.deps) => createStripeWebhookHandler(deps);
+const handle = (deps: AppDeps = app.depsFor('stripe-webhook')) => createStripeWebhookHandler(deps);
 
 function paymentIntent(record: BillingRecord, overrides: Record<string, unknown> = {}) {
   return {
@@ -226,7 +226,7 @@ describe('stripe-webhook: refunds and disputes', () => {
     const cardPayments = new InMemoryCardPayments();
     cardPayments.known.set('pi_disputed', { user_id: record.user_id, billing_date: record.billing_date, subscription_id: record.subscription_id });
     const dispute = { id: 'dp_1', object: 'dispute', amount: 1999, charge: 'ch_1', payment_intent: 'pi_disputed', reason: 'fraudulent', status: 'needs_response', metadata: {} };
-    const result = await handle({ ...app.deps, cardPayments })(delivery(stripeEvent('charge.dispute.created', dispute)));
+    const result = await handle({ ...app.depsFor('stripe-webhook'), cardPayments })(delivery(stripeEvent('charge.dispute.created', dispute)));
     expect(parseBody(result)).toEqual({ status: 'processed', outcome: 'applied' });
     const after = (await current(record))!;
     expect(after).toMatchObject({ billing_status: 'FAILED', card_disputed: true, payment_error: 'The cardholder disputed the payment with their bank.' });
@@ -348,12 +348,13 @@ describe('stripe-webhook: the claim (DESIGN 2.8)', () => {
   it('a processing failure releases the claim and answers 500, so the redelivery applies it', async () => {
     const record = await seedRecord();
     const body = stripeEvent('payment_intent.succeeded', paymentIntent(record));
-    const failing = Object.assign(Object.create(app.deps.billing) as BillingStore, {
+    const deps = app.depsFor('stripe-webhook');
+    const failing = Object.assign(Object.create(deps.billing) as BillingStore, {
       commit: async () => {
         throw new Error('disk on fire');
       },
     });
-    const failed = await handle({ ...app.deps, billing: failing })(delivery(body));
+    const failed = await handle({ ...deps, billing: failing })(delivery(body));
     expect(failed.statusCode).toBe(500);
     expect(await app.deps.stripeEvents.get(body.id)).toBeUndefined();
 
@@ -365,7 +366,8 @@ describe('stripe-webhook: the claim (DESIGN 2.8)', () => {
     const record = await seedRecord();
     const body = stripeEvent('payment_intent.succeeded', paymentIntent(record));
     let takeover: Awaited<ReturnType<AppDeps['stripeEvents']['claim']>> | undefined;
-    const slow = Object.assign(Object.create(app.deps.billing) as BillingStore, {
+    const deps = app.depsFor('stripe-webhook');
+    const slow = Object.assign(Object.create(deps.billing) as BillingStore, {
       get: async () => {
         // Our lease runs out mid-flight and another delivery claims the event.
         app.clock.advance(STRIPE_EVENT_LEASE_MS + 1);
@@ -373,7 +375,7 @@ describe('stripe-webhook: the claim (DESIGN 2.8)', () => {
         throw new Error('timed out reading the record');
       },
     });
-    const failed = await handle({ ...app.deps, billing: slow })(delivery(body));
+    const failed = await handle({ ...deps, billing: slow })(delivery(body));
     expect(failed.statusCode).toBe(500);
     expect(takeover?.kind).toBe('claimed');
     const row = await app.deps.stripeEvents.get(body.id);

@@ -39,12 +39,12 @@ const chargesOf = (userId: string) => app.simulator.charges().filter((c) => c.us
 const listedExceptions = async () => (await call('GET', { route: '/v1/subscriptions', query: { billing: 'exceptions', limit: '100' } })).body.items as Record<string, unknown>[];
 
 async function sendAch(body: Record<string, unknown>) {
-  const result = await createAchHandler(app.deps)(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() }));
+  const result = await createAchHandler(app.depsFor('ach-handler'))(achDelivery(body, { signedAtMs: app.wallClock.now().getTime() }));
   return { status: result.statusCode, body: parseBody(result) };
 }
 
 async function sendStripe(type: string, object: Record<string, unknown>) {
-  const result = await createStripeWebhookHandler(app.deps)(stripeDelivery(stripeEventOf(type, object, app.clock.now().getTime()), { signedAtMs: app.wallClock.now().getTime() }));
+  const result = await createStripeWebhookHandler(app.depsFor('stripe-webhook'))(stripeDelivery(stripeEventOf(type, object, app.clock.now().getTime()), { signedAtMs: app.wallClock.now().getTime() }));
   return { status: result.statusCode, body: parseBody(result) };
 }
 

@@ -39,7 +39,7 @@ describe('webhook-balance-worker', () => {
     const record = makeRecord({ billing_date: at(-HOUR), payment_method: 'pinless' });
     await seedRecords(app, record);
 
-    const response = await createBalanceWorkerHandler(app.deps)(sqsEvent([sqsRecord(balanceEvent(record.user_id, 9000))]), lambdaContext());
+    const response = await createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent([sqsRecord(balanceEvent(record.user_id, 9000))]), lambdaContext());
 
     expect(response.batchItemFailures).toEqual([]);
     expect(await app.deps.billing.get(record)).toMatchObject({ billing_status: 'COMPLETED', process: 'BALANCE_WEBHOOK' });
@@ -58,7 +58,7 @@ describe('webhook-balance-worker', () => {
   it('writes nothing when the gate is closed (below the threshold)', async () => {
     const record = makeRecord({ billing_date: at(-HOUR), amount_cents: 1999 });
     await seedRecords(app, record);
-    const response = await createBalanceWorkerHandler(app.deps)(sqsEvent([sqsRecord(balanceEvent(record.user_id, THRESHOLD - 1))]));
+    const response = await createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent([sqsRecord(balanceEvent(record.user_id, THRESHOLD - 1))]));
     expect(response.batchItemFailures).toEqual([]);
     expect(await app.deps.billing.get(record)).toEqual(record);
     expect(await historyCount(app, record.subscription_id)).toBe(1);
@@ -69,7 +69,7 @@ describe('webhook-balance-worker', () => {
     const record = makeRecord({ billing_date: at(-HOUR), payment_method: 'pinless' });
     const other = makeRecord({ billing_date: at(-HOUR), payment_method: 'pinless' });
     await seedRecords(app, record, other);
-    const response = await createBalanceWorkerHandler(app.deps)(
+    const response = await createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(
       sqsEvent([
         sqsRecord(balanceEvent(record.user_id, 100_000, { calc_available_balance_cents: 100 })),
         sqsRecord(balanceEvent(other.user_id, 0, { calc_available_balance_cents: 8000 })),
@@ -90,7 +90,7 @@ describe('webhook-balance-worker', () => {
     await seedRecords(app, older, newer, future);
 
     // 9000 passes the gate for the first (>= 5000 and >= 4000); 5000 left is still enough for the second.
-    await createBalanceWorkerHandler(app.deps)(sqsEvent([sqsRecord(balanceEvent(user, 9000))]));
+    await createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent([sqsRecord(balanceEvent(user, 9000))]));
     expect((await app.deps.billing.get(older))?.billing_status).toBe('COMPLETED');
     expect((await app.deps.billing.get(newer))?.billing_status).toBe('COMPLETED');
     expect((await app.deps.billing.get(future))?.billing_status).toBe('PENDING');
@@ -102,7 +102,7 @@ describe('webhook-balance-worker', () => {
     const older = makeRecord({ user_id: user, billing_date: at(-31 * DAY), payment_method: 'pinless', amount_cents: 4000 });
     const newer = makeRecord({ user_id: user, billing_date: at(-HOUR), payment_method: 'pinless', amount_cents: 4000 });
     await seedRecords(app, older, newer);
-    const response = await createBalanceWorkerHandler(app.deps)(sqsEvent([sqsRecord(balanceEvent(user, 8000))]));
+    const response = await createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent([sqsRecord(balanceEvent(user, 8000))]));
     expect(response.batchItemFailures).toEqual([]);
     expect((await app.deps.billing.get(older))?.billing_status).toBe('COMPLETED');
     expect((await app.deps.billing.get(newer))?.billing_status).toBe('PENDING');
@@ -112,7 +112,7 @@ describe('webhook-balance-worker', () => {
   it('does nothing (and does not retry) for a user with nothing due', async () => {
     const record = makeRecord({ billing_date: at(DAY) });
     await seedRecords(app, record);
-    const response = await createBalanceWorkerHandler(app.deps)(sqsEvent([sqsRecord(balanceEvent(record.user_id, 90_000)), sqsRecord(balanceEvent('nobody', 90_000))]));
+    const response = await createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent([sqsRecord(balanceEvent(record.user_id, 90_000)), sqsRecord(balanceEvent('nobody', 90_000))]));
     expect(response.batchItemFailures).toEqual([]);
     expect(await app.deps.billing.get(record)).toEqual(record);
   });
@@ -127,7 +127,7 @@ describe('webhook-balance-worker', () => {
       sqsRecord({ ...balanceEvent(record.user_id, 9000), occurred_at: 'soon' }),
       sqsRecord('[]'),
     ];
-    const response = await createBalanceWorkerHandler(app.deps)(sqsEvent(bad));
+    const response = await createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent(bad));
     expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(bad.map((r) => r.messageId));
     expect(await app.deps.billing.get(record)).toEqual(record);
   });
@@ -138,7 +138,7 @@ describe('webhook-balance-worker', () => {
     await seedRecords(app, locked, free);
     await holdUserLock(app, locked.user_id);
     const lockedMessage = sqsRecord(balanceEvent(locked.user_id, 9000));
-    const response = await createBalanceWorkerHandler(app.deps)(sqsEvent([lockedMessage, sqsRecord(balanceEvent(free.user_id, 9000))]));
+    const response = await createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent([lockedMessage, sqsRecord(balanceEvent(free.user_id, 9000))]));
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: lockedMessage.messageId }]);
     expect(await app.deps.billing.get(locked)).toEqual(locked);
     expect((await app.deps.billing.get(free))?.billing_status).toBe('COMPLETED');
@@ -154,7 +154,7 @@ describe('webhook-balance-worker', () => {
     });
     const due = makeRecord({ billing_date: at(-HOUR), payment_method: 'pinless' });
     await seedRecords(app, parked, due);
-    const handler = createBalanceWorkerHandler(app.deps);
+    const handler = createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'));
     const event = balanceEvent(due.user_id, 9000);
     await handler(sqsEvent([sqsRecord(balanceEvent(parked.user_id, 9000)), sqsRecord(event)]));
     const replay = await handler(sqsEvent([sqsRecord(event)]));

@@ -71,7 +71,7 @@ describe('webhook signatures are checked against the wall clock, not the simulat
     const payload = JSON.stringify(event);
     // No timestamp given: the SDK signs with the machine's clock, as Stripe and `stripe listen` do.
     const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: TEST_SECRETS.stripeWebhook });
-    const result = await createStripeWebhookHandler(app.deps)(webhookEvent('/webhooks/stripe', payload, { 'Stripe-Signature': signature }));
+    const result = await createStripeWebhookHandler(app.depsFor('stripe-webhook'))(webhookEvent('/webhooks/stripe', payload, { 'Stripe-Signature': signature }));
     expect(result.statusCode, result.body).toBe(200);
     expect(parseBody(result)).toMatchObject({ status: 'processed', outcome: 'applied' });
     expect((await app.deps.billing.listByUser(userId)).items).toMatchObject([{ user_id: userId, amount_cents: 1999, billing_status: 'PENDING', payment_method: 'card' }]);
@@ -80,7 +80,7 @@ describe('webhook signatures are checked against the wall clock, not the simulat
   it('Stripe: a wall-clock signature older than five minutes, or one made at the simulated time, is refused with 400 and nothing is written', async () => {
     const userId = `user-wall-${wallSeconds()}-stripe-stale`;
     const firstBillingDate = formatInstant(new Date(app.clock.now().getTime() + 24 * 3600 * 1000));
-    const handler = createStripeWebhookHandler(app.deps);
+    const handler = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
     for (const timestamp of [wallSeconds() - 301, Math.floor(app.clock.now().getTime() / 1000)]) {
       const event = stripeEventOf('checkout.session.completed', completedCheckoutSession({ userId, amountCents: 1999, firstBillingDate }), Date.now());
       const payload = JSON.stringify(event);
@@ -94,7 +94,7 @@ describe('webhook signatures are checked against the wall clock, not the simulat
   });
 
   it('ACH: a settlement signed at wall time (`date +%s`) is applied with the business clock a year ahead; a stale one is refused', async () => {
-    const handler = createAchHandler(app.deps);
+    const handler = createAchHandler(app.depsFor('ach-handler'));
     const stale = await seedAchSent();
     const staleRaw = achSettled(stale);
     const refused = await handler(webhookEvent('/webhooks/ach', staleRaw, { 'X-ACH-Signature': signPayload(staleRaw, TEST_SECRETS.achWebhook, wallSeconds() - 301) }));
@@ -111,7 +111,7 @@ describe('webhook signatures are checked against the wall clock, not the simulat
   });
 
   it('balance: an event signed at wall time is enqueued with the business clock a year ahead; a stale one is refused and nothing is enqueued', async () => {
-    const api = createApiHandler(app.deps);
+    const api = createApiHandler(app.depsFor('api'));
     const staleRaw = balanceBody('user-wall-balance', 'bal-stale');
     const refused = await api(webhookEvent('/webhooks/balance', staleRaw, { 'X-Balance-Signature': signPayload(staleRaw, TEST_SECRETS.balanceWebhook, wallSeconds() - 301) }));
     expect(refused.statusCode).toBe(400);
@@ -134,7 +134,7 @@ describe('webhook signatures are checked against the wall clock, not the simulat
     });
     const seeded = { ...record, transaction_id: submitted.confirmation_id };
     await app.deps.billing.commit({ writes: [{ kind: 'create', record: seeded }], history: [historyRowOf(seeded)] });
-    const ach = createAchHandler(app.deps);
+    const ach = createAchHandler(app.depsFor('ach-handler'));
     const pump = new AchSettlementPump({
       clock: app.clock,
       wallClock: app.wallClock,

@@ -25,11 +25,11 @@ describe('seed data: loan payments in RETRY', () => {
     expect(await get(RETRY_LOANS.declined)).toMatchObject({ loc_status: 'RETRY', loc_payment_attempts: LOAN_MAX_ATTEMPTS - 1 });
 
     app.clock.advance(1000);
-    await createCollectionsJobHandler(app.deps)(scheduledEvent(), lambdaContext());
+    await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(), lambdaContext());
     const loanMessages = app.collectionsQueue.bodies<CollectionMessage>().filter((m): m is LoanPaymentRetryMessage => m.kind === 'loan_payment_retry');
     expect(loanMessages.map((m) => m.payment_id).sort()).toEqual([RETRY_LOANS.approved.payment_id, RETRY_LOANS.declined.payment_id]);
 
-    const response = await createBatchWorkerHandler(app.deps)(sqsEvent(loanMessages.map((m) => sqsRecord(m))), lambdaContext());
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent(loanMessages.map((m) => sqsRecord(m))), lambdaContext());
     expect(response.batchItemFailures).toEqual([]);
     expect(await get(RETRY_LOANS.approved)).toMatchObject({ loc_status: 'COMPLETED', loc_payment_attempts: 2, loc_process: 'RETRY' });
     expect(await get(RETRY_LOANS.declined)).toMatchObject({

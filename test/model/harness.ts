@@ -15,6 +15,7 @@ import { createRetryRunWorkerHandler } from '../../src/handlers/retry-run-worker
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
 import { createBalanceWorkerHandler } from '../../src/handlers/webhook-balance-worker.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
+import type { FunctionName } from '../../src/manifest/index.js';
 import type { AppDeps } from '../../src/runtime/deps.js';
 import { countGaugesFromIndexes } from '../../src/adapters/dynamodb/gauge-reconcile.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -249,7 +250,6 @@ export class BillingWorld {
   private readonly cache = new Map<string, { records: (ObservedRecord & Json)[]; visible: Map<number, string> }>();
   /** Keys the system may have handed to the processor, and since when (C2's F11 rule). */
   readonly handOffs: HandOffLog;
-  private readonly leases: LockStore;
   /** Known, assigned bugs whose paths the commands avoid for now (KNOWN_BUGS in the test). */
   known: ReadonlySet<string> = new Set();
 
@@ -267,7 +267,6 @@ export class BillingWorld {
     app.simulator.configure(this.settings as never);
     app.clock.set(start);
     this.handOffs = new HandOffLog(() => this.now());
-    this.leases = this.handOffs.locks(app.deps.locks);
   }
 
   touch(user: string | number): void {
@@ -292,17 +291,19 @@ export class BillingWorld {
     this.armed = spec;
   }
 
-  /** The deps of a process without a fault: the recorded processor, the hand-offs and leases watched. */
-  private base(): AppDeps {
-    return { ...this.app.deps, processor: this.handOffs.processor(this.recorder), locks: this.leases };
+  /** The deps of a `name` process without a fault: the recorded processor, the hand-offs and leases watched. */
+  private base(name: FunctionName): AppDeps {
+    const deps = this.app.depsFor(name, { processor: this.handOffs.processor(this.recorder) });
+    return { ...deps, locks: this.handOffs.locks(deps.locks) };
   }
 
-  /** The deps of the next process: the armed fault, if any, applies to it alone. */
-  private process(): { deps: AppDeps; faults?: FaultInjector } {
-    if (!this.armed) return { deps: this.base() };
+  /** The deps of the next `name` process: the armed fault, if any, applies to it alone. */
+  private process(name: FunctionName): { deps: AppDeps; faults?: FaultInjector } {
+    if (!this.armed) return { deps: this.base(name) };
     const faults = new FaultInjector([this.armed]);
     this.armed = undefined;
-    const deps = faultyPorts({ ...this.app.deps, processor: this.recorder, locks: this.leases }, faults);
+    const granted = this.app.depsFor(name, { processor: this.recorder });
+    const deps = faultyPorts({ ...granted, locks: this.handOffs.locks(granted.locks) }, faults);
     // The hand-off is seen outside the faults: an attempt that called the port may have reached the processor.
     return { deps: { ...deps, processor: this.handOffs.processor(deps.processor) }, faults };
   }
@@ -394,7 +395,7 @@ export class BillingWorld {
     faulty = true,
     headers: Record<string, string> = {},
   ): Promise<{ status: number; body: any; fired: string[] }> {
-    const proc = faulty ? this.process() : { deps: this.base() };
+    const proc = faulty ? this.process('api') : { deps: this.base('api') };
     const event = httpEvent(method, { route, pathParameters: params, ...(body !== undefined ? { body } : {}), ...(query ? { query } : {}), headers });
     let res;
     // A manual pay is the customer's own payment; retry-billing an operator's (DESIGN 5b): neither is an automatic attempt.
@@ -471,7 +472,7 @@ export class BillingWorld {
       const now = this.now();
       const expectation = expectMembership(this.model, m, sent.input, now, before);
       const wasStamped = this.stamped(before, sent.input.event_id);
-      const proc = this.process();
+      const proc = this.process('memberships-consumer');
       let failed: boolean;
       try {
         const out = await createMembershipsConsumerHandler(proc.deps)(kinesisEvent([kinesisRecord(sent.body)]), lambdaContext());
@@ -530,7 +531,7 @@ export class BillingWorld {
     if (res.status !== 202) this.problems.push(`balance webhook answered ${res.status} ${JSON.stringify(res.body)}`);
     const messages = queue.sent.splice(0);
     if (messages.length === 0) return;
-    const proc = this.process();
+    const proc = this.process('webhook-balance-worker');
     await createBalanceWorkerHandler(proc.deps)(sqsEvent(messages.map((m) => sqsRecord(m.body, { messageId: m.id, queue: 'test-balance-events' }))), lambdaContext());
     this.collectBankOutcomes();
   }
@@ -549,7 +550,7 @@ export class BillingWorld {
     if (typeof owner === 'string' && this.users.includes(owner)) this.touch(owner);
     else this.touchAll();
     const deliver = async (): Promise<boolean> => {
-      const proc = this.process();
+      const proc = this.process('stripe-webhook');
       const res = responseOf(await createStripeWebhookHandler(proc.deps)(stripeDelivery(body, { signedAtMs: Date.now() })));
       this.trace.push(`  stripe ${body.type} ${body.id.slice(0, 12)} → ${res.status} ${JSON.stringify(res.body)}`);
       if (res.status === 409 || res.status >= 500) {
@@ -566,7 +567,7 @@ export class BillingWorld {
   async sendAch(body: Json, onAnswer: (res: { status: number; body: any }) => Promise<void> | void): Promise<void> {
     this.touch(body.reference.user_id);
     const deliver = async (): Promise<boolean> => {
-      const proc = this.process();
+      const proc = this.process('ach-handler');
       const res = responseOf(await createAchHandler(proc.deps)(achDelivery(body, { signedAtMs: Date.now() })));
       this.trace.push(`  ach ${body.type}${body.return_code ? ` ${body.return_code}` : ''} ${String(body.confirmation_id).slice(0, 12)} → ${res.status} ${JSON.stringify(res.body)}`);
       if (res.status === 409 || res.status >= 500) {
@@ -754,14 +755,14 @@ export class BillingWorld {
   async collectionsRun(): Promise<{ enqueued: number; failed: number }> {
     const queue = this.app.collectionsQueue;
     queue.clear();
-    await createCollectionsJobHandler(this.base())(scheduledEvent(iso(this.now())), lambdaContext());
+    await createCollectionsJobHandler(this.base('collections-job'))(scheduledEvent(iso(this.now())), lambdaContext());
     const mine = new Set(this.users);
     const messages = queue.sent.filter((m) => mine.has(JSON.parse(m.body).user_id));
     queue.clear();
     for (const m of messages) this.touch(JSON.parse(m.body).user_id);
     let failed = 0;
     for (let i = 0; i < messages.length; i += 10) {
-      const proc = this.process();
+      const proc = this.process('batch-worker');
       const batch = messages.slice(i, i + 10).map((m) => sqsRecord(m.body, { messageId: m.id }));
       const out = await createBatchWorkerHandler(proc.deps)(sqsEvent(batch), lambdaContext());
       failed += out.batchItemFailures.length;
@@ -845,7 +846,7 @@ export class BillingWorld {
     const failed = new Map<string, { id: string; body: string }>();
     for (let i = 0; i < deliveries.length; i += 10) {
       const batch = deliveries.slice(i, i + 10);
-      const proc = this.process();
+      const proc = this.process('retry-run-worker');
       // A bulk retry is an operator's attempt (DESIGN 5b), as retry-billing is.
       this.recorder.initiator = 'operator';
       try {

@@ -13,6 +13,7 @@ import { createApiHandler } from '../../src/handlers/api.js';
 import { loanPaymentId } from '../../src/handlers/api/loans.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
+import type { FunctionName } from '../../src/manifest/index.js';
 import type { AppDeps } from '../../src/runtime/deps.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/aws-events.js';
@@ -119,11 +120,11 @@ class LoanWorld {
     this.app.simulator.configure(this.settings as never);
   }
 
-  private process(): { deps: AppDeps; faults?: FaultInjector } {
-    if (!this.armed) return { deps: this.app.deps };
+  private process(name: FunctionName): { deps: AppDeps; faults?: FaultInjector } {
+    if (!this.armed) return { deps: this.app.depsFor(name) };
     const faults = new FaultInjector([this.armed]);
     this.armed = undefined;
-    return { deps: faultyPorts(this.app.deps, faults), faults };
+    return { deps: faultyPorts(this.app.depsFor(name), faults), faults };
   }
 
   async run(step: Step): Promise<void> {
@@ -176,7 +177,7 @@ class LoanWorld {
   }
 
   private async post(request: Request): Promise<void> {
-    const proc = this.process();
+    const proc = this.process('api');
     const event = httpEvent('POST', { route: PAYMENTS, pathParameters: { userId: request.user, loanId: LOAN }, body: request.body, headers: { 'idempotency-key': request.key }, timeEpoch: this.app.clock.now().getTime() });
     const res = responseOf(await createApiHandler(proc.deps)(event));
     const fired = proc.faults?.fired ?? [];
@@ -189,7 +190,7 @@ class LoanWorld {
 
   private async collect(): Promise<void> {
     this.app.collectionsQueue.clear();
-    await createCollectionsJobHandler(this.app.deps)(scheduledEvent(formatInstant(this.app.clock.now())), lambdaContext());
+    await createCollectionsJobHandler(this.app.depsFor('collections-job'))(scheduledEvent(formatInstant(this.app.clock.now())), lambdaContext());
     const mine = new Set(this.users);
     const planned = this.app.collectionsQueue.bodies<CollectionMessage>().filter((m) => m.kind === 'loan_payment_retry' && mine.has(m.user_id));
     this.app.collectionsQueue.clear();
@@ -197,7 +198,7 @@ class LoanWorld {
     for (let i = 0; i < messages.length; i += 10) {
       const batch = messages.slice(i, i + 10);
       const records = batch.map((m) => sqsRecord(m));
-      const proc = this.process();
+      const proc = this.process('batch-worker');
       const out = await createBatchWorkerHandler(proc.deps)(sqsEvent(records), lambdaContext());
       for (const f of out.batchItemFailures) this.redeliver.push(batch[records.findIndex((r) => r.messageId === f.itemIdentifier)]!);
     }
@@ -221,7 +222,7 @@ class LoanWorld {
       occurred_at: formatInstant(this.app.clock.now()),
       reference: ref,
     };
-    const proc = this.process();
+    const proc = this.process('ach-handler');
     const res = responseOf(await createAchHandler(proc.deps)(achDelivery(body, { signedAtMs: Date.now() })));
     const fired = proc.faults?.fired ?? [];
     this.trace.push(`  ach ${outcome.type}${outcome.return_code ? ` ${outcome.return_code}` : ''} ${outcome.charge.idempotency_key} → ${res.status} ${JSON.stringify(res.body)}`);

@@ -79,9 +79,9 @@ async function sendAndCheck(c: Case, event: HttpEvent) {
 
 beforeAll(async () => {
   app = await createTestApp({ label: 'openapi' });
-  const api = createApiHandler(app.deps);
-  const ach = createAchHandler(app.deps);
-  const stripe = createStripeWebhookHandler(app.deps);
+  const api = createApiHandler(app.depsFor('api'));
+  const ach = createAchHandler(app.depsFor('ach-handler'));
+  const stripe = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
   const viaApi = async (event: HttpEvent) => responseOf(await api(event));
   const nowMs = app.clock.now().getTime();
   const jwt = (method: string, route: string, options: HttpEventOptions = {}) => (body: JsonObject | undefined) =>

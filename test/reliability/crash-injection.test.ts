@@ -9,6 +9,7 @@ import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createMembershipsConsumerHandler } from '../../src/handlers/memberships-consumer.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
+import type { FunctionName } from '../../src/manifest/index.js';
 import type { AppDeps } from '../../src/runtime/deps.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { kinesisEvent, kinesisRecord } from '../support/aws-events.js';
@@ -50,9 +51,9 @@ function spec(point: FaultPoint, mode: Mode, nth = 1): FaultSpec {
   return { point, mode: 'throw', error, nth };
 }
 
-/** The app's deps for one process whose ports follow `faults`. */
-function processDeps(faults: FaultInjector): AppDeps {
-  return faultyPorts(app.deps, faults);
+/** One `name` process's deps, whose ports follow `faults`. */
+function processDeps(faults: FaultInjector): (name: FunctionName) => AppDeps {
+  return (name) => faultyPorts(app.depsFor(name), faults);
 }
 
 
@@ -89,7 +90,7 @@ async function faultThenResume(path: AttemptPath, point: FaultPoint, mode: Mode,
   setOutcome(record.user_id, 'approve');
   app.clock.advance(25 * HOUR);
   const current = await app.deps.billing.get(record);
-  const resumed = await runPath(app.deps, record, { path: current?.billing_status === 'FAILED' ? 'retry' : 'scheduled' });
+  const resumed = await runPath(app.depsFor, record, { path: current?.billing_status === 'FAILED' ? 'retry' : 'scheduled' });
   const after = await app.deps.billing.get(record);
   expect(['COMPLETED', 'ACHSENT'], `${label}; resumed → ${JSON.stringify(resumed)}`).toContain(after?.billing_status);
   const counted = mode === 'counted' || firstOutcome === 'error' ? 1 : 0;
@@ -160,11 +161,11 @@ describe('crash injection on the ach-handler', () => {
             occurred_at: formatInstant(app.clock.now()),
             reference: { kind: 'subscription', user_id: record.user_id, billing_date: record.billing_date },
           };
-          const first = await createAchHandler(processDeps(new FaultInjector([spec(point, mode)])))(achDelivery(event));
+          const first = await createAchHandler(processDeps(new FaultInjector([spec(point, mode)]))('ach-handler'))(achDelivery(event));
           expect(first.statusCode).not.toBe(200);
-          const again = await createAchHandler(app.deps)(achDelivery(event));
+          const again = await createAchHandler(app.depsFor('ach-handler'))(achDelivery(event));
           expect(again.statusCode, `${mode} at ${point}: ${again.body}`).toBe(200);
-          const replay = await createAchHandler(app.deps)(achDelivery(event));
+          const replay = await createAchHandler(app.depsFor('ach-handler'))(achDelivery(event));
           expect(JSON.parse(replay.body ?? '{}')).toMatchObject({ status: 'ignored', reason: 'already_applied' });
           expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
           const rows = await allHistory(app.deps.billing, record.subscription_id);
@@ -211,8 +212,8 @@ describe('crash injection on the stripe-webhook', () => {
           const record = await seedRecord(app, dueRecord(app.clock.now(), 'card'));
           const intent = `pi_${randomUUID().replace(/-/g, '')}`;
           const event = paymentSucceeded(record, intent);
-          const handler = createStripeWebhookHandler(app.deps);
-          await createStripeWebhookHandler(processDeps(new FaultInjector([spec(point, mode)])))(stripeDelivery(event));
+          const handler = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
+          await createStripeWebhookHandler(processDeps(new FaultInjector([spec(point, mode)]))('stripe-webhook'))(stripeDelivery(event));
           let answer = await handler(stripeDelivery(event));
           // A dead delivery's claim, one whose claim answer was lost, or one whose mark failed after
           // the apply, holds until its lease passes (a redelivery meanwhile is told 409); then the
@@ -256,9 +257,9 @@ describe('crash injection on the memberships-consumer', () => {
             plan: { amount: '19.99', term: 'MONTHLY', tier: 'plus:v3', payment_method: 'ach', account_last_four: '6789', first_billing_date: formatInstant(new Date(app.clock.now().getTime() + 10 * 24 * HOUR)) },
           });
           const record = kinesisRecord(event);
-          await createMembershipsConsumerHandler(processDeps(new FaultInjector([spec(point, mode)])))(kinesisEvent([record]));
+          await createMembershipsConsumerHandler(processDeps(new FaultInjector([spec(point, mode)]))('memberships-consumer'))(kinesisEvent([record]));
           app.clock.advance(LEASE_MS + 1);
-          const again = await createMembershipsConsumerHandler(app.deps)(kinesisEvent([record]));
+          const again = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([record]));
           expect(again.batchItemFailures, `${mode} at ${point}`).toEqual([]);
           const records = await allRecords(app.deps.billing, userId);
           expect(records).toHaveLength(1);
@@ -276,11 +277,11 @@ describe('crash injection on the memberships-consumer', () => {
         const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
         setOutcome(record.user_id, 'approve');
         const kin = kinesisRecord(membership('PAUSE', record.user_id, { months: 2 }));
-        const first = await createMembershipsConsumerHandler(processDeps(new FaultInjector([spec(point, 'crash')])))(kinesisEvent([kin]));
+        const first = await createMembershipsConsumerHandler(processDeps(new FaultInjector([spec(point, 'crash')]))('memberships-consumer'))(kinesisEvent([kin]));
         // A failed release after the change committed does not fail the record: the committed result stands (DESIGN 3.1).
         expect(first.batchItemFailures, point).toHaveLength(point === 'lock.release.before' ? 0 : 1);
         app.clock.advance(LEASE_MS + 1);
-        const again = await createMembershipsConsumerHandler(app.deps)(kinesisEvent([kin]));
+        const again = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([kin]));
         expect(again.batchItemFailures, point).toEqual([]);
         expect((await app.deps.billing.get(record))?.billing_status, point).toBe('COMPLETED');
         const records = await allRecords(app.deps.billing, record.user_id);

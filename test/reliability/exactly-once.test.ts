@@ -75,7 +75,7 @@ describe('exactly-once under contention on DynamoDB Local', () => {
           app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: round.outcome } });
           const runs = round.calls.map(async (call) => {
             await sleep(call.delayMs);
-            const result = await runPath(app.deps, record, call);
+            const result = await runPath(app.depsFor, record, call);
             count(result);
             if (result.kind === 'error') unexpected.push(result.error);
             if (result.kind === 'http' && result.status !== 200 && result.status !== 409) unexpected.push(`HTTP ${result.status} ${result.body}`);
@@ -86,12 +86,12 @@ describe('exactly-once under contention on DynamoDB Local', () => {
         // The normal flow resumes: the processor approves, a day passes, a person pays.
         app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'approve' } });
         app.clock.advance(25 * HOUR);
-        const settle = await runPath(app.deps, record, { path: 'manual', requestKey: `settle-${randomUUID()}` });
+        const settle = await runPath(app.depsFor, record, { path: 'manual', requestKey: `settle-${randomUUID()}` });
         count(settle);
         if (settle.kind === 'outcome' && settle.outcome === 'declined') {
           // An attempt whose write lost its lock left its decline unrecorded; the repair re-sent that
           // attempt's key and recorded the processor's same answer. The person pays once more.
-          count(await runPath(app.deps, record, { path: 'manual', requestKey: `settle-${randomUUID()}` }));
+          count(await runPath(app.depsFor, record, { path: 'manual', requestKey: `settle-${randomUUID()}` }));
         }
         expect(unexpected).toEqual([]);
         expect(await ledgerViolations(app, record.user_id, { settled: true, lockFree: true })).toEqual([]);
@@ -110,9 +110,9 @@ describe('exactly-once under contention on DynamoDB Local', () => {
     const calls = users.flatMap((r) =>
       (['batch-worker', 'scheduled', 'balance', 'manual', 'api-pay', 'balance-worker'] as const).map((path) => ({ record: r, call: { path, balanceOpen: true, requestKey: 'same' } })),
     );
-    await Promise.all(calls.map(async ({ record, call }) => count(await runPath(app.deps, record, call))));
+    await Promise.all(calls.map(async ({ record, call }) => count(await runPath(app.depsFor, record, call))));
     for (const r of users) {
-      await runPath(app.deps, r, { path: 'manual', requestKey: `settle-${randomUUID()}` });
+      await runPath(app.depsFor, r, { path: 'manual', requestKey: `settle-${randomUUID()}` });
       expect(await ledgerViolations(app, r.user_id, { settled: true, lockFree: true })).toEqual([]);
       expect(app.simulator.charges().filter((c) => c.user_id === r.user_id)).toHaveLength(1);
     }

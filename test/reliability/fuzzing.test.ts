@@ -201,7 +201,7 @@ function apiEvent(input: ApiInput): HttpEvent {
 
 describe('fuzzing the edges', () => {
   it('API requests: no 5xx, every rejection a structured 4xx that wrote nothing', async () => {
-    const api = createApiHandler(app.deps);
+    const api = createApiHandler(app.depsFor('api'));
     await fc.assert(
       fc.asyncProperty(apiRequestArb, async (input) => {
         await expectEdgeContract(() => api(apiEvent(input)), () => input);
@@ -211,9 +211,9 @@ describe('fuzzing the edges', () => {
   });
 
   it('signed webhook bodies (Stripe, ACH, balance): no 5xx, rejections structured and without writes', async () => {
-    const stripe = createStripeWebhookHandler(app.deps);
-    const ach = createAchHandler(app.deps);
-    const api = createApiHandler(app.deps);
+    const stripe = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
+    const ach = createAchHandler(app.depsFor('ach-handler'));
+    const api = createApiHandler(app.depsFor('api'));
     const nowMs = () => app.clock.now().getTime();
     const record = (await app.deps.billing.get({ user_id: known.userIds[2]!, billing_date: known.billingDates[2]! }))!;
     const achsent = (await app.deps.billing.get({ user_id: known.userIds[3]!, billing_date: known.billingDates[3]! }))!;
@@ -262,8 +262,8 @@ describe('fuzzing the edges', () => {
   });
 
   it('SQS messages to the batch-worker and webhook-balance-worker: never thrown, a bad body is a batch item failure that wrote nothing', async () => {
-    const batch = createBatchWorkerHandler(app.deps);
-    const balance = createBalanceWorkerHandler(app.deps);
+    const batch = createBatchWorkerHandler(app.depsFor('batch-worker'));
+    const balance = createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'));
     const collectionValid = fc.record({
       user_id: fc.constantFrom(...known.userIds, 'user-nobody'),
       billing_date: fc.constantFrom(...known.billingDates),
@@ -304,7 +304,7 @@ describe('fuzzing the edges', () => {
   });
 
   it('Kinesis records to the memberships-consumer: never thrown, an undecodable record is a batch item failure that wrote nothing', async () => {
-    const consumer = createMembershipsConsumerHandler(app.deps);
+    const consumer = createMembershipsConsumerHandler(app.depsFor('memberships-consumer'));
     const valid = fc.record({
       event_id: fc.uuid(),
       type: fc.constantFrom('PAUSE', 'UNPAUSE', 'CANCEL', 'CLOSEACCOUNT', 'REACTIVATE', 'BAN', 'NEW'),

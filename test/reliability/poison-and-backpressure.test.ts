@@ -55,23 +55,23 @@ describe('poison records', () => {
     const notBase64 = kinesisRecord('x', { partitionKey: a });
     notBase64.kinesis.data = '%%%not-base64%%%';
     const records = [poison, kinesisRecord(newMember(b)), notBase64, kinesisRecord(newMember(c)), kinesisRecord(newMember(a))];
-    const out = await createMembershipsConsumerHandler(app.deps)(kinesisEvent(records));
+    const out = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent(records));
     expect(out.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual([poison.kinesis.sequenceNumber, notBase64.kinesis.sequenceNumber].sort());
     for (const user of [a, b, c]) expect(await allRecords(app.deps.billing, user), user).toHaveLength(1);
   });
 
   it('a record that cannot be applied (its user is locked) holds back only that user’s later records', async () => {
     const [blocked, b, c] = [`user-${randomUUID()}`, `user-${randomUUID()}`, `user-${randomUUID()}`];
-    await createMembershipsConsumerHandler(app.deps)(kinesisEvent([kinesisRecord(newMember(blocked))]));
+    await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([kinesisRecord(newMember(blocked))]));
     const held = await acquireUserLock(app.deps.locks, app.clock, blocked, 'someone-else', { newVersion: () => randomUUID(), heartbeatMs: 600_000 });
     const pause = kinesisRecord({ event_id: `mem_${randomUUID()}`, type: 'PAUSE', months: 1, user_id: blocked, occurred_at: formatInstant(app.clock.now()) });
     const cancel = kinesisRecord({ event_id: `mem_${randomUUID()}`, type: 'CANCEL', user_id: blocked, occurred_at: formatInstant(new Date(app.clock.now().getTime() + 1000)) });
-    const out = await createMembershipsConsumerHandler(app.deps)(kinesisEvent([pause, kinesisRecord(newMember(b)), cancel, kinesisRecord(newMember(c))]));
+    const out = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([pause, kinesisRecord(newMember(b)), cancel, kinesisRecord(newMember(c))]));
     expect(out.batchItemFailures.map((f) => f.itemIdentifier)).toEqual([pause.kinesis.sequenceNumber, cancel.kinesis.sequenceNumber]);
     expect(await allRecords(app.deps.billing, b)).toHaveLength(1);
     expect(await allRecords(app.deps.billing, c)).toHaveLength(1);
     await held.release();
-    const retried = await createMembershipsConsumerHandler(app.deps)(kinesisEvent([pause, cancel]));
+    const retried = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([pause, cancel]));
     expect(retried.batchItemFailures).toEqual([]);
   });
 
@@ -79,7 +79,7 @@ describe('poison records', () => {
     const good = await Promise.all([0, 1, 2].map(() => seedRecord(app, dueRecord(app.clock.now(), 'pinless'))));
     const poison = sqsRecord('{"user_id": 42}');
     const event = sqsEvent([collectionMessage(good[0]!), poison, collectionMessage(good[1]!), collectionMessage(good[2]!)]);
-    const out = await createBatchWorkerHandler(app.deps)(event);
+    const out = await createBatchWorkerHandler(app.depsFor('batch-worker'))(event);
     expect(out.batchItemFailures).toEqual([{ itemIdentifier: poison.messageId }]);
     for (const r of good) expect((await app.deps.billing.get(r))?.billing_status).toBe('COMPLETED');
   });
@@ -90,7 +90,7 @@ describe('throttling', () => {
     const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
     throttle.commands = ['TransactWriteItemsCommand', 'GetItemCommand', 'PutItemCommand'];
     throttle.remaining = 2;
-    const out = await createBatchWorkerHandler(app.deps)(sqsEvent([collectionMessage(record)]));
+    const out = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([collectionMessage(record)]));
     expect(throttle.thrown).toBe(2);
     expect(out.batchItemFailures).toEqual([]);
     expect(await app.deps.billing.get(record)).toMatchObject({ billing_status: 'COMPLETED' });
@@ -104,7 +104,7 @@ describe('throttling', () => {
       throttle.commands = [command];
       throttle.remaining = 1_000;
       const message = collectionMessage(record);
-      const first = await createBatchWorkerHandler(app.deps)(sqsEvent([message]));
+      const first = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([message]));
       throttle.remaining = 0;
       const stored = await app.deps.billing.get(record);
       expect(stored?.billing_failure_count ?? 0).toBe(0);
@@ -116,7 +116,7 @@ describe('throttling', () => {
       } else {
         expect(first.batchItemFailures).toEqual([{ itemIdentifier: message.messageId }]);
         expect(stored?.billing_status).toBe('PENDING');
-        const again = await createBatchWorkerHandler(app.deps)(sqsEvent([message]));
+        const again = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([message]));
         expect(again.batchItemFailures).toEqual([]);
       }
       expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
@@ -130,7 +130,7 @@ describe('throttling', () => {
     app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'error' } });
     throttle.commands = ['TransactWriteItemsCommand'];
     throttle.remaining = 1_000;
-    const out = await createBatchWorkerHandler(app.deps)(sqsEvent([collectionMessage(record)]));
+    const out = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([collectionMessage(record)]));
     throttle.remaining = 0;
     expect(out.batchItemFailures).toHaveLength(1);
     expect((await app.deps.billing.get(record))?.billing_failure_count ?? 0).toBe(0);
@@ -141,7 +141,7 @@ describe('throttling', () => {
     const messages = records.map(collectionMessage);
     throttle.commands = ['TransactWriteItemsCommand'];
     throttle.remaining = 12;
-    const out = await createBatchWorkerHandler(app.deps)(sqsEvent(messages));
+    const out = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent(messages));
     throttle.remaining = 0;
     const failed = new Set(out.batchItemFailures.map((f) => f.itemIdentifier));
     for (const [i, r] of records.entries()) {
@@ -149,7 +149,7 @@ describe('throttling', () => {
       expect(stored?.billing_failure_count ?? 0).toBe(0);
       expect(stored?.billing_status).toBe(failed.has(messages[i]!.messageId) ? 'PENDING' : 'COMPLETED');
     }
-    const again = await createBatchWorkerHandler(app.deps)(sqsEvent(messages.filter((m) => failed.has(m.messageId))));
+    const again = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent(messages.filter((m) => failed.has(m.messageId))));
     expect(again.batchItemFailures).toEqual([]);
     for (const r of records) {
       expect(await ledgerViolations(app, r.user_id, { settled: true, lockFree: true, maxCountedFailures: 0 })).toEqual([]);
@@ -160,7 +160,7 @@ describe('throttling', () => {
     const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
     throttle.commands = ['GetItemCommand'];
     throttle.remaining = 1_000;
-    const result = await createApiHandler(app.deps)(
+    const result = await createApiHandler(app.depsFor('api'))(
       httpEvent('POST', { route: '/v1/subscriptions/{subscriptionId}/pay', pathParameters: { subscriptionId: record.subscription_id }, headers: { 'idempotency-key': 'k1' } }),
     );
     throttle.remaining = 0;

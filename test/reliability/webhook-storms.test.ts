@@ -48,7 +48,7 @@ describe('storms of one event', () => {
     const record = await seedRecord(app, dueRecord(app.clock.now(), 'card'));
     const intent = `pi_${randomUUID().replace(/-/g, '')}`;
     const event = stripeEvent('payment_intent.succeeded', paymentIntentObject(record, intent), nowMs());
-    const handler = createStripeWebhookHandler(app.deps);
+    const handler = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
     const results = await Promise.all(Array.from({ length: STORM }, () => handler(stripeDelivery(event, { signedAtMs: wallMs() }))));
     const bodies = results.map((r) => JSON.parse(r.body ?? '{}'));
     const processed = bodies.filter((b) => b.status === 'processed');
@@ -69,7 +69,7 @@ describe('storms of one event', () => {
     const confirmation = `sim_${randomUUID()}`;
     const record = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: confirmation }));
     const body = achEventBody(record, 'settled', confirmation, nowIso());
-    const handler = createAchHandler(app.deps);
+    const handler = createAchHandler(app.depsFor('ach-handler'));
     const results = await Promise.all(Array.from({ length: STORM }, () => handler(achDelivery(body, { signedAtMs: wallMs() }))));
     const bodies = results.map((r) => JSON.parse(r.body ?? '{}'));
     expect(bodies.filter((b) => b.status === 'applied'), JSON.stringify(statuses(results))).toHaveLength(1);
@@ -94,7 +94,7 @@ describe('events out of order', () => {
       const record = await seedRecord(app, dueRecord(app.clock.now(), 'card'));
       const declined = `pi_${randomUUID().slice(0, 8)}`;
       const paid = `pi_${randomUUID().slice(0, 8)}`;
-      const handler = createStripeWebhookHandler(app.deps);
+      const handler = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
       for (const step of order) {
         const event =
           step === 'failed'
@@ -115,7 +115,7 @@ describe('events out of order', () => {
         app,
         dueRecord(app.clock.now(), 'card', { billing_status: 'COMPLETED', transaction_id: intent, payment_attempts: 1, payment_error: '', completed_date: nowIso() }),
       );
-      const handler = createStripeWebhookHandler(app.deps);
+      const handler = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
       for (const step of order) {
         const event =
           step === 'dispute'
@@ -131,7 +131,7 @@ describe('events out of order', () => {
     for (const order of permutations(['settled', 'chargeback'] as const)) {
       const confirmation = `sim_${randomUUID()}`;
       const record = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: confirmation }));
-      const handler = createAchHandler(app.deps);
+      const handler = createAchHandler(app.depsFor('ach-handler'));
       for (const type of order) expect((await handler(achDelivery(achEventBody(record, type, confirmation, nowIso()), { signedAtMs: wallMs() }))).statusCode).toBe(200);
       expect(await app.deps.billing.get(record), order.join(' → ')).toMatchObject({ billing_status: 'FAILED', ach_unauthorized: true });
     }
@@ -142,7 +142,7 @@ describe('events out of order', () => {
       const first = `sim_${randomUUID()}`;
       const second = `sim_${randomUUID()}`;
       const record = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: first }));
-      const handler = createAchHandler(app.deps);
+      const handler = createAchHandler(app.depsFor('ach-handler'));
       const returned = achEventBody(record, 'returned', first, nowIso(), { return_code: 'R01' });
       expect(JSON.parse((await handler(achDelivery(returned, { signedAtMs: wallMs() }))).body ?? '{}')).toMatchObject({ status: 'applied', effect: 'represent' });
       // The daily retry re-presents the debit as a new entry.
@@ -170,9 +170,9 @@ describe('stale and forged signatures', () => {
     const stripeBody = stripeEvent('payment_intent.succeeded', paymentIntentObject(record, 'pi_forged'), nowMs());
     const achBody = achEventBody(achRecord, 'settled', 'sim_x', nowIso());
     const balanceBody = { event_id: 'bal_1', user_id: record.user_id, institution_id: 'ins_1', available_balance_cents: 100000, current_balance_cents: 100000, occurred_at: nowIso() };
-    const stripe = createStripeWebhookHandler(app.deps);
-    const ach = createAchHandler(app.deps);
-    const api = createApiHandler(app.deps);
+    const stripe = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
+    const ach = createAchHandler(app.depsFor('ach-handler'));
+    const api = createApiHandler(app.depsFor('api'));
     const signedStripe = stripeDelivery(stripeBody, { signedAtMs: wallMs() });
     const tamperedStripe = { ...signedStripe, body: JSON.stringify({ ...stripeBody, type: 'charge.refunded' }) };
     const signedAch = achDelivery(achBody, { signedAtMs: wallMs() });

@@ -1,18 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../../src/runtime/config.js';
 import { FUNCTION_NAMES } from '../../src/manifest/index.js';
-import { FUNCTIONS } from '../../src/manifest/index.js';
+import { FUNCTIONS, type FunctionManifest } from '../../src/manifest/index.js';
 import { productionDeps as build, wiringFor } from '../../src/runtime/production.js';
 import type { Wiring } from '../../src/runtime/wiring/types.js';
-import { paymentsService } from '../../src/runtime/wiring/payments-service.js';
+import { accounts, payments } from '../../src/runtime/wiring/payments-service.js';
 import { secretsManager } from '../../src/runtime/wiring/secrets-manager.js';
 import { sqs } from '../../src/runtime/wiring/sqs.js';
 import { stripe } from '../../src/runtime/wiring/stripe.js';
 
-const ADAPTERS: Required<Wiring> = { secretsManager, sqs, stripe, paymentsService };
+const SERVICE_WIRINGS = { stripe, payments, accounts };
 /** Each function's deps with the adapters its manifest calls for, as its entry module wires them. */
 function wiringOf(fn: string): Wiring {
-  return Object.fromEntries(wiringFor(FUNCTIONS[fn as keyof typeof FUNCTIONS]).map((k) => [k, ADAPTERS[k]]));
+  const manifest: FunctionManifest = FUNCTIONS[fn as keyof typeof FUNCTIONS];
+  const needed = new Set(wiringFor(manifest));
+  return {
+    ...(needed.has('secretsManager') ? { secretsManager } : {}),
+    ...(needed.has('sqs') ? { sqs } : {}),
+    ...((manifest.services ?? []).length > 0 ? { services: Object.fromEntries((manifest.services ?? []).map((id) => [id, SERVICE_WIRINGS[id]])) } : {}),
+  };
 }
 const productionDeps = (fn: string, env: NodeJS.ProcessEnv) => build(fn, wiringOf(fn), env);
 
@@ -84,7 +90,7 @@ describe('production wiring at cold start', () => {
   });
 
   it('refuses an entry whose adapters differ from its manifest (an extra SDK in the bundle, or a missing one)', async () => {
-    await expect(build('collections-job', { sqs, stripe }, complete)).rejects.toThrow(/wires \[sqs, stripe\]; its manifest calls for \[sqs\]/);
+    await expect(build('collections-job', { sqs, services: { stripe } }, complete)).rejects.toThrow(/wires \[services\.stripe, sqs\]; its manifest calls for \[sqs\]/);
     await expect(build('ach-handler', {}, complete)).rejects.toThrow(/calls for \[secretsManager\]/);
   });
 

@@ -3,7 +3,9 @@ import { PaymentSimulator } from '../../src/adapters/processor/simulator.js';
 import type { AccountDirectory } from '../../src/domain/ports/account-directory.js';
 import type { Clock } from '../../src/domain/ports/clock.js';
 import type { PaymentProcessor } from '../../src/domain/ports/processor.js';
+import type { FunctionName } from '../../src/manifest/index.js';
 import { dynamoStores, systemClock, uuidIds } from '../../src/runtime/compose.js';
+import { functionDeps, sharedDeps, type SharedDeps } from '../../src/runtime/function-deps.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../../src/runtime/config.js';
 import type { ReturnRate } from '../../src/domain/ach-return-rates.js';
 import type { ReturnRateClass } from '../../src/domain/nacha.js';
@@ -57,7 +59,14 @@ export const TEST_SECRETS: WebhookSecrets = {
 };
 
 export interface TestApp {
+  /** Every port, unguarded: for seeding and inspecting tables. */
   readonly deps: AppDeps;
+  /**
+   * One function's deps, as its deployed Lambda gets them (the stores behind its manifest's grant
+   * guard, the ports it is not granted throwing), sharing everything else with `deps`. Build every
+   * handler from these. `replace` swaps shared ports (a recording processor) before the grants apply.
+   */
+  depsFor(name: FunctionName, replace?: Partial<SharedDeps>): AppDeps;
   readonly db: TestDynamo;
   /** Business time, moved by hand. */
   readonly clock: ManualClock;
@@ -118,5 +127,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     secrets: TEST_SECRETS,
     settings: { stage: 'test', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS, ...options.settings },
   };
-  return { deps, db, clock, wallClock, simulator, collectionsQueue, balanceEventsQueue, retryRunsQueue, metrics };
+  const shared = sharedDeps(deps);
+  const dynamo = { client: db.client, tables: db.tables, ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}) };
+  const depsFor = (name: FunctionName, replace: Partial<SharedDeps> = {}): AppDeps => functionDeps(name, { ...shared, ...replace }, dynamo);
+  return { deps, depsFor, db, clock, wallClock, simulator, collectionsQueue, balanceEventsQueue, retryRunsQueue, metrics };
 }

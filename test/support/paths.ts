@@ -9,6 +9,7 @@ import { formatInstant } from '../../src/domain/time.js';
 import { createApiHandler } from '../../src/handlers/api.js';
 import { createBalanceWorkerHandler } from '../../src/handlers/webhook-balance-worker.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
+import type { FunctionName } from '../../src/manifest/index.js';
 import type { AppDeps } from '../../src/runtime/deps.js';
 import { sqsEvent, sqsRecord } from './aws-events.js';
 import { httpEvent } from './http-events.js';
@@ -54,8 +55,22 @@ function balanceOf(open: boolean) {
     : { available_balance_cents: 10, current_balance_cents: 10 };
 }
 
-/** Runs one path against `record` with `deps` (which may carry fault-injecting ports). */
-export async function runPath(deps: AppDeps, record: BillingRecord, call: PathCall): Promise<PathResult> {
+/** The function each path runs in: its deps are that function's. */
+const FUNCTION_OF: Record<AttemptPath, FunctionName> = {
+  scheduled: 'batch-worker',
+  retry: 'batch-worker',
+  'batch-worker': 'batch-worker',
+  balance: 'webhook-balance-worker',
+  'balance-worker': 'webhook-balance-worker',
+  manual: 'api',
+  operator: 'api',
+  'api-pay': 'api',
+  'api-retry': 'api',
+};
+
+/** Runs one path against `record` with the deps `depsFor` gives its function (which may carry fault-injecting ports). */
+export async function runPath(depsFor: (name: FunctionName) => AppDeps, record: BillingRecord, call: PathCall): Promise<PathResult> {
+  const deps = depsFor(FUNCTION_OF[call.path]);
   const attemptDeps = attemptDepsOf(deps, deps.logger);
   const owner = `${call.path}-${randomUUID().slice(0, 8)}`;
   try {

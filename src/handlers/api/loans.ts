@@ -2,14 +2,15 @@ import { createHash } from 'node:crypto';
 import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
 import { getLoanPayment, listLoanPayments, listLoanPaymentHistory, makeLoanPayment } from '../../domain/use-cases/make-loan-payment.js';
-import { chargeCentsSchema, positiveCentsSchema } from '../../domain/money.js';
+import { positiveCentsSchema } from '../../domain/money.js';
+import { chargeCentsSchema } from '../../domain/payment-maximum.js';
 import { loanPaymentStatusSchema } from '../../domain/loan-payments.js';
 import { json, parseJsonBody, type HttpResult } from '../shared/http.js';
 import { serializeLoanPayment, serializeLoanPaymentHistoryRow, serializePage } from '../shared/serialize.js';
 import { cursorSchema, idSchema, idempotencyKey, limitSchema, pathParams, queryParams } from './request.js';
 import type { RouteContext } from './router.js';
 
-/** Loan payments (DESIGN 2.7, seed 004): list (newest first), get, history, and a user's payment keyed by Idempotency-Key. */
+/** Loan payments (DESIGN 2.7): list (newest first), get, history, and a user's payment keyed by Idempotency-Key. */
 
 export const loanParams = lazySchema(() => z.object({ userId: idSchema, loanId: idSchema }));
 export const paymentParams = lazySchema(() => z.extend(loanParams, { paymentId: idSchema }));

@@ -40,10 +40,10 @@ function subscriptionId(ctx: RouteContext): string {
  * - `declined`: the bank said no (status FAILED, `payment_error` says why);
  * - `failed`: a system failure, not a decline; `billing_failure` is present when it was saved;
  * - `not_due`: nothing to collect now (`not_due_reason`: status, not_yet_due, gate_closed, ...);
- * A hold (DESIGN 3.1) is not an outcome: it answers 409 with its code (ach_authorization_required, ...).
  * - `cancelled`: a requested cancel took effect instead of a collection;
  * - `inactive`: the account is not active, the period became INACTIVE;
  * - `paused`: a paused period whose window had passed was skipped.
+ * A hold (DESIGN 3.1) is not an outcome: it answers 409 with its code (ach_authorization_required, ...).
  */
 export type PayOutcome = 'collected' | 'submitted' | 'declined' | 'failed' | 'not_due' | 'cancelled' | 'inactive' | 'paused';
 

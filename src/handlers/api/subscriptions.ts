@@ -1,6 +1,6 @@
 import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
-import { InvalidPageRequestError } from '../../adapters/dynamodb/errors.js';
+import { InvalidPageRequestError } from '../../runtime/stored-items.js';
 import { NotFoundError } from '../../domain/errors.js';
 import { dunningState, type DunningState } from '../../domain/dunning.js';
 import { failureState } from '../../domain/ladder.js';
@@ -106,13 +106,9 @@ export async function listExceptionSubscriptions(
 }
 
 /**
- * The dunning index holds FAILED periods by the dunning state last written; the list shows each by
- * its state now (`dunningState(record, now)`: the index is eventually consistent, and a retrying
- * cycle whose 14-day window is over is exhausted before a run records it). One cursor walks the
- * steps in order: retrying = the RETRYING partition; exhausted = the EXHAUSTED partition, then the
- * RETRYING entries whose stored next attempt is already past (where a lapsed cycle waits for the
- * run that records it: a read bounded by due work); no state = RETRYING (either state), then
- * EXHAUSTED. Each period appears once.
+ * The dunning index holds periods by the state last written, but the list shows each by its state
+ * now (a lapsed retrying cycle is exhausted before a run records it). So `exhausted` also walks the
+ * RETRYING entries whose next attempt is past; one cursor walks the steps, each period once.
  */
 type DunningListStep = { readonly partition: DunningState; readonly keep?: DunningState; readonly past?: true };
 const DUNNING_LIST_STEPS: Readonly<Record<DunningState | 'all', readonly DunningListStep[]>> = {

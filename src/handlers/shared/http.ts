@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import * as z from '../../domain/zod.js';
-import { InvalidPageRequestError } from '../../adapters/dynamodb/errors.js';
+import { InvalidPageRequestError } from '../../runtime/stored-items.js';
 import {
   AlreadyExistsError,
   ConcurrentModificationError,

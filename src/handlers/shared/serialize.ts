@@ -7,12 +7,10 @@ import type { LoanPayment, LoanPaymentHistoryRow } from '../../domain/loan-payme
 import { displayStatus } from '../../domain/statuses.js';
 
 /**
- * What the API answers (DESIGN 8): the attribute names of DESIGN 2.1, `amount` as a two-decimal
- * string plus `amount_cents`, `billing_failure` when live, `dunning` on a declined period (5b),
- * PASTDUE computed on read.
- * Internal bookkeeping (`version`, the raw failure attributes, idempotency and membership markers,
- * ACH re-presentment counters, the billing anchor day) is never part of an answer: clients cannot
- * act on it and it would read as business data. Absent attributes are left out, not null.
+ * What the API answers (DESIGN 8): the table's attribute names, `amount` as "19.99" plus
+ * `amount_cents`, `billing_failure` when live, `dunning` on a declined period, PASTDUE on read.
+ * Internal bookkeeping (version, markers, counters) is left out: clients cannot act on it and it
+ * would read as business data. Absent attributes are left out, not null.
  */
 
 export interface SubscriptionView {
@@ -132,7 +130,7 @@ const LOAN_PAYMENT_ATTRIBUTES = [
   'loc_error_count',
 ] as const satisfies readonly (keyof LoanPayment)[];
 
-/** A loan payment with seed 004's `loc_*` names; amounts in integer cents. */
+/** A loan payment with the payments table's `loc_*` names; amounts in integer cents. */
 export function serializeLoanPayment(payment: LoanPayment): Record<string, unknown> {
   const view: Record<string, unknown> = {};
   copyPresent(view, payment, LOAN_PAYMENT_ATTRIBUTES);

@@ -1,8 +1,8 @@
 import { HttpAccountDirectory, HttpPaymentsService } from '../../adapters/payments-service/http-clients.js';
-import type { PaymentsServiceWiring } from './types.js';
+import type { ServiceWiring } from './types.js';
 
-/** The payments service (ACH and pinless rails) and the accounts service, over HTTP. */
-export const paymentsService: PaymentsServiceWiring = (urls) => ({
-  rails: new HttpPaymentsService(urls.paymentsApiUrl),
-  accounts: new HttpAccountDirectory(urls.accountsApiUrl),
-});
+/** The payments service over HTTP: the processor of the ACH and pinless rails. */
+export const payments: ServiceWiring = ({ url }) => ({ processor: new HttpPaymentsService(url) });
+
+/** The accounts service over HTTP: a user's payment accounts. */
+export const accounts: ServiceWiring = ({ url }) => ({ accounts: new HttpAccountDirectory(url) });

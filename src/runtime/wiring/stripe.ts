@@ -1,14 +1,13 @@
-import { lazily, type StripeWiring } from './types.js';
+import { lazily, type ServiceWiring } from './types.js';
 
 /**
- * Card charges and PaymentIntent lookups through the Stripe SDK (247 KiB minified), loaded on the
- * first card charge or lookup rather than at cold start: most first calls charge no card. In a
- * Lambda bundle `stripe` is external and this `import('stripe')` loads the asset's own
- * node_modules/stripe/index.mjs, pre-bundled beside the main file (lib/bundling.ts); from
- * TypeScript (local runtime, tests) it is the installed package. This is the SDK's one value
- * import: the adapters take the client, and its error classes from it.
+ * The card processor and PaymentIntent lookups through the Stripe SDK (247 KiB minified), loaded on
+ * first use rather than at cold start: most first calls charge no card. This `import('stripe')` is
+ * the SDK's one value import; in a Lambda it loads the side package beside the main file
+ * (lib/bundling.ts).
  */
-export const stripe: StripeWiring = (apiKey) => {
+export const stripe: ServiceWiring = ({ secret }) => {
+  const apiKey = secret('stripeApiKey');
   const load = lazily(async () => {
     const [{ default: Stripe }, { StripeCardProcessor, StripeCustomerSearchResolver }, { StripePaymentIntentDirectory }] = await Promise.all([
       import('stripe'),
@@ -22,7 +21,7 @@ export const stripe: StripeWiring = (apiKey) => {
     };
   });
   return {
-    card: { submit: async (request, signal) => (await load()).card.submit(request, signal) },
+    processor: { submit: async (request, signal) => (await load()).card.submit(request, signal) },
     cardPayments: { findReference: async (paymentIntentId) => (await load()).cardPayments.findReference(paymentIntentId) },
   };
 };

@@ -2,6 +2,7 @@ import type { CardPaymentDirectory } from '../../domain/card-outcomes.js';
 import type { AccountDirectory } from '../../domain/ports/account-directory.js';
 import type { PaymentProcessor } from '../../domain/ports/processor.js';
 import type { QueuePort } from '../../domain/ports/queue.js';
+import type { SecretId, ServiceId } from '../../manifest/index.js';
 
 /**
  * The adapters a function's entry module hands to its composition (src/runtime/production.ts),
@@ -15,22 +16,23 @@ export interface Wiring {
   readonly secretsManager?: SecretsManagerWiring;
   /** SQS senders; present iff the manifest names queues to send to. */
   readonly sqs?: SqsWiring;
-  /** The Stripe SDK: card charges and PaymentIntent lookups; present iff the manifest names the stripe service. */
-  readonly stripe?: StripeWiring;
-  /** The payments service (ACH and pinless rails) and the accounts service; present iff the manifest names them. */
-  readonly paymentsService?: PaymentsServiceWiring;
+  /** The clients of each outside service, by manifest id: exactly the services the manifest names. */
+  readonly services?: Partial<Record<ServiceId, ServiceWiring>>;
 }
 
 export type SecretsManagerWiring = (arns: readonly string[], region: string) => Promise<string[]>;
 
 export type SqsWiring = (options: { readonly region: string; readonly endpoint?: string | undefined }) => (queueUrl: string) => QueuePort;
 
-export type StripeWiring = (apiKey: string) => { readonly card: PaymentProcessor; readonly cardPayments: CardPaymentDirectory };
+/** What one service's clients give a function: a processor (for the rails its manifest entry names), the account directory, card payment lookups. */
+export interface ServiceClients {
+  readonly processor?: PaymentProcessor;
+  readonly accounts?: AccountDirectory;
+  readonly cardPayments?: CardPaymentDirectory;
+}
 
-export type PaymentsServiceWiring = (urls: { readonly paymentsApiUrl: string; readonly accountsApiUrl: string }) => {
-  readonly rails: PaymentProcessor;
-  readonly accounts: AccountDirectory;
-};
+/** Builds one service's clients from its URL (services with a `urlEnv`) and the function's secrets. */
+export type ServiceWiring = (config: { readonly url: string; readonly secret: (id: SecretId) => string }) => ServiceClients;
 
 /**
  * A port whose implementation is loaded and built on first use (a dynamic import: esbuild keeps

@@ -61,12 +61,12 @@ async function counted(work: () => Promise<unknown>): Promise<{ requests: string
 const message = (record: BillingRecord, process: 'SCHEDULED' | 'RETRY') =>
   sqsRecord({ user_id: record.user_id, billing_date: record.billing_date, subscription_id: record.subscription_id, process, enqueued_at: formatInstant(app.clock.now()) });
 
-const api = () => createApiHandler(app.deps);
+const api = () => createApiHandler(app.depsFor('api'));
 
 describe('DynamoDB requests per billed subscription', () => {
   it('scheduled (batch-worker): 3 — lock, read, one transaction that releases the lock', async () => {
     const record = await seedRecord(dueRecord(app.clock.now()));
-    const { requests } = await counted(() => createBatchWorkerHandler(app.deps)(sqsEvent([message(record, 'SCHEDULED')])));
+    const { requests } = await counted(() => createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([message(record, 'SCHEDULED')])));
     expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
     expect(requests).toEqual(['PutItem', 'GetItem', 'TransactWriteItems']);
   });
@@ -76,14 +76,14 @@ describe('DynamoDB requests per billed subscription', () => {
     const record = await seedRecord(
       dueRecord(now, 'pinless', { billing_status: 'FAILED', payment_attempts: 1, last_attempt_date: formatInstant(new Date(now.getTime() - DAY - 3_600_000)), payment_error: 'declined' }),
     );
-    const { requests } = await counted(() => createBatchWorkerHandler(app.deps)(sqsEvent([message(record, 'RETRY')])));
+    const { requests } = await counted(() => createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([message(record, 'RETRY')])));
     expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
     expect(requests).toEqual(['PutItem', 'GetItem', 'TransactWriteItems']);
   });
 
   it('batch of ten (batch-worker): 3 per subscription', async () => {
     const records = await Promise.all(Array.from({ length: 10 }, () => seedRecord(dueRecord(app.clock.now()))));
-    const { requests } = await counted(() => createBatchWorkerHandler(app.deps)(sqsEvent(records.map((r) => message(r, 'SCHEDULED')))));
+    const { requests } = await counted(() => createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent(records.map((r) => message(r, 'SCHEDULED')))));
     for (const r of records) expect((await app.deps.billing.get(r))?.billing_status).toBe('COMPLETED');
     expect(requests).toHaveLength(30);
   });
@@ -123,7 +123,7 @@ describe('DynamoDB requests per billed subscription', () => {
   it('balance webhook (webhook-balance-worker): at most 4', async () => {
     const record = await seedRecord(dueRecord(app.clock.now()));
     const body = { event_id: randomUUID(), user_id: record.user_id, institution_id: 'ins_1', available_balance_cents: 100_000, current_balance_cents: 100_000, occurred_at: formatInstant(app.clock.now()) };
-    const { requests } = await counted(() => createBalanceWorkerHandler(app.deps)(sqsEvent([sqsRecord(body)])));
+    const { requests } = await counted(() => createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent([sqsRecord(body)])));
     expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
     // The user's recent records, the lock, the consistent read, one transaction that releases the lock.
     expect(requests).toEqual(['Query', 'PutItem', 'GetItem', 'TransactWriteItems']);
@@ -188,7 +188,7 @@ describe('DynamoDB requests per membership event (memberships-consumer)', () => 
   for (const type of ['PAUSE', 'CANCEL'] as const) {
     it(`${type} of a period not due yet: 4 — lock, the chain read once, one transaction, release`, async () => {
       const record = await seedRecord(notDue());
-      const { requests } = await counted(async () => expect((await createMembershipsConsumerHandler(app.deps)(membership(type, record.user_id))).batchItemFailures).toEqual([]));
+      const { requests } = await counted(async () => expect((await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(membership(type, record.user_id))).batchItemFailures).toEqual([]));
       const after = await app.deps.billing.get(record);
       expect(type === 'PAUSE' ? after?.billing_status : after?.cancel_requested_at).toBe(type === 'PAUSE' ? 'PAUSED' : formatInstant(app.clock.now()));
       expect(requests).toEqual(['PutItem', 'Query', 'TransactWriteItems', 'DeleteItem']);
@@ -197,7 +197,7 @@ describe('DynamoDB requests per membership event (memberships-consumer)', () => 
 
   it('PAUSE with a due period: the attempt collects it first, the chain is read again after it, the pause lands on the next period', async () => {
     const record = await seedRecord(dueRecord(app.clock.now()));
-    const { requests } = await counted(async () => expect((await createMembershipsConsumerHandler(app.deps)(membership('PAUSE', record.user_id))).batchItemFailures).toEqual([]));
+    const { requests } = await counted(async () => expect((await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(membership('PAUSE', record.user_id))).batchItemFailures).toEqual([]));
     expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
     const chain = (await app.deps.billing.listByUser(record.user_id, { limit: 5 })).items;
     expect(chain[0]).toMatchObject({ billing_status: 'PAUSED' });

@@ -1,0 +1,100 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { TableId, TableNames } from '../adapters/dynamodb/table-definitions.js';
+import { FUNCTIONS, type FunctionManifest, type FunctionName, type QueueId, type SecretId } from '../manifest/index.js';
+import { dynamoStores, type DynamoStores } from './compose.js';
+import { ConfigError } from './config.js';
+import type { AppDeps } from './deps.js';
+import { guardedClient, type NeededAccess } from './grants.js';
+import { callsProcessorOf, chargesEveryRail } from './processors.js';
+
+/** What every function of one environment shares before its manifest narrows it: everything but the stores. */
+export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns'>;
+
+/** `deps` without its stores: what each function's deps are built from. */
+export function sharedDeps(deps: AppDeps): SharedDeps {
+  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, ...shared } = deps;
+  return shared;
+}
+
+export interface FunctionDynamo {
+  /** The environment's client; each function gets a guarded view of it. */
+  readonly client: DynamoDBClient;
+  readonly tables: Partial<TableNames>;
+  readonly statusShardCount?: number;
+  readonly paymentShardCount?: number;
+  /** Sees every DynamoDB permission the function uses. */
+  readonly observe?: (tableId: TableId, needed: NeededAccess) => void;
+}
+
+/** A port the function's manifest does not grant: using it is a bug, reported loudly. */
+export function notGranted<T extends object>(what: string, functionName: string): T {
+  return new Proxy({} as T, {
+    get: (_target, property) => {
+      if (property === 'then') return undefined;
+      return () => {
+        throw new ConfigError(`${what} is not granted to ${functionName} by its manifest`);
+      };
+    },
+  });
+}
+
+const STORE_TABLES = {
+  billing: 'billingActivity',
+  locks: 'locks',
+  payments: 'payments',
+  stripeEvents: 'stripeEvents',
+  retryRuns: 'retryRuns',
+} as const satisfies Record<string, TableId>;
+
+const QUEUE_PORTS = { collectionsQueue: 'collections', balanceEventsQueue: 'balanceEvents', retryRunsQueue: 'retryRuns' } as const satisfies Record<string, QueueId>;
+
+/**
+ * One function's deps, as its manifest grants them, in every environment (production, `npm
+ * start`, the tests): the stores on a client guarded with the manifest, every port it does not
+ * grant replaced by one that throws, the secrets it does not hold blank.
+ */
+export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: FunctionDynamo): AppDeps {
+  const manifest: FunctionManifest = FUNCTIONS[name];
+  const placeholder = `not-granted-to-${name}`;
+  const stores = dynamoStores({
+    client: guardedClient(dynamo.client, name, manifest, dynamo.tables, dynamo.observe),
+    tables: {
+      billingActivity: dynamo.tables.billingActivity ?? placeholder,
+      billingActivityHistory: dynamo.tables.billingActivityHistory ?? placeholder,
+      locks: dynamo.tables.locks ?? placeholder,
+      payments: dynamo.tables.payments ?? placeholder,
+      stripeEvents: dynamo.tables.stripeEvents ?? placeholder,
+      retryRuns: dynamo.tables.retryRuns ?? placeholder,
+    },
+    ...(dynamo.statusShardCount !== undefined ? { statusShardCount: dynamo.statusShardCount } : {}),
+    ...(dynamo.paymentShardCount !== undefined ? { paymentShardCount: dynamo.paymentShardCount } : {}),
+  });
+  const services = new Set<string>(manifest.services ?? []);
+  const secrets = new Set<SecretId>(manifest.secrets ?? []);
+  const sends = new Set<QueueId>(manifest.sendsTo ?? []);
+  const grantedStore = <K extends keyof typeof STORE_TABLES>(port: K): DynamoStores[K] =>
+    manifest.tables[STORE_TABLES[port]] ? stores[port] : notGranted(`the ${STORE_TABLES[port]} table`, name);
+  const grantedQueue = <K extends keyof typeof QUEUE_PORTS>(port: K): AppDeps[K] =>
+    sends.has(QUEUE_PORTS[port]) ? shared[port] : notGranted(`the ${QUEUE_PORTS[port]} queue`, name);
+  const { cardPayments, ...rest } = shared;
+  return {
+    ...rest,
+    billing: grantedStore('billing'),
+    locks: grantedStore('locks'),
+    payments: grantedStore('payments'),
+    stripeEvents: grantedStore('stripeEvents'),
+    retryRuns: grantedStore('retryRuns'),
+    collectionsQueue: grantedQueue('collectionsQueue'),
+    balanceEventsQueue: grantedQueue('balanceEventsQueue'),
+    retryRunsQueue: grantedQueue('retryRunsQueue'),
+    processor: chargesEveryRail(manifest) ? shared.processor : notGranted('the payment processor', name),
+    accounts: services.has('accounts') ? shared.accounts : notGranted('the accounts service', name),
+    // Card payments are looked up at the card processor.
+    ...(callsProcessorOf(manifest, 'card') && cardPayments ? { cardPayments } : {}),
+    secrets: {
+      stripeWebhook: secrets.has('stripeWebhook') ? shared.secrets.stripeWebhook : '',
+      achWebhook: secrets.has('achWebhook') ? shared.secrets.achWebhook : '',
+      balanceWebhook: secrets.has('balanceWebhook') ? shared.secrets.balanceWebhook : '',
+    },
+  };
+}

@@ -1,0 +1,16 @@
+/**
+ * What the stripe-webhook handler takes from the Stripe adapter, named here so no handler reaches
+ * into an adapter: the event schemas, the signature check, and the decline's message and codes.
+ */
+export {
+  cardReferenceSchema,
+  chargeSchema,
+  checkoutSessionSchema,
+  disputeSchema,
+  paymentIntentSchema,
+  stripeEventEnvelopeSchema,
+  type StripeEventEnvelope,
+} from '../adapters/stripe/events.js';
+export { StripeSignatureVerificationError, stripeWebhooks } from '../adapters/stripe/webhook-signature.js';
+export { cardDeclineMessage } from '../adapters/stripe/decline-messages.js';
+export { declineDetailsOf } from '../adapters/stripe/decline-details.js';
