@@ -5,8 +5,11 @@ import { CreateStreamCommand, DescribeStreamCommand, KinesisClient } from '@aws-
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { buildApp } from 'fauxqs';
+import { QUEUES, type QueueId } from '../manifest/index.js';
 
 export const LOCAL_REGION = 'us-east-1';
+/** The stage name of every local resource (`local-collections`, `local-billing-activity`, ...). */
+export const LOCAL_PREFIX = 'local';
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 
 export interface LocalQueue {
@@ -22,10 +25,8 @@ export interface LocalWorkQueue extends LocalQueue {
 export interface LocalSqs {
   readonly endpoint: string;
   readonly client: SQSClient;
-  readonly collections: LocalWorkQueue;
-  readonly balanceEvents: LocalWorkQueue;
-  /** Bulk retry run items, consumed by the retry-run-worker. */
-  readonly retryRuns: LocalWorkQueue;
+  /** The work queues of src/manifest/resources.ts, each with its DLQ. */
+  readonly queues: Readonly<Record<QueueId, LocalWorkQueue>>;
   /** The memberships event source mapping's on-failure destination. */
   readonly membershipsFailures: LocalQueue;
   /** The events-publisher's (history stream) on-failure destination. */
@@ -38,7 +39,11 @@ export function localSqsClient(endpoint: string): SQSClient {
   return new SQSClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS, maxAttempts: 3 });
 }
 
-/** fauxqs with the queues of the stateful stack: work queues with DLQs (RedrivePolicy) and the memberships on-failure queue. */
+/**
+ * fauxqs with the queues of the stateful stack: a work queue with its DLQ (RedrivePolicy) for each
+ * queue the manifest's resources name (`balanceEvents` is `<prefix>-balance-events`), and the two
+ * stream mappings' on-failure queues.
+ */
 export async function startLocalSqs(options: { prefix: string; visibilityTimeoutS: number; maxReceiveCount: number }): Promise<LocalSqs> {
   // fauxqs's startFauxqs listens on 0.0.0.0 whatever host it is given; its app, listened on here, binds loopback only.
   const server = buildApp({ logger: false, host: '127.0.0.1' });
@@ -59,19 +64,16 @@ export async function startLocalSqs(options: { prefix: string; visibilityTimeout
     });
     return { ...queue, deadLetter };
   };
-  const [collections, balanceEvents, retryRuns, membershipsFailures, eventsFailures] = await Promise.all([
-    workQueue(`${options.prefix}-collections`),
-    workQueue(`${options.prefix}-balance-events`),
-    workQueue(`${options.prefix}-retry-runs`),
+  const queueIds = Object.keys(QUEUES) as QueueId[];
+  const [workQueues, membershipsFailures, eventsFailures] = await Promise.all([
+    Promise.all(queueIds.map((id) => workQueue(`${options.prefix}-${kebabCase(id)}`))),
     create(`${options.prefix}-memberships-failures`),
     create(`${options.prefix}-billing-events-failures`),
   ]);
   return {
     endpoint,
     client,
-    collections,
-    balanceEvents,
-    retryRuns,
+    queues: Object.fromEntries(queueIds.map((id, i) => [id, workQueues[i]!])) as Record<QueueId, LocalWorkQueue>,
     membershipsFailures,
     eventsFailures,
     stop: async () => {
@@ -128,4 +130,8 @@ export async function startLocalKinesis(options: { streamName: string; shardCoun
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+function kebabCase(id: string): string {
+  return id.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
