@@ -47,7 +47,7 @@ export class AchSettlementPump {
     private readonly deps: {
       /** Business time: which outcomes are due, and their `occurred_at`. */
       readonly clock: Clock;
-      /** Signature timestamps (DESIGN 9). */
+      /** Signature timestamps: a real sender signs with the wall clock, whatever the business time. */
       readonly wallClock: Clock;
       readonly simulator: PaymentSimulator;
       readonly secret: string;

@@ -50,13 +50,8 @@ export interface StreamSettlement {
 }
 
 /**
- * Lambda's DynamoDB stream event source mapping, locally (TRIM_HORIZON, ReportBatchItemFailures,
- * bisect on error, bounded retries, an on-failure destination): DescribeStream finds the shards
- * (a child only after its parent is read to its end), one poller per shard reads it in order with
- * GetShardIterator / GetRecords, and hands batches to the handler as Lambda shapes them. The batch
- * is checkpointed up to the first reported failure and resumed from it; retries shrink the batch
- * to that record, and after `retryAttempts` retries its metadata goes to the on-failure queue and
- * the shard moves on, so a poison record never blocks it.
+ * Lambda's DynamoDB stream event source mapping, locally: one poller per shard, in order (a child
+ * shard only after its parent is read to its end), with the batch rule of stream-batch.ts.
  */
 export class DynamoStreamEventSource {
   private running = false;

@@ -57,7 +57,7 @@ export function localFunctionDeps(input: {
     billing: tally.wrap(stores.billing),
     payments: tally.wrapPayments(stores.payments),
     clock,
-    // Signatures are checked against real time while business time is simulated (DESIGN 9).
+    // Signatures are checked against real time while business time is simulated.
     wallClock: systemClock,
     ids: uuidIds,
     logger: quiet,

@@ -38,11 +38,8 @@ export interface KinesisEventSourceOptions {
 }
 
 /**
- * Lambda's Kinesis event source mapping, locally: one poller per shard (GetShardIterator /
- * GetRecords), in order, with ReportBatchItemFailures checkpointing. The batch is checkpointed up
- * to the first reported failure and resumed from it; retries shrink the batch to that one record
- * (bisect), and after `retryAttempts` retries its metadata goes to the on-failure queue and the
- * shard moves on, so a poison record never blocks it.
+ * Lambda's Kinesis event source mapping, locally: one poller per shard, in order, with the batch
+ * rule of stream-batch.ts (a poison record goes to the on-failure queue and never blocks its shard).
  */
 export class KinesisEventSource {
   private running = false;

@@ -18,7 +18,7 @@ export interface OutcomeCounts {
   /** Saved failures (docs/design.md, retry ladder); `parked` counts the ones that parked the record. */
   failed_counted: number;
   parked: number;
-  /** Loan payment retries (DESIGN 2.7), by the status the retry left: COMPLETED, ACHSENT, RETRY again, FAILED. */
+  /** Loan payment retries, by the status the retry left: COMPLETED, ACHSENT, RETRY again, FAILED. */
   loan_collected: number;
   loan_submitted: number;
   loan_declined: number;

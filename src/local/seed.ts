@@ -62,10 +62,8 @@ function loanPayments(userId: string, now: Date, random: () => number, rail: 'ac
 }
 
 /**
- * Two loan payments in RETRY whose next attempt is due at the seed time (docs/design.md 2.7): the
- * first collections run retries both. `approved` was declined once (insufficient funds, a day ago)
- * and the simulator approves its retry: COMPLETED. `declined` has had 3 declined attempts and the
- * simulator declines its 4th, the last allowed: FAILED (max retries). Fixed ids, for the README.
+ * Two loan payments in RETRY, due at the seed time, so the first collections run retries both:
+ * the simulator approves `approved` and declines the last allowed attempt of `declined`. Fixed ids, for the README.
  */
 export const RETRY_LOANS = {
   approved: { user_id: 'seed-loan-0001', loan_id: 'loan-retry', payment_id: 'pay-retry-approved' },

@@ -47,7 +47,7 @@ async function eventsOf(userId: string, done: (events: any[]) => boolean, timeou
 
 const has = (...types: string[]) => (events: any[]) => types.every((t) => events.some((e) => e['detail-type'] === t));
 
-/** DESIGN 11's shape: the envelope a rule target receives, and a detail the shared schema accepts. */
+/** The shape of docs/design.md, events out: the envelope a rule target receives, and a detail the shared schema accepts. */
 function expectDesignShape(event: any, userId: string) {
   expect(event).toMatchObject({ version: '0', id: expect.any(String), source: 'billing', account: expect.any(String), region: expect.any(String), time: expect.any(String), resources: [] });
   expect(publishedEventSchema.safeParse({ source: event.source, 'detail-type': event['detail-type'], detail: event.detail }).success).toBe(true);

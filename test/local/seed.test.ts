@@ -7,7 +7,7 @@ import { createCollectionsJobHandler } from '../../src/handlers/collections-job.
 import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/aws-events.js';
 
-/** The demo data's RETRY loan payments (issue 15): the first collections run retries both, one to COMPLETED, one to FAILED. */
+/** The demo data's RETRY loan payments: the first collections run retries both, one to COMPLETED, one to FAILED. */
 
 let app: TestApp;
 
