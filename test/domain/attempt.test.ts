@@ -10,10 +10,9 @@ import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { makeRecord } from '../support/billing-fixtures.js';
+import { BILLING_RETRY_WAITS_MS, HOUR } from '../support/time.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const MIN = 60_000;
-const HOUR = 60 * MIN;
 
 /** A processor that can be told to fail once after the simulator accepted (a crash before the write). */
 class CrashAfterAccept implements PaymentProcessor {
@@ -123,7 +122,6 @@ describe('the collection attempt on DynamoDB Local', () => {
   it('saves counted failures on the ladder, skips while waiting, and parks on the eighth', async () => {
     const record = await seed({ payment_method: 'pinless' });
     app.simulator.configure({ users: { [record.user_id]: 'error' } });
-    const waits = [15 * MIN, HOUR, 4 * HOUR, 12 * HOUR, 24 * HOUR, 24 * HOUR, 24 * HOUR];
     for (let n = 1; n <= 8; n++) {
       const outcome = await attempt(record);
       expect(outcome.kind).toBe('failed_counted');
@@ -133,7 +131,7 @@ describe('the collection attempt on DynamoDB Local', () => {
       if (n < 8) {
         expect(outcome.failure.state).toBe('retrying');
         expect(await attempt(record)).toMatchObject({ kind: 'not_due', reason: 'waiting' });
-        app.clock.advance(waits[n - 1]!);
+        app.clock.advance(BILLING_RETRY_WAITS_MS[n - 1]!);
       } else {
         expect(outcome.failure.state).toBe('parked');
       }

@@ -7,10 +7,9 @@ import { DUNNING_WINDOW_MS } from '../../src/domain/dunning.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { makeRecord } from '../support/billing-fixtures.js';
+import { DAY, HOUR } from '../support/time.js';
 
 const NOW = Date.parse('2026-12-01T12:00:00.000Z');
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 const at = (offsetMs: number) => formatInstant(new Date(NOW + offsetMs));
 const failure = (record: Pick<BillingRecord, 'billing_date' | 'payment_attempts'>, next?: string) => ({
   billing_failed_for: `${record.billing_date}#${record.payment_attempts}`,

@@ -20,10 +20,9 @@ import type { BillingRecord, CardNetwork, Process } from '../../src/domain/recor
 import { formatInstant } from '../../src/domain/time.js';
 import { dueGate } from '../../src/domain/due-work.js';
 import { makeRecord } from '../support/billing-fixtures.js';
+import { DAY, HOUR } from '../support/time.js';
 
 const T0 = Date.parse('2026-12-01T12:00:00.000Z');
-const HOUR = 60 * 60 * 1000;
-const DAY = 24 * HOUR;
 
 /** A FAILED card period as the attempt leaves it after a decline at `at`. */
 function declined(record: BillingRecord, code: string, at: number, process: Process = 'SCHEDULED', network?: CardNetwork): BillingRecord {

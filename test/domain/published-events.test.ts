@@ -22,6 +22,7 @@ import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
 import { waive } from '../../src/domain/use-cases/waive.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { dueRecord } from '../support/billing-fixtures.js';
+import { BILLING_RETRY_WAITS_MS, HOUR } from '../support/time.js';
 
 /**
  * The mapping from audit rows to the events of docs/design.md section 11, fed the history rows the
@@ -30,9 +31,6 @@ import { dueRecord } from '../support/billing-fixtures.js';
  */
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const LADDER = [15 * MIN, HOUR, 4 * HOUR, 12 * HOUR, 24 * HOUR, 24 * HOUR, 24 * HOUR];
 
 let app: TestApp;
 let deps: UseCaseDeps;
@@ -181,7 +179,7 @@ describe('history rows → published events (DESIGN 11)', () => {
     app.simulator.configure({ users: { [record.user_id]: 'error' } });
     for (let n = 1; n <= 8; n++) {
       expect((await attempt(record)).kind).toBe('failed_counted');
-      if (n < 8) app.clock.advance(LADDER[n - 1]!);
+      if (n < 8) app.clock.advance(BILLING_RETRY_WAITS_MS[n - 1]!);
     }
     const rows = (await rowsOf(record)).filter((r) => r.billing_event === 'BILLING_FAILURE_RECORDED');
     expect(rows).toHaveLength(8);

@@ -12,8 +12,8 @@ import { signPayload } from '../../src/handlers/shared/signature.js';
 import type { AppDeps } from '../../src/runtime/deps.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { parseBody, webhookEvent } from './webhook-events.js';
+import { DAY } from '../support/time.js';
 
-const DAY = 24 * 60 * 60 * 1000;
 const BILLING_DATE = '2026-12-01T00:00:00.000000000Z';
 
 let app: TestApp;

@@ -3,7 +3,8 @@ import { TransientError } from '../../src/domain/errors.js';
 import type { PaymentProcessor, PaymentRequest } from '../../src/domain/ports/processor.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { readerAuth } from '../support/http-events.js';
-import { callerFor, DAY_MS, holdLock, instantAt, seedOne, type Caller } from './api-fixtures.js';
+import { callerFor, holdLock, instantAt, seedOne, type Caller } from './api-fixtures.js';
+import { DAY } from '../support/time.js';
 
 let app: TestApp;
 let call: Caller;
@@ -119,12 +120,12 @@ describe('POST /v1/subscriptions/{subscriptionId}/retry-billing', () => {
     call('POST', { route: `${SUB}/retry-billing`, pathParameters: { subscriptionId: id }, ...options });
 
   const parked = (app: TestApp) => {
-    const billing_date = instantAt(app, -3 * DAY_MS);
+    const billing_date = instantAt(app, -3 * DAY);
     return seedOne(app, {
       billing_date,
       billing_failed_for: `${billing_date}#0`,
       billing_failure_count: 8,
-      billing_failed_at: instantAt(app, -DAY_MS),
+      billing_failed_at: instantAt(app, -DAY),
       billing_last_error: 'The payment processor is unavailable.',
     });
   };
@@ -226,7 +227,7 @@ describe('PUT /v1/subscriptions/{subscriptionId}/billing-date', () => {
     call('PUT', { route: `${SUB}/billing-date`, pathParameters: { subscriptionId: id }, body, ...options });
 
   it('moves a future period: deletes the old item and puts the new one, same subscription id, audited', async () => {
-    const record = await seedOne(app, { billing_date: instantAt(app, 10 * DAY_MS) });
+    const record = await seedOne(app, { billing_date: instantAt(app, 10 * DAY) });
     const res = await move(record.subscription_id, { billing_date: '2026-12-20T00:00:00+02:00', reason: 'payday moved' });
     expect(res.status).toBe(200);
     expect(res.body.subscription).toMatchObject({ subscription_id: record.subscription_id, billing_date: '2026-12-19T22:00:00.000000000Z', updated_event: 'DUE_DATE_CHANGED' });
@@ -240,14 +241,14 @@ describe('PUT /v1/subscriptions/{subscriptionId}/billing-date', () => {
 
   it('answers 409 unbilled_period for a due, unbilled period', async () => {
     const record = await seedOne(app);
-    const res = await move(record.subscription_id, { billing_date: instantAt(app, 10 * DAY_MS) });
+    const res = await move(record.subscription_id, { billing_date: instantAt(app, 10 * DAY) });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('unbilled_period');
   });
 
   it('answers 409 illegal_transition for a completed future period', async () => {
-    const record = await seedOne(app, { billing_status: 'COMPLETED', billing_date: instantAt(app, 2 * DAY_MS) });
-    const res = await move(record.subscription_id, { billing_date: instantAt(app, 10 * DAY_MS) });
+    const record = await seedOne(app, { billing_status: 'COMPLETED', billing_date: instantAt(app, 2 * DAY) });
+    const res = await move(record.subscription_id, { billing_date: instantAt(app, 10 * DAY) });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('illegal_transition');
   });
@@ -259,7 +260,7 @@ describe('PUT /v1/subscriptions/{subscriptionId}/billing-date', () => {
     ['no billing_date', {}],
     ['a date in the past', { billing_date: '2020-01-01T00:00:00Z' }],
   ])('answers 400 for %s', async (_what, body) => {
-    const record = await seedOne(app, { billing_date: instantAt(app, 10 * DAY_MS) });
+    const record = await seedOne(app, { billing_date: instantAt(app, 10 * DAY) });
     const res = await move(record.subscription_id, body);
     expect(res.status).toBe(400);
   });

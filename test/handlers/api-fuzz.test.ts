@@ -5,7 +5,8 @@ import type { HttpEvent } from '../../src/handlers/shared/http.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { httpEvent, type JwtAuth } from '../support/http-events.js';
-import { DAY_MS, instantAt, seedOne } from './api-fixtures.js';
+import { instantAt, seedOne } from './api-fixtures.js';
+import { DAY } from '../support/time.js';
 
 /**
  * No input makes the API answer 5xx (DESIGN 8): random and near-valid requests against the real
@@ -22,7 +23,7 @@ beforeAll(async () => {
   handler = createApiHandler(app.depsFor('api')) as typeof handler;
   const records = await Promise.all([
     seedOne(app),
-    seedOne(app, { billing_date: instantAt(app, 5 * DAY_MS) }),
+    seedOne(app, { billing_date: instantAt(app, 5 * DAY) }),
     seedOne(app, { billing_status: 'FAILED', payment_attempts: 1, payment_method: 'ach' }),
     seedOne(app, { billing_status: 'COMPLETED', payment_attempts: 1 }),
     seedOne(app, { billing_status: 'PAUSED', paused_months: 2 }),

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { readerAuth } from '../support/http-events.js';
-import { billingRecord, callerFor, DAY_MS, instantAt, newUserId, seed, seedOne, type Caller } from './api-fixtures.js';
+import { billingRecord, callerFor, instantAt, newUserId, seed, seedOne, type Caller } from './api-fixtures.js';
+import { DAY } from '../support/time.js';
 
 let app: TestApp;
 let call: Caller;
@@ -15,7 +16,7 @@ const SUB = '/v1/subscriptions/{subscriptionId}';
 
 describe('GET /v1/subscriptions/{subscriptionId}', () => {
   it('answers the record with the attribute names of 2.1, amount as dollars and cents', async () => {
-    const record = await seedOne(app, { amount_cents: 1999, billing_date: instantAt(app, 5 * DAY_MS) });
+    const record = await seedOne(app, { amount_cents: 1999, billing_date: instantAt(app, 5 * DAY) });
     const res = await call('GET', { route: SUB, pathParameters: { subscriptionId: record.subscription_id }, auth: readerAuth });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
@@ -38,10 +39,10 @@ describe('GET /v1/subscriptions/{subscriptionId}', () => {
   });
 
   it('shows PASTDUE for a PENDING or FAILED record more than 30 days past its billing date, and the stored status otherwise', async () => {
-    const pending = await seedOne(app, { billing_date: instantAt(app, -31 * DAY_MS) });
-    const failed = await seedOne(app, { billing_status: 'FAILED', billing_date: instantAt(app, -45 * DAY_MS), payment_attempts: 1 });
-    const recent = await seedOne(app, { billing_date: instantAt(app, -29 * DAY_MS) });
-    const completed = await seedOne(app, { billing_status: 'COMPLETED', billing_date: instantAt(app, -60 * DAY_MS) });
+    const pending = await seedOne(app, { billing_date: instantAt(app, -31 * DAY) });
+    const failed = await seedOne(app, { billing_status: 'FAILED', billing_date: instantAt(app, -45 * DAY), payment_attempts: 1 });
+    const recent = await seedOne(app, { billing_date: instantAt(app, -29 * DAY) });
+    const completed = await seedOne(app, { billing_status: 'COMPLETED', billing_date: instantAt(app, -60 * DAY) });
     const status = async (id: string) => (await call('GET', { route: SUB, pathParameters: { subscriptionId: id } })).body.billing_status;
     expect(await status(pending.subscription_id)).toBe('PASTDUE');
     expect(await status(failed.subscription_id)).toBe('PASTDUE');
@@ -50,7 +51,7 @@ describe('GET /v1/subscriptions/{subscriptionId}', () => {
   });
 
   it('carries billing_failure while the saved failure is live, and not once it is voided', async () => {
-    const billing_date = instantAt(app, -DAY_MS);
+    const billing_date = instantAt(app, -DAY);
     const live = await seedOne(app, {
       billing_date,
       billing_failed_for: `${billing_date}#0`,
@@ -97,7 +98,7 @@ describe('GET /v1/subscriptions/{subscriptionId}', () => {
 describe('GET /v1/users/{userId}/subscriptions', () => {
   it('lists newest first in pages joined by an opaque next token', async () => {
     const user_id = newUserId();
-    const records = [0, 1, 2, 3, 4].map((m) => billingRecord(app, { user_id, billing_date: instantAt(app, (m - 2) * 30 * DAY_MS) }));
+    const records = [0, 1, 2, 3, 4].map((m) => billingRecord(app, { user_id, billing_date: instantAt(app, (m - 2) * 30 * DAY) }));
     await seed(app, ...records);
     const route = '/v1/users/{userId}/subscriptions';
     const first = await call('GET', { route, pathParameters: { userId: user_id }, query: { limit: '2' } });
@@ -172,11 +173,11 @@ describe('GET /v1/subscriptions/{subscriptionId}/history', () => {
 
 describe('GET /v1/subscriptions?billing=failing', () => {
   it('lists only live failures, filtered by state, across PENDING and FAILED, in pages', async () => {
-    const due = instantAt(app, -2 * DAY_MS);
+    const due = instantAt(app, -2 * DAY);
     const failure = (count: number, next: string | undefined) => ({
       billing_failed_for: `${due}#0`,
       billing_failure_count: count,
-      billing_failed_at: instantAt(app, -DAY_MS),
+      billing_failed_at: instantAt(app, -DAY),
       ...(next ? { billing_next_attempt_at: next } : {}),
       billing_last_error: 'The payment processor is unavailable.',
     });

@@ -7,8 +7,9 @@ import { createBalanceWorkerHandler } from '../../src/handlers/webhook-balance-w
 import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { achDelivery, achEventBody } from '../support/webhooks.js';
-import { callerFor, DAY_MS, seedOne, type Caller } from './api-fixtures.js';
+import { callerFor, seedOne, type Caller } from './api-fixtures.js';
 import { parseBody } from './webhook-events.js';
+import { DAY } from '../support/time.js';
 
 /**
  * Holds bind every path (DESIGN 3.1): manual pay and retry-billing may skip the waits, never an
@@ -47,7 +48,7 @@ async function returnedAchPeriod(code: string): Promise<BillingRecord> {
   const seeded = await seedOne(app, { payment_method: 'ach' });
   expect((await pay(seeded)).body.outcome).toBe('submitted');
   expect(await achOutcome(await current(seeded), 'returned', { return_code: code })).toMatchObject({ status: 'applied' });
-  app.clock.advance(2 * DAY_MS);
+  app.clock.advance(2 * DAY);
   return current(seeded);
 }
 
@@ -101,7 +102,7 @@ describe('holds bind the person-initiated paths (DESIGN 3.1)', () => {
 
   it('an R01 entry is not re-presented by a person after 180 days from the original entry', async () => {
     const record = await returnedAchPeriod('R01');
-    app.clock.advance(181 * DAY_MS);
+    app.clock.advance(181 * DAY);
     const late = await current(record);
     await expectRefused(await pay(late), late, 'ach_representment_limit', 1, await historyCount(late));
   });
@@ -113,7 +114,7 @@ describe('holds bind the person-initiated paths (DESIGN 3.1)', () => {
       card_disputed: true,
       transaction_id: 'pi_disputed',
       payment_attempts: 1,
-      last_attempt_date: formatInstant(new Date(app.clock.now().getTime() - 3 * DAY_MS)),
+      last_attempt_date: formatInstant(new Date(app.clock.now().getTime() - 3 * DAY)),
     });
     const rows = await historyCount(record);
     await expectRefused(await pay(record), record, 'card_disputed', 0, rows);

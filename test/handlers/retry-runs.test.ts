@@ -9,10 +9,11 @@ import { createRetryRunWorkerHandler } from '../../src/handlers/retry-run-worker
 import { attemptDepsOf } from '../../src/handlers/shared/attempt-deps.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/aws-events.js';
-import { billingRecord, callerFor, DAY_MS, holdLock, instantAt, seed, type Caller } from './api-fixtures.js';
+import { billingRecord, callerFor, holdLock, instantAt, seed, type Caller } from './api-fixtures.js';
 import { operatorAuth } from '../support/http-events.js';
 import { RUN_CLAIM_STALE_MS } from '../../src/domain/retry-runs.js';
 import { commandsSent } from '../support/write-counter.js';
+import { DAY } from '../support/time.js';
 
 /**
  * Bulk retry runs (DESIGN 8) on DynamoDB Local: POST /v1/billing/retry-runs selects from the
@@ -34,12 +35,12 @@ beforeEach(async () => {
 });
 
 function parkedRecord(overrides: Partial<BillingRecord> = {}): BillingRecord {
-  const due = instantAt(app, -5 * DAY_MS);
+  const due = instantAt(app, -5 * DAY);
   return billingRecord(app, {
     billing_date: due,
     billing_failed_for: `${due}#0`,
     billing_failure_count: 8,
-    billing_failed_at: instantAt(app, -DAY_MS),
+    billing_failed_at: instantAt(app, -DAY),
     billing_last_error: 'The payment processor is unavailable.',
     ...overrides,
   });
@@ -47,15 +48,15 @@ function parkedRecord(overrides: Partial<BillingRecord> = {}): BillingRecord {
 
 function exhaustedRecord(overrides: Partial<BillingRecord> = {}): BillingRecord {
   return billingRecord(app, {
-    billing_date: instantAt(app, -20 * DAY_MS),
+    billing_date: instantAt(app, -20 * DAY),
     billing_status: 'FAILED',
     payment_attempts: 1,
-    first_attempt_date: instantAt(app, -20 * DAY_MS),
-    last_attempt_date: instantAt(app, -20 * DAY_MS),
+    first_attempt_date: instantAt(app, -20 * DAY),
+    last_attempt_date: instantAt(app, -20 * DAY),
     payment_error: 'Your card has expired.',
     decline_code: 'expired_card',
     decline_class: 'update_payment_method',
-    dunning_first_declined_at: instantAt(app, -20 * DAY_MS),
+    dunning_first_declined_at: instantAt(app, -20 * DAY),
     dunning_attempts: 1,
     ...overrides,
   });
@@ -235,7 +236,7 @@ describe('POST /v1/billing/retry-runs', () => {
 
   it('selects exhausted dunning periods from the dunning index and retries them (the schedule restarts)', async () => {
     const exhausted = await seed(app, exhaustedRecord(), exhaustedRecord());
-    await seed(app, parkedRecord(), exhaustedRecord({ decline_class: 'retry_later', decline_code: 'insufficient_funds', dunning_next_attempt_at: instantAt(app, DAY_MS) }));
+    await seed(app, parkedRecord(), exhaustedRecord({ decline_class: 'retry_later', decline_code: 'insufficient_funds', dunning_next_attempt_at: instantAt(app, DAY) }));
 
     const created = await post({ state: 'exhausted', reason: 'card updater ran' });
     expect(created.body.selected).toBe(2);
@@ -349,7 +350,7 @@ describe('the retry-run-worker never charges an item twice', () => {
     const [record] = takeMessages();
     const message = JSON.parse(record!.body);
     const at = formatInstant(app.clock.now());
-    const longAgo = formatInstant(new Date(app.clock.now().getTime() - DAY_MS));
+    const longAgo = formatInstant(new Date(app.clock.now().getTime() - DAY));
     const claim = async (runId: string, claimId: string) => {
       let answer: Awaited<ReturnType<typeof app.deps.retryRuns.claimItem>> | undefined;
       expect(await commandsSent(app.db.client, async () => (answer = await app.deps.retryRuns.claimItem(runId, message.subscription_id, claimId, at, longAgo)))).toEqual(['UpdateItemCommand']);

@@ -16,6 +16,7 @@ import { cardPeriod } from '../support/billing-fixtures.js';
 import { seedRecords } from '../support/seed.js';
 import { stripeEventOf } from '../support/stripe-fixtures.js';
 import { stripeDelivery } from '../support/webhooks.js';
+import { DAY } from '../support/time.js';
 
 /**
  * One card decline, one dunning slot (DESIGN 5b, 6): a decline reaches us twice, as the answer to
@@ -29,7 +30,6 @@ import { stripeDelivery } from '../support/webhooks.js';
  * `generic_decline`, a Visa), events in Stripe's own envelope, signed with the SDK, DynamoDB Local.
  */
 
-const DAY = 24 * 60 * 60 * 1000;
 const BILLING_DATE = '2026-12-01T00:00:00.000000000Z';
 const owner = 'decline-once-test';
 

@@ -14,8 +14,8 @@ import { seedRecords } from '../support/seed.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { commandsSent } from '../support/write-counter.js';
 import { parseBody, webhookEvent } from './webhook-events.js';
+import { DAY } from '../support/time.js';
 
-const DAY = 24 * 60 * 60 * 1000;
 const BILLING_DATE = '2026-12-01T00:00:00.000000000Z';
 
 let app: TestApp;

@@ -11,6 +11,7 @@ import { AchSettlementPump } from '../../src/local/ach-pump.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { makeRecord } from '../support/billing-fixtures.js';
 import { completedCheckoutSession, stripeEventOf } from '../support/stripe-fixtures.js';
+import { DAY } from '../support/time.js';
 import { parseBody, webhookEvent } from './webhook-events.js';
 
 /**
@@ -21,7 +22,6 @@ import { parseBody, webhookEvent } from './webhook-events.js';
  * production and in the local runtime; the business clock is put a year ahead of it.
  */
 
-const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
 const wallSeconds = () => Math.floor(Date.now() / 1000);
 
 let app: TestApp;
@@ -31,7 +31,7 @@ beforeAll(async () => {
 });
 
 beforeEach(() => {
-  app.clock.set(new Date(Date.now() + YEAR_MS));
+  app.clock.set(new Date(Date.now() + 365 * DAY));
   app.balanceEventsQueue.clear();
 });
 

@@ -1,8 +1,9 @@
 import * as fc from 'fast-check';
 import { TransientError } from '../../src/domain/errors.js';
 import type { FaultPoint, FaultSpec } from '../support/faults.js';
+import { DAY, MINUTE } from '../support/time.js';
 import type { BillingWorld } from './harness.js';
-import { DAY, MINUTE, currentChain, isBanned, iso, ms, type Method, type ModelState, type Plan, type Term } from './reference-model.js';
+import { currentChain, isBanned, iso, ms, type Method, type ModelState, type Plan, type Term } from './reference-model.js';
 
 /**
  * The commands of the model-based test (fast-check `fc.commands`): every entry point of the

@@ -15,7 +15,8 @@ import { documentedRouteKeys, openApiDocument, type JsonObject } from '../../src
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { balanceWebhookEvent, httpEvent, responseOf, type HttpEventOptions } from '../support/http-events.js';
 import { achDelivery, achEventBody, nowSeconds, paymentIntentObject, stripeDelivery, stripeEvent } from '../support/webhooks.js';
-import { DAY_MS, instantAt, seedOne } from '../handlers/api-fixtures.js';
+import { instantAt, seedOne } from '../handlers/api-fixtures.js';
+import { DAY } from '../support/time.js';
 
 /**
  * The OpenAPI document (DESIGN 8): valid OpenAPI 3.1, one operation per route of the route
@@ -90,8 +91,8 @@ beforeAll(async () => {
   const paid = await seedOne(app);
   const read = await seedOne(app);
   const waived = await seedOne(app);
-  const moved = await seedOne(app, { billing_date: instantAt(app, 5 * DAY_MS) });
-  const due = instantAt(app, -DAY_MS);
+  const moved = await seedOne(app, { billing_date: instantAt(app, 5 * DAY) });
+  const due = instantAt(app, -DAY);
   const parked = await seedOne(app, {
     billing_date: due,
     billing_failed_for: `${due}#0`,
@@ -112,12 +113,12 @@ beforeAll(async () => {
   };
 
   // One period per hold of DESIGN 3.1 / 5b: manual pay and retry-billing answer 409 with its code, charging nothing.
-  const failedAt = instantAt(app, -3 * DAY_MS);
-  const failed = { billing_status: 'FAILED' as const, payment_attempts: 1, first_attempt_date: failedAt, last_attempt_date: failedAt, billing_date: instantAt(app, -4 * DAY_MS) };
+  const failedAt = instantAt(app, -3 * DAY);
+  const failed = { billing_status: 'FAILED' as const, payment_attempts: 1, first_attempt_date: failedAt, last_attempt_date: failedAt, billing_date: instantAt(app, -4 * DAY) };
   const holds: [string, Partial<BillingRecord>][] = [
     ['ach_authorization_required', { ...failed, payment_method: 'ach', ach_unauthorized: true, ach_blocked: true, ach_return_code: 'R10' }],
     ['ach_account_invalid', { ...failed, payment_method: 'ach', ach_blocked: true, ach_return_code: 'R02' }],
-    ['ach_representment_limit', { ...failed, payment_method: 'ach', ach_blocked: true, ach_return_code: 'R01', ach_represented: 2, ach_original_entry_date: instantAt(app, -20 * DAY_MS), payment_attempts: 3 }],
+    ['ach_representment_limit', { ...failed, payment_method: 'ach', ach_blocked: true, ach_return_code: 'R01', ach_represented: 2, ach_original_entry_date: instantAt(app, -20 * DAY), payment_attempts: 3 }],
     ['card_disputed', { ...failed, payment_method: 'card', card_disputed: true }],
     ['payment_method_required', { ...failed, payment_method: 'card', decline_code: 'lost_card', decline_class: 'do_not_retry', dunning_first_declined_at: failedAt, dunning_attempts: 1, card_network: 'visa' }],
   ];
@@ -135,7 +136,7 @@ beforeAll(async () => {
   ]);
 
   // A period whose failed attempt presented its key (the processor may hold the payment): a waive answers 409 attempt_outcome_unknown.
-  const presentedBillingDate = instantAt(app, -2 * DAY_MS);
+  const presentedBillingDate = instantAt(app, -2 * DAY);
   const presented = await seedOne(app, { billing_date: presentedBillingDate, payment_method: 'pinless', billing_failed_for: `${presentedBillingDate}#0`, billing_failure_count: 1, billing_failed_at: failedAt, billing_last_error: 'The payment processor is unavailable.', billing_presented_for: `${presentedBillingDate}#0` });
   holdCases.push({ routeKey: 'POST /v1/subscriptions/{subscriptionId}/waive', body: { reason: 'operator waive' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/waive', { pathParameters: sub(presented.subscription_id) }), send: viaApi, status: 409, code: 'attempt_outcome_unknown' });
 
@@ -206,7 +207,7 @@ beforeAll(async () => {
     { routeKey: 'POST /v1/subscriptions/{subscriptionId}/waive', body: { reason: 'goodwill' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/waive', { pathParameters: sub(waived.subscription_id) }), send: viaApi, status: 200 },
     {
       routeKey: 'PUT /v1/subscriptions/{subscriptionId}/billing-date',
-      body: { billing_date: instantAt(app, 7 * DAY_MS), reason: 'member asked for payday' },
+      body: { billing_date: instantAt(app, 7 * DAY), reason: 'member asked for payday' },
       build: jwt('PUT', '/v1/subscriptions/{subscriptionId}/billing-date', { pathParameters: sub(moved.subscription_id) }),
       send: viaApi,
       status: 200,

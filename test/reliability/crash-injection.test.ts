@@ -17,6 +17,7 @@ import { FaultInjector, faultyPorts, type FaultPoint, type FaultSpec } from '../
 import { httpEvent } from '../support/http-events.js';
 import { allHistory, allRecords, dueRecord, ledgerViolations, seedRecord } from '../support/ledger.js';
 import { runPath, type AttemptPath } from '../support/paths.js';
+import { HOUR, SHORT_LOCK_LEASE_MS } from '../support/time.js';
 
 /**
  * Crash injection (DESIGN 3, 5, 10): a fault at every step of every path, either one error of a
@@ -28,13 +29,11 @@ import { runPath, type AttemptPath } from '../support/paths.js';
  */
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const HOUR = 3_600_000;
-const LEASE_MS = 5_000;
 
 let app: TestApp;
 
 beforeAll(async () => {
-  app = await createTestApp({ label: 'crash', now: NOW, settings: { lockLeaseMs: LEASE_MS } });
+  app = await createTestApp({ label: 'crash', now: NOW, settings: { lockLeaseMs: SHORT_LOCK_LEASE_MS } });
 });
 
 type Mode = 'crash' | 'transient' | 'interrupted' | 'counted';
@@ -125,7 +124,7 @@ describe('crash injection at every step of the collection attempt', () => {
     for (let round = 0; round < 3; round++) {
       const faults = new FaultInjector([spec('billing.commit.before', 'transient')]);
       await runPath(processDeps(faults), record, { path: 'batch-worker' });
-      app.clock.advance(LEASE_MS + 1);
+      app.clock.advance(SHORT_LOCK_LEASE_MS + 1);
     }
     const stored = await app.deps.billing.get(record);
     expect(stored?.billing_failure_count ?? 0).toBe(0);
@@ -258,7 +257,7 @@ describe('crash injection on the memberships-consumer', () => {
           });
           const record = kinesisRecord(event);
           await createMembershipsConsumerHandler(processDeps(new FaultInjector([spec(point, mode)]))('memberships-consumer'))(kinesisEvent([record]));
-          app.clock.advance(LEASE_MS + 1);
+          app.clock.advance(SHORT_LOCK_LEASE_MS + 1);
           const again = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([record]));
           expect(again.batchItemFailures, `${mode} at ${point}`).toEqual([]);
           const records = await allRecords(app.deps.billing, userId);
@@ -280,7 +279,7 @@ describe('crash injection on the memberships-consumer', () => {
         const first = await createMembershipsConsumerHandler(processDeps(new FaultInjector([spec(point, 'crash')]))('memberships-consumer'))(kinesisEvent([kin]));
         // A failed release after the change committed does not fail the record: the committed result stands (DESIGN 3.1).
         expect(first.batchItemFailures, point).toHaveLength(point === 'lock.release.before' ? 0 : 1);
-        app.clock.advance(LEASE_MS + 1);
+        app.clock.advance(SHORT_LOCK_LEASE_MS + 1);
         const again = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([kin]));
         expect(again.batchItemFailures, point).toEqual([]);
         expect((await app.deps.billing.get(record))?.billing_status, point).toBe('COMPLETED');

@@ -8,6 +8,7 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { dueRecord, ledgerViolations, seedRecord } from '../support/ledger.js';
 import { attemptDepsOf } from '../../src/handlers/shared/attempt-deps.js';
 import { ATTEMPT_PATHS, runPath, type PathCall, type PathResult } from '../support/paths.js';
+import { BILLING_RETRY_WAITS_MS, HOUR, SHORT_LOCK_LEASE_MS } from '../support/time.js';
 
 /**
  * Exactly-once under contention (DESIGN 3, 10): every path races every other on one record, with
@@ -17,8 +18,6 @@ import { ATTEMPT_PATHS, runPath, type PathCall, type PathResult } from '../suppo
  */
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const HOUR = 3_600_000;
-const LEASE_MS = 5_000;
 /** Scales the number of generated schedules (RELIABILITY_SCALE=4 for a longer soak). */
 const SCALE = Number(process.env.RELIABILITY_SCALE ?? '1');
 
@@ -36,7 +35,7 @@ function count(result: PathResult): void {
 beforeAll(async () => {
   // A short lease in simulated time: a clock step past it lets a second attempt take the lock
   // while the first is still running.
-  app = await createTestApp({ label: 'exactly-once', now: NOW, settings: { lockLeaseMs: LEASE_MS } });
+  app = await createTestApp({ label: 'exactly-once', now: NOW, settings: { lockLeaseMs: SHORT_LOCK_LEASE_MS } });
 });
 
 afterAll(() => {
@@ -57,7 +56,7 @@ const roundArb = fc.record({
   outcome: fc.constantFrom('approve', 'decline', 'decline', 'error'),
   calls: fc.array(callArb, { minLength: 2, maxLength: 9 }),
   /** A clock step while the calls run: past the lease, past the ladder's first wait, or a day. */
-  step: fc.option(fc.record({ atMs: fc.integer({ min: 0, max: 15 }), byMs: fc.constantFrom(LEASE_MS + 1, 15 * 60_000 + 1, 25 * HOUR) }), { nil: undefined }),
+  step: fc.option(fc.record({ atMs: fc.integer({ min: 0, max: 15 }), byMs: fc.constantFrom(SHORT_LOCK_LEASE_MS + 1, BILLING_RETRY_WAITS_MS[0]! + 1, 25 * HOUR) }), { nil: undefined }),
 });
 
 const scheduleArb = fc.record({
@@ -149,7 +148,7 @@ describe('the version fence when the lease has expired', () => {
       const base = { ...attemptDepsOf(app.deps, app.deps.logger), lockHeartbeatMs: 600_000 };
       const first = runCollectionAttempt({ ...base, processor: paused }, { key: record, process: 'SCHEDULED', owner: 'paused-holder' });
       await paused.accepted;
-      app.clock.advance(LEASE_MS + 1);
+      app.clock.advance(SHORT_LOCK_LEASE_MS + 1);
       const second = await runCollectionAttempt(base, { key: record, process: 'RETRY', owner: 'taker' });
       expect(second.kind).toBe(rail === 'ach' ? 'submitted' : 'collected');
       paused.resume();
@@ -175,7 +174,7 @@ describe('the version fence when the lease has expired', () => {
     const base = { ...attemptDepsOf(app.deps, app.deps.logger), lockHeartbeatMs: 600_000 };
     const first = runCollectionAttempt({ ...base, accounts: slowAccounts }, { key: record, process: 'SCHEDULED', owner: 'slow' });
     await atGate;
-    app.clock.advance(LEASE_MS + 1);
+    app.clock.advance(SHORT_LOCK_LEASE_MS + 1);
     expect((await runCollectionAttempt(base, { key: record, process: 'SCHEDULED', owner: 'taker' })).kind).toBe('collected');
     release();
     expect((await first).kind).toBe('failed_uncounted');

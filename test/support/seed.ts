@@ -2,6 +2,7 @@ import { historyRowOf } from '../../src/domain/billing-record.js';
 import { userLockKey } from '../../src/domain/lock.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import type { TestApp } from './app.js';
+import { LOCK_LEASE_MS } from './time.js';
 
 /** Puts records (each with its audit row) through the real BillingStore. */
 export async function seedRecords(app: TestApp, ...records: BillingRecord[]): Promise<void> {
@@ -10,11 +11,11 @@ export async function seedRecords(app: TestApp, ...records: BillingRecord[]): Pr
   }
 }
 
-/** Another invocation holds the user's billing lock for the next minute of the test clock. */
+/** Another invocation holds the user's billing lock for one lease of the test clock. */
 export async function holdUserLock(app: TestApp, userId: string): Promise<void> {
   const nowMs = app.clock.now().getTime();
   const taken = await app.deps.locks.tryAcquire(
-    { key: userLockKey(userId), owner_name: 'another-invocation', record_version_number: 'held-elsewhere', lease_duration_ms: 60_000, lease_expires_at: nowMs + 60_000 },
+    { key: userLockKey(userId), owner_name: 'another-invocation', record_version_number: 'held-elsewhere', lease_duration_ms: LOCK_LEASE_MS, lease_expires_at: nowMs + LOCK_LEASE_MS },
     nowMs,
   );
   if (!taken) throw new Error(`lock for ${userId} was already held`);

@@ -15,6 +15,7 @@ import { createTestApp, type TestApp } from '../../support/app.js';
 import { kinesisEvent, kinesisRecord, sqsEvent, sqsRecord } from '../../support/aws-events.js';
 import { dueRecord } from '../../support/billing-fixtures.js';
 import { httpEvent, operatorAuth, responseOf } from '../../support/http-events.js';
+import { DAY } from '../../support/time.js';
 
 /**
  * Issue 13: DynamoDB requests per billed subscription on each path, counted by an SDK middleware
@@ -30,7 +31,6 @@ interface Sent {
 
 let app: TestApp;
 const sent: Sent[] = [];
-const DAY = 24 * 3_600_000;
 
 beforeAll(async () => {
   app = await createTestApp({ label: 'requests-per-path' });

@@ -6,9 +6,9 @@ import { formatInstant } from '../../../src/domain/time.js';
 import { changeBillingDate } from '../../../src/domain/use-cases/change-billing-date.js';
 import { dueRecord } from '../../support/billing-fixtures.js';
 import { memoryAttempt, type MemoryAttempt } from '../../support/memory-ledger.js';
+import { DAY } from '../../support/time.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const DAY = 24 * 60 * 60 * 1000;
 const daysFromNow = (days: number) => formatInstant(new Date(Date.parse(NOW) + days * DAY));
 
 describe('change billing date, on the in-memory ledger', () => {
