@@ -22,6 +22,7 @@ import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
 import { waive } from '../../src/domain/use-cases/waive.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { dueRecord } from '../support/billing-fixtures.js';
+import { seedRecords } from '../support/seed.js';
 import { BILLING_RETRY_WAITS_MS, HOUR } from '../support/time.js';
 
 /**
@@ -46,12 +47,6 @@ beforeEach(() => {
   app.clock.set(NOW);
   app.simulator.configure({ default: 'approve', users: {} });
 });
-
-async function seed(rail: BillingRecord['payment_method'], overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-  const record = dueRecord(app.clock.now(), rail, overrides);
-  await app.deps.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
-  return record;
-}
 
 /** The subscription's audit rows, oldest first. */
 async function rowsOf(record: Pick<BillingRecord, 'subscription_id'>): Promise<HistoryRow[]> {
@@ -92,7 +87,7 @@ function ach(record: BillingRecord, confirmation: string, type: 'settled' | 'ret
 
 describe('history rows → published events (DESIGN 11)', () => {
   it('a collected card or pinless payment is billing.period.collected with the common detail; the new period it opens publishes nothing', async () => {
-    const record = await seed('pinless');
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
     expect((await attempt(record)).kind).toBe('collected');
     const row = await latestRow(record);
     expect(row.billing_event).toBe('COLLECTED');
@@ -121,7 +116,7 @@ describe('history rows → published events (DESIGN 11)', () => {
   });
 
   it('an ACH debit is billing.period.submitted, its settlement billing.period.collected, a refund billing.period.refunded', async () => {
-    const record = await seed('ach');
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'ach'));
     expect((await attempt(record)).kind).toBe('submitted');
     const submitted = await latestRow(record);
     expect(types(eventsOf(submitted))).toEqual(['billing.period.submitted']);
@@ -137,7 +132,7 @@ describe('history rows → published events (DESIGN 11)', () => {
   });
 
   it('a retryable decline is billing.period.declined with its codes and the dunning schedule', async () => {
-    const record = await seed('pinless');
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
     app.simulator.configure({ users: { [record.user_id]: 'decline:insufficient_funds' } });
     expect((await attempt(record)).kind).toBe('declined');
     const events = eventsOf(await latestRow(record));
@@ -151,7 +146,7 @@ describe('history rows → published events (DESIGN 11)', () => {
   });
 
   it('a decline that ends automatic attempts is billing.period.declined and billing.dunning.exhausted, with distinct ids', async () => {
-    const record = await seed('pinless');
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
     app.simulator.configure({ users: { [record.user_id]: 'decline:lost_card' } });
     expect((await attempt(record)).kind).toBe('declined');
     const events = eventsOf(await latestRow(record));
@@ -162,7 +157,7 @@ describe('history rows → published events (DESIGN 11)', () => {
   });
 
   it('a run that finds the 14-day window over is billing.dunning.exhausted alone (nothing declined, nothing presented)', async () => {
-    const record = await seed('card');
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'card'));
     app.simulator.configure({ users: { [record.user_id]: 'decline:insufficient_funds' } });
     expect((await attempt(record)).kind).toBe('declined');
     app.clock.advance(15 * 24 * 60 * 60 * 1000);
@@ -175,7 +170,7 @@ describe('history rows → published events (DESIGN 11)', () => {
   });
 
   it('the eighth counted failure is billing.failure.parked; the seven before it (retrying) publish nothing', async () => {
-    const record = await seed('pinless');
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
     app.simulator.configure({ users: { [record.user_id]: 'error' } });
     for (let n = 1; n <= 8; n++) {
       expect((await attempt(record)).kind).toBe('failed_counted');
@@ -207,7 +202,7 @@ describe('history rows → published events (DESIGN 11)', () => {
       ['R10', { return_code: 'R10', unauthorized: true, represent: false }],
       ['chargeback', { unauthorized: true, represent: false }],
     ] as const) {
-      const record = await seed('ach');
+      const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'ach'));
       await attempt(record);
       const submitted = await latestRow(record);
       const result = how === 'chargeback' ? await ach(record, submitted.transaction_id!, 'chargeback') : await ach(record, submitted.transaction_id!, 'returned', { return_code: how });
@@ -220,7 +215,7 @@ describe('history rows → published events (DESIGN 11)', () => {
   });
 
   it('a waive is billing.period.waived and says who and why', async () => {
-    const record = await seed('pinless');
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
     await waive(deps, { subscriptionId: record.subscription_id, owner: 'op', actor: 'ops@example.com', reason: 'goodwill credit' });
     const events = eventsOf(await latestRow(record));
     expect(types(events)).toEqual(['billing.period.waived']);
@@ -228,13 +223,13 @@ describe('history rows → published events (DESIGN 11)', () => {
   });
 
   it('a cancel completed at the billing date and a closed account are billing.period.cancelled, each with its cause', async () => {
-    const requested = await seed('pinless', { cancel_requested_at: formatInstant(new Date(Date.parse(NOW) - 2 * HOUR)) });
+    const [requested] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless', { cancel_requested_at: formatInstant(new Date(Date.parse(NOW) - 2 * HOUR)) }));
     expect((await attempt(requested)).kind).toBe('cancelled');
     const cancelled = eventsOf(await latestRow(requested));
     expect(types(cancelled)).toEqual(['billing.period.cancelled']);
     expect(cancelled[0]!.detail).toMatchObject({ billing_status: 'CANCELLED', cause: 'cancel_requested' });
 
-    const future = await seed('pinless', { billing_date: formatInstant(new Date(Date.parse(NOW) + 10 * 24 * HOUR)) });
+    const [future] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless', { billing_date: formatInstant(new Date(Date.parse(NOW) + 10 * 24 * HOUR)) }));
     const close = membershipEventSchema.parse({ event_id: `close-${future.user_id}`, type: 'CLOSEACCOUNT', user_id: future.user_id, occurred_at: NOW });
     expect((await applyMembershipEvent(deps, { event: close, owner: 'test' })).kind).toBe('applied');
     const closed = eventsOf(await latestRow(future));
@@ -243,7 +238,7 @@ describe('history rows → published events (DESIGN 11)', () => {
   });
 
   it('an outcome that does not match is billing.exception.raised: an ACH amount mismatch, a dispute inquiry, a card dispute', async () => {
-    const debit = await seed('ach');
+    const [debit] = await seedRecords(app, dueRecord(app.clock.now(), 'ach'));
     await attempt(debit);
     const submitted = await latestRow(debit);
     expect(await ach(debit, submitted.transaction_id!, 'settled', { amount_cents: 1 })).toMatchObject({ kind: 'applied' });
@@ -254,7 +249,7 @@ describe('history rows → published events (DESIGN 11)', () => {
       ['warning_needs_response', { billing_status: 'COMPLETED', exception: { source: 'card', code: 'dispute_inquiry', dispute_id: 'dp_1', dispute_status: 'warning_needs_response' } }],
       ['needs_response', { billing_status: 'FAILED', exception: { source: 'card', code: 'card_disputed' } }],
     ] as const) {
-      const card = await seed('card');
+      const [card] = await seedRecords(app, dueRecord(app.clock.now(), 'card'));
       expect((await attempt(card)).kind).toBe('collected');
       const paid = await latestRow(card);
       const reference = { user_id: card.user_id, billing_date: card.billing_date, subscription_id: card.subscription_id };

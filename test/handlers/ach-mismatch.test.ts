@@ -8,7 +8,8 @@ import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { tableItemCounts } from '../support/ledger.js';
 import { achDelivery, achEventBody } from '../support/webhooks.js';
-import { callerFor, seedOne, type Caller } from './api-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { billingRecord, callerFor, type Caller } from './api-fixtures.js';
 import { parseBody } from './webhook-events.js';
 import { DAY } from '../support/time.js';
 
@@ -44,7 +45,7 @@ const outcome = (record: BillingRecord, type: string, extra: Record<string, unkn
 
 /** A 19.99 ACH period submitted by the scheduled attempt (status ACHSENT). */
 async function submittedPeriod(): Promise<BillingRecord> {
-  const seeded = await seedOne(app, { payment_method: 'ach', amount_cents: 1999 });
+  const [seeded] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', amount_cents: 1999 }));
   expect((await runCollectionAttempt(app.deps, { key: seeded, process: 'SCHEDULED', owner: 'test' })).kind).toBe('submitted');
   return current(seeded);
 }

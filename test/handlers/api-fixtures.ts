@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { historyRowOf } from '../../src/domain/billing-record.js';
 import { userLockKey } from '../../src/domain/lock.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
@@ -9,7 +8,7 @@ import type { TestApp } from '../support/app.js';
 import { httpEvent, responseOf, type HttpEventOptions } from '../support/http-events.js';
 import { DAY, LOCK_LEASE_MS } from '../support/time.js';
 
-/** Seeding and calling helpers for the api handler tests. */
+/** Records and calling helpers for the api handler tests (seed them with support/seed.ts). */
 
 export function instantAt(app: TestApp, offsetMs: number): string {
   return formatInstant(new Date(app.clock.now().getTime() + offsetMs));
@@ -42,16 +41,6 @@ export function billingRecord(app: TestApp, overrides: Partial<BillingRecord> = 
     version: 0,
     ...overrides,
   };
-}
-
-export async function seed(app: TestApp, ...records: BillingRecord[]): Promise<BillingRecord[]> {
-  await app.deps.billing.addAll(records, records.map((r) => historyRowOf(r)));
-  return records;
-}
-
-export async function seedOne(app: TestApp, overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-  const [record] = await seed(app, billingRecord(app, overrides));
-  return record!;
 }
 
 /** Holds the user's billing lock as another invocation would. */

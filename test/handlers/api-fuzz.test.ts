@@ -5,7 +5,8 @@ import type { HttpEvent } from '../../src/handlers/shared/http.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { httpEvent, type JwtAuth } from '../support/http-events.js';
-import { instantAt, seedOne } from './api-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { billingRecord, instantAt } from './api-fixtures.js';
 import { DAY } from '../support/time.js';
 
 /**
@@ -21,13 +22,14 @@ let realUsers: string[] = [];
 beforeAll(async () => {
   app = await createTestApp({ label: 'api-fuzz' });
   handler = createApiHandler(app.depsFor('api')) as typeof handler;
-  const records = await Promise.all([
-    seedOne(app),
-    seedOne(app, { billing_date: instantAt(app, 5 * DAY) }),
-    seedOne(app, { billing_status: 'FAILED', payment_attempts: 1, payment_method: 'ach' }),
-    seedOne(app, { billing_status: 'COMPLETED', payment_attempts: 1 }),
-    seedOne(app, { billing_status: 'PAUSED', paused_months: 2 }),
-  ]);
+  const records = await seedRecords(
+    app,
+    billingRecord(app),
+    billingRecord(app, { billing_date: instantAt(app, 5 * DAY) }),
+    billingRecord(app, { billing_status: 'FAILED', payment_attempts: 1, payment_method: 'ach' }),
+    billingRecord(app, { billing_status: 'COMPLETED', payment_attempts: 1 }),
+    billingRecord(app, { billing_status: 'PAUSED', paused_months: 2 }),
+  );
   realIds = records.map((r) => r.subscription_id);
   realUsers = records.map((r) => r.user_id);
 });

@@ -15,7 +15,8 @@ import { documentedRouteKeys, openApiDocument, type JsonObject } from '../../src
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { balanceWebhookEvent, httpEvent, responseOf, type HttpEventOptions } from '../support/http-events.js';
 import { achDelivery, achEventBody, nowSeconds, paymentIntentObject, stripeDelivery, stripeEvent } from '../support/webhooks.js';
-import { instantAt, seedOne } from '../handlers/api-fixtures.js';
+import { billingRecord, instantAt } from '../handlers/api-fixtures.js';
+import { seedRecords } from '../support/seed.js';
 import { DAY } from '../support/time.js';
 
 /**
@@ -88,18 +89,18 @@ beforeAll(async () => {
   const jwt = (method: string, route: string, options: HttpEventOptions = {}) => (body: JsonObject | undefined) =>
     httpEvent(method, { route, timeEpoch: nowMs, ...options, ...(body !== undefined ? { body } : {}) });
 
-  const paid = await seedOne(app);
-  const read = await seedOne(app);
-  const waived = await seedOne(app);
-  const moved = await seedOne(app, { billing_date: instantAt(app, 5 * DAY) });
+  const [paid] = await seedRecords(app, billingRecord(app));
+  const [read] = await seedRecords(app, billingRecord(app));
+  const [waived] = await seedRecords(app, billingRecord(app));
+  const [moved] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, 5 * DAY) }));
   const due = instantAt(app, -DAY);
-  const parked = await seedOne(app, {
+  const [parked] = await seedRecords(app, billingRecord(app, {
     billing_date: due,
     billing_failed_for: `${due}#0`,
     billing_failure_count: 8,
     billing_failed_at: instantAt(app, -3_600_000),
     billing_last_error: 'processor error',
-  });
+  }));
 
   const sub = (id: string) => ({ subscriptionId: id });
   const loan = { userId: read.user_id, loanId: 'loan-1' };
@@ -122,7 +123,7 @@ beforeAll(async () => {
     ['card_disputed', { ...failed, payment_method: 'card', card_disputed: true }],
     ['payment_method_required', { ...failed, payment_method: 'card', decline_code: 'lost_card', decline_class: 'do_not_retry', dunning_first_declined_at: failedAt, dunning_attempts: 1, card_network: 'visa' }],
   ];
-  const held = await Promise.all(holds.map(async ([code, overrides]) => [code, await seedOne(app, overrides)] as const));
+  const held = await Promise.all(holds.map(async ([code, overrides]) => [code, (await seedRecords(app, billingRecord(app, overrides)))[0]] as const));
   const holdCases: Case[] = held.flatMap(([code, record]) => [
     {
       routeKey: 'POST /v1/subscriptions/{subscriptionId}/pay',
@@ -137,11 +138,11 @@ beforeAll(async () => {
 
   // A period whose failed attempt presented its key (the processor may hold the payment): a waive answers 409 attempt_outcome_unknown.
   const presentedBillingDate = instantAt(app, -2 * DAY);
-  const presented = await seedOne(app, { billing_date: presentedBillingDate, payment_method: 'pinless', billing_failed_for: `${presentedBillingDate}#0`, billing_failure_count: 1, billing_failed_at: failedAt, billing_last_error: 'The payment processor is unavailable.', billing_presented_for: `${presentedBillingDate}#0` });
+  const [presented] = await seedRecords(app, billingRecord(app, { billing_date: presentedBillingDate, payment_method: 'pinless', billing_failed_for: `${presentedBillingDate}#0`, billing_failure_count: 1, billing_failed_at: failedAt, billing_last_error: 'The payment processor is unavailable.', billing_presented_for: `${presentedBillingDate}#0` }));
   holdCases.push({ routeKey: 'POST /v1/subscriptions/{subscriptionId}/waive', body: { reason: 'operator waive' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/waive', { pathParameters: sub(presented.subscription_id) }), send: viaApi, status: 409, code: 'attempt_outcome_unknown' });
 
   // An ACH exception (DESIGN 4.1) for ?billing=exceptions; the do_not_retry period above is in ?billing=dunning&state=exhausted.
-  await seedOne(app, { billing_status: 'ACHSENT', payment_method: 'ach', transaction_id: 'conf-exception', payment_attempts: 1, last_attempt_date: failedAt, ach_exception: { code: 'amount_mismatch', received_cents: 1, at: failedAt } });
+  await seedRecords(app, billingRecord(app, { billing_status: 'ACHSENT', payment_method: 'ach', transaction_id: 'conf-exception', payment_attempts: 1, last_attempt_date: failedAt, ach_exception: { code: 'amount_mismatch', received_cents: 1, at: failedAt } }));
 
   // Two loans whose last ACH payment from account 6789 came back R10 and R02: a new ACH payment from it is refused.
   const loanHolds: Case[] = [];

@@ -15,7 +15,8 @@ import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { kinesisEvent, kinesisRecord } from '../support/aws-events.js';
 import { FaultInjector, faultyPorts, type FaultPoint, type FaultSpec } from '../support/faults.js';
 import { httpEvent } from '../support/http-events.js';
-import { allHistory, allRecords, dueRecord, ledgerViolations, seedRecord } from '../support/ledger.js';
+import { allHistory, allRecords, dueRecord, ledgerViolations } from '../support/ledger.js';
+import { seedRecords } from '../support/seed.js';
 import { runPath, type AttemptPath } from '../support/paths.js';
 import { HOUR, SHORT_LOCK_LEASE_MS } from '../support/time.js';
 
@@ -77,7 +78,7 @@ const CRASH_PATHS: readonly AttemptPath[] = ['scheduled', 'batch-worker', 'manua
 
 /** One scenario: fault, check the interim books, resume, check the settled books. */
 async function faultThenResume(path: AttemptPath, point: FaultPoint, mode: Mode, rail: PaymentMethod, firstOutcome: 'approve' | 'error' = 'approve') {
-  const record = await seedRecord(app, dueRecord(app.clock.now(), rail));
+  const [record] = await seedRecords(app, dueRecord(app.clock.now(), rail));
   setOutcome(record.user_id, firstOutcome);
   const faults = new FaultInjector([spec(point, mode)]);
   const first = await runPath(processDeps(faults), record, { path, requestKey: 'pay-1' });
@@ -120,7 +121,7 @@ describe('crash injection at every step of the collection attempt', () => {
   });
 
   it('throttling-like transient faults on every write of a path leave billing_failure_count at zero', async () => {
-    const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
     for (let round = 0; round < 3; round++) {
       const faults = new FaultInjector([spec('billing.commit.before', 'transient')]);
       await runPath(processDeps(faults), record, { path: 'batch-worker' });
@@ -151,7 +152,7 @@ describe('crash injection on the ach-handler', () => {
     await Promise.all(
       points.flatMap((point) =>
         (['crash', 'transient', 'counted'] as const).map(async (mode) => {
-          const record = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `sim_${randomUUID()}` }));
+          const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `sim_${randomUUID()}` }));
           const event = {
             event_id: `ach_${randomUUID()}`,
             type: 'settled',
@@ -208,7 +209,7 @@ describe('crash injection on the stripe-webhook', () => {
     await Promise.all(
       points.flatMap((point) =>
         (['crash', 'transient'] as const).map(async (mode) => {
-          const record = await seedRecord(app, dueRecord(app.clock.now(), 'card'));
+          const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'card'));
           const intent = `pi_${randomUUID().replace(/-/g, '')}`;
           const event = paymentSucceeded(record, intent);
           const handler = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
@@ -273,7 +274,7 @@ describe('crash injection on the memberships-consumer', () => {
     const points: FaultPoint[] = ['processor.accepted', 'billing.commit.before', 'billing.commit.after', 'lock.release.before'];
     await Promise.all(
       points.map(async (point) => {
-        const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
+        const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
         setOutcome(record.user_id, 'approve');
         const kin = kinesisRecord(membership('PAUSE', record.user_id, { months: 2 }));
         const first = await createMembershipsConsumerHandler(processDeps(new FaultInjector([spec(point, 'crash')]))('memberships-consumer'))(kinesisEvent([kin]));

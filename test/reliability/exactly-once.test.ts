@@ -5,7 +5,8 @@ import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/
 import type { PaymentMethod } from '../../src/domain/records.js';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { dueRecord, ledgerViolations, seedRecord } from '../support/ledger.js';
+import { dueRecord, ledgerViolations } from '../support/ledger.js';
+import { seedRecords } from '../support/seed.js';
 import { attemptDepsOf } from '../../src/handlers/shared/attempt-deps.js';
 import { ATTEMPT_PATHS, runPath, type PathCall, type PathResult } from '../support/paths.js';
 import { BILLING_RETRY_WAITS_MS, HOUR, SHORT_LOCK_LEASE_MS } from '../support/time.js';
@@ -68,7 +69,7 @@ describe('exactly-once under contention on DynamoDB Local', () => {
   it('charges each attempt number at most once and records every accepted charge, over random schedules of every path', async () => {
     await fc.assert(
       fc.asyncProperty(scheduleArb, async ({ rail, rounds }) => {
-        const record = await seedRecord(app, dueRecord(app.clock.now(), rail));
+        const [record] = await seedRecords(app, dueRecord(app.clock.now(), rail));
         const unexpected: unknown[] = [];
         for (const round of rounds) {
           app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: round.outcome } });
@@ -105,7 +106,7 @@ describe('exactly-once under contention on DynamoDB Local', () => {
 
   it('many users at once: hundreds of concurrent attempts over the batch-worker, balance and manual paths charge each period once', async () => {
     const users = Array.from({ length: 40 }, (_, i) => dueRecord(app.clock.now(), (['pinless', 'ach', 'card'] as const)[i % 3]!));
-    await Promise.all(users.map((r) => seedRecord(app, r)));
+    await seedRecords(app, ...users);
     const calls = users.flatMap((r) =>
       (['batch-worker', 'scheduled', 'balance', 'manual', 'api-pay', 'balance-worker'] as const).map((path) => ({ record: r, call: { path, balanceOpen: true, requestKey: 'same' } })),
     );
@@ -141,7 +142,7 @@ describe('the version fence when the lease has expired', () => {
   it('a paused holder whose lease was taken over cannot write: one charge, one recorded outcome', async () => {
     const rails: PaymentMethod[] = ['pinless', 'ach', 'card'];
     for (const rail of rails) {
-      const record = await seedRecord(app, dueRecord(app.clock.now(), rail));
+      const [record] = await seedRecords(app, dueRecord(app.clock.now(), rail));
       app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'approve' } });
       const paused = new PausedAfterAccept(app.simulator);
       // No heartbeat during the test: only the lease and the version stand between the two.
@@ -160,7 +161,7 @@ describe('the version fence when the lease has expired', () => {
   });
 
   it('a holder paused before submitting resends the same key after a takeover, and its write is refused', async () => {
-    const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
     let release!: () => void;
     let reachedGate!: () => void;
     const atGate = new Promise<void>((r) => (reachedGate = r));

@@ -14,7 +14,8 @@ import type { HttpEvent, HttpResult } from '../../src/handlers/shared/http.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { kinesisEvent, kinesisRecord, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { balanceWebhookEvent, httpEvent, operatorAuth, readerAuth, type JwtAuth } from '../support/http-events.js';
-import { dueRecord, seedRecord, tableItemCounts } from '../support/ledger.js';
+import { dueRecord, tableItemCounts } from '../support/ledger.js';
+import { seedRecords } from '../support/seed.js';
 import { achDelivery, achEventBody, paymentIntentObject, stripeDelivery, stripeEvent } from '../support/webhooks.js';
 import { countWrites, type WriteCounter } from '../support/write-counter.js';
 
@@ -41,12 +42,12 @@ beforeAll(async () => {
   app = await createTestApp({ label: 'fuzz', now: NOW });
   writes = countWrites(app.db.client, app.db.tables.locks);
   for (const rail of ['pinless', 'ach', 'card'] as const) {
-    const r = await seedRecord(app, dueRecord(app.clock.now(), rail));
+    const [r] = await seedRecords(app, dueRecord(app.clock.now(), rail));
     known.subscriptionIds.push(r.subscription_id);
     known.userIds.push(r.user_id);
     known.billingDates.push(r.billing_date);
   }
-  const achsent = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: 'sim_known' }));
+  const [achsent] = await seedRecords(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: 'sim_known' }));
   known.userIds.push(achsent.user_id);
   known.billingDates.push(achsent.billing_date);
 });

@@ -26,7 +26,7 @@ import { FaultInjector, faultyPorts } from '../support/faults.js';
 import { seedRecords } from '../support/seed.js';
 import { completedCheckoutSession, stripeEventOf, succeededPaymentIntent } from '../support/stripe-fixtures.js';
 import { achDelivery, achEventBody, stripeDelivery } from '../support/webhooks.js';
-import { billingRecord, callerFor, instantAt, seedOne, type Caller } from '../handlers/api-fixtures.js';
+import { billingRecord, callerFor, instantAt, type Caller } from '../handlers/api-fixtures.js';
 import { parseBody, webhookEvent } from '../handlers/webhook-events.js';
 import { DAY, HOUR } from '../support/time.js';
 
@@ -171,7 +171,7 @@ describe('every use case through its function’s grant guard', () => {
   });
 
   it('the api reads, lists, pays, retries, waives and moves periods, and takes loan payments', async () => {
-    const record = await seedOne(app, { billing_date: instantAt(app, -HOUR) });
+    const [record] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, -HOUR) }));
     const byId = { pathParameters: { subscriptionId: record.subscription_id } };
     expect((await call('GET', { route: '/v1/users/{userId}/subscriptions', pathParameters: { userId: record.user_id } })).status).toBe(200);
     for (const billing of ['failing', 'exceptions', 'dunning']) expect((await call('GET', { route: '/v1/subscriptions', query: { billing } })).status).toBe(200);
@@ -179,14 +179,14 @@ describe('every use case through its function’s grant guard', () => {
     expect((await call('GET', { route: '/v1/subscriptions/{subscriptionId}/history', ...byId })).status).toBe(200);
     expect((await call('POST', { route: '/v1/subscriptions/{subscriptionId}/pay', ...byId, headers: { 'idempotency-key': randomUUID() } })).status).toBeLessThan(300);
 
-    const failed = await seedOne(app, { billing_date: instantAt(app, -2 * HOUR), billing_status: 'FAILED', payment_attempts: 1, billing_failed_for: `${instantAt(app, -2 * HOUR)}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -HOUR) });
+    const [failed] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, -2 * HOUR), billing_status: 'FAILED', payment_attempts: 1, billing_failed_for: `${instantAt(app, -2 * HOUR)}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -HOUR) }));
     const retried = await call('POST', { route: '/v1/subscriptions/{subscriptionId}/retry-billing', pathParameters: { subscriptionId: failed.subscription_id }, body: { reason: 'walk' } });
     expect(retried.status, JSON.stringify(retried.body)).toBeLessThan(300);
 
-    const pending = await seedOne(app, { billing_date: instantAt(app, 5 * DAY) });
+    const [pending] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, 5 * DAY) }));
     const moved = await call('PUT', { route: '/v1/subscriptions/{subscriptionId}/billing-date', pathParameters: { subscriptionId: pending.subscription_id }, body: { billing_date: instantAt(app, 7 * DAY), reason: 'walk' } });
     expect(moved.status, JSON.stringify(moved.body)).toBe(200);
-    const waived = await seedOne(app, { billing_date: instantAt(app, 9 * DAY) });
+    const [waived] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, 9 * DAY) }));
     expect((await call('POST', { route: '/v1/subscriptions/{subscriptionId}/waive', pathParameters: { subscriptionId: waived.subscription_id }, body: { reason: 'walk' } })).status).toBe(200);
 
     const loan = { pathParameters: { userId: record.user_id, loanId: 'loan-api' } };
@@ -201,7 +201,7 @@ describe('every use case through its function’s grant guard', () => {
 
   it('a bulk retry run is started and read by the api, and its items run by the retry-run-worker', async () => {
     const due = instantAt(app, -5 * DAY);
-    const parked = await seedOne(app, { billing_date: due, billing_failed_for: `${due}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -DAY), billing_last_error: 'The payment processor is unavailable.' });
+    const [parked] = await seedRecords(app, billingRecord(app, { billing_date: due, billing_failed_for: `${due}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -DAY), billing_last_error: 'The payment processor is unavailable.' }));
     app.retryRunsQueue.clear();
     const started = await call('POST', { route: '/v1/billing/retry-runs', body: { state: 'parked', reason: 'walk' }, headers: { 'Idempotency-Key': randomUUID() } });
     expect(started.status, JSON.stringify(started.body)).toBe(202);
@@ -215,7 +215,7 @@ describe('every use case through its function’s grant guard', () => {
     expect(chargesOf(parked.user_id)).toHaveLength(1);
 
     // A delivery that died after its retry committed: the next one reads the run's audit row instead of retrying.
-    const crashed = await seedOne(app, { billing_date: due, billing_failed_for: `${due}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -DAY), billing_last_error: 'The payment processor is unavailable.' });
+    const [crashed] = await seedRecords(app, billingRecord(app, { billing_date: due, billing_failed_for: `${due}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -DAY), billing_last_error: 'The payment processor is unavailable.' }));
     app.retryRunsQueue.clear();
     const second = await call('POST', { route: '/v1/billing/retry-runs', body: { state: 'parked', reason: 'walk again' }, headers: { 'Idempotency-Key': randomUUID() } });
     expect(second.status).toBe(202);
@@ -230,19 +230,19 @@ describe('every use case through its function’s grant guard', () => {
   });
 
   it('ach-handler settles a period, raises unowed_payment for a waived one, and tells a replay of an older entry or loan debit', async () => {
-    const sent = await seedOne(app, { payment_method: 'ach', billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${randomUUID()}` });
+    const [sent] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${randomUUID()}` }));
     expect(await sendAch(achEventBody(sent, 'settled', sent.transaction_id!, at(0)))).toMatchObject({ status: 'applied' });
 
-    const waived = await seedOne(app, { payment_method: 'ach', billing_date: instantAt(app, -HOUR) });
+    const [waived] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_date: instantAt(app, -HOUR) }));
     const confirmation = await waivedAfterCharge(call, waived);
     expect(await sendAch(achEventBody(waived, 'settled', confirmation, at(0)))).toEqual({ status: 'applied', effect: 'exception', record_status: 'WAIVED' });
 
-    const older = await seedOne(app, { payment_method: 'ach', billing_status: 'FAILED', payment_attempts: 1, transaction_id: 'conf-old' });
+    const [older] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_status: 'FAILED', payment_attempts: 1, transaction_id: 'conf-old' }));
     const second = { ...older, transaction_id: 'conf-second', payment_attempts: 2, version: older.version + 1, last_run_date: at(1000) };
     await app.deps.billing.commit({ writes: [{ kind: 'update', read: older, record: second }], history: [historyRowOf(second)] });
     expect(await sendAch(achEventBody(older, 'settled', 'conf-old', at(0)))).toEqual({ status: 'ignored', reason: 'confirmation_mismatch' });
 
-    const returned = await seedOne(app, { payment_method: 'ach', billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${randomUUID()}` });
+    const [returned] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${randomUUID()}` }));
     expect(await sendAch(achEventBody(returned, 'returned', returned.transaction_id!, at(0), { return_code: 'R01' }))).toMatchObject({ status: 'applied' });
 
     // A loan retry waiting on its next attempt: the first entry's outcome is a replay (its audit row
