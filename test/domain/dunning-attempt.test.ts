@@ -376,6 +376,7 @@ const DUNNING_DAYS_BEFORE_LAST = DUNNING_RETRY_DAYS.slice(0, -1);
 
 /* ---------------- the property, through the real attempt ---------------- */
 
+/** A subset of PROCESSES on purpose: one entry point per kind of caller, each driven through its own use case below. */
 const PATHS = ['RETRY', 'BALANCE_WEBHOOK', 'BATCH', 'OPERATOR_RETRY', 'MANUAL'] as const;
 const OUTCOMES = ['decline', 'decline:insufficient_funds', 'decline:lost_card', 'decline:expired_card', 'decline:try_again_later'];
 

@@ -6,6 +6,7 @@ import { signPayload } from '../../src/handlers/shared/signature.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { httpEvent, type JwtAuth } from '../support/http-events.js';
 import { seedRecords } from '../support/seed.js';
+import { PAYMENT_METHODS } from '../support/unions.js';
 import { billingRecord, instantAt } from './api-fixtures.js';
 import { DAY } from '../support/time.js';
 
@@ -90,7 +91,7 @@ const nearValidBody = fc.oneof(
   fc.record(
     {
       amount_cents: centsLike,
-      payment_method: fc.oneof(fc.constantFrom('ach', 'pinless', 'card'), weirdString),
+      payment_method: fc.oneof(fc.constantFrom(...PAYMENT_METHODS), weirdString),
       account_last_four: maybe(fc.oneof(fc.stringMatching(/^\d{4}$/), weirdString)),
       intended_installment_id: maybe(idLike),
     },

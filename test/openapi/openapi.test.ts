@@ -2,6 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { HOLD_CODES } from '../../src/domain/collectible.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { ROUTES as STACK_ROUTES, type ManifestRoute } from '../../src/manifest/index.js';
 import { formatInstant } from '../../src/domain/time.js';
@@ -316,7 +317,7 @@ describe('GET /openapi.json document', () => {
       return component.properties.error.properties.code.enum;
     };
     const answered = (routeKey: string) => new Set(seen.filter((s) => s.routeKey === routeKey && s.status === 409).map((s) => (s.body as { error: { code: string } }).error.code));
-    const holds = ['ach_authorization_required', 'ach_account_invalid', 'ach_representment_limit', 'card_disputed', 'payment_method_required'];
+    const holds = HOLD_CODES;
     for (const routeKey of ['POST /v1/subscriptions/{subscriptionId}/pay', 'POST /v1/subscriptions/{subscriptionId}/retry-billing']) {
       expect(conflictCodes(routeKey)).toEqual(expect.arrayContaining(['locked', ...holds]));
       expect([...answered(routeKey)].sort()).toEqual([...holds].sort());

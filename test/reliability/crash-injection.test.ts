@@ -17,6 +17,7 @@ import { FaultInjector, faultyPorts, type FaultPoint, type FaultSpec } from '../
 import { httpEvent } from '../support/http-events.js';
 import { allHistory, allRecords, dueRecord, ledgerViolations } from '../support/ledger.js';
 import { seedRecords } from '../support/seed.js';
+import { PAYMENT_METHODS } from '../support/unions.js';
 import { runPath, type AttemptPath } from '../support/paths.js';
 import { HOUR, SHORT_LOCK_LEASE_MS } from '../support/time.js';
 
@@ -73,7 +74,7 @@ const ATTEMPT_POINTS: readonly FaultPoint[] = [
   'billing.commit.after',
   'lock.release.before',
 ];
-const RAILS: readonly PaymentMethod[] = ['pinless', 'ach', 'card'];
+const RAILS = PAYMENT_METHODS;
 const CRASH_PATHS: readonly AttemptPath[] = ['scheduled', 'batch-worker', 'manual', 'operator'];
 
 /** One scenario: fault, check the interim books, resume, check the settled books. */

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
-import type { PaymentMethod } from '../../src/domain/records.js';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { dueRecord, ledgerViolations } from '../support/ledger.js';
 import { seedRecords } from '../support/seed.js';
+import { PAYMENT_METHODS } from '../support/unions.js';
 import { attemptDepsOf } from '../../src/handlers/shared/attempt-deps.js';
 import { ATTEMPT_PATHS, runPath, type PathCall, type PathResult } from '../support/paths.js';
 import { BILLING_RETRY_WAITS_MS, HOUR, SHORT_LOCK_LEASE_MS } from '../support/time.js';
@@ -61,7 +61,7 @@ const roundArb = fc.record({
 });
 
 const scheduleArb = fc.record({
-  rail: fc.constantFrom<PaymentMethod>('pinless', 'ach', 'card'),
+  rail: fc.constantFrom(...PAYMENT_METHODS),
   rounds: fc.array(roundArb, { minLength: 1, maxLength: 4 }),
 });
 
@@ -105,7 +105,7 @@ describe('exactly-once under contention on DynamoDB Local', () => {
   }, 240_000);
 
   it('many users at once: hundreds of concurrent attempts over the batch-worker, balance and manual paths charge each period once', async () => {
-    const users = Array.from({ length: 40 }, (_, i) => dueRecord(app.clock.now(), (['pinless', 'ach', 'card'] as const)[i % 3]!));
+    const users = Array.from({ length: 40 }, (_, i) => dueRecord(app.clock.now(), PAYMENT_METHODS[i % PAYMENT_METHODS.length]!));
     await seedRecords(app, ...users);
     const calls = users.flatMap((r) =>
       (['batch-worker', 'scheduled', 'balance', 'manual', 'api-pay', 'balance-worker'] as const).map((path) => ({ record: r, call: { path, balanceOpen: true, requestKey: 'same' } })),
@@ -140,7 +140,7 @@ class PausedAfterAccept implements PaymentProcessor {
 
 describe('the version fence when the lease has expired', () => {
   it('a paused holder whose lease was taken over cannot write: one charge, one recorded outcome', async () => {
-    const rails: PaymentMethod[] = ['pinless', 'ach', 'card'];
+    const rails = [...PAYMENT_METHODS];
     for (const rail of rails) {
       const [record] = await seedRecords(app, dueRecord(app.clock.now(), rail));
       app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'approve' } });
