@@ -3,8 +3,8 @@ import { ACH_RETURN_MESSAGES, achEventSchema, decideLoanPaymentOutcome, decideSu
 import type { BillingRecord } from '../../src/domain/records.js';
 import type { LoanPayment } from '../../src/domain/loan-payments.js';
 import { formatInstant } from '../../src/domain/time.js';
+import { DAY } from '../support/time.js';
 
-const DAY = 24 * 60 * 60 * 1000;
 const SUBMITTED_AT = '2026-11-01T00:00:00.000000000Z';
 const now = new Date('2026-11-04T00:00:00.000Z');
 

@@ -1,7 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCollectionAttempt, type AttemptRequest } from '../../src/domain/use-cases/collect.js';
 import type { UseCaseDeps } from '../../src/domain/use-cases/deps.js';
-import { historyRowOf } from '../../src/domain/billing-record.js';
 import { TransientError } from '../../src/domain/errors.js';
 import { acquireUserLock } from '../../src/domain/lock.js';
 import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
@@ -10,10 +9,10 @@ import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { makeRecord } from '../support/billing-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { BILLING_RETRY_WAITS_MS, HOUR } from '../support/time.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const MIN = 60_000;
-const HOUR = 60 * MIN;
 
 /** A processor that can be told to fail once after the simulator accepted (a crash before the write). */
 class CrashAfterAccept implements PaymentProcessor {
@@ -45,11 +44,9 @@ describe('the collection attempt on DynamoDB Local', () => {
     app.simulator.configure({ default: 'approve' });
   });
 
-  async function seed(overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-    const record = makeRecord({ billing_date: formatInstant(new Date(Date.parse(NOW) - HOUR)), version: 0, ...overrides });
-    await app.deps.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
-    return record;
-  }
+  /** A fresh member's period, due an hour before NOW. */
+  const duePeriod = (overrides: Partial<BillingRecord> = {}) =>
+    makeRecord({ billing_date: formatInstant(new Date(Date.parse(NOW) - HOUR)), version: 0, ...overrides });
 
   const attempt = (record: BillingRecord, extra: Partial<AttemptRequest> = {}) =>
     runCollectionAttempt(deps, { key: record, process: 'SCHEDULED', owner: 'test', ...extra });
@@ -57,7 +54,7 @@ describe('the collection attempt on DynamoDB Local', () => {
   const chargesFor = (record: BillingRecord) => app.simulator.charges().filter((c) => c.user_id === record.user_id);
 
   it('collects a due pinless record, completes it and opens the next period in the same transaction', async () => {
-    const record = await seed({ payment_method: 'pinless' });
+    const [record] = await seedRecords(app, duePeriod({ payment_method: 'pinless' }));
     const outcome = await attempt(record);
     expect(outcome.kind).toBe('collected');
     const stored = await app.deps.billing.get(record);
@@ -71,14 +68,14 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('submits an ACH debit as ACHSENT with the idempotency key {subscription_id}:1', async () => {
-    const record = await seed({ payment_method: 'ach' });
+    const [record] = await seedRecords(app, duePeriod({ payment_method: 'ach' }));
     expect((await attempt(record)).kind).toBe('submitted');
     expect((await app.deps.billing.get(record))?.billing_status).toBe('ACHSENT');
     expect(chargesFor(record).map((c) => c.idempotency_key)).toEqual([`${record.subscription_id}:1`]);
   });
 
   it('records a decline as FAILED with the decline text, due again 24 h after the attempt', async () => {
-    const record = await seed({ payment_method: 'pinless' });
+    const [record] = await seedRecords(app, duePeriod({ payment_method: 'pinless' }));
     app.simulator.configure({ users: { [record.user_id]: 'decline' } });
     expect((await attempt(record)).kind).toBe('declined');
     const failed = await app.deps.billing.get(record);
@@ -93,14 +90,14 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('answers not_due for a future record and writes nothing', async () => {
-    const record = await seed({ billing_date: '2026-12-05T00:00:00.000000000Z' });
+    const [record] = await seedRecords(app, duePeriod({ billing_date: '2026-12-05T00:00:00.000000000Z' }));
     expect(await attempt(record)).toMatchObject({ kind: 'not_due', reason: 'not_yet_due' });
     expect((await app.deps.billing.get(record))?.version).toBe(0);
     expect(chargesFor(record)).toHaveLength(0);
   });
 
   it('skips without touching the record when another invocation holds the lock', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(app, duePeriod());
     const held = await acquireUserLock(app.deps.locks, app.clock, record.user_id, 'other', { newVersion: () => crypto.randomUUID() });
     try {
       expect((await attempt(record)).kind).toBe('skipped_locked');
@@ -111,7 +108,7 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('repairs a crash after the processor accepted: the next attempt re-sends the same key and records one charge', async () => {
-    const record = await seed({ payment_method: 'pinless' });
+    const [record] = await seedRecords(app, duePeriod({ payment_method: 'pinless' }));
     crashing.crashNext = true;
     expect(await attempt(record)).toMatchObject({ kind: 'failed_uncounted', class: 'transient' });
     expect((await app.deps.billing.get(record))?.billing_status).toBe('PENDING');
@@ -121,9 +118,8 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('saves counted failures on the ladder, skips while waiting, and parks on the eighth', async () => {
-    const record = await seed({ payment_method: 'pinless' });
+    const [record] = await seedRecords(app, duePeriod({ payment_method: 'pinless' }));
     app.simulator.configure({ users: { [record.user_id]: 'error' } });
-    const waits = [15 * MIN, HOUR, 4 * HOUR, 12 * HOUR, 24 * HOUR, 24 * HOUR, 24 * HOUR];
     for (let n = 1; n <= 8; n++) {
       const outcome = await attempt(record);
       expect(outcome.kind).toBe('failed_counted');
@@ -133,7 +129,7 @@ describe('the collection attempt on DynamoDB Local', () => {
       if (n < 8) {
         expect(outcome.failure.state).toBe('retrying');
         expect(await attempt(record)).toMatchObject({ kind: 'not_due', reason: 'waiting' });
-        app.clock.advance(waits[n - 1]!);
+        app.clock.advance(BILLING_RETRY_WAITS_MS[n - 1]!);
       } else {
         expect(outcome.failure.state).toBe('parked');
       }
@@ -151,7 +147,7 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('does not count a transient failure on the ladder', async () => {
-    const record = await seed({ payment_method: 'pinless' });
+    const [record] = await seedRecords(app, duePeriod({ payment_method: 'pinless' }));
     const flaky: UseCaseDeps = {
       ...deps,
       processor: { submit: async () => Promise.reject(new TransientError('throttled')) },
@@ -163,7 +159,7 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('operator retry answers failed with a fresh count of 1 when the attempt fails again', async () => {
-    const record = await seed({ payment_method: 'pinless' });
+    const [record] = await seedRecords(app, duePeriod({ payment_method: 'pinless' }));
     app.simulator.configure({ users: { [record.user_id]: 'error' } });
     await attempt(record);
     await attempt(record, {}); // waiting: not counted
@@ -174,7 +170,7 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('operator retry answers still_due when the attempt fails transiently after the clear', async () => {
-    const record = await seed({ payment_method: 'pinless' });
+    const [record] = await seedRecords(app, duePeriod({ payment_method: 'pinless' }));
     const flaky: UseCaseDeps = { ...deps, processor: { submit: async () => Promise.reject(new TransientError('connection reset')) } };
     const retried = await retryBilling(flaky, { subscriptionId: record.subscription_id, owner: 'operator' });
     expect(retried).toMatchObject({ outcome: 'still_due', still_due: true });
@@ -182,7 +178,7 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('closes the balance gate on the scheduled path as a decline without presenting to the bank', async () => {
-    const record = await seed({ payment_method: 'ach', amount_cents: 5000 });
+    const [record] = await seedRecords(app, duePeriod({ payment_method: 'ach', amount_cents: 5000 }));
     app.simulator.configure({ accounts: { [record.user_id]: { status: 'active', available_balance_cents: 1000, institution_id: 'ins_1' } } });
     const outcome = await attempt(record);
     expect(outcome.kind).toBe('declined');
@@ -195,7 +191,7 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('writes nothing when the balance-webhook gate is closed', async () => {
-    const record = await seed({ payment_method: 'ach', amount_cents: 5000 });
+    const [record] = await seedRecords(app, duePeriod({ payment_method: 'ach', amount_cents: 5000 }));
     const outcome = await attempt(record, {
       process: 'BALANCE_WEBHOOK',
       balance: { available_balance_cents: 100, current_balance_cents: 100, threshold_cents: 2000 },
@@ -205,7 +201,7 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('marks the record INACTIVE when the account is banned', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(app, duePeriod());
     app.simulator.configure({ accounts: { [record.user_id]: { status: 'banned' } } });
     expect((await attempt(record)).kind).toBe('inactive');
     expect(await app.deps.billing.get(record)).toMatchObject({ billing_status: 'INACTIVE', updated_event: 'USER_BANNED' });
@@ -213,7 +209,7 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('completes a requested cancel at its billing date instead of collecting', async () => {
-    const record = await seed({ updated_event: 'CANCEL_REQUESTED' });
+    const [record] = await seedRecords(app, duePeriod({ updated_event: 'CANCEL_REQUESTED' }));
     expect((await attempt(record)).kind).toBe('cancelled');
     expect(await app.deps.billing.get(record)).toMatchObject({ billing_status: 'CANCELLED', updated_event: 'CANCEL_COMPLETED' });
     expect((await app.deps.billing.listByUser(record.user_id)).items).toHaveLength(1);
@@ -221,7 +217,7 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('advances an expired pause: SKIPPED, and the next period (a calendar month later) stays PAUSED while months remain', async () => {
-    const record = await seed({ billing_status: 'PAUSED', paused_months: 2 });
+    const [record] = await seedRecords(app, duePeriod({ billing_status: 'PAUSED', paused_months: 2 }));
     expect((await attempt(record, { process: 'PAUSE' })).kind).toBe('pause_advanced');
     const { items } = await app.deps.billing.listByUser(record.user_id);
     expect(items.map((r) => [r.billing_status, r.paused_months])).toEqual([
@@ -231,7 +227,7 @@ describe('the collection attempt on DynamoDB Local', () => {
   });
 
   it('never skips a paused period on a payment path: manual pay and the balance webhook leave it alone', async () => {
-    const record = await seed({ billing_status: 'PAUSED', paused_months: 1 });
+    const [record] = await seedRecords(app, duePeriod({ billing_status: 'PAUSED', paused_months: 1 }));
     expect(await attempt(record, { process: 'MANUAL' })).toMatchObject({ kind: 'not_due', reason: 'status' });
     expect(
       await attempt(record, { process: 'BALANCE_WEBHOOK', balance: { available_balance_cents: 10_000, current_balance_cents: 10_000, threshold_cents: 0 } }),

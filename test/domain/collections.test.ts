@@ -9,12 +9,12 @@ import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { makeRecord } from '../support/billing-fixtures.js';
 import { ManualClock } from '../support/fakes.js';
+import { HOUR } from '../support/time.js';
 
 /** No loan payment is due in these planning tests (the loan stream has its own tests on DynamoDB Local). */
 const noLoanRetries = { async *streamDueRetries(): AsyncGenerator<readonly DueLoanPaymentRetry[]> {} };
 
 const NOW = new Date('2026-12-01T12:00:00.000Z');
-const HOUR = 60 * 60 * 1000;
 const at = (offsetMs: number) => formatInstant(new Date(NOW.getTime() + offsetMs));
 
 /**

@@ -17,6 +17,7 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { makeRecord } from '../support/billing-fixtures.js';
 import { recordsOf, seedRecords } from '../support/seed.js';
 import { achDelivery, achEventBody, stripeDelivery, stripeEvent } from '../support/webhooks.js';
+import { DAY } from '../support/time.js';
 
 /**
  * The nine cases of issue 9, where two paths meet, each reproduced on DynamoDB Local through the
@@ -24,7 +25,6 @@ import { achDelivery, achEventBody, stripeDelivery, stripeEvent } from '../suppo
  */
 
 const NOW = '2026-12-10T12:00:00.000Z';
-const DAY = 24 * 60 * 60 * 1000;
 const owner = 'regression-test';
 
 let app: TestApp;

@@ -4,13 +4,12 @@ import { COLLECTION_SCANS, decideCollection, nextEligibleAt } from '../../src/do
 import { COLLECTIBLE_STATUSES } from '../../src/domain/statuses.js';
 import { billingTransitions } from '../../src/domain/transitions.js';
 import { DUNNING_WINDOW_MS } from '../../src/domain/dunning.js';
-import type { BillingRecord } from '../../src/domain/records.js';
+import { BILLING_STATUSES, type BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { makeRecord } from '../support/billing-fixtures.js';
+import { DAY, HOUR } from '../support/time.js';
 
 const NOW = Date.parse('2026-12-01T12:00:00.000Z');
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 const at = (offsetMs: number) => formatInstant(new Date(NOW + offsetMs));
 const failure = (record: Pick<BillingRecord, 'billing_date' | 'payment_attempts'>, next?: string) => ({
   billing_failed_for: `${record.billing_date}#${record.payment_attempts}`,
@@ -72,7 +71,7 @@ describe('nextEligibleAt: the instant the planner reads a record at (the due-ind
     const represented = { ...failed, payment_method: 'ach' as const, ach_represented: 1 };
     expect(nextEligibleAt(makeRecord({ ...represented, ach_original_entry_date: at(-181 * DAY) }))).toBeUndefined();
     expect(nextEligibleAt(makeRecord({ ...represented, ach_original_entry_date: at(-170 * DAY) }))).toBe(at(22 * HOUR));
-    for (const billing_status of ['COMPLETED', 'ACHSENT', 'WAIVED', 'CANCELLED', 'SKIPPED', 'INACTIVE'] as const) {
+    for (const billing_status of BILLING_STATUSES.filter((status) => status !== 'PENDING' && status !== 'FAILED' && status !== 'PAUSED')) {
       expect(nextEligibleAt(makeRecord({ billing_status })), billing_status).toBeUndefined();
     }
   });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DUNNING_WINDOW_MS, NETWORK_CEILINGS } from '../../src/domain/dunning.js';
+import { DUNNING_RETRY_DAYS, DUNNING_WINDOW_MS, NETWORK_CEILINGS } from '../../src/domain/dunning.js';
 import { PaymentHoldError } from '../../src/domain/errors.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
 import type { BillingRecord, Process } from '../../src/domain/records.js';
@@ -19,6 +19,7 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { scheduledEvent } from '../support/aws-events.js';
 import { makeRecord } from '../support/billing-fixtures.js';
 import { seedRecords } from '../support/seed.js';
+import { DAY, HOUR } from '../support/time.js';
 
 /**
  * Dunning through the real attempt on DynamoDB Local (DESIGN 5b): what each decline code costs the
@@ -27,8 +28,6 @@ import { seedRecords } from '../support/seed.js';
  */
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const HOUR = 60 * 60 * 1000;
-const DAY = 24 * HOUR;
 
 /** Counts every payment presented to the processor (declines included), per user, with its process. */
 class PresentmentLog implements PaymentProcessor {
@@ -372,11 +371,12 @@ describe('after the 14-day window', () => {
   });
 });
 
-/** The retry days before the last one (1, 2, 3, 5, 7, 10). */
-const DUNNING_DAYS_BEFORE_LAST = [1, 2, 3, 5, 7, 10];
+/** The retry days before the last one. */
+const DUNNING_DAYS_BEFORE_LAST = DUNNING_RETRY_DAYS.slice(0, -1);
 
 /* ---------------- the property, through the real attempt ---------------- */
 
+/** A subset of PROCESSES on purpose: one entry point per kind of caller, each driven through its own use case below. */
 const PATHS = ['RETRY', 'BALANCE_WEBHOOK', 'BATCH', 'OPERATOR_RETRY', 'MANUAL'] as const;
 const OUTCOMES = ['decline', 'decline:insufficient_funds', 'decline:lost_card', 'decline:expired_card', 'decline:try_again_later'];
 

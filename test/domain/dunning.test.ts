@@ -16,14 +16,16 @@ import {
   nextAutomaticAttemptAt,
   resetDunning,
 } from '../../src/domain/dunning.js';
-import type { BillingRecord, CardNetwork, Process } from '../../src/domain/records.js';
+import { PROCESSES, type BillingRecord, type CardNetwork, type Process } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { dueGate } from '../../src/domain/due-work.js';
 import { makeRecord } from '../support/billing-fixtures.js';
+import { DAY, HOUR } from '../support/time.js';
 
 const T0 = Date.parse('2026-12-01T12:00:00.000Z');
-const HOUR = 60 * 60 * 1000;
-const DAY = 24 * HOUR;
+
+/** The processes of automatic runs: all but the customer's, the operator's, and UNKNOWN (no path). */
+const AUTOMATIC_PROCESSES = PROCESSES.filter((process) => process !== 'MANUAL' && process !== 'OPERATOR_RETRY' && process !== 'UNKNOWN');
 
 /** A FAILED card period as the attempt leaves it after a decline at `at`. */
 function declined(record: BillingRecord, code: string, at: number, process: Process = 'SCHEDULED', network?: CardNetwork): BillingRecord {
@@ -63,7 +65,7 @@ describe('the retry schedule', () => {
   it.each(['lost_card', 'expired_card', 'authentication_required'])('%s ends automatic attempts at once', (code) => {
     const record = declined(cardPeriod(), code, T0);
     expect(dunningView(record)?.state).toBe('exhausted');
-    for (const process of ['SCHEDULED', 'RETRY', 'BALANCE_WEBHOOK', 'BATCH'] as const) expect(dunningGate(record, new Date(T0 + 30 * DAY), process)).toBe('exhausted');
+    for (const process of AUTOMATIC_PROCESSES) expect(dunningGate(record, new Date(T0 + 30 * DAY), process)).toBe('exhausted');
   });
 
   it('a manual pay is refused for do_not_retry only, and a declined manual pay spends no slot', () => {
@@ -122,7 +124,7 @@ describe('the 14-day window', () => {
   it('every automatic path refuses it, ahead of the ladder, a hold or an exception; a person is not refused by it', () => {
     const record = lateRecord();
     const after = new Date(T0 + 20 * DAY);
-    for (const process of ['SCHEDULED', 'RETRY', 'BALANCE_WEBHOOK', 'BATCH', 'REACTIVATION', 'PAUSE'] as const) expect(dunningGate(record, after, process)).toBe('exhausted');
+    for (const process of AUTOMATIC_PROCESSES) expect(dunningGate(record, after, process)).toBe('exhausted');
     const parked = { ...record, billing_failed_for: `${record.billing_date}#${record.payment_attempts}`, billing_failure_count: 8, billing_failed_at: formatInstant(new Date(T0 + 11 * DAY)), billing_last_error: 'x' };
     expect(dueGate(parked, after, 'RETRY')).toBe('exhausted');
     expect(dueGate({ ...record, card_disputed: true }, after, 'RETRY')).toBe('exhausted');
@@ -174,7 +176,8 @@ describe('the network ceilings', () => {
 
 /* ---------------- the property: no path and no clock move beats a ceiling or a do_not_retry ---------------- */
 
-const PATHS = ['SCHEDULED', 'RETRY', 'BALANCE_WEBHOOK', 'BATCH', 'REACTIVATION', 'OPERATOR_RETRY', 'MANUAL'] as const;
+/** Every path that may present a payment: the automatic ones, the operator's retry, the customer's pay. */
+const PATHS = [...AUTOMATIC_PROCESSES, 'OPERATOR_RETRY', 'MANUAL'] as const;
 const CODES = ['insufficient_funds', 'generic_decline', 'do_not_honor', 'try_again_later', 'lost_card', 'expired_card', 'authentication_required', 'no_such_code'];
 
 const step = fc.oneof(
@@ -252,7 +255,7 @@ describe('the dunning policy, as a property', () => {
   // 14-day window (no run for days) still took the cycle's overdue slot, presenting outside Smart Retries' budget.
   it('a scheduled run after the 14-day window presents no retry of a cycle', () => {
     const record = declined(cardPeriod(), 'insufficient_funds', T0, 'SCHEDULED', 'visa');
-    for (const process of ['SCHEDULED', 'RETRY', 'BALANCE_WEBHOOK', 'BATCH', 'REACTIVATION'] as const) {
+    for (const process of AUTOMATIC_PROCESSES) {
       expect(dueGate(record, new Date(T0 + DUNNING_WINDOW_MS + 1), process), process).toBe('exhausted');
     }
     // Its last instant is still inside: the 14-day slot itself is a scheduled attempt.

@@ -15,10 +15,7 @@ import {
 } from '../../src/domain/ladder.js';
 import { BILLING_STATUSES, type BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
-
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-const DAY = 24 * HOUR;
+import { DAY, HOUR, MINUTE } from '../support/time.js';
 
 type FailureInputs = Parameters<typeof isFailureLive>[0];
 
@@ -114,7 +111,7 @@ describe('failureState and billingFailureView', () => {
 
 describe('the ladder', () => {
   it('has the ADR-119 waits and parks on the 8th failure', () => {
-    expect(BILLING_RETRY_WAITS_MS).toEqual([15 * MIN, HOUR, 4 * HOUR, 12 * HOUR, DAY, DAY, DAY]);
+    expect(BILLING_RETRY_WAITS_MS).toEqual([15 * MINUTE, HOUR, 4 * HOUR, 12 * HOUR, DAY, DAY, DAY]);
     expect(MAX_BILLING_ATTEMPTS).toBe(8);
   });
 
@@ -141,10 +138,10 @@ describe('the ladder', () => {
       expect(isHeldByLadder(current, next)).toBe(false);
       now = next;
     }
-    expect(waits).toEqual([15 * MIN, HOUR, 4 * HOUR, 12 * HOUR, DAY, DAY, DAY, null]);
+    expect(waits).toEqual([15 * MINUTE, HOUR, 4 * HOUR, 12 * HOUR, DAY, DAY, DAY, null]);
     expect(failureState(current)).toBe('parked');
     expect(current.billing_failure_count).toBe(8);
-    expect(now.getTime() - first.getTime()).toBe(3 * DAY + 17 * HOUR + 15 * MIN);
+    expect(now.getTime() - first.getTime()).toBe(3 * DAY + 17 * HOUR + 15 * MINUTE);
   });
 
   it('keeps parking (no next attempt) if a parked record fails again', () => {

@@ -5,7 +5,6 @@ import type { Clock } from '../../src/domain/ports/clock.js';
 import type { LockStore } from '../../src/domain/ports/locks.js';
 import { InMemoryLockStore, ManualClock } from '../support/fakes.js';
 
-const LEASE_MS = 60_000;
 const HEARTBEAT_MS = 20;
 const KEY = 'subscription-billing:user_id:user-1';
 
@@ -31,7 +30,7 @@ async function acquire(
 ): Promise<HeldLock> {
   const lock = await acquireUserLock(store, clock, 'user-1', owner, {
     newVersion: versions(owner),
-    leaseMs: options.leaseMs ?? LEASE_MS,
+    leaseMs: options.leaseMs ?? LOCK_LEASE_MS,
     heartbeatMs: options.heartbeatMs ?? HEARTBEAT_MS,
   });
   held.push(lock);
@@ -65,8 +64,8 @@ describe('acquireUserLock', () => {
       key: KEY,
       owner_name: 'worker-a',
       record_version_number: 'worker-a-1',
-      lease_duration_ms: LEASE_MS,
-      lease_expires_at: clock.now().getTime() + LEASE_MS,
+      lease_duration_ms: LOCK_LEASE_MS,
+      lease_expires_at: clock.now().getTime() + LOCK_LEASE_MS,
       held_since: clock.now().getTime(),
     });
   });
@@ -85,14 +84,14 @@ describe('acquireUserLock', () => {
   it('is still locked at the exact expiry instant (the condition is lease_expires_at < now)', async () => {
     const { store, clock } = setup();
     await acquire(store, clock, 'worker-a', { heartbeatMs: 60_000 });
-    clock.advance(LEASE_MS);
+    clock.advance(LOCK_LEASE_MS);
     await expect(acquire(store, clock, 'worker-b')).rejects.toBeInstanceOf(LockedError);
   });
 
   it('takes over a lease that has expired', async () => {
     const { store, clock } = setup();
     await acquire(store, clock, 'worker-a', { heartbeatMs: 60_000 });
-    clock.advance(LEASE_MS + 1);
+    clock.advance(LOCK_LEASE_MS + 1);
     const lock = await acquire(store, clock, 'worker-b', { heartbeatMs: 60_000 });
     expect(lock.key).toBe(KEY);
     expect(store.get(KEY)).toMatchObject({ owner_name: 'worker-b', record_version_number: 'worker-b-1' });
@@ -152,7 +151,7 @@ describe('heartbeat', () => {
     await vi.waitFor(() => expect(store.get(KEY)!.record_version_number).not.toBe(first.record_version_number), { timeout: 2_000 });
     const renewed = store.get(KEY)!;
     expect(renewed.owner_name).toBe('worker-a');
-    expect(renewed.lease_expires_at).toBe(clock.now().getTime() + LEASE_MS);
+    expect(renewed.lease_expires_at).toBe(clock.now().getTime() + LOCK_LEASE_MS);
     await vi.waitFor(() => expect(store.calls.renew).toBeGreaterThanOrEqual(3), { timeout: 2_000 });
     expect(store.get(KEY)!.record_version_number).toMatch(/^worker-a-\d+$/);
     expect(store.get(KEY)!.record_version_number).not.toBe(renewed.record_version_number);
@@ -162,7 +161,7 @@ describe('heartbeat', () => {
   it('keeps a live holder from being taken over past the original lease', async () => {
     const { store, clock } = setup();
     await acquire(store, clock, 'worker-a');
-    clock.advance(LEASE_MS - 1_000);
+    clock.advance(LOCK_LEASE_MS - 1_000);
     const calls = store.calls.renew;
     await vi.waitFor(() => expect(store.calls.renew).toBeGreaterThan(calls), { timeout: 2_000 });
     clock.advance(2_000); // past the first lease, within the renewed one
@@ -173,7 +172,7 @@ describe('heartbeat', () => {
     const { store, clock } = setup();
     const lock = await acquire(store, clock, 'worker-a');
     // Worker A was paused past its lease; worker B took the lock over.
-    store.put({ key: KEY, owner_name: 'worker-b', record_version_number: 'b-1', lease_duration_ms: LEASE_MS, lease_expires_at: 0 });
+    store.put({ key: KEY, owner_name: 'worker-b', record_version_number: 'b-1', lease_duration_ms: LOCK_LEASE_MS, lease_expires_at: 0 });
     await vi.waitFor(() => expect(lock.signal.aborted).toBe(true), { timeout: 2_000 });
     expect(lock.signal.reason).toBeInstanceOf(LockLostError);
     expect(store.get(KEY)!.owner_name).toBe('worker-b');
@@ -182,7 +181,7 @@ describe('heartbeat', () => {
   it('stops renewing once the lease is lost', async () => {
     const { store, clock } = setup();
     const lock = await acquire(store, clock, 'worker-a');
-    store.put({ key: KEY, owner_name: 'worker-b', record_version_number: 'b-1', lease_duration_ms: LEASE_MS, lease_expires_at: 0 });
+    store.put({ key: KEY, owner_name: 'worker-b', record_version_number: 'b-1', lease_duration_ms: LOCK_LEASE_MS, lease_expires_at: 0 });
     await vi.waitFor(() => expect(lock.signal.aborted).toBe(true), { timeout: 2_000 });
     const calls = store.calls.renew;
     await sleep(HEARTBEAT_MS * 5);
@@ -220,7 +219,7 @@ describe('release', () => {
   it('is conditional: an old holder does not release a lock taken over after its lease expired', async () => {
     const { store, clock } = setup();
     const a = await acquire(store, clock, 'worker-a', { heartbeatMs: 60_000 });
-    clock.advance(LEASE_MS + 1);
+    clock.advance(LOCK_LEASE_MS + 1);
     await acquire(store, clock, 'worker-b', { heartbeatMs: 60_000 });
     await a.release();
     expect(store.get(KEY)).toMatchObject({ owner_name: 'worker-b', record_version_number: 'worker-b-1' });

@@ -14,8 +14,8 @@ import {
   UNBOOKABLE_STATUSES,
 } from '../../src/domain/statuses.js';
 import { billingTransitions, loanPaymentTransitions } from '../../src/domain/transitions.js';
+import { DAY } from '../support/time.js';
 
-const DAY = 24 * 60 * 60 * 1000;
 const BILLING_DATE = '2026-03-01T00:00:00.000000000Z';
 const billingMs = Date.parse('2026-03-01T00:00:00.000Z');
 

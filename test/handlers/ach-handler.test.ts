@@ -11,9 +11,10 @@ import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
 import type { AppDeps } from '../../src/runtime/deps.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
+import { seedRecords } from '../support/seed.js';
 import { parseBody, webhookEvent } from './webhook-events.js';
+import { DAY } from '../support/time.js';
 
-const DAY = 24 * 60 * 60 * 1000;
 const BILLING_DATE = '2026-12-01T00:00:00.000000000Z';
 
 let app: TestApp;
@@ -51,8 +52,9 @@ function achBody(type: string, record: Pick<BillingRecord, 'user_id' | 'billing_
   };
 }
 
-async function seedRecord(overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-  const record: BillingRecord = {
+/** A period whose ACH debit the processor accepted (ACHSENT with its confirmation id). */
+function achSentPeriod(overrides: Partial<BillingRecord> = {}): BillingRecord {
+  return {
     user_id: `user-${randomUUID()}`,
     billing_date: BILLING_DATE,
     subscription_id: randomUUID(),
@@ -72,8 +74,6 @@ async function seedRecord(overrides: Partial<BillingRecord> = {}): Promise<Billi
     version: 2,
     ...overrides,
   };
-  await app.deps.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
-  return record;
 }
 
 async function current(record: BillingRecord): Promise<BillingRecord> {
@@ -90,7 +90,7 @@ const handle = (deps: AppDeps = app.depsFor('ach-handler')) => createAchHandler(
 
 describe('ach-handler: subscription outcomes', () => {
   it('settles an ACHSENT record and writes its audit row in the same change', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     const result = await handle()(signedEvent(achBody('settled', record)));
     expect(result.statusCode).toBe(200);
     expect(parseBody(result)).toEqual({ status: 'applied', effect: 'settled', record_status: 'COMPLETED' });
@@ -102,14 +102,14 @@ describe('ach-handler: subscription outcomes', () => {
   });
 
   it('reads a base64-encoded body (the signature is over the decoded bytes)', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     const result = await handle()(signedEvent(achBody('settled', record), { base64: true }));
     expect(result.statusCode).toBe(200);
     expect((await current(record)).billing_status).toBe('COMPLETED');
   });
 
   it('answers a replay with 200 ignored and writes nothing', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     const body = achBody('settled', record);
     expect((await handle()(signedEvent(body))).statusCode).toBe(200);
     const rows = await historyCount(record);
@@ -121,7 +121,7 @@ describe('ach-handler: subscription outcomes', () => {
   });
 
   it('ignores an outcome for an older confirmation (a newer attempt owns the record)', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     const result = await handle()(signedEvent(achBody('returned', { ...record, transaction_id: 'conf-old' }, { return_code: 'R01' })));
     expect(parseBody(result)).toEqual({ status: 'ignored', reason: 'confirmation_mismatch' });
     expect(await current(record)).toMatchObject({ billing_status: 'ACHSENT', version: 2 });
@@ -134,7 +134,7 @@ describe('ach-handler: subscription outcomes', () => {
   });
 
   it('R01: FAILED with the first re-presentment granted and the original entry date remembered', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     const result = await handle()(signedEvent(achBody('returned', record, { return_code: 'R01' })));
     expect(parseBody(result)).toMatchObject({ status: 'applied', effect: 'represent', record_status: 'FAILED' });
     expect(await current(record)).toMatchObject({
@@ -146,28 +146,28 @@ describe('ach-handler: subscription outcomes', () => {
   });
 
   it.each(['R02', 'R03', 'R04'])('%s: FAILED and ACH blocked for the record', async (code) => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     const result = await handle()(signedEvent(achBody('returned', record, { return_code: code })));
     expect(parseBody(result)).toMatchObject({ status: 'applied', effect: 'blocked' });
     expect(await current(record)).toMatchObject({ billing_status: 'FAILED', updated_event: 'ACH_RETURNED', ach_blocked: true });
   });
 
   it.each(['R05', 'R07', 'R10', 'R11', 'R29'])('%s: unauthorized, chargeback semantics', async (code) => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     const result = await handle()(signedEvent(achBody('returned', record, { return_code: code })));
     expect(parseBody(result)).toMatchObject({ status: 'applied', effect: 'unauthorized' });
     expect(await current(record)).toMatchObject({ billing_status: 'FAILED', updated_event: 'ACH_CHARGEBACK', ach_unauthorized: true });
   });
 
   it('refunds a COMPLETED record', async () => {
-    const record = await seedRecord({ billing_status: 'COMPLETED', completed_date: '2026-12-02T00:00:00.000000000Z' });
+    const [record] = await seedRecords(app, achSentPeriod({ billing_status: 'COMPLETED', completed_date: '2026-12-02T00:00:00.000000000Z' }));
     const result = await handle()(signedEvent(achBody('refunded', record)));
     expect(parseBody(result)).toMatchObject({ status: 'applied', effect: 'refunded', record_status: 'REFUNDED' });
     expect(await current(record)).toMatchObject({ billing_status: 'REFUNDED', updated_event: 'REFUNDED' });
   });
 
   it('a chargeback of a COMPLETED record leaves it FAILED, unauthorized, and out of automatic retries', async () => {
-    const record = await seedRecord({ billing_status: 'COMPLETED' });
+    const [record] = await seedRecords(app, achSentPeriod({ billing_status: 'COMPLETED' }));
     const result = await handle()(signedEvent(achBody('chargeback', record)));
     expect(parseBody(result)).toMatchObject({ status: 'applied', effect: 'unauthorized', record_status: 'FAILED' });
     expect(await current(record)).toMatchObject({ billing_status: 'FAILED', updated_event: 'ACH_CHARGEBACK', ach_unauthorized: true });
@@ -179,7 +179,7 @@ describe('ach-handler: subscription outcomes', () => {
 
 describe('ach-handler: re-presentment limit', () => {
   it('re-presents an R01 twice through the daily retry and blocks ACH on the third return', async () => {
-    const record = await seedRecord({ billing_status: 'PENDING', transaction_id: undefined, payment_attempts: 0, first_attempt_date: undefined, last_attempt_date: undefined });
+    const [record] = await seedRecords(app, achSentPeriod({ billing_status: 'PENDING', transaction_id: undefined, payment_attempts: 0, first_attempt_date: undefined, last_attempt_date: undefined }));
     app.clock.set('2026-12-01T12:00:00.000Z');
     const first = await runCollectionAttempt(app.deps, { key: record, process: 'SCHEDULED', owner: 'test' });
     expect(first.kind).toBe('submitted');
@@ -276,36 +276,36 @@ describe('ach-handler: signatures and bodies', () => {
   }
 
   it('refuses a signature made with another secret', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     await expectRejected(signedEvent(achBody('settled', record), { secret: 'not-the-secret' }), record, 'invalid_signature');
   });
 
   it('refuses a timestamp more than five minutes old or ahead', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     await expectRejected(signedEvent(achBody('settled', record), { t: nowSeconds() - 301 }), record, 'invalid_signature');
     await expectRejected(signedEvent(achBody('settled', record), { t: nowSeconds() + 301 }), record, 'invalid_signature');
   });
 
   it('accepts a timestamp just inside the tolerance', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     expect((await handle()(signedEvent(achBody('settled', record), { t: nowSeconds() - 299 }))).statusCode).toBe(200);
   });
 
   it('refuses a body changed after signing', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     const signed = signedEvent(achBody('refunded', record));
     const forged = { ...signed, body: signed.body!.replace('"refunded"', '"settled"') };
     await expectRejected(forged, record, 'invalid_signature');
   });
 
   it('refuses a missing or malformed signature header before reading the body', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     await expectRejected(webhookEvent('/webhooks/ach', 'not json at all', {}), record, 'invalid_signature');
     await expectRejected(webhookEvent('/webhooks/ach', 'not json at all', { 'x-ach-signature': 'garbage' }), record, 'invalid_signature');
   });
 
   it('refuses a signed body that is not JSON', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     await expectRejected(signedEvent(undefined, { raw: '{"event_id":' }), record, 'invalid_json');
   });
 
@@ -316,7 +316,7 @@ describe('ach-handler: signatures and bodies', () => {
     ['a reference without its key', { reference: { kind: 'subscription', user_id: 'u1' } }],
     ['an occurred_at that is not RFC3339', { occurred_at: 'yesterday' }],
   ])('refuses %s with the zod issues', async (_label, change) => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     const body = { ...achBody('returned', record, { return_code: 'R01' }), ...change };
     const result = await handle()(signedEvent(body));
     expect(result.statusCode).toBe(400);
@@ -345,14 +345,14 @@ describe('ach-handler: concurrent writers', () => {
   }
 
   it('re-reads and applies once after a version conflict', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     const result = await handle({ ...app.depsFor('ach-handler'), billing: racingStore(1) })(signedEvent(achBody('settled', record)));
     expect(result.statusCode).toBe(200);
     expect(await current(record)).toMatchObject({ billing_status: 'COMPLETED', version: 4 });
   });
 
   it('answers 409 when the record keeps changing, so the sender retries', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, achSentPeriod());
     const result = await handle({ ...app.depsFor('ach-handler'), billing: racingStore(2) })(signedEvent(achBody('settled', record)));
     expect(result.statusCode).toBe(409);
     expect((parseBody(result).error as { code: string }).code).toBe(new ConcurrentModificationError('x').code);

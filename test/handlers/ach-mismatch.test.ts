@@ -8,8 +8,10 @@ import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { tableItemCounts } from '../support/ledger.js';
 import { achDelivery, achEventBody } from '../support/webhooks.js';
-import { callerFor, DAY_MS, seedOne, type Caller } from './api-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { billingRecord, callerFor, type Caller } from './api-fixtures.js';
 import { parseBody } from './webhook-events.js';
+import { DAY } from '../support/time.js';
 
 /**
  * ACH outcomes that do not match (DESIGN 4.1), through the real ach-handler and api on DynamoDB
@@ -43,7 +45,7 @@ const outcome = (record: BillingRecord, type: string, extra: Record<string, unkn
 
 /** A 19.99 ACH period submitted by the scheduled attempt (status ACHSENT). */
 async function submittedPeriod(): Promise<BillingRecord> {
-  const seeded = await seedOne(app, { payment_method: 'ach', amount_cents: 1999 });
+  const [seeded] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', amount_cents: 1999 }));
   expect((await runCollectionAttempt(app.deps, { key: seeded, process: 'SCHEDULED', owner: 'test' })).kind).toBe('submitted');
   return current(seeded);
 }
@@ -117,7 +119,7 @@ describe('ACH return after the settlement (DESIGN 4.1)', () => {
   it('an R10 return 60 days after settlement reverses the COMPLETED period: FAILED, owes again, unauthorized hold, audited', async () => {
     const record = await settledPeriod();
     const rowsBefore = (await historyOf(record)).length;
-    app.clock.advance(60 * DAY_MS);
+    app.clock.advance(60 * DAY);
     const event = outcome(record, 'returned', { return_code: 'R10' });
 
     const answer = await send(event);
@@ -140,11 +142,11 @@ describe('ACH return after the settlement (DESIGN 4.1)', () => {
 
   it('an R01 return two days after settlement reverses it and the re-presentment is flagged reinitiated / RETRY PYMT', async () => {
     const record = await settledPeriod();
-    app.clock.advance(2 * DAY_MS);
+    app.clock.advance(2 * DAY);
     expect((await send(outcome(record, 'returned', { return_code: 'R01' }))).body).toMatchObject({ effect: 'represent', record_status: 'FAILED', reversed: true });
     expect(await current(record)).toMatchObject({ billing_status: 'FAILED', ach_represented: 1, ach_return_code: 'R01' });
 
-    app.clock.advance(DAY_MS + 1);
+    app.clock.advance(DAY + 1);
     expect((await runCollectionAttempt(app.deps, { key: record, process: 'RETRY', owner: 'test' })).kind).toBe('submitted');
     const [original, represented] = chargesOf(record.user_id);
     expect(original!.reinitiated).toBeUndefined();
@@ -154,7 +156,7 @@ describe('ACH return after the settlement (DESIGN 4.1)', () => {
 
   it('an R02 return after settlement reverses it with the account-error hold', async () => {
     const record = await settledPeriod();
-    app.clock.advance(2 * DAY_MS);
+    app.clock.advance(2 * DAY);
     expect((await send(outcome(record, 'returned', { return_code: 'R02' }))).body).toMatchObject({ effect: 'blocked', record_status: 'FAILED', reversed: true });
     expect(await current(record)).toMatchObject({ billing_status: 'FAILED', ach_blocked: true, ach_return_code: 'R02' });
   });
@@ -178,7 +180,7 @@ describe('ACH return after the settlement (DESIGN 4.1)', () => {
       version: 2,
     };
     await app.deps.payments.create(payment, { actor: 'test:ach', reason: 'fixture' });
-    app.clock.advance(60 * DAY_MS);
+    app.clock.advance(60 * DAY);
     const event = {
       event_id: `ach-${randomUUID()}`,
       type: 'returned',

@@ -14,6 +14,7 @@ import { dueRecord } from '../support/billing-fixtures.js';
 import { responseOf } from '../support/http-events.js';
 import { seedRecords } from '../support/seed.js';
 import { achDelivery, achEventBody } from '../support/webhooks.js';
+import { DAY } from '../support/time.js';
 
 /**
  * One ACH return, one failure (DESIGN 4, 4.1): a return reaches the ach-handler again (the bank's
@@ -26,7 +27,6 @@ import { achDelivery, achEventBody } from '../support/webhooks.js';
  */
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const DAY = 24 * 60 * 60 * 1000;
 const owner = 'ach-return-once-test';
 
 let app: TestApp;

@@ -16,6 +16,7 @@ import { dueRecord } from '../support/billing-fixtures.js';
 import { responseOf } from '../support/http-events.js';
 import { seedRecords } from '../support/seed.js';
 import { achDelivery, achEventBody } from '../support/webhooks.js';
+import { DAY } from '../support/time.js';
 
 /**
  * ACH return-rate gauges (DESIGN 4.1) through the real paths on DynamoDB Local: attempts that
@@ -24,7 +25,6 @@ import { achDelivery, achEventBody } from '../support/webhooks.js';
  */
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const DAY = 24 * 60 * 60 * 1000;
 
 let app: TestApp;
 

@@ -3,7 +3,9 @@ import { TransientError } from '../../src/domain/errors.js';
 import type { PaymentProcessor, PaymentRequest } from '../../src/domain/ports/processor.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { readerAuth } from '../support/http-events.js';
-import { callerFor, DAY_MS, holdLock, instantAt, seedOne, type Caller } from './api-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { billingRecord, callerFor, holdLock, instantAt, type Caller } from './api-fixtures.js';
+import { DAY } from '../support/time.js';
 
 let app: TestApp;
 let call: Caller;
@@ -30,7 +32,7 @@ describe('POST /v1/subscriptions/{subscriptionId}/pay', () => {
     call('POST', { route: `${SUB}/pay`, pathParameters: { subscriptionId: id }, ...options });
 
   it('collects a due pinless period once for one Idempotency-Key and replays the answer', async () => {
-    const record = await seedOne(app);
+    const [record] = await seedRecords(app, billingRecord(app));
     const first = await pay(record.subscription_id, { headers: { 'Idempotency-Key': 'pay-once-1' } });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ outcome: 'collected', replayed: false, subscription: { billing_status: 'COMPLETED', process: 'MANUAL', payment_attempts: 1 } });
@@ -43,11 +45,11 @@ describe('POST /v1/subscriptions/{subscriptionId}/pay', () => {
   });
 
   it('answers submitted for ACH and declined for a decline', async () => {
-    const ach = await seedOne(app, { payment_method: 'ach' });
+    const [ach] = await seedRecords(app, billingRecord(app, { payment_method: 'ach' }));
     const submitted = await pay(ach.subscription_id, { headers: { 'idempotency-key': 'ach-1' } });
     expect(submitted.body).toMatchObject({ outcome: 'submitted', subscription: { billing_status: 'ACHSENT' } });
 
-    const declining = await seedOne(app);
+    const [declining] = await seedRecords(app, billingRecord(app));
     app.simulator.configure({ users: { [declining.user_id]: 'decline' } });
     const declined = await pay(declining.subscription_id, { headers: { 'idempotency-key': 'decline-1' } });
     app.simulator.configure({});
@@ -55,14 +57,14 @@ describe('POST /v1/subscriptions/{subscriptionId}/pay', () => {
   });
 
   it('answers not_due for a period already collected, under a new key', async () => {
-    const record = await seedOne(app, { billing_status: 'COMPLETED', payment_attempts: 1 });
+    const [record] = await seedRecords(app, billingRecord(app, { billing_status: 'COMPLETED', payment_attempts: 1 }));
     const res = await pay(record.subscription_id, { headers: { 'idempotency-key': 'late-1' } });
     expect(res.body).toMatchObject({ outcome: 'not_due', not_due_reason: 'status', replayed: false });
     expect(chargesOf(record.user_id)).toHaveLength(0);
   });
 
   it('answers failed with billing_failure when the processor errors', async () => {
-    const record = await seedOne(app);
+    const [record] = await seedRecords(app, billingRecord(app));
     app.simulator.configure({ users: { [record.user_id]: 'error' } });
     const res = await pay(record.subscription_id, { headers: { 'idempotency-key': 'err-1' } });
     app.simulator.configure({});
@@ -71,14 +73,14 @@ describe('POST /v1/subscriptions/{subscriptionId}/pay', () => {
   });
 
   it('writes actor and reason into the history row', async () => {
-    const record = await seedOne(app);
+    const [record] = await seedRecords(app, billingRecord(app));
     await pay(record.subscription_id, { headers: { 'idempotency-key': 'audit-1' }, body: { reason: 'customer asked on the phone' }, auth: { sub: 'agent-7', scopes: ['billing:write'] } });
     const [latest] = await historyOf(record.subscription_id);
     expect(latest).toMatchObject({ actor: 'agent-7', reason: 'customer asked on the phone', process: 'MANUAL' });
   });
 
   it('answers 409 locked while another invocation bills the user', async () => {
-    const record = await seedOne(app);
+    const [record] = await seedRecords(app, billingRecord(app));
     await holdLock(app, record.user_id);
     const res = await pay(record.subscription_id, { headers: { 'idempotency-key': 'locked-1' } });
     expect(res.status).toBe(409);
@@ -119,14 +121,14 @@ describe('POST /v1/subscriptions/{subscriptionId}/retry-billing', () => {
     call('POST', { route: `${SUB}/retry-billing`, pathParameters: { subscriptionId: id }, ...options });
 
   const parked = (app: TestApp) => {
-    const billing_date = instantAt(app, -3 * DAY_MS);
-    return seedOne(app, {
+    const billing_date = instantAt(app, -3 * DAY);
+    return seedRecords(app, billingRecord(app, {
       billing_date,
       billing_failed_for: `${billing_date}#0`,
       billing_failure_count: 8,
-      billing_failed_at: instantAt(app, -DAY_MS),
+      billing_failed_at: instantAt(app, -DAY),
       billing_last_error: 'The payment processor is unavailable.',
-    });
+    })).then(([record]) => record);
   };
 
   it('billed: clears a parked failure, collects, and answers exactly outcome, still_due and subscription', async () => {
@@ -174,7 +176,7 @@ describe('POST /v1/subscriptions/{subscriptionId}/retry-billing', () => {
   });
 
   it('answers 409 illegal_transition for a completed period', async () => {
-    const record = await seedOne(app, { billing_status: 'COMPLETED', payment_attempts: 1 });
+    const [record] = await seedRecords(app, billingRecord(app, { billing_status: 'COMPLETED', payment_attempts: 1 }));
     const res = await retry(record.subscription_id);
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('illegal_transition');
@@ -191,7 +193,7 @@ describe('POST /v1/subscriptions/{subscriptionId}/waive', () => {
     call('POST', { route: `${SUB}/waive`, pathParameters: { subscriptionId: id }, ...options });
 
   it('writes the period off and audits actor and reason', async () => {
-    const record = await seedOne(app);
+    const [record] = await seedRecords(app, billingRecord(app));
     const res = await waive(record.subscription_id, { body: { reason: 'goodwill credit' }, auth: { sub: 'ops-9', scopes: ['billing:operate'] } });
     expect(res.status).toBe(200);
     expect(res.body.subscription).toMatchObject({ billing_status: 'WAIVED', updated_event: 'WAIVED' });
@@ -206,7 +208,7 @@ describe('POST /v1/subscriptions/{subscriptionId}/waive', () => {
     ['a blank reason', { reason: '   ' }],
     ['a numeric reason', { reason: 42 }],
   ])('requires a reason: 400 for %s', async (_what, body) => {
-    const record = await seedOne(app);
+    const [record] = await seedRecords(app, billingRecord(app));
     const res = await waive(record.subscription_id, body === undefined ? {} : { body });
     expect(res.status).toBe(400);
     const after = await call('GET', { route: SUB, pathParameters: { subscriptionId: record.subscription_id } });
@@ -214,7 +216,7 @@ describe('POST /v1/subscriptions/{subscriptionId}/waive', () => {
   });
 
   it('answers 409 illegal_transition for a completed period', async () => {
-    const record = await seedOne(app, { billing_status: 'COMPLETED' });
+    const [record] = await seedRecords(app, billingRecord(app, { billing_status: 'COMPLETED' }));
     const res = await waive(record.subscription_id, { body: { reason: 'too late' } });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('illegal_transition');
@@ -226,7 +228,7 @@ describe('PUT /v1/subscriptions/{subscriptionId}/billing-date', () => {
     call('PUT', { route: `${SUB}/billing-date`, pathParameters: { subscriptionId: id }, body, ...options });
 
   it('moves a future period: deletes the old item and puts the new one, same subscription id, audited', async () => {
-    const record = await seedOne(app, { billing_date: instantAt(app, 10 * DAY_MS) });
+    const [record] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, 10 * DAY) }));
     const res = await move(record.subscription_id, { billing_date: '2026-12-20T00:00:00+02:00', reason: 'payday moved' });
     expect(res.status).toBe(200);
     expect(res.body.subscription).toMatchObject({ subscription_id: record.subscription_id, billing_date: '2026-12-19T22:00:00.000000000Z', updated_event: 'DUE_DATE_CHANGED' });
@@ -239,15 +241,15 @@ describe('PUT /v1/subscriptions/{subscriptionId}/billing-date', () => {
   });
 
   it('answers 409 unbilled_period for a due, unbilled period', async () => {
-    const record = await seedOne(app);
-    const res = await move(record.subscription_id, { billing_date: instantAt(app, 10 * DAY_MS) });
+    const [record] = await seedRecords(app, billingRecord(app));
+    const res = await move(record.subscription_id, { billing_date: instantAt(app, 10 * DAY) });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('unbilled_period');
   });
 
   it('answers 409 illegal_transition for a completed future period', async () => {
-    const record = await seedOne(app, { billing_status: 'COMPLETED', billing_date: instantAt(app, 2 * DAY_MS) });
-    const res = await move(record.subscription_id, { billing_date: instantAt(app, 10 * DAY_MS) });
+    const [record] = await seedRecords(app, billingRecord(app, { billing_status: 'COMPLETED', billing_date: instantAt(app, 2 * DAY) }));
+    const res = await move(record.subscription_id, { billing_date: instantAt(app, 10 * DAY) });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('illegal_transition');
   });
@@ -259,7 +261,7 @@ describe('PUT /v1/subscriptions/{subscriptionId}/billing-date', () => {
     ['no billing_date', {}],
     ['a date in the past', { billing_date: '2020-01-01T00:00:00Z' }],
   ])('answers 400 for %s', async (_what, body) => {
-    const record = await seedOne(app, { billing_date: instantAt(app, 10 * DAY_MS) });
+    const [record] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, 10 * DAY) }));
     const res = await move(record.subscription_id, body);
     expect(res.status).toBe(400);
   });

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { historyRowOf } from '../../src/domain/billing-record.js';
 import { userLockKey } from '../../src/domain/lock.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
@@ -7,10 +6,9 @@ import { createApiHandler } from '../../src/handlers/api.js';
 import type { HttpEvent } from '../../src/handlers/shared/http.js';
 import type { TestApp } from '../support/app.js';
 import { httpEvent, responseOf, type HttpEventOptions } from '../support/http-events.js';
+import { DAY, LOCK_LEASE_MS } from '../support/time.js';
 
-/** Seeding and calling helpers for the api handler tests. */
-
-export const DAY_MS = 24 * 60 * 60 * 1000;
+/** Records and calling helpers for the api handler tests (seed them with support/seed.ts). */
 
 export function instantAt(app: TestApp, offsetMs: number): string {
   return formatInstant(new Date(app.clock.now().getTime() + offsetMs));
@@ -27,13 +25,13 @@ export function billingRecord(app: TestApp, overrides: Partial<BillingRecord> = 
   stamp += 1;
   return {
     user_id: newUserId(),
-    billing_date: instantAt(app, -DAY_MS),
+    billing_date: instantAt(app, -DAY),
     subscription_id: randomUUID(),
     amount_cents: 1999,
     billing_status: 'PENDING',
     // Distinct per record: two records of one user never share a history key.
-    last_run_date: formatInstant(new Date(app.clock.now().getTime() - 40 * DAY_MS), stamp % 1_000_000),
-    created_date: instantAt(app, -40 * DAY_MS),
+    last_run_date: formatInstant(new Date(app.clock.now().getTime() - 40 * DAY), stamp % 1_000_000),
+    created_date: instantAt(app, -40 * DAY),
     process: 'UNKNOWN',
     term: 'MONTHLY',
     tier: 'plus:v3',
@@ -45,21 +43,11 @@ export function billingRecord(app: TestApp, overrides: Partial<BillingRecord> = 
   };
 }
 
-export async function seed(app: TestApp, ...records: BillingRecord[]): Promise<BillingRecord[]> {
-  await app.deps.billing.addAll(records, records.map((r) => historyRowOf(r)));
-  return records;
-}
-
-export async function seedOne(app: TestApp, overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-  const [record] = await seed(app, billingRecord(app, overrides));
-  return record!;
-}
-
 /** Holds the user's billing lock as another invocation would. */
 export async function holdLock(app: TestApp, userId: string): Promise<void> {
   const now = app.clock.now().getTime();
   await app.deps.locks.tryAcquire(
-    { key: userLockKey(userId), owner_name: 'someone-else', record_version_number: randomUUID(), lease_duration_ms: 60_000, lease_expires_at: now + 60_000 },
+    { key: userLockKey(userId), owner_name: 'someone-else', record_version_number: randomUUID(), lease_duration_ms: LOCK_LEASE_MS, lease_expires_at: now + LOCK_LEASE_MS },
     now,
   );
 }

@@ -5,7 +5,10 @@ import type { HttpEvent } from '../../src/handlers/shared/http.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { httpEvent, type JwtAuth } from '../support/http-events.js';
-import { DAY_MS, instantAt, seedOne } from './api-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { PAYMENT_METHODS } from '../support/unions.js';
+import { billingRecord, instantAt } from './api-fixtures.js';
+import { DAY } from '../support/time.js';
 
 /**
  * No input makes the API answer 5xx (DESIGN 8): random and near-valid requests against the real
@@ -20,13 +23,14 @@ let realUsers: string[] = [];
 beforeAll(async () => {
   app = await createTestApp({ label: 'api-fuzz' });
   handler = createApiHandler(app.depsFor('api')) as typeof handler;
-  const records = await Promise.all([
-    seedOne(app),
-    seedOne(app, { billing_date: instantAt(app, 5 * DAY_MS) }),
-    seedOne(app, { billing_status: 'FAILED', payment_attempts: 1, payment_method: 'ach' }),
-    seedOne(app, { billing_status: 'COMPLETED', payment_attempts: 1 }),
-    seedOne(app, { billing_status: 'PAUSED', paused_months: 2 }),
-  ]);
+  const records = await seedRecords(
+    app,
+    billingRecord(app),
+    billingRecord(app, { billing_date: instantAt(app, 5 * DAY) }),
+    billingRecord(app, { billing_status: 'FAILED', payment_attempts: 1, payment_method: 'ach' }),
+    billingRecord(app, { billing_status: 'COMPLETED', payment_attempts: 1 }),
+    billingRecord(app, { billing_status: 'PAUSED', paused_months: 2 }),
+  );
   realIds = records.map((r) => r.subscription_id);
   realUsers = records.map((r) => r.user_id);
 });
@@ -87,7 +91,7 @@ const nearValidBody = fc.oneof(
   fc.record(
     {
       amount_cents: centsLike,
-      payment_method: fc.oneof(fc.constantFrom('ach', 'pinless', 'card'), weirdString),
+      payment_method: fc.oneof(fc.constantFrom(...PAYMENT_METHODS), weirdString),
       account_last_four: maybe(fc.oneof(fc.stringMatching(/^\d{4}$/), weirdString)),
       intended_installment_id: maybe(idLike),
     },

@@ -4,7 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createApiHandler } from '../../src/handlers/api.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { httpEvent, responseOf } from '../support/http-events.js';
-import { seedOne } from './api-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { billingRecord } from './api-fixtures.js';
 
 let app: TestApp;
 
@@ -27,7 +28,7 @@ function capturingHandler(): { handler: ReturnType<typeof createApiHandler>; lin
 
 describe('api logging', () => {
   it('logs one line per request with request id, user and subscription, and never the body or token', async () => {
-    const record = await seedOne(app, { account_last_four: '9876' });
+    const [record] = await seedRecords(app, billingRecord(app, { account_last_four: '9876' }));
     const { handler, lines } = capturingHandler();
     const event = httpEvent('POST', {
       route: '/v1/subscriptions/{subscriptionId}/pay',

@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { readerAuth } from '../support/http-events.js';
-import { billingRecord, callerFor, DAY_MS, instantAt, newUserId, seed, seedOne, type Caller } from './api-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { billingRecord, callerFor, instantAt, newUserId, type Caller } from './api-fixtures.js';
+import { DAY } from '../support/time.js';
 
 let app: TestApp;
 let call: Caller;
@@ -15,7 +17,7 @@ const SUB = '/v1/subscriptions/{subscriptionId}';
 
 describe('GET /v1/subscriptions/{subscriptionId}', () => {
   it('answers the record with the attribute names of 2.1, amount as dollars and cents', async () => {
-    const record = await seedOne(app, { amount_cents: 1999, billing_date: instantAt(app, 5 * DAY_MS) });
+    const [record] = await seedRecords(app, billingRecord(app, { amount_cents: 1999, billing_date: instantAt(app, 5 * DAY) }));
     const res = await call('GET', { route: SUB, pathParameters: { subscriptionId: record.subscription_id }, auth: readerAuth });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
@@ -38,10 +40,10 @@ describe('GET /v1/subscriptions/{subscriptionId}', () => {
   });
 
   it('shows PASTDUE for a PENDING or FAILED record more than 30 days past its billing date, and the stored status otherwise', async () => {
-    const pending = await seedOne(app, { billing_date: instantAt(app, -31 * DAY_MS) });
-    const failed = await seedOne(app, { billing_status: 'FAILED', billing_date: instantAt(app, -45 * DAY_MS), payment_attempts: 1 });
-    const recent = await seedOne(app, { billing_date: instantAt(app, -29 * DAY_MS) });
-    const completed = await seedOne(app, { billing_status: 'COMPLETED', billing_date: instantAt(app, -60 * DAY_MS) });
+    const [pending] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, -31 * DAY) }));
+    const [failed] = await seedRecords(app, billingRecord(app, { billing_status: 'FAILED', billing_date: instantAt(app, -45 * DAY), payment_attempts: 1 }));
+    const [recent] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, -29 * DAY) }));
+    const [completed] = await seedRecords(app, billingRecord(app, { billing_status: 'COMPLETED', billing_date: instantAt(app, -60 * DAY) }));
     const status = async (id: string) => (await call('GET', { route: SUB, pathParameters: { subscriptionId: id } })).body.billing_status;
     expect(await status(pending.subscription_id)).toBe('PASTDUE');
     expect(await status(failed.subscription_id)).toBe('PASTDUE');
@@ -50,16 +52,16 @@ describe('GET /v1/subscriptions/{subscriptionId}', () => {
   });
 
   it('carries billing_failure while the saved failure is live, and not once it is voided', async () => {
-    const billing_date = instantAt(app, -DAY_MS);
-    const live = await seedOne(app, {
+    const billing_date = instantAt(app, -DAY);
+    const [live] = await seedRecords(app, billingRecord(app, {
       billing_date,
       billing_failed_for: `${billing_date}#0`,
       billing_failure_count: 2,
       billing_failed_at: instantAt(app, -60_000),
       billing_next_attempt_at: instantAt(app, 3_600_000),
       billing_last_error: 'The payment processor is unavailable.',
-    });
-    const voided = await seedOne(app, { billing_date, payment_attempts: 1, billing_status: 'FAILED', billing_failed_for: `${billing_date}#0`, billing_failure_count: 2 });
+    }));
+    const [voided] = await seedRecords(app, billingRecord(app, { billing_date, payment_attempts: 1, billing_status: 'FAILED', billing_failed_for: `${billing_date}#0`, billing_failure_count: 2 }));
     const res = await call('GET', { route: SUB, pathParameters: { subscriptionId: live.subscription_id } });
     expect(res.body.billing_failure).toEqual({
       state: 'retrying',
@@ -97,8 +99,8 @@ describe('GET /v1/subscriptions/{subscriptionId}', () => {
 describe('GET /v1/users/{userId}/subscriptions', () => {
   it('lists newest first in pages joined by an opaque next token', async () => {
     const user_id = newUserId();
-    const records = [0, 1, 2, 3, 4].map((m) => billingRecord(app, { user_id, billing_date: instantAt(app, (m - 2) * 30 * DAY_MS) }));
-    await seed(app, ...records);
+    const records = [0, 1, 2, 3, 4].map((m) => billingRecord(app, { user_id, billing_date: instantAt(app, (m - 2) * 30 * DAY) }));
+    await seedRecords(app, ...records);
     const route = '/v1/users/{userId}/subscriptions';
     const first = await call('GET', { route, pathParameters: { userId: user_id }, query: { limit: '2' } });
     expect(first.status).toBe(200);
@@ -146,7 +148,7 @@ describe('GET /v1/users/{userId}/subscriptions', () => {
 
 describe('GET /v1/subscriptions/{subscriptionId}/history', () => {
   it('lists the audit rows newest first with data_* and audit fields', async () => {
-    const record = await seedOne(app);
+    const [record] = await seedRecords(app, billingRecord(app));
     const pay = await call('POST', {
       route: `${SUB}/pay`,
       pathParameters: { subscriptionId: record.subscription_id },
@@ -172,11 +174,11 @@ describe('GET /v1/subscriptions/{subscriptionId}/history', () => {
 
 describe('GET /v1/subscriptions?billing=failing', () => {
   it('lists only live failures, filtered by state, across PENDING and FAILED, in pages', async () => {
-    const due = instantAt(app, -2 * DAY_MS);
+    const due = instantAt(app, -2 * DAY);
     const failure = (count: number, next: string | undefined) => ({
       billing_failed_for: `${due}#0`,
       billing_failure_count: count,
-      billing_failed_at: instantAt(app, -DAY_MS),
+      billing_failed_at: instantAt(app, -DAY),
       ...(next ? { billing_next_attempt_at: next } : {}),
       billing_last_error: 'The payment processor is unavailable.',
     });
@@ -192,7 +194,7 @@ describe('GET /v1/subscriptions?billing=failing', () => {
     const healthy = billingRecord(app, { billing_date: due });
     const voided = billingRecord(app, { billing_date: due, billing_status: 'FAILED', payment_attempts: 2, ...failure(3, undefined) });
     const completed = billingRecord(app, { billing_date: due, billing_status: 'COMPLETED', ...failure(3, undefined) });
-    await seed(app, retrying, parked, parkedFailed, healthy, voided, completed);
+    await seedRecords(app, retrying, parked, parkedFailed, healthy, voided, completed);
 
     // Other tests in this file saved failures too: look only at this test's records.
     const mine = new Set([retrying, parked, parkedFailed, healthy, voided, completed].map((r) => r.subscription_id));
@@ -256,7 +258,7 @@ describe('authentication and routing', () => {
   });
 
   it('routes a $default event by method and raw path, decoding path segments', async () => {
-    const record = await seedOne(app);
+    const [record] = await seedRecords(app, billingRecord(app));
     const res = await call('GET', { path: `/v1/subscriptions/${encodeURIComponent(record.subscription_id)}`, defaultRoute: true });
     expect(res.status).toBe(200);
     expect(res.body.subscription_id).toBe(record.subscription_id);

@@ -9,9 +9,9 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { makeRecord } from '../support/billing-fixtures.js';
 import { historyCount, holdUserLock, recordsOf, seedRecords } from '../support/seed.js';
+import { HOUR } from '../support/time.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const HOUR = 60 * 60 * 1000;
 const at = (offsetMs: number) => formatInstant(new Date(Date.parse(NOW) + offsetMs));
 
 function messageFor(record: BillingRecord, process: CollectionMessage['process'] = 'SCHEDULED'): CollectionMessage {

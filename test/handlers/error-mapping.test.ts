@@ -31,7 +31,8 @@ import type { AppDeps } from '../../src/runtime/deps.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { httpEvent, responseOf } from '../support/http-events.js';
 import { achDelivery, achEventBody, paymentIntentObject, stripeDelivery, stripeEvent } from '../support/webhooks.js';
-import { seedOne } from './api-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { billingRecord } from './api-fixtures.js';
 
 /**
  * DESIGN 8, "Errors": errors become HTTP answers by class in one place. Conflicts answer 409 with
@@ -116,7 +117,7 @@ function expectLogged(lines: LogLine[], reference: string, ...fragments: string[
 
 describe('a corrupt stored item is an internal fault (500), not a conflict', () => {
   it('GET /v1/subscriptions/{id}: 500, generic message and reference; table, key and content only in the log', async () => {
-    const record = await seedOne(app);
+    const [record] = await seedRecords(app, billingRecord(app));
     const marker = randomUUID().slice(0, 8);
     await corrupt(record, marker);
     const { deps, lines } = withLogger('api');
@@ -130,7 +131,7 @@ describe('a corrupt stored item is an internal fault (500), not a conflict', () 
   });
 
   it('GET /v1/users/{userId}/subscriptions: the listing answers the same way', async () => {
-    const record = await seedOne(app);
+    const [record] = await seedRecords(app, billingRecord(app));
     const marker = randomUUID().slice(0, 8);
     await corrupt(record, marker);
     const { deps, lines } = withLogger('api');
@@ -141,7 +142,7 @@ describe('a corrupt stored item is an internal fault (500), not a conflict', () 
   });
 
   it('every answer carries its own reference', async () => {
-    const record = await seedOne(app);
+    const [record] = await seedRecords(app, billingRecord(app));
     await corrupt(record, randomUUID().slice(0, 8));
     const handler = createApiHandler(app.depsFor('api'));
     const event = () => httpEvent('GET', { route: '/v1/subscriptions/{subscriptionId}', pathParameters: { subscriptionId: record.subscription_id } });
@@ -151,7 +152,7 @@ describe('a corrupt stored item is an internal fault (500), not a conflict', () 
   });
 
   it('POST /webhooks/ach for a corrupt record: 500 with a reference (the sender retries), nothing leaked', async () => {
-    const record = await seedOne(app, { billing_status: 'ACHSENT', payment_method: 'ach', transaction_id: `conf-${randomUUID()}` });
+    const [record] = await seedRecords(app, billingRecord(app, { billing_status: 'ACHSENT', payment_method: 'ach', transaction_id: `conf-${randomUUID()}` }));
     const marker = randomUUID().slice(0, 8);
     await corrupt(record, marker);
     const { deps, lines } = withLogger('ach-handler');
@@ -163,7 +164,7 @@ describe('a corrupt stored item is an internal fault (500), not a conflict', () 
   });
 
   it('POST /webhooks/stripe for a corrupt record: 500 with a reference, and the claim is released for the redelivery', async () => {
-    const record = await seedOne(app, { payment_method: 'card' });
+    const [record] = await seedRecords(app, billingRecord(app, { payment_method: 'card' }));
     const marker = randomUUID().slice(0, 8);
     await corrupt(record, marker);
     const { deps, lines } = withLogger('stripe-webhook');

@@ -7,8 +7,10 @@ import { createBalanceWorkerHandler } from '../../src/handlers/webhook-balance-w
 import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { achDelivery, achEventBody } from '../support/webhooks.js';
-import { callerFor, DAY_MS, seedOne, type Caller } from './api-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { billingRecord, callerFor, type Caller } from './api-fixtures.js';
 import { parseBody } from './webhook-events.js';
+import { DAY } from '../support/time.js';
 
 /**
  * Holds bind every path (DESIGN 3.1): manual pay and retry-billing may skip the waits, never an
@@ -44,10 +46,10 @@ async function achOutcome(record: BillingRecord, type: string, extra: Record<str
 
 /** An ACH period submitted by the scheduled run, then returned with `code`. */
 async function returnedAchPeriod(code: string): Promise<BillingRecord> {
-  const seeded = await seedOne(app, { payment_method: 'ach' });
+  const [seeded] = await seedRecords(app, billingRecord(app, { payment_method: 'ach' }));
   expect((await pay(seeded)).body.outcome).toBe('submitted');
   expect(await achOutcome(await current(seeded), 'returned', { return_code: code })).toMatchObject({ status: 'applied' });
-  app.clock.advance(2 * DAY_MS);
+  app.clock.advance(2 * DAY);
   return current(seeded);
 }
 
@@ -101,20 +103,20 @@ describe('holds bind the person-initiated paths (DESIGN 3.1)', () => {
 
   it('an R01 entry is not re-presented by a person after 180 days from the original entry', async () => {
     const record = await returnedAchPeriod('R01');
-    app.clock.advance(181 * DAY_MS);
+    app.clock.advance(181 * DAY);
     const late = await current(record);
     await expectRefused(await pay(late), late, 'ach_representment_limit', 1, await historyCount(late));
   });
 
   it('manual pay and retry-billing of a disputed card period answer 409 card_disputed', async () => {
-    const record = await seedOne(app, {
+    const [record] = await seedRecords(app, billingRecord(app, {
       payment_method: 'card',
       billing_status: 'FAILED',
       card_disputed: true,
       transaction_id: 'pi_disputed',
       payment_attempts: 1,
-      last_attempt_date: formatInstant(new Date(app.clock.now().getTime() - 3 * DAY_MS)),
-    });
+      last_attempt_date: formatInstant(new Date(app.clock.now().getTime() - 3 * DAY)),
+    }));
     const rows = await historyCount(record);
     await expectRefused(await pay(record), record, 'card_disputed', 0, rows);
     await expectRefused(await retryBilling(record), record, 'card_disputed', 0, rows);

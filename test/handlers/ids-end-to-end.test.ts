@@ -16,6 +16,7 @@ import { httpEvent, operatorAuth, responseOf } from '../support/http-events.js';
 import { completedCheckoutSession, stripeEventOf } from '../support/stripe-fixtures.js';
 import { countWrites, type WriteCounter } from '../support/write-counter.js';
 import { webhookEvent } from './webhook-events.js';
+import { DAY } from '../support/time.js';
 
 /**
  * DESIGN 8: one id schema at every entry point. Identity providers' ids (`auth0|…`,
@@ -26,7 +27,6 @@ import { webhookEvent } from './webhook-events.js';
  */
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const DAY = 24 * 60 * 60 * 1000;
 const at = (offsetMs: number) => formatInstant(new Date(Date.parse(NOW) + offsetMs));
 const wallSeconds = () => Math.floor(Date.now() / 1000);
 

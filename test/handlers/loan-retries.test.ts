@@ -16,10 +16,9 @@ import { createCollectionsJobHandler } from '../../src/handlers/collections-job.
 import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { holdUserLock, releaseUserLock } from '../support/seed.js';
+import { DAY, HOUR } from '../support/time.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const HOUR = 60 * 60 * 1000;
-const DAY = 24 * HOUR;
 
 type Step = { decline: string; advice_code?: string } | { error: 'counted' | 'transient' } | 'approve';
 

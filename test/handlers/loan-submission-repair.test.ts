@@ -11,6 +11,7 @@ import { FaultInjector, faultyPorts } from '../support/faults.js';
 import { httpEvent, responseOf } from '../support/http-events.js';
 import { newUserId } from './api-fixtures.js';
 import { parseBody, webhookEvent } from './webhook-events.js';
+import { DAY } from '../support/time.js';
 
 /**
  * A manual ACH loan payment whose process died after the bank accepted the debit (DESIGN 2.7, 4.1):
@@ -20,7 +21,6 @@ import { parseBody, webhookEvent } from './webhook-events.js';
  * of being answered 409 until the sender gives up with the money taken and off the books.
  */
 
-const DAY = 86_400_000;
 let app: TestApp;
 beforeAll(async () => {
   app = await createTestApp({ label: 'loan-repair' });

@@ -13,6 +13,7 @@ import { httpEvent, operatorAuth, responseOf } from '../support/http-events.js';
 import { completedCheckoutSession, stripeEventOf } from '../support/stripe-fixtures.js';
 import { countWrites, type WriteCounter } from '../support/write-counter.js';
 import { webhookEvent } from './webhook-events.js';
+import { DAY } from '../support/time.js';
 
 /**
  * One configured payment maximum (MAX_PAYMENT_CENTS, default $10,000) bounds every path that
@@ -21,7 +22,6 @@ import { webhookEvent } from './webhook-events.js';
  */
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const DAY = 24 * 60 * 60 * 1000;
 const at = (offsetMs: number) => formatInstant(new Date(Date.parse(NOW) + offsetMs));
 
 let app: TestApp;

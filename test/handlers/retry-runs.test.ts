@@ -9,10 +9,12 @@ import { createRetryRunWorkerHandler } from '../../src/handlers/retry-run-worker
 import { attemptDepsOf } from '../../src/handlers/shared/attempt-deps.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/aws-events.js';
-import { billingRecord, callerFor, DAY_MS, holdLock, instantAt, seed, type Caller } from './api-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { billingRecord, callerFor, holdLock, instantAt, type Caller } from './api-fixtures.js';
 import { operatorAuth } from '../support/http-events.js';
 import { RUN_CLAIM_STALE_MS } from '../../src/domain/retry-runs.js';
 import { commandsSent } from '../support/write-counter.js';
+import { DAY } from '../support/time.js';
 
 /**
  * Bulk retry runs (DESIGN 8) on DynamoDB Local: POST /v1/billing/retry-runs selects from the
@@ -34,12 +36,12 @@ beforeEach(async () => {
 });
 
 function parkedRecord(overrides: Partial<BillingRecord> = {}): BillingRecord {
-  const due = instantAt(app, -5 * DAY_MS);
+  const due = instantAt(app, -5 * DAY);
   return billingRecord(app, {
     billing_date: due,
     billing_failed_for: `${due}#0`,
     billing_failure_count: 8,
-    billing_failed_at: instantAt(app, -DAY_MS),
+    billing_failed_at: instantAt(app, -DAY),
     billing_last_error: 'The payment processor is unavailable.',
     ...overrides,
   });
@@ -47,15 +49,15 @@ function parkedRecord(overrides: Partial<BillingRecord> = {}): BillingRecord {
 
 function exhaustedRecord(overrides: Partial<BillingRecord> = {}): BillingRecord {
   return billingRecord(app, {
-    billing_date: instantAt(app, -20 * DAY_MS),
+    billing_date: instantAt(app, -20 * DAY),
     billing_status: 'FAILED',
     payment_attempts: 1,
-    first_attempt_date: instantAt(app, -20 * DAY_MS),
-    last_attempt_date: instantAt(app, -20 * DAY_MS),
+    first_attempt_date: instantAt(app, -20 * DAY),
+    last_attempt_date: instantAt(app, -20 * DAY),
     payment_error: 'Your card has expired.',
     decline_code: 'expired_card',
     decline_class: 'update_payment_method',
-    dunning_first_declined_at: instantAt(app, -20 * DAY_MS),
+    dunning_first_declined_at: instantAt(app, -20 * DAY),
     dunning_attempts: 1,
     ...overrides,
   });
@@ -107,8 +109,8 @@ async function periodOf(record: BillingRecord): Promise<BillingRecord> {
 
 describe('POST /v1/billing/retry-runs', () => {
   it('a dry run selects the parked periods from the failing index, stores the run and charges nothing', async () => {
-    const parked = await seed(app, parkedRecord(), parkedRecord(), parkedRecord());
-    await seed(app, retryingRecord(), billingRecord(app), exhaustedRecord());
+    const parked = await seedRecords(app, parkedRecord(), parkedRecord(), parkedRecord());
+    await seedRecords(app, retryingRecord(), billingRecord(app), exhaustedRecord());
 
     const created = await post({ state: 'parked', reason: 'processor outage over', dry_run: true });
 
@@ -126,8 +128,8 @@ describe('POST /v1/billing/retry-runs', () => {
   });
 
   it('a real run bills each parked period once, with actor, reason and run_id on the audit rows; counts and items match', async () => {
-    const parked = await seed(app, ...Array.from({ length: 12 }, () => parkedRecord()));
-    await seed(app, retryingRecord());
+    const parked = await seedRecords(app, ...Array.from({ length: 12 }, () => parkedRecord()));
+    await seedRecords(app, retryingRecord());
 
     const created = await post({ state: 'parked', reason: 'processor outage over' });
     expect(created.status).toBe(202);
@@ -155,7 +157,7 @@ describe('POST /v1/billing/retry-runs', () => {
   });
 
   it('a replay with the same key answers the same run and charges nothing more; another body with that key is 422', async () => {
-    const parked = await seed(app, parkedRecord(), parkedRecord());
+    const parked = await seedRecords(app, parkedRecord(), parkedRecord());
     const body = { state: 'parked', reason: 'processor outage over' };
     const first = await post(body, 'run-key-1');
     await drain();
@@ -175,7 +177,7 @@ describe('POST /v1/billing/retry-runs', () => {
   });
 
   it('the same key from another operator is another run', async () => {
-    await seed(app, parkedRecord());
+    await seedRecords(app, parkedRecord());
     const mine = await post({ state: 'parked', reason: 'r', dry_run: true }, 'shared-key');
     const theirs = await call('POST', { route: ROUTE, body: { state: 'parked', reason: 'r', dry_run: true }, headers: { 'Idempotency-Key': 'shared-key' }, auth: { ...operatorAuth, sub: 'operator-2' } });
     expect(theirs.status).toBe(202);
@@ -184,7 +186,7 @@ describe('POST /v1/billing/retry-runs', () => {
   });
 
   it('a run whose messages could not be sent is completed by its replay, and still bills each period once', async () => {
-    const parked = await seed(app, parkedRecord(), parkedRecord(), parkedRecord());
+    const parked = await seedRecords(app, parkedRecord(), parkedRecord(), parkedRecord());
     app.retryRunsQueue.failNext = 1;
     const failed = await post({ state: 'parked', reason: 'outage over' }, 'run-key-crash');
     expect(failed.status).toBeGreaterThanOrEqual(500);
@@ -200,7 +202,7 @@ describe('POST /v1/billing/retry-runs', () => {
   });
 
   it('a run whose creation was interrupted says so on GET until a replay finishes it', async () => {
-    const parked = await seed(app, parkedRecord(), parkedRecord());
+    const parked = await seedRecords(app, parkedRecord(), parkedRecord());
     app.retryRunsQueue.failNext = 1;
     const failed = await post({ state: 'parked', reason: 'outage over' }, 'run-key-interrupted');
     expect(failed.status).toBeGreaterThanOrEqual(500);
@@ -224,7 +226,7 @@ describe('POST /v1/billing/retry-runs', () => {
   });
 
   it('a dry run and a run whose messages went out are complete at once', async () => {
-    await seed(app, parkedRecord());
+    await seedRecords(app, parkedRecord());
     const dry = await post({ state: 'parked', reason: 'r', dry_run: true });
     expect(dry.body.creation).toBe('complete');
     expect((await getRun(dry.body.run_id)).body.creation).toBe('complete');
@@ -234,8 +236,8 @@ describe('POST /v1/billing/retry-runs', () => {
   });
 
   it('selects exhausted dunning periods from the dunning index and retries them (the schedule restarts)', async () => {
-    const exhausted = await seed(app, exhaustedRecord(), exhaustedRecord());
-    await seed(app, parkedRecord(), exhaustedRecord({ decline_class: 'retry_later', decline_code: 'insufficient_funds', dunning_next_attempt_at: instantAt(app, DAY_MS) }));
+    const exhausted = await seedRecords(app, exhaustedRecord(), exhaustedRecord());
+    await seedRecords(app, parkedRecord(), exhaustedRecord({ decline_class: 'retry_later', decline_code: 'insufficient_funds', dunning_next_attempt_at: instantAt(app, DAY) }));
 
     const created = await post({ state: 'exhausted', reason: 'card updater ran' });
     expect(created.body.selected).toBe(2);
@@ -246,7 +248,7 @@ describe('POST /v1/billing/retry-runs', () => {
   });
 
   it('user_ids narrows the selection to those users, and limit caps it', async () => {
-    const parked = await seed(app, parkedRecord(), parkedRecord(), parkedRecord(), parkedRecord());
+    const parked = await seedRecords(app, parkedRecord(), parkedRecord(), parkedRecord(), parkedRecord());
     const named = await post({ state: 'parked', reason: 'r', dry_run: true, user_ids: [parked[0]!.user_id, parked[2]!.user_id, 'nobody-here'] });
     expect(named.body.items.map((i: any) => i.user_id).sort()).toEqual([parked[0]!.user_id, parked[2]!.user_id].sort());
     const capped = await post({ state: 'parked', reason: 'r', dry_run: true, limit: 3 });
@@ -257,7 +259,7 @@ describe('POST /v1/billing/retry-runs', () => {
     const unauthorized = parkedRecord({ payment_method: 'ach', ach_unauthorized: true, ach_return_code: 'R10' });
     const disputed = parkedRecord({ payment_method: 'card', card_disputed: true });
     const fine = parkedRecord();
-    await seed(app, unauthorized, disputed, fine);
+    await seedRecords(app, unauthorized, disputed, fine);
 
     const created = await post({ state: 'parked', reason: 'outage over' });
     await drain();
@@ -274,7 +276,7 @@ describe('POST /v1/billing/retry-runs', () => {
 
   it('a retry that fails again is counted failed, with the new failure saved', async () => {
     const broken = parkedRecord();
-    await seed(app, broken);
+    await seedRecords(app, broken);
     app.simulator.configure({ default: 'approve', users: { [broken.user_id]: 'error' } });
     const created = await post({ state: 'parked', reason: 'outage over' });
     await drain();
@@ -284,7 +286,7 @@ describe('POST /v1/billing/retry-runs', () => {
   });
 
   it('pages the items of a large run', async () => {
-    await seed(app, ...Array.from({ length: 5 }, () => parkedRecord()));
+    await seedRecords(app, ...Array.from({ length: 5 }, () => parkedRecord()));
     const created = await post({ state: 'parked', reason: 'r', dry_run: true });
     const first = await getRun(created.body.run_id, { limit: '2' });
     expect(first.body.items).toHaveLength(2);
@@ -302,7 +304,7 @@ describe('POST /v1/billing/retry-runs', () => {
 
 describe('the retry-run-worker never charges an item twice', () => {
   it('a redelivered message (the same message again, or two deliveries at once) adds no charge', async () => {
-    const parked = await seed(app, parkedRecord(), parkedRecord());
+    const parked = await seedRecords(app, parkedRecord(), parkedRecord());
     const created = await post({ state: 'parked', reason: 'outage over' });
     const records = takeMessages();
     // Two deliveries of the same messages at the same time (a visibility timeout that ran out mid-batch).
@@ -323,7 +325,7 @@ describe('the retry-run-worker never charges an item twice', () => {
 
   it('a delivery that crashed after the retry committed is recorded from the run audit row, not retried again', async () => {
     const parked = parkedRecord();
-    await seed(app, parked);
+    await seedRecords(app, parked);
     app.simulator.configure({ default: 'approve', users: { [parked.user_id]: 'decline' } });
     const created = await post({ state: 'parked', reason: 'outage over' });
     const [record] = takeMessages();
@@ -344,12 +346,12 @@ describe('the retry-run-worker never charges an item twice', () => {
 
   it('a refused item claim tells missing, busy and finished apart from the condition failure alone, with no read after it', async () => {
     const parked = parkedRecord();
-    await seed(app, parked);
+    await seedRecords(app, parked);
     const created = await post({ state: 'parked', reason: 'outage over' });
     const [record] = takeMessages();
     const message = JSON.parse(record!.body);
     const at = formatInstant(app.clock.now());
-    const longAgo = formatInstant(new Date(app.clock.now().getTime() - DAY_MS));
+    const longAgo = formatInstant(new Date(app.clock.now().getTime() - DAY));
     const claim = async (runId: string, claimId: string) => {
       let answer: Awaited<ReturnType<typeof app.deps.retryRuns.claimItem>> | undefined;
       expect(await commandsSent(app.db.client, async () => (answer = await app.deps.retryRuns.claimItem(runId, message.subscription_id, claimId, at, longAgo)))).toEqual(['UpdateItemCommand']);
@@ -366,7 +368,7 @@ describe('the retry-run-worker never charges an item twice', () => {
 
   it('an item whose user is locked is delivered again and billed once the lock is free', async () => {
     const parked = parkedRecord();
-    await seed(app, parked);
+    await seedRecords(app, parked);
     await post({ state: 'parked', reason: 'outage over' });
     await holdLock(app, parked.user_id);
     const records = takeMessages();
@@ -379,7 +381,7 @@ describe('the retry-run-worker never charges an item twice', () => {
 
   it('a period settled by another path after the selection is skipped not_open, with no second charge', async () => {
     const parked = parkedRecord();
-    await seed(app, parked);
+    await seedRecords(app, parked);
     const created = await post({ state: 'parked', reason: 'outage over' });
     // An operator retries it by hand before the worker gets to it.
     const single = await call('POST', { route: '/v1/subscriptions/{subscriptionId}/retry-billing', pathParameters: { subscriptionId: parked.subscription_id }, body: { reason: 'by hand' } });
@@ -390,7 +392,7 @@ describe('the retry-run-worker never charges an item twice', () => {
   });
 
   it('a collections run racing the bulk run adds no charge', async () => {
-    const parked = await seed(app, ...Array.from({ length: 10 }, () => parkedRecord()));
+    const parked = await seedRecords(app, ...Array.from({ length: 10 }, () => parkedRecord()));
     await post({ state: 'parked', reason: 'outage over' });
     const collect = async () => {
       await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(NOW), lambdaContext());
@@ -421,7 +423,7 @@ describe('bad input answers 400 and writes nothing; an unknown run is 404', () =
   ];
   for (const [what, body, key] of cases) {
     it(`${what}`, async () => {
-      await seed(app, parkedRecord());
+      await seedRecords(app, parkedRecord());
       const answer = await post(body, key);
       expect(answer.status, JSON.stringify(answer.body)).toBe(400);
       expect(answer.body.error.code).toMatch(/^invalid_body|idempotency_key_required$/);

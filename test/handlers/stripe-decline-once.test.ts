@@ -16,6 +16,7 @@ import { cardPeriod } from '../support/billing-fixtures.js';
 import { seedRecords } from '../support/seed.js';
 import { stripeEventOf } from '../support/stripe-fixtures.js';
 import { stripeDelivery } from '../support/webhooks.js';
+import { DAY } from '../support/time.js';
 
 /**
  * One card decline, one dunning slot (DESIGN 5b, 6): a decline reaches us twice, as the answer to
@@ -29,7 +30,6 @@ import { stripeDelivery } from '../support/webhooks.js';
  * `generic_decline`, a Visa), events in Stripe's own envelope, signed with the SDK, DynamoDB Local.
  */
 
-const DAY = 24 * 60 * 60 * 1000;
 const BILLING_DATE = '2026-12-01T00:00:00.000000000Z';
 const owner = 'decline-once-test';
 
@@ -111,12 +111,6 @@ beforeEach(() => {
 
 /* ---------------- helpers ---------------- */
 
-async function seedPeriod(overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-  const record = cardPeriod(BILLING_DATE, overrides);
-  await seedRecords(app, record);
-  return record;
-}
-
 const current = async (record: Pick<BillingRecord, 'user_id' | 'billing_date'>) => (await app.deps.billing.get(record))!;
 const historyOf = async (record: Pick<BillingRecord, 'subscription_id'>) => (await app.deps.billing.history(record.subscription_id, { limit: 100 })).items;
 
@@ -186,7 +180,7 @@ const collect = (record: BillingRecord, process: 'SCHEDULED' | 'RETRY') => runCo
 
 describe('payment_intent.payment_failed after the attempt recorded the decline', () => {
   it('scheduled attempt: the webhook, a second event for the same intent and a redelivery change nothing', async () => {
-    const record = await seedPeriod();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     expect(await collect(record, 'SCHEDULED')).toMatchObject({ kind: 'declined' });
     const declined = await current(record);
     expect(declined).toMatchObject({ billing_status: 'FAILED', payment_attempts: 1, dunning_attempts: 1, decline_code: 'generic_decline', decline_class: 'retry_later', card_network: 'visa' });
@@ -205,7 +199,7 @@ describe('payment_intent.payment_failed after the attempt recorded the decline',
   });
 
   it('a whole dunning cycle with every decline reported twice (and an older intent reported late) still gets its 8 attempts in 14 days', async () => {
-    const record = await seedPeriod();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     expect(await collect(record, 'SCHEDULED')).toMatchObject({ kind: 'declined' });
     for (let attempt = 2; attempt <= MAX_DUNNING_ATTEMPTS + 2; attempt++) {
       const before = await current(record);
@@ -228,7 +222,7 @@ describe('payment_intent.payment_failed after the attempt recorded the decline',
   });
 
   it("manual pay: the customer's decline spends no slot, and its webhook spends none either", async () => {
-    const record = await seedPeriod();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     expect(await collect(record, 'SCHEDULED')).toMatchObject({ kind: 'declined' });
     const result = await manualPay(app.deps, { subscriptionId: record.subscription_id, owner, actor: 'customer', idempotencyKey: `pay-${randomUUID()}` });
     expect(result.outcome).toMatchObject({ kind: 'declined' });
@@ -241,7 +235,7 @@ describe('payment_intent.payment_failed after the attempt recorded the decline',
   });
 
   it('operator retry: the reset cycle starts at 1 with the retry, and the webhook does not make it 2', async () => {
-    const record = await seedPeriod();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     expect(await collect(record, 'SCHEDULED')).toMatchObject({ kind: 'declined' });
     const retried = await retryBilling(app.deps, { subscriptionId: record.subscription_id, owner, actor: 'operator', reason: 'card updated' });
     expect(retried).toMatchObject({ outcome: 'failed', attempt: 'declined' });
@@ -254,7 +248,7 @@ describe('payment_intent.payment_failed after the attempt recorded the decline',
   });
 
   it('a decline the record recorded is not counted again after the period returned to PENDING (a ban, then a reactivation)', async () => {
-    const record = await seedPeriod();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     expect(await collect(record, 'SCHEDULED')).toMatchObject({ kind: 'declined' });
     const declined = await current(record);
     // The period as a ban and a reactivation leave it: PENDING again, the declined PaymentIntent its last transaction.
@@ -270,7 +264,7 @@ describe('payment_intent.payment_failed after the attempt recorded the decline',
 
 describe('payment_intent.payment_failed before the attempt wrote its decline', () => {
   it('scheduled attempt: one decline, one slot, one presentment, one audit row; the message delivered again presents nothing', async () => {
-    const record = await seedPeriod();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     const answers: Record<string, unknown>[] = [];
     racing.between = async (request) => {
       answers.push((await deliver(paymentFailedEvent(request.idempotency_key))).body);
@@ -293,7 +287,7 @@ describe('payment_intent.payment_failed before the attempt wrote its decline', (
   });
 
   it('retry in a dunning cycle: the attempt spends the slot once, and the webhook neither spends another nor moves the next attempt', async () => {
-    const record = await seedPeriod();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     expect(await collect(record, 'SCHEDULED')).toMatchObject({ kind: 'declined' });
     const first = await current(record);
     app.clock.set(new Date(Date.parse(first.dunning_next_attempt_at!) + 60_000).toISOString());
@@ -310,7 +304,7 @@ describe('payment_intent.payment_failed before the attempt wrote its decline', (
   });
 
   it("manual pay: the customer's request is answered as declined, and repeating its Idempotency-Key presents nothing again", async () => {
-    const record = await seedPeriod();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     const idempotencyKey = `pay-${randomUUID()}`;
     racing.between = async (request) => {
       await deliver(paymentFailedEvent(request.idempotency_key));
@@ -335,7 +329,7 @@ describe('payment_intent.payment_failed before the attempt wrote its decline', (
 
 describe('payment_intent.payment_failed for a decline no attempt recorded', () => {
   it('a PENDING period whose attempt crashed after Stripe declined: the webhook records it once; the repair attempt resends nothing new', async () => {
-    const record = await seedPeriod();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     // The attempt's request reached Stripe and the function died before its write: nothing recorded, the lock's lease lapsed.
     await stripeProcessor.submit({
       idempotency_key: `${record.subscription_id}:1`,
@@ -357,7 +351,7 @@ describe('payment_intent.payment_failed for a decline no attempt recorded', () =
   });
 
   it('a retry whose PaymentIntent was still processing, then failed: the webhook records the decline once and spends its slot', async () => {
-    const record = await seedPeriod();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     expect(await collect(record, 'SCHEDULED')).toMatchObject({ kind: 'declined' });
     const first = await current(record);
     app.clock.set(new Date(Date.parse(first.dunning_next_attempt_at!) + 60_000).toISOString());

@@ -35,18 +35,12 @@ async function deliver(type: string, object: Record<string, unknown>) {
   return { status: result.statusCode, body: parseBody(result) };
 }
 
-async function seedCard(overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-  const record = cardPeriod(BILLING_DATE, overrides);
-  await seedRecords(app, record);
-  return record;
-}
-
 const reference = (r: BillingRecord) => ({ user_id: r.user_id, billing_date: r.billing_date, subscription_id: r.subscription_id });
 const listedExceptions = async () => (await call('GET', { route: '/v1/subscriptions', query: { billing: 'exceptions', limit: '100' } })).body.items as Record<string, unknown>[];
 
 describe('payment_intent.succeeded that does not match the period', () => {
   it('a 10.99 EUR payment_intent.succeeded on a 19.99 USD period is an exception, not a completion', async () => {
-    const record = await seedCard();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     const intent = succeededPaymentIntent({ reference: reference(record), amountCents: 1099, currency: 'eur' });
     const answer = await deliver('payment_intent.succeeded', intent);
     expect(answer).toEqual({ status: 200, body: { status: 'processed', outcome: 'applied', reason: 'exception:currency_mismatch' } });
@@ -61,11 +55,11 @@ describe('payment_intent.succeeded that does not match the period', () => {
   });
 
   it('a USD success for another amount is an amount_mismatch exception; the matching amount completes', async () => {
-    const short = await seedCard();
+    const [short] = await seedRecords(app, cardPeriod(BILLING_DATE));
     expect((await deliver('payment_intent.succeeded', succeededPaymentIntent({ reference: reference(short), amountCents: 1, currency: 'usd' }))).body).toMatchObject({ reason: 'exception:amount_mismatch' });
     expect((await current(short))!).toMatchObject({ billing_status: 'PENDING', card_exception: { code: 'amount_mismatch', received_cents: 1 } });
 
-    const exact = await seedCard();
+    const [exact] = await seedRecords(app, cardPeriod(BILLING_DATE));
     expect((await deliver('payment_intent.succeeded', succeededPaymentIntent({ reference: reference(exact), amountCents: 1999, currency: 'usd' }))).body).toEqual({ status: 'processed', outcome: 'applied' });
     expect((await current(exact))!.billing_status).toBe('COMPLETED');
   });
@@ -73,7 +67,7 @@ describe('payment_intent.succeeded that does not match the period', () => {
 
 describe('charge.dispute.created', () => {
   it('a dispute inquiry (warning_needs_response) flags the COMPLETED period without failing it', async () => {
-    const record = await seedCard({ billing_status: 'COMPLETED', transaction_id: 'pi_inquiry_1', payment_attempts: 1, completed_date: BILLING_DATE });
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE, { billing_status: 'COMPLETED', transaction_id: 'pi_inquiry_1', payment_attempts: 1, completed_date: BILLING_DATE }));
     const dispute: Record<string, unknown> = { ...disputeOf({ paymentIntentId: 'pi_inquiry_1', amountCents: 1999 }), metadata: reference(record) };
     expect(dispute.status).toBe('warning_needs_response');
     const answer = await deliver('charge.dispute.created', dispute);
@@ -86,7 +80,7 @@ describe('charge.dispute.created', () => {
   });
 
   it('a dispute with funds withdrawn (needs_response) still fails the period and blocks retries', async () => {
-    const record = await seedCard({ billing_status: 'COMPLETED', transaction_id: 'pi_lost_1', payment_attempts: 1 });
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE, { billing_status: 'COMPLETED', transaction_id: 'pi_lost_1', payment_attempts: 1 }));
     const dispute = { ...disputeOf({ paymentIntentId: 'pi_lost_1', amountCents: 1999, status: 'needs_response' }), metadata: reference(record) };
     expect((await deliver('charge.dispute.created', dispute)).body).toEqual({ status: 'processed', outcome: 'applied' });
     expect((await current(record))!).toMatchObject({ billing_status: 'FAILED', card_disputed: true });

@@ -14,8 +14,8 @@ import { seedRecords } from '../support/seed.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { commandsSent } from '../support/write-counter.js';
 import { parseBody, webhookEvent } from './webhook-events.js';
+import { DAY } from '../support/time.js';
 
-const DAY = 24 * 60 * 60 * 1000;
 const BILLING_DATE = '2026-12-01T00:00:00.000000000Z';
 
 let app: TestApp;
@@ -55,12 +55,6 @@ function delivery(body: unknown, options: { secret?: string; timestamp?: number;
     timestamp: options.timestamp ?? wallSeconds(),
   });
   return webhookEvent('/webhooks/stripe', payload, { 'Stripe-Signature': signature }, { base64: options.base64 ?? false });
-}
-
-async function seedRecord(overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-  const record = cardPeriod(BILLING_DATE, overrides);
-  await seedRecords(app, record);
-  return record;
 }
 
 const current = async (key: Pick<BillingRecord, 'user_id' | 'billing_date'>) => app.deps.billing.get(key);
@@ -151,7 +145,7 @@ describe('stripe-webhook: checkout.session.completed', () => {
 
 describe('stripe-webhook: payment intents', () => {
   it('payment_intent.succeeded completes a PENDING record left by a crash and opens the next period', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     const intent = paymentIntent(record);
     const result = await handle()(delivery(stripeEvent('payment_intent.succeeded', intent)));
     expect(parseBody(result)).toEqual({ status: 'processed', outcome: 'applied' });
@@ -161,7 +155,7 @@ describe('stripe-webhook: payment intents', () => {
   });
 
   it('payment_intent.succeeded for a FAILED record completes it; a later event for the same intent is a no-op', async () => {
-    const record = await seedRecord({ billing_status: 'FAILED', payment_attempts: 1, transaction_id: 'pi_declined', payment_error: 'The card was declined.' });
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE, { billing_status: 'FAILED', payment_attempts: 1, transaction_id: 'pi_declined', payment_error: 'The card was declined.' }));
     const intent = paymentIntent(record);
     expect(parseBody(await handle()(delivery(stripeEvent('payment_intent.succeeded', intent))))).toMatchObject({ outcome: 'applied' });
     expect(await current(record)).toMatchObject({ billing_status: 'COMPLETED', transaction_id: intent.id, payment_attempts: 2 });
@@ -171,14 +165,14 @@ describe('stripe-webhook: payment intents', () => {
   });
 
   it('payment_intent.succeeded names another period of the same date: ignored', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     const intent = paymentIntent(record, { metadata: { user_id: record.user_id, billing_date: record.billing_date, subscription_id: 'another' } });
     expect(parseBody(await handle()(delivery(stripeEvent('payment_intent.succeeded', intent))))).toMatchObject({ outcome: 'ignored', reason: 'subscription_mismatch' });
     expect((await current(record))!.billing_status).toBe('PENDING');
   });
 
   it('payment_intent.payment_failed marks a PENDING record FAILED with a curated message', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     const intent = paymentIntent(record, {
       status: 'requires_payment_method',
       last_payment_error: { type: 'card_error', code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds. (card 4242)' },
@@ -188,7 +182,7 @@ describe('stripe-webhook: payment intents', () => {
   });
 
   it('payment_intent.payment_failed never sets back a record that has moved past it', async () => {
-    const record = await seedRecord({ billing_status: 'COMPLETED', transaction_id: 'pi_paid', payment_attempts: 1 });
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE, { billing_status: 'COMPLETED', transaction_id: 'pi_paid', payment_attempts: 1 }));
     const intent = paymentIntent(record, { status: 'requires_payment_method', last_payment_error: { code: 'card_declined' } });
     expect(parseBody(await handle()(delivery(stripeEvent('payment_intent.payment_failed', intent))))).toMatchObject({ outcome: 'ignored', reason: 'status' });
     expect(await current(record)).toMatchObject({ billing_status: 'COMPLETED', version: 1 });
@@ -207,7 +201,7 @@ describe('stripe-webhook: payment intents', () => {
 
 describe('stripe-webhook: refunds and disputes', () => {
   it('charge.refunded: COMPLETED → REFUNDED; a partial refund changes nothing', async () => {
-    const record = await seedRecord({ billing_status: 'COMPLETED', transaction_id: 'pi_refund_me', payment_attempts: 1 });
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE, { billing_status: 'COMPLETED', transaction_id: 'pi_refund_me', payment_attempts: 1 }));
     const partial = charge(record, 'pi_refund_me', { amount_refunded: 500, refunded: false });
     expect(parseBody(await handle()(delivery(stripeEvent('charge.refunded', partial))))).toMatchObject({ outcome: 'ignored', reason: 'partial_refund' });
     expect((await current(record))!.billing_status).toBe('COMPLETED');
@@ -217,12 +211,12 @@ describe('stripe-webhook: refunds and disputes', () => {
   });
 
   it('charge.refunded for another payment intent of the period is ignored', async () => {
-    const record = await seedRecord({ billing_status: 'COMPLETED', transaction_id: 'pi_current', payment_attempts: 1 });
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE, { billing_status: 'COMPLETED', transaction_id: 'pi_current', payment_attempts: 1 }));
     expect(parseBody(await handle()(delivery(stripeEvent('charge.refunded', charge(record, 'pi_other')))))).toMatchObject({ reason: 'transaction_mismatch' });
   });
 
   it('charge.dispute.created: found through the PaymentIntent, COMPLETED → FAILED, and never charged again automatically', async () => {
-    const record = await seedRecord({ billing_status: 'COMPLETED', transaction_id: 'pi_disputed', payment_attempts: 1, updated_event: 'RESUMED' });
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE, { billing_status: 'COMPLETED', transaction_id: 'pi_disputed', payment_attempts: 1, updated_event: 'RESUMED' }));
     const cardPayments = new InMemoryCardPayments();
     cardPayments.known.set('pi_disputed', { user_id: record.user_id, billing_date: record.billing_date, subscription_id: record.subscription_id });
     const dispute = { id: 'dp_1', object: 'dispute', amount: 1999, charge: 'ch_1', payment_intent: 'pi_disputed', reason: 'fraudulent', status: 'needs_response', metadata: {} };
@@ -291,7 +285,7 @@ describe('stripe-webhook: signatures', () => {
   }
 
   it('refuses another secret, a stale or future timestamp, a forged body and a missing header; nothing is written', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     const body = stripeEvent('payment_intent.succeeded', paymentIntent(record));
     await expectRefused(delivery(body, { secret: 'whsec_wrong' }), body.id);
     await expectRefused(delivery(body, { timestamp: wallSeconds() - 301 }), body.id);
@@ -313,7 +307,7 @@ describe('stripe-webhook: signatures', () => {
 
 describe('stripe-webhook: the claim (DESIGN 2.8)', () => {
   it('50 concurrent deliveries of one event apply it exactly once', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     const body = stripeEvent('payment_intent.succeeded', paymentIntent(record));
     const results = await Promise.all(Array.from({ length: 50 }, () => handle()(delivery(body))));
     const answers = results.map((r) => (r.statusCode === 200 ? (parseBody(r).status as string) : String(r.statusCode)));
@@ -324,7 +318,7 @@ describe('stripe-webhook: the claim (DESIGN 2.8)', () => {
   });
 
   it('answers 409 event_in_progress while another delivery holds a live claim, and applies nothing', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     const body = stripeEvent('payment_intent.succeeded', paymentIntent(record));
     const other = await app.deps.stripeEvents.claim(body.id, app.clock.now().getTime(), STRIPE_EVENT_LEASE_MS);
     expect(other.kind).toBe('claimed');
@@ -335,7 +329,7 @@ describe('stripe-webhook: the claim (DESIGN 2.8)', () => {
   });
 
   it('takes over a claim whose lease expired; the stale holder can no longer mark it', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     const body = stripeEvent('payment_intent.succeeded', paymentIntent(record));
     const stale = await app.deps.stripeEvents.claim(body.id, app.clock.now().getTime(), STRIPE_EVENT_LEASE_MS);
     app.clock.advance(STRIPE_EVENT_LEASE_MS + 1);
@@ -346,7 +340,7 @@ describe('stripe-webhook: the claim (DESIGN 2.8)', () => {
   });
 
   it('a processing failure releases the claim and answers 500, so the redelivery applies it', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     const body = stripeEvent('payment_intent.succeeded', paymentIntent(record));
     const deps = app.depsFor('stripe-webhook');
     const failing = Object.assign(Object.create(deps.billing) as BillingStore, {
@@ -363,7 +357,7 @@ describe('stripe-webhook: the claim (DESIGN 2.8)', () => {
   });
 
   it('a failure after losing the lease releases only its own claim, never the new holder’s', async () => {
-    const record = await seedRecord();
+    const [record] = await seedRecords(app, cardPeriod(BILLING_DATE));
     const body = stripeEvent('payment_intent.succeeded', paymentIntent(record));
     let takeover: Awaited<ReturnType<AppDeps['stripeEvents']['claim']>> | undefined;
     const deps = app.depsFor('stripe-webhook');

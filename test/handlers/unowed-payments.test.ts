@@ -14,7 +14,7 @@ import { FaultInjector, faultyPorts } from '../support/faults.js';
 import { seedRecords } from '../support/seed.js';
 import { stripeEventOf, succeededPaymentIntent } from '../support/stripe-fixtures.js';
 import { achDelivery, achEventBody, stripeDelivery } from '../support/webhooks.js';
-import { callerFor, seedOne, type Caller } from './api-fixtures.js';
+import { billingRecord, callerFor, type Caller } from './api-fixtures.js';
 import { parseBody } from './webhook-events.js';
 
 /**
@@ -66,7 +66,7 @@ async function waive(record: BillingRecord) {
 
 describe('a payment for a written-off period it never recorded', () => {
   it('an ACH settlement of a waived period is an unowed_payment exception: audited, listed, published; its redelivery is a replay', async () => {
-    const record = await seedOne(app, { payment_method: 'ach', amount_cents: 1999 });
+    const [record] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', amount_cents: 1999 }));
     await takenButUnrecordedOnLegacyItem(record);
     expect((await waive(record)).status).toBe(200);
     const [charge] = chargesOf(record.user_id);
@@ -89,7 +89,7 @@ describe('a payment for a written-off period it never recorded', () => {
   });
 
   it('the late settlement of an older entry the period did record stays a harmless replay', async () => {
-    const seeded = await seedOne(app, { payment_method: 'ach', amount_cents: 1999, billing_status: 'FAILED', payment_attempts: 1, transaction_id: 'conf-old' });
+    const [seeded] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', amount_cents: 1999, billing_status: 'FAILED', payment_attempts: 1, transaction_id: 'conf-old' }));
     // A second entry replaced the first on the record (each attempt overwrites transaction_id); its row is in the history.
     const second = { ...seeded, transaction_id: 'conf-second', payment_attempts: 2, version: seeded.version + 1, last_run_date: formatInstant(new Date(Date.parse(seeded.last_run_date) + 1000)) };
     await app.deps.billing.commit({ writes: [{ kind: 'update', read: seeded, record: second }], history: [historyRowOf(second)] });
@@ -118,7 +118,7 @@ describe('a payment for a written-off period it never recorded', () => {
   });
 
   it('a waive of a period whose failed attempt presented its key answers 409 attempt_outcome_unknown and changes nothing', async () => {
-    const record = await seedOne(app, { payment_method: 'pinless', amount_cents: 1999 });
+    const [record] = await seedRecords(app, billingRecord(app, { payment_method: 'pinless', amount_cents: 1999 }));
     const faults = new FaultInjector([{ point: 'processor.accepted', mode: 'throw', error: () => new Error('injected: the answer was lost') }]);
     expect((await runCollectionAttempt(faultyPorts(app.deps, faults), { key: record, process: 'SCHEDULED', owner: 'test' })).kind).toBe('failed_counted');
     const before = await current(record);

@@ -6,10 +6,9 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { makeRecord } from '../support/billing-fixtures.js';
 import { historyCount, holdUserLock, seedRecords } from '../support/seed.js';
+import { DAY, HOUR } from '../support/time.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const HOUR = 60 * 60 * 1000;
-const DAY = 24 * HOUR;
 const at = (offsetMs: number) => formatInstant(new Date(Date.parse(NOW) + offsetMs));
 const THRESHOLD = 5000;
 

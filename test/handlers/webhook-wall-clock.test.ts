@@ -1,6 +1,5 @@
 import Stripe from 'stripe';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { historyRowOf } from '../../src/domain/billing-record.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
@@ -10,7 +9,9 @@ import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js
 import { AchSettlementPump } from '../../src/local/ach-pump.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { makeRecord } from '../support/billing-fixtures.js';
+import { seedRecords } from '../support/seed.js';
 import { completedCheckoutSession, stripeEventOf } from '../support/stripe-fixtures.js';
+import { DAY } from '../support/time.js';
 import { parseBody, webhookEvent } from './webhook-events.js';
 
 /**
@@ -21,7 +22,6 @@ import { parseBody, webhookEvent } from './webhook-events.js';
  * production and in the local runtime; the business clock is put a year ahead of it.
  */
 
-const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
 const wallSeconds = () => Math.floor(Date.now() / 1000);
 
 let app: TestApp;
@@ -31,14 +31,13 @@ beforeAll(async () => {
 });
 
 beforeEach(() => {
-  app.clock.set(new Date(Date.now() + YEAR_MS));
+  app.clock.set(new Date(Date.now() + 365 * DAY));
   app.balanceEventsQueue.clear();
 });
 
-async function seedAchSent(overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-  const record = makeRecord({ billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${Date.now()}-${Math.random()}`, ...overrides });
-  await app.deps.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
-  return record;
+/** An ACH period whose debit the processor accepted (ACHSENT with its confirmation id). */
+function achSent(overrides: Partial<BillingRecord> = {}): BillingRecord {
+  return makeRecord({ billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${Date.now()}-${Math.random()}`, ...overrides });
 }
 
 function achSettled(record: BillingRecord) {
@@ -95,14 +94,14 @@ describe('webhook signatures are checked against the wall clock, not the simulat
 
   it('ACH: a settlement signed at wall time (`date +%s`) is applied with the business clock a year ahead; a stale one is refused', async () => {
     const handler = createAchHandler(app.depsFor('ach-handler'));
-    const stale = await seedAchSent();
+    const [stale] = await seedRecords(app, achSent());
     const staleRaw = achSettled(stale);
     const refused = await handler(webhookEvent('/webhooks/ach', staleRaw, { 'X-ACH-Signature': signPayload(staleRaw, TEST_SECRETS.achWebhook, wallSeconds() - 301) }));
     expect(refused.statusCode).toBe(400);
     expect(parseBody(refused)).toMatchObject({ error: { code: 'invalid_signature' } });
     expect(await app.deps.billing.get(stale)).toMatchObject({ billing_status: 'ACHSENT', version: stale.version });
 
-    const record = await seedAchSent();
+    const [record] = await seedRecords(app, achSent());
     const raw = achSettled(record);
     const accepted = await handler(webhookEvent('/webhooks/ach', raw, { 'X-ACH-Signature': signPayload(raw, TEST_SECRETS.achWebhook, wallSeconds()) }));
     expect(accepted.statusCode, accepted.body).toBe(200);
@@ -132,8 +131,7 @@ describe('webhook signatures are checked against the wall clock, not the simulat
       rail: 'ach',
       reference: { kind: 'subscription', user_id: record.user_id, billing_date: record.billing_date, subscription_id: record.subscription_id },
     });
-    const seeded = { ...record, transaction_id: submitted.confirmation_id };
-    await app.deps.billing.commit({ writes: [{ kind: 'create', record: seeded }], history: [historyRowOf(seeded)] });
+    const [seeded] = await seedRecords(app, { ...record, transaction_id: submitted.confirmation_id });
     const ach = createAchHandler(app.depsFor('ach-handler'));
     const pump = new AchSettlementPump({
       clock: app.clock,

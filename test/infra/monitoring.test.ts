@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HANDLER_NAMES } from '../../lib/handlers.js';
+import { RETURN_RATE_CLASSES } from '../../src/domain/nacha.js';
 import { resourcesOfType, synthBilling } from './support.js';
 
 const prod = synthBilling({ stage: 'prod' });
@@ -83,6 +84,6 @@ describe('dashboard', () => {
     expect(body).toMatch(/\\"state\\",\\"retrying\\"/);
     expect(body).toMatch(/\\"state\\",\\"parked\\"/);
     expect(body).toContain('billing_ach_return_rate');
-    for (const cls of ['unauthorized', 'administrative', 'overall']) expect(body).toContain(`\\"class\\",\\"${cls}\\"`);
+    for (const cls of RETURN_RATE_CLASSES) expect(body).toContain(`\\"class\\",\\"${cls}\\"`);
   });
 });

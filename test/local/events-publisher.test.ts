@@ -8,9 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { latestStreamArn } from '../../src/adapters/dynamodb/create-tables.js';
 import { createEventBridgeClient, EventBridgePublisher } from '../../src/adapters/eventbridge/event-bus.js';
 import { eventIdOf } from '../../src/adapters/eventbridge/event-id.js';
-import { historyRowOf } from '../../src/domain/billing-record.js';
 import { publishedEventSchema } from '../../src/domain/published-events.js';
-import type { BillingRecord } from '../../src/domain/records.js';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { waive } from '../../src/domain/use-cases/waive.js';
 import { createEventsPublisherHandler } from '../../src/handlers/events-publisher.js';
@@ -20,6 +18,7 @@ import { LocalEventBus, type BusEvent } from '../../src/local/event-bus.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { dueRecord } from '../support/billing-fixtures.js';
+import { seedRecords } from '../support/seed.js';
 
 /**
  * The events-publisher against DynamoDB Local's own stream of billing-activity-history and the
@@ -116,17 +115,11 @@ async function streamRecords(): Promise<DynamoDBRecord[]> {
   return out;
 }
 
-async function seed(rail: BillingRecord['payment_method'] = 'pinless'): Promise<BillingRecord> {
-  const record = dueRecord(app.clock.now(), rail);
-  await app.deps.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
-  return record;
-}
-
 const forUser = (userId: string) => bus.list({ userId });
 
 describe('events-publisher over the history stream', () => {
   it('publishes what the rows say, with the stream record exactly as Lambda delivers it, and forwards each event to the webhook', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     await runCollectionAttempt(app.deps, { key: record, process: 'SCHEDULED', owner: 't' });
     const records = (await streamRecords()).filter((r) => r.dynamodb?.NewImage?.user_id?.S === record.user_id);
     // The creation row, the attempt's row and the next period's row.
@@ -151,7 +144,7 @@ describe('events-publisher over the history stream', () => {
   });
 
   it('gives a redelivered record the same event ids (the envelope id differs, the detail does not)', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     await waive(app.deps, { subscriptionId: record.subscription_id, owner: 'op', actor: 'ops', reason: 'duplicate charge' });
     const records = (await streamRecords()).filter((r) => r.dynamodb?.NewImage?.user_id?.S === record.user_id);
     const handler = publisherHandler();
@@ -164,7 +157,7 @@ describe('events-publisher over the history stream', () => {
   });
 
   it('puts again an entry EventBridge failed, so the event is published once and nothing is reported', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     await waive(app.deps, { subscriptionId: record.subscription_id, owner: 'op', actor: 'ops', reason: 'goodwill' });
     const records = (await streamRecords()).filter((r) => r.dynamodb?.NewImage?.user_id?.S === record.user_id);
     const calls = bus.calls.length;
@@ -183,7 +176,7 @@ describe('events-publisher over the history stream', () => {
       return response;
     });
     bus.failNextEntries(2);
-    const record = await seed();
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     await waive(app.deps, { subscriptionId: record.subscription_id, owner: 'op', actor: 'ops', reason: 'goodwill' });
     try {
       await until(() => forUser(record.user_id).length === 1);
@@ -211,7 +204,7 @@ describe('events-publisher over the history stream', () => {
         Item: { user_id: { S: poisonUser }, last_run_date: { S: '2026-12-01T12:00:00.000000000Z' }, subscription_id: { S: 'sub-poison' }, billing_status: { S: 'LOST' } },
       }),
     );
-    const record = await seed();
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     await waive(app.deps, { subscriptionId: record.subscription_id, owner: 'op', actor: 'ops', reason: 'behind the poison' });
     try {
       await until(() => forUser(record.user_id).length >= 1 && mapping.failures().length === 1);
@@ -236,7 +229,7 @@ describe('events-publisher over the history stream', () => {
   });
 
   it('answers a batch item failure for a record it cannot map and publishes the rest of the batch', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     await waive(app.deps, { subscriptionId: record.subscription_id, owner: 'op', actor: 'ops', reason: 'goodwill' });
     const good = (await streamRecords()).filter((r) => r.dynamodb?.NewImage?.user_id?.S === record.user_id);
     const template = good[good.length - 1]!;
@@ -252,7 +245,7 @@ describe('events-publisher over the history stream', () => {
     const records: DynamoDBRecord[] = [];
     const users: string[] = [];
     for (let i = 0; i < 23; i++) {
-      const record = await seed();
+      const [record] = await seedRecords(app, dueRecord(app.clock.now()));
       users.push(record.user_id);
       await waive(app.deps, { subscriptionId: record.subscription_id, owner: 'op', actor: 'ops', reason: 'batch' });
     }
@@ -267,7 +260,7 @@ describe('events-publisher over the history stream', () => {
     const deaf = new LocalEventBus({ busName: 'billing-deaf', logger, webhookUrl: 'http://127.0.0.1:9/unreachable', webhookTimeoutMs: 500 });
     await deaf.start();
     try {
-      const record = await seed();
+      const [record] = await seedRecords(app, dueRecord(app.clock.now()));
       await waive(app.deps, { subscriptionId: record.subscription_id, owner: 'op', actor: 'ops', reason: 'deaf' });
       const records = (await streamRecords()).filter((r) => r.dynamodb?.NewImage?.user_id?.S === record.user_id);
       const handler = createEventsPublisherHandler({

@@ -1,8 +1,11 @@
 import * as fc from 'fast-check';
 import { TransientError } from '../../src/domain/errors.js';
+import { RETRY_RUN_STATES } from '../../src/domain/retry-runs.js';
 import type { FaultPoint, FaultSpec } from '../support/faults.js';
+import { DAY, MINUTE } from '../support/time.js';
+import { PAYMENT_METHODS } from '../support/unions.js';
 import type { BillingWorld } from './harness.js';
-import { DAY, MINUTE, currentChain, isBanned, iso, ms, type Method, type ModelState, type Plan, type Term } from './reference-model.js';
+import { currentChain, isBanned, iso, ms, type Method, type ModelState, type Plan, type Term } from './reference-model.js';
 
 /**
  * The commands of the model-based test (fast-check `fc.commands`): every entry point of the
@@ -486,7 +489,7 @@ export interface CommandOptions {
 export function initialPlansArbitrary(users: number): fc.Arbitrary<NewMember[]> {
   return fc.array(
     fc
-      .tuple(fc.constantFrom<Method>('ach', 'pinless', 'card'), fc.constantFrom<Term>('MONTHLY', 'MONTHLY', 'ANNUAL'), fc.option(fc.integer({ min: 1, max: 5 }), { freq: 4 }), fc.integer({ min: 0, max: 35 }), fc.constantFrom(...AMOUNTS))
+      .tuple(fc.constantFrom<Method>(...PAYMENT_METHODS), fc.constantFrom<Term>('MONTHLY', 'MONTHLY', 'ANNUAL'), fc.option(fc.integer({ min: 1, max: 5 }), { freq: 4 }), fc.integer({ min: 0, max: 35 }), fc.constantFrom(...AMOUNTS))
       .map(([method, term, friday, offset, amount]) => ({ method, term, friday: friday ?? undefined, offset, amount })),
     { minLength: users, maxLength: users },
   ).map((plans) => plans.map((p, user) => new NewMember(user, p.method, p.term, p.friday, p.offset, p.amount)));
@@ -501,7 +504,7 @@ export function commandArbitraries(options: CommandOptions): fc.Arbitrary<Cmd>[]
       name: 'NEW',
       weight: 4,
       arb: fc
-        .tuple(u, fc.constantFrom<Method>('ach', 'pinless', 'card'), fc.constantFrom<Term>('MONTHLY', 'MONTHLY', 'ANNUAL'), fc.option(fc.integer({ min: 1, max: 5 }), { freq: 4 }), fc.integer({ min: 0, max: 35 }), fc.constantFrom(...AMOUNTS))
+        .tuple(u, fc.constantFrom<Method>(...PAYMENT_METHODS), fc.constantFrom<Term>('MONTHLY', 'MONTHLY', 'ANNUAL'), fc.option(fc.integer({ min: 1, max: 5 }), { freq: 4 }), fc.integer({ min: 0, max: 35 }), fc.constantFrom(...AMOUNTS))
         .map(([user, method, term, friday, offset, amount]) => new NewMember(user, method, term, friday ?? undefined, offset, amount)),
     },
     {
@@ -528,10 +531,10 @@ export function commandArbitraries(options: CommandOptions): fc.Arbitrary<Cmd>[]
       name: 'BULK_RETRY',
       weight: 2,
       arb: fc
-        .tuple(fc.constantFrom<'parked' | 'exhausted'>('parked', 'exhausted'), fc.boolean(), fc.constantFrom(false, false, false, true))
+        .tuple(fc.constantFrom(...RETRY_RUN_STATES), fc.boolean(), fc.constantFrom(false, false, false, true))
         .map(([state, repeat, dry]) => new BulkRetry(state, repeat, dry)),
     },
-    { name: 'HOPELESS', weight: 2, arb: fc.tuple(u, fc.constantFrom<'parked' | 'exhausted'>('parked', 'exhausted')).map(([user, state]) => new Hopeless(user, state)) },
+    { name: 'HOPELESS', weight: 2, arb: fc.tuple(u, fc.constantFrom(...RETRY_RUN_STATES)).map(([user, state]) => new Hopeless(user, state)) },
     { name: 'RETRY_RUN_ITEMS', weight: 2, arb: fc.boolean().map((duplicate) => new RetryRunItems(duplicate)) },
     { name: 'WAIVE', weight: 2, arb: fc.tuple(u, pick).map(([user, p]) => new Waive(user, p)) },
     {

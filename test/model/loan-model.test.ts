@@ -20,6 +20,7 @@ import { lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/a
 import { FaultInjector, faultyPorts, type FaultSpec } from '../support/faults.js';
 import { httpEvent, responseOf } from '../support/http-events.js';
 import { achDelivery } from '../support/webhooks.js';
+import { DAY, HOUR } from '../support/time.js';
 
 /**
  * Loan payments across their paths (DESIGN 2.7, 4, 4.1): random sequences of a few users' manual
@@ -53,8 +54,6 @@ const SEED = process.env.LOAN_MODEL_SEED !== undefined ? Number(process.env.LOAN
 const PATH = process.env.LOAN_MODEL_PATH;
 const USERS = 3;
 const LOAN = 'loan-1';
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 const PAYMENTS = '/v1/users/{userId}/loans/{loanId}/payments';
 /** Final statuses and charges over the run (LOAN_MODEL_STATS=1 prints them): what the sequences reached. */
 const STATS: Record<string, number> = {};

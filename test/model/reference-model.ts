@@ -1,3 +1,5 @@
+import { DAY, HOUR } from '../support/time.js';
+
 /**
  * The reference model of the model-based billing test: what each member owes, period by period,
  * written separately from src/domain (it imports no domain function; its calendar is its own).
@@ -28,9 +30,6 @@
  * EXTEND HERE when that issue lands: a slot would carry its hold (unauthorized, account error,
  * disputed, do_not_retry) and C2 would refuse any charge for a held slot, whatever the path.
  */
-
-export const DAY = 86_400_000;
-export const MINUTE = 60_000;
 
 export type Term = 'MONTHLY' | 'ANNUAL';
 export type Method = 'ach' | 'pinless' | 'card';
@@ -638,7 +637,7 @@ export function violations(m: MemberModel, obs: MemberObservation, now: number):
  * The model's own numbers: Smart Retries' 8 attempts within 14 days of the first decline, the last
  * slot taken by a run at most an hour late (runs come after the slot's instant, never on it).
  */
-export const DUNNING_WINDOW = 14 * DAY + 60 * 60 * 1000;
+export const DUNNING_WINDOW = 14 * DAY + HOUR;
 export const DUNNING_MAX_RETRIES = 7;
 
 /** Who started a submission: an automatic path (schedule, retry, balance webhook, memberships catch-up), the customer, an operator. */

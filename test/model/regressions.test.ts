@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { DAY, LOCK_LEASE_MS, MINUTE } from '../support/time.js';
 import { checkoutEvent } from './commands.js';
 import { BillingWorld, sharedApp } from './harness.js';
-import { DAY, ms, type Method, type Plan, type Term } from './reference-model.js';
+import { ms, type Method, type Plan, type Term } from './reference-model.js';
 
 /**
  * Every counterexample the model-based test found (see docs in test/model/billing-model.test.ts),
@@ -197,7 +198,7 @@ describe('model counterexamples, as regressions', () => {
     w.arm({ point: 'processor.accepted', mode: 'crash' });
     await w.collectionsRun();
     expect(w.charges(w.users[0]!)).toHaveLength(1);
-    w.app.clock.advance(2 * 60_000); // the dead process's lease (60 s) has lapsed
+    w.app.clock.advance(LOCK_LEASE_MS + MINUTE); // the dead process's lease has lapsed
     const [record] = await recordsOf(w, 0);
     for (let i = 0; i < 2; i++) {
       const res = await w.api('POST', '/v1/subscriptions/{subscriptionId}/waive', { subscriptionId: record!.subscription_id }, { reason: 'regression' });
@@ -296,7 +297,7 @@ describe('model counterexamples, as regressions', () => {
     expect(w.charges(w.users[0]!)).toHaveLength(1);
     expect((await recordsOf(w, 0))[0]!.billing_status).toBe('PENDING');
     w.setBalance(0, 500); // below the 1999 due
-    w.app.clock.advance(2 * 60_000); // the dead process's lease (60 s) has lapsed
+    w.app.clock.advance(LOCK_LEASE_MS + MINUTE); // the dead process's lease has lapsed
     await w.collectionsRun();
     const [record] = await recordsOf(w, 0);
     expect(record!.billing_status).toBe('COMPLETED');

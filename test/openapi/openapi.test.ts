@@ -2,6 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { HOLD_CODES } from '../../src/domain/collectible.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { ROUTES as STACK_ROUTES, type ManifestRoute } from '../../src/manifest/index.js';
 import { formatInstant } from '../../src/domain/time.js';
@@ -15,7 +16,9 @@ import { documentedRouteKeys, openApiDocument, type JsonObject } from '../../src
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { balanceWebhookEvent, httpEvent, responseOf, type HttpEventOptions } from '../support/http-events.js';
 import { achDelivery, achEventBody, nowSeconds, paymentIntentObject, stripeDelivery, stripeEvent } from '../support/webhooks.js';
-import { DAY_MS, instantAt, seedOne } from '../handlers/api-fixtures.js';
+import { billingRecord, instantAt } from '../handlers/api-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { DAY } from '../support/time.js';
 
 /**
  * The OpenAPI document (DESIGN 8): valid OpenAPI 3.1, one operation per route of the route
@@ -87,18 +90,18 @@ beforeAll(async () => {
   const jwt = (method: string, route: string, options: HttpEventOptions = {}) => (body: JsonObject | undefined) =>
     httpEvent(method, { route, timeEpoch: nowMs, ...options, ...(body !== undefined ? { body } : {}) });
 
-  const paid = await seedOne(app);
-  const read = await seedOne(app);
-  const waived = await seedOne(app);
-  const moved = await seedOne(app, { billing_date: instantAt(app, 5 * DAY_MS) });
-  const due = instantAt(app, -DAY_MS);
-  const parked = await seedOne(app, {
+  const [paid] = await seedRecords(app, billingRecord(app));
+  const [read] = await seedRecords(app, billingRecord(app));
+  const [waived] = await seedRecords(app, billingRecord(app));
+  const [moved] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, 5 * DAY) }));
+  const due = instantAt(app, -DAY);
+  const [parked] = await seedRecords(app, billingRecord(app, {
     billing_date: due,
     billing_failed_for: `${due}#0`,
     billing_failure_count: 8,
     billing_failed_at: instantAt(app, -3_600_000),
     billing_last_error: 'processor error',
-  });
+  }));
 
   const sub = (id: string) => ({ subscriptionId: id });
   const loan = { userId: read.user_id, loanId: 'loan-1' };
@@ -112,16 +115,16 @@ beforeAll(async () => {
   };
 
   // One period per hold of DESIGN 3.1 / 5b: manual pay and retry-billing answer 409 with its code, charging nothing.
-  const failedAt = instantAt(app, -3 * DAY_MS);
-  const failed = { billing_status: 'FAILED' as const, payment_attempts: 1, first_attempt_date: failedAt, last_attempt_date: failedAt, billing_date: instantAt(app, -4 * DAY_MS) };
+  const failedAt = instantAt(app, -3 * DAY);
+  const failed = { billing_status: 'FAILED' as const, payment_attempts: 1, first_attempt_date: failedAt, last_attempt_date: failedAt, billing_date: instantAt(app, -4 * DAY) };
   const holds: [string, Partial<BillingRecord>][] = [
     ['ach_authorization_required', { ...failed, payment_method: 'ach', ach_unauthorized: true, ach_blocked: true, ach_return_code: 'R10' }],
     ['ach_account_invalid', { ...failed, payment_method: 'ach', ach_blocked: true, ach_return_code: 'R02' }],
-    ['ach_representment_limit', { ...failed, payment_method: 'ach', ach_blocked: true, ach_return_code: 'R01', ach_represented: 2, ach_original_entry_date: instantAt(app, -20 * DAY_MS), payment_attempts: 3 }],
+    ['ach_representment_limit', { ...failed, payment_method: 'ach', ach_blocked: true, ach_return_code: 'R01', ach_represented: 2, ach_original_entry_date: instantAt(app, -20 * DAY), payment_attempts: 3 }],
     ['card_disputed', { ...failed, payment_method: 'card', card_disputed: true }],
     ['payment_method_required', { ...failed, payment_method: 'card', decline_code: 'lost_card', decline_class: 'do_not_retry', dunning_first_declined_at: failedAt, dunning_attempts: 1, card_network: 'visa' }],
   ];
-  const held = await Promise.all(holds.map(async ([code, overrides]) => [code, await seedOne(app, overrides)] as const));
+  const held = await Promise.all(holds.map(async ([code, overrides]) => [code, (await seedRecords(app, billingRecord(app, overrides)))[0]] as const));
   const holdCases: Case[] = held.flatMap(([code, record]) => [
     {
       routeKey: 'POST /v1/subscriptions/{subscriptionId}/pay',
@@ -135,12 +138,12 @@ beforeAll(async () => {
   ]);
 
   // A period whose failed attempt presented its key (the processor may hold the payment): a waive answers 409 attempt_outcome_unknown.
-  const presentedBillingDate = instantAt(app, -2 * DAY_MS);
-  const presented = await seedOne(app, { billing_date: presentedBillingDate, payment_method: 'pinless', billing_failed_for: `${presentedBillingDate}#0`, billing_failure_count: 1, billing_failed_at: failedAt, billing_last_error: 'The payment processor is unavailable.', billing_presented_for: `${presentedBillingDate}#0` });
+  const presentedBillingDate = instantAt(app, -2 * DAY);
+  const [presented] = await seedRecords(app, billingRecord(app, { billing_date: presentedBillingDate, payment_method: 'pinless', billing_failed_for: `${presentedBillingDate}#0`, billing_failure_count: 1, billing_failed_at: failedAt, billing_last_error: 'The payment processor is unavailable.', billing_presented_for: `${presentedBillingDate}#0` }));
   holdCases.push({ routeKey: 'POST /v1/subscriptions/{subscriptionId}/waive', body: { reason: 'operator waive' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/waive', { pathParameters: sub(presented.subscription_id) }), send: viaApi, status: 409, code: 'attempt_outcome_unknown' });
 
   // An ACH exception (DESIGN 4.1) for ?billing=exceptions; the do_not_retry period above is in ?billing=dunning&state=exhausted.
-  await seedOne(app, { billing_status: 'ACHSENT', payment_method: 'ach', transaction_id: 'conf-exception', payment_attempts: 1, last_attempt_date: failedAt, ach_exception: { code: 'amount_mismatch', received_cents: 1, at: failedAt } });
+  await seedRecords(app, billingRecord(app, { billing_status: 'ACHSENT', payment_method: 'ach', transaction_id: 'conf-exception', payment_attempts: 1, last_attempt_date: failedAt, ach_exception: { code: 'amount_mismatch', received_cents: 1, at: failedAt } }));
 
   // Two loans whose last ACH payment from account 6789 came back R10 and R02: a new ACH payment from it is refused.
   const loanHolds: Case[] = [];
@@ -206,7 +209,7 @@ beforeAll(async () => {
     { routeKey: 'POST /v1/subscriptions/{subscriptionId}/waive', body: { reason: 'goodwill' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/waive', { pathParameters: sub(waived.subscription_id) }), send: viaApi, status: 200 },
     {
       routeKey: 'PUT /v1/subscriptions/{subscriptionId}/billing-date',
-      body: { billing_date: instantAt(app, 7 * DAY_MS), reason: 'member asked for payday' },
+      body: { billing_date: instantAt(app, 7 * DAY), reason: 'member asked for payday' },
       build: jwt('PUT', '/v1/subscriptions/{subscriptionId}/billing-date', { pathParameters: sub(moved.subscription_id) }),
       send: viaApi,
       status: 200,
@@ -314,7 +317,7 @@ describe('GET /openapi.json document', () => {
       return component.properties.error.properties.code.enum;
     };
     const answered = (routeKey: string) => new Set(seen.filter((s) => s.routeKey === routeKey && s.status === 409).map((s) => (s.body as { error: { code: string } }).error.code));
-    const holds = ['ach_authorization_required', 'ach_account_invalid', 'ach_representment_limit', 'card_disputed', 'payment_method_required'];
+    const holds = HOLD_CODES;
     for (const routeKey of ['POST /v1/subscriptions/{subscriptionId}/pay', 'POST /v1/subscriptions/{subscriptionId}/retry-billing']) {
       expect(conflictCodes(routeKey)).toEqual(expect.arrayContaining(['locked', ...holds]));
       expect([...answered(routeKey)].sort()).toEqual([...holds].sort());

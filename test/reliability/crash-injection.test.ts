@@ -15,8 +15,11 @@ import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { kinesisEvent, kinesisRecord } from '../support/aws-events.js';
 import { FaultInjector, faultyPorts, type FaultPoint, type FaultSpec } from '../support/faults.js';
 import { httpEvent } from '../support/http-events.js';
-import { allHistory, allRecords, dueRecord, ledgerViolations, seedRecord } from '../support/ledger.js';
+import { allHistory, allRecords, dueRecord, ledgerViolations } from '../support/ledger.js';
+import { seedRecords } from '../support/seed.js';
+import { PAYMENT_METHODS } from '../support/unions.js';
 import { runPath, type AttemptPath } from '../support/paths.js';
+import { HOUR, SHORT_LOCK_LEASE_MS } from '../support/time.js';
 
 /**
  * Crash injection (DESIGN 3, 5, 10): a fault at every step of every path, either one error of a
@@ -28,13 +31,11 @@ import { runPath, type AttemptPath } from '../support/paths.js';
  */
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const HOUR = 3_600_000;
-const LEASE_MS = 5_000;
 
 let app: TestApp;
 
 beforeAll(async () => {
-  app = await createTestApp({ label: 'crash', now: NOW, settings: { lockLeaseMs: LEASE_MS } });
+  app = await createTestApp({ label: 'crash', now: NOW, settings: { lockLeaseMs: SHORT_LOCK_LEASE_MS } });
 });
 
 type Mode = 'crash' | 'transient' | 'interrupted' | 'counted';
@@ -73,12 +74,12 @@ const ATTEMPT_POINTS: readonly FaultPoint[] = [
   'billing.commit.after',
   'lock.release.before',
 ];
-const RAILS: readonly PaymentMethod[] = ['pinless', 'ach', 'card'];
+const RAILS = PAYMENT_METHODS;
 const CRASH_PATHS: readonly AttemptPath[] = ['scheduled', 'batch-worker', 'manual', 'operator'];
 
 /** One scenario: fault, check the interim books, resume, check the settled books. */
 async function faultThenResume(path: AttemptPath, point: FaultPoint, mode: Mode, rail: PaymentMethod, firstOutcome: 'approve' | 'error' = 'approve') {
-  const record = await seedRecord(app, dueRecord(app.clock.now(), rail));
+  const [record] = await seedRecords(app, dueRecord(app.clock.now(), rail));
   setOutcome(record.user_id, firstOutcome);
   const faults = new FaultInjector([spec(point, mode)]);
   const first = await runPath(processDeps(faults), record, { path, requestKey: 'pay-1' });
@@ -121,11 +122,11 @@ describe('crash injection at every step of the collection attempt', () => {
   });
 
   it('throttling-like transient faults on every write of a path leave billing_failure_count at zero', async () => {
-    const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
     for (let round = 0; round < 3; round++) {
       const faults = new FaultInjector([spec('billing.commit.before', 'transient')]);
       await runPath(processDeps(faults), record, { path: 'batch-worker' });
-      app.clock.advance(LEASE_MS + 1);
+      app.clock.advance(SHORT_LOCK_LEASE_MS + 1);
     }
     const stored = await app.deps.billing.get(record);
     expect(stored?.billing_failure_count ?? 0).toBe(0);
@@ -152,7 +153,7 @@ describe('crash injection on the ach-handler', () => {
     await Promise.all(
       points.flatMap((point) =>
         (['crash', 'transient', 'counted'] as const).map(async (mode) => {
-          const record = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `sim_${randomUUID()}` }));
+          const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `sim_${randomUUID()}` }));
           const event = {
             event_id: `ach_${randomUUID()}`,
             type: 'settled',
@@ -209,7 +210,7 @@ describe('crash injection on the stripe-webhook', () => {
     await Promise.all(
       points.flatMap((point) =>
         (['crash', 'transient'] as const).map(async (mode) => {
-          const record = await seedRecord(app, dueRecord(app.clock.now(), 'card'));
+          const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'card'));
           const intent = `pi_${randomUUID().replace(/-/g, '')}`;
           const event = paymentSucceeded(record, intent);
           const handler = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
@@ -258,7 +259,7 @@ describe('crash injection on the memberships-consumer', () => {
           });
           const record = kinesisRecord(event);
           await createMembershipsConsumerHandler(processDeps(new FaultInjector([spec(point, mode)]))('memberships-consumer'))(kinesisEvent([record]));
-          app.clock.advance(LEASE_MS + 1);
+          app.clock.advance(SHORT_LOCK_LEASE_MS + 1);
           const again = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([record]));
           expect(again.batchItemFailures, `${mode} at ${point}`).toEqual([]);
           const records = await allRecords(app.deps.billing, userId);
@@ -274,13 +275,13 @@ describe('crash injection on the memberships-consumer', () => {
     const points: FaultPoint[] = ['processor.accepted', 'billing.commit.before', 'billing.commit.after', 'lock.release.before'];
     await Promise.all(
       points.map(async (point) => {
-        const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
+        const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
         setOutcome(record.user_id, 'approve');
         const kin = kinesisRecord(membership('PAUSE', record.user_id, { months: 2 }));
         const first = await createMembershipsConsumerHandler(processDeps(new FaultInjector([spec(point, 'crash')]))('memberships-consumer'))(kinesisEvent([kin]));
         // A failed release after the change committed does not fail the record: the committed result stands (DESIGN 3.1).
         expect(first.batchItemFailures, point).toHaveLength(point === 'lock.release.before' ? 0 : 1);
-        app.clock.advance(LEASE_MS + 1);
+        app.clock.advance(SHORT_LOCK_LEASE_MS + 1);
         const again = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([kin]));
         expect(again.batchItemFailures, point).toEqual([]);
         expect((await app.deps.billing.get(record))?.billing_status, point).toBe('COMPLETED');

@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
-import type { PaymentMethod } from '../../src/domain/records.js';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { dueRecord, ledgerViolations, seedRecord } from '../support/ledger.js';
+import { dueRecord, ledgerViolations } from '../support/ledger.js';
+import { seedRecords } from '../support/seed.js';
+import { PAYMENT_METHODS } from '../support/unions.js';
 import { attemptDepsOf } from '../../src/handlers/shared/attempt-deps.js';
 import { ATTEMPT_PATHS, runPath, type PathCall, type PathResult } from '../support/paths.js';
+import { BILLING_RETRY_WAITS_MS, HOUR, SHORT_LOCK_LEASE_MS } from '../support/time.js';
 
 /**
  * Exactly-once under contention (DESIGN 3, 10): every path races every other on one record, with
@@ -17,8 +19,6 @@ import { ATTEMPT_PATHS, runPath, type PathCall, type PathResult } from '../suppo
  */
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const HOUR = 3_600_000;
-const LEASE_MS = 5_000;
 /** Scales the number of generated schedules (RELIABILITY_SCALE=4 for a longer soak). */
 const SCALE = Number(process.env.RELIABILITY_SCALE ?? '1');
 
@@ -36,7 +36,7 @@ function count(result: PathResult): void {
 beforeAll(async () => {
   // A short lease in simulated time: a clock step past it lets a second attempt take the lock
   // while the first is still running.
-  app = await createTestApp({ label: 'exactly-once', now: NOW, settings: { lockLeaseMs: LEASE_MS } });
+  app = await createTestApp({ label: 'exactly-once', now: NOW, settings: { lockLeaseMs: SHORT_LOCK_LEASE_MS } });
 });
 
 afterAll(() => {
@@ -57,11 +57,11 @@ const roundArb = fc.record({
   outcome: fc.constantFrom('approve', 'decline', 'decline', 'error'),
   calls: fc.array(callArb, { minLength: 2, maxLength: 9 }),
   /** A clock step while the calls run: past the lease, past the ladder's first wait, or a day. */
-  step: fc.option(fc.record({ atMs: fc.integer({ min: 0, max: 15 }), byMs: fc.constantFrom(LEASE_MS + 1, 15 * 60_000 + 1, 25 * HOUR) }), { nil: undefined }),
+  step: fc.option(fc.record({ atMs: fc.integer({ min: 0, max: 15 }), byMs: fc.constantFrom(SHORT_LOCK_LEASE_MS + 1, BILLING_RETRY_WAITS_MS[0]! + 1, 25 * HOUR) }), { nil: undefined }),
 });
 
 const scheduleArb = fc.record({
-  rail: fc.constantFrom<PaymentMethod>('pinless', 'ach', 'card'),
+  rail: fc.constantFrom(...PAYMENT_METHODS),
   rounds: fc.array(roundArb, { minLength: 1, maxLength: 4 }),
 });
 
@@ -69,7 +69,7 @@ describe('exactly-once under contention on DynamoDB Local', () => {
   it('charges each attempt number at most once and records every accepted charge, over random schedules of every path', async () => {
     await fc.assert(
       fc.asyncProperty(scheduleArb, async ({ rail, rounds }) => {
-        const record = await seedRecord(app, dueRecord(app.clock.now(), rail));
+        const [record] = await seedRecords(app, dueRecord(app.clock.now(), rail));
         const unexpected: unknown[] = [];
         for (const round of rounds) {
           app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: round.outcome } });
@@ -105,8 +105,8 @@ describe('exactly-once under contention on DynamoDB Local', () => {
   }, 240_000);
 
   it('many users at once: hundreds of concurrent attempts over the batch-worker, balance and manual paths charge each period once', async () => {
-    const users = Array.from({ length: 40 }, (_, i) => dueRecord(app.clock.now(), (['pinless', 'ach', 'card'] as const)[i % 3]!));
-    await Promise.all(users.map((r) => seedRecord(app, r)));
+    const users = Array.from({ length: 40 }, (_, i) => dueRecord(app.clock.now(), PAYMENT_METHODS[i % PAYMENT_METHODS.length]!));
+    await seedRecords(app, ...users);
     const calls = users.flatMap((r) =>
       (['batch-worker', 'scheduled', 'balance', 'manual', 'api-pay', 'balance-worker'] as const).map((path) => ({ record: r, call: { path, balanceOpen: true, requestKey: 'same' } })),
     );
@@ -140,16 +140,16 @@ class PausedAfterAccept implements PaymentProcessor {
 
 describe('the version fence when the lease has expired', () => {
   it('a paused holder whose lease was taken over cannot write: one charge, one recorded outcome', async () => {
-    const rails: PaymentMethod[] = ['pinless', 'ach', 'card'];
+    const rails = [...PAYMENT_METHODS];
     for (const rail of rails) {
-      const record = await seedRecord(app, dueRecord(app.clock.now(), rail));
+      const [record] = await seedRecords(app, dueRecord(app.clock.now(), rail));
       app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'approve' } });
       const paused = new PausedAfterAccept(app.simulator);
       // No heartbeat during the test: only the lease and the version stand between the two.
       const base = { ...attemptDepsOf(app.deps, app.deps.logger), lockHeartbeatMs: 600_000 };
       const first = runCollectionAttempt({ ...base, processor: paused }, { key: record, process: 'SCHEDULED', owner: 'paused-holder' });
       await paused.accepted;
-      app.clock.advance(LEASE_MS + 1);
+      app.clock.advance(SHORT_LOCK_LEASE_MS + 1);
       const second = await runCollectionAttempt(base, { key: record, process: 'RETRY', owner: 'taker' });
       expect(second.kind).toBe(rail === 'ach' ? 'submitted' : 'collected');
       paused.resume();
@@ -161,7 +161,7 @@ describe('the version fence when the lease has expired', () => {
   });
 
   it('a holder paused before submitting resends the same key after a takeover, and its write is refused', async () => {
-    const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
     let release!: () => void;
     let reachedGate!: () => void;
     const atGate = new Promise<void>((r) => (reachedGate = r));
@@ -175,7 +175,7 @@ describe('the version fence when the lease has expired', () => {
     const base = { ...attemptDepsOf(app.deps, app.deps.logger), lockHeartbeatMs: 600_000 };
     const first = runCollectionAttempt({ ...base, accounts: slowAccounts }, { key: record, process: 'SCHEDULED', owner: 'slow' });
     await atGate;
-    app.clock.advance(LEASE_MS + 1);
+    app.clock.advance(SHORT_LOCK_LEASE_MS + 1);
     expect((await runCollectionAttempt(base, { key: record, process: 'SCHEDULED', owner: 'taker' })).kind).toBe('collected');
     release();
     expect((await first).kind).toBe('failed_uncounted');

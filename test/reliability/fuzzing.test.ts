@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collectionMessageSchema } from '../../src/domain/collections.js';
+import { ACH_EVENT_TYPES } from '../../src/domain/ach-outcomes.js';
+import { collectionMessageSchema, collectionProcessSchema } from '../../src/domain/collections.js';
 import { membershipEventSchema } from '../../src/domain/use-cases/membership/apply-membership-event.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
@@ -14,7 +15,9 @@ import type { HttpEvent, HttpResult } from '../../src/handlers/shared/http.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { kinesisEvent, kinesisRecord, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { balanceWebhookEvent, httpEvent, operatorAuth, readerAuth, type JwtAuth } from '../support/http-events.js';
-import { dueRecord, seedRecord, tableItemCounts } from '../support/ledger.js';
+import { dueRecord, tableItemCounts } from '../support/ledger.js';
+import { seedRecords } from '../support/seed.js';
+import { MEMBERSHIP_EVENT_TYPES, PAYMENT_METHODS } from '../support/unions.js';
 import { achDelivery, achEventBody, paymentIntentObject, stripeDelivery, stripeEvent } from '../support/webhooks.js';
 import { countWrites, type WriteCounter } from '../support/write-counter.js';
 
@@ -40,13 +43,13 @@ afterAll(() => {
 beforeAll(async () => {
   app = await createTestApp({ label: 'fuzz', now: NOW });
   writes = countWrites(app.db.client, app.db.tables.locks);
-  for (const rail of ['pinless', 'ach', 'card'] as const) {
-    const r = await seedRecord(app, dueRecord(app.clock.now(), rail));
+  for (const rail of PAYMENT_METHODS) {
+    const [r] = await seedRecords(app, dueRecord(app.clock.now(), rail));
     known.subscriptionIds.push(r.subscription_id);
     known.userIds.push(r.user_id);
     known.billingDates.push(r.billing_date);
   }
-  const achsent = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: 'sim_known' }));
+  const [achsent] = await seedRecords(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: 'sim_known' }));
   known.userIds.push(achsent.user_id);
   known.billingDates.push(achsent.billing_date);
 });
@@ -165,7 +168,7 @@ const apiRequestArb = fc.record({
       fc.oneof(
         fc.record({ reason: fc.string({ maxLength: 50 }) }),
         fc.record({ billing_date: fc.date({ min: new Date('2026-01-01'), max: new Date('2028-01-01'), noInvalidDate: true }).map((d) => d.toISOString()), reason: fc.constant('fuzz') }),
-        fc.record({ amount_cents: fc.integer({ min: -5, max: 100_000 }), payment_method: fc.constantFrom('ach', 'pinless', 'card') }),
+        fc.record({ amount_cents: fc.integer({ min: -5, max: 100_000 }), payment_method: fc.constantFrom(...PAYMENT_METHODS) }),
       ),
     ),
     { nil: undefined },
@@ -225,7 +228,7 @@ describe('fuzzing the edges', () => {
       'checkout.session.completed',
       'customer.created',
     ).map((type) => stripeEvent(type, paymentIntentObject(record, `pi_${randomUUID().slice(0, 6)}`), nowMs()) as Record<string, unknown>);
-    const achValid = fc.constantFrom('settled', 'returned', 'refunded', 'chargeback').map(
+    const achValid = fc.constantFrom(...ACH_EVENT_TYPES).map(
       (type) => achEventBody(achsent, type as 'settled', 'sim_other', formatInstant(app.clock.now()), type === 'returned' ? { return_code: 'R01' } : {}) as Record<string, unknown>,
     );
     const balanceValid = fc.record({
@@ -268,7 +271,7 @@ describe('fuzzing the edges', () => {
       user_id: fc.constantFrom(...known.userIds, 'user-nobody'),
       billing_date: fc.constantFrom(...known.billingDates),
       subscription_id: fc.constantFrom(...known.subscriptionIds),
-      process: fc.constantFrom('SCHEDULED', 'RETRY', 'PAUSE', 'BATCH'),
+      process: fc.constantFrom(...collectionProcessSchema.options),
       enqueued_at: fc.constant(NOW),
     });
     const balanceValid = fc.record({
@@ -307,7 +310,7 @@ describe('fuzzing the edges', () => {
     const consumer = createMembershipsConsumerHandler(app.depsFor('memberships-consumer'));
     const valid = fc.record({
       event_id: fc.uuid(),
-      type: fc.constantFrom('PAUSE', 'UNPAUSE', 'CANCEL', 'CLOSEACCOUNT', 'REACTIVATE', 'BAN', 'NEW'),
+      type: fc.constantFrom(...MEMBERSHIP_EVENT_TYPES),
       user_id: fc.constant(`user-${randomUUID()}`),
       occurred_at: fc.constant(NOW),
       months: fc.integer({ min: 1, max: 12 }),

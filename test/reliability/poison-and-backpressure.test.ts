@@ -10,7 +10,8 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { kinesisEvent, kinesisRecord, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { injectThrottling, type ThrottlePlan } from '../support/faults.js';
 import { httpEvent, responseOf } from '../support/http-events.js';
-import { allRecords, dueRecord, ledgerViolations, seedRecord } from '../support/ledger.js';
+import { allRecords, dueRecord, ledgerViolations } from '../support/ledger.js';
+import { seedRecords } from '../support/seed.js';
 
 /**
  * Poison and backpressure (DESIGN 5, 7): a poison Kinesis record is reported without holding back
@@ -76,7 +77,7 @@ describe('poison records', () => {
   });
 
   it('a poison SQS message is reported alone; the other messages of the batch are collected', async () => {
-    const good = await Promise.all([0, 1, 2].map(() => seedRecord(app, dueRecord(app.clock.now(), 'pinless'))));
+    const good = await seedRecords(app, ...[0, 1, 2].map(() => dueRecord(app.clock.now(), 'pinless')));
     const poison = sqsRecord('{"user_id": 42}');
     const event = sqsEvent([collectionMessage(good[0]!), poison, collectionMessage(good[1]!), collectionMessage(good[2]!)]);
     const out = await createBatchWorkerHandler(app.depsFor('batch-worker'))(event);
@@ -87,7 +88,7 @@ describe('poison records', () => {
 
 describe('throttling', () => {
   it('a throttle the SDK retries away is invisible: the attempt collects, nothing is counted', async () => {
-    const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
     throttle.commands = ['TransactWriteItemsCommand', 'GetItemCommand', 'PutItemCommand'];
     throttle.remaining = 2;
     const out = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([collectionMessage(record)]));
@@ -100,7 +101,7 @@ describe('throttling', () => {
   it.each(['GetItemCommand', 'TransactWriteItemsCommand', 'DeleteItemCommand'])(
     'persistent throttling of %s is reported as a batch item failure, uncounted; the redelivery collects once',
     async (command) => {
-      const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
+      const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
       throttle.commands = [command];
       throttle.remaining = 1_000;
       const message = collectionMessage(record);
@@ -126,7 +127,7 @@ describe('throttling', () => {
   );
 
   it('throttling while saving a counted failure leaves nothing counted and the message redelivered', async () => {
-    const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
     app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, [record.user_id]: 'error' } });
     throttle.commands = ['TransactWriteItemsCommand'];
     throttle.remaining = 1_000;
@@ -137,7 +138,7 @@ describe('throttling', () => {
   });
 
   it('a throttled batch: the throttled users are reported, the rest collected, none counted; redelivery finishes the work', async () => {
-    const records = await Promise.all(Array.from({ length: 10 }, () => seedRecord(app, dueRecord(app.clock.now(), 'pinless'))));
+    const records = await seedRecords(app, ...Array.from({ length: 10 }, () => dueRecord(app.clock.now(), 'pinless')));
     const messages = records.map(collectionMessage);
     throttle.commands = ['TransactWriteItemsCommand'];
     throttle.remaining = 12;
@@ -157,7 +158,7 @@ describe('throttling', () => {
   });
 
   it('the API answers a throttled manual pay with 503 unavailable and retry-after, nothing counted', async () => {
-    const record = await seedRecord(app, dueRecord(app.clock.now(), 'pinless'));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
     throttle.commands = ['GetItemCommand'];
     throttle.remaining = 1_000;
     const result = await createApiHandler(app.depsFor('api'))(

@@ -7,7 +7,8 @@ import { createApiHandler } from '../../src/handlers/api.js';
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { balanceWebhookEvent, responseOf } from '../support/http-events.js';
-import { allHistory, dueRecord, ledgerViolations, seedRecord, tableItemCounts } from '../support/ledger.js';
+import { allHistory, dueRecord, ledgerViolations, tableItemCounts } from '../support/ledger.js';
+import { seedRecords } from '../support/seed.js';
 import {
   achDelivery,
   achEventBody,
@@ -45,7 +46,7 @@ function statuses(results: { statusCode?: number }[]): Record<number, number> {
 
 describe('storms of one event', () => {
   it(`${STORM} concurrent deliveries of one payment_intent.succeeded apply it once`, async () => {
-    const record = await seedRecord(app, dueRecord(app.clock.now(), 'card'));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'card'));
     const intent = `pi_${randomUUID().replace(/-/g, '')}`;
     const event = stripeEvent('payment_intent.succeeded', paymentIntentObject(record, intent), nowMs());
     const handler = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
@@ -67,7 +68,7 @@ describe('storms of one event', () => {
 
   it(`${STORM} concurrent deliveries of one ACH settlement apply it once (the version fence, no lock)`, async () => {
     const confirmation = `sim_${randomUUID()}`;
-    const record = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: confirmation }));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: confirmation }));
     const body = achEventBody(record, 'settled', confirmation, nowIso());
     const handler = createAchHandler(app.depsFor('ach-handler'));
     const results = await Promise.all(Array.from({ length: STORM }, () => handler(achDelivery(body, { signedAtMs: wallMs() }))));
@@ -91,7 +92,7 @@ function permutations<T>(items: readonly T[]): T[][] {
 describe('events out of order', () => {
   it('Stripe: a declined PaymentIntent and the next one succeeding, in either order, end COMPLETED on the successful one', async () => {
     for (const order of permutations(['failed', 'succeeded'] as const)) {
-      const record = await seedRecord(app, dueRecord(app.clock.now(), 'card'));
+      const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'card'));
       const declined = `pi_${randomUUID().slice(0, 8)}`;
       const paid = `pi_${randomUUID().slice(0, 8)}`;
       const handler = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
@@ -111,7 +112,7 @@ describe('events out of order', () => {
     for (const order of permutations(['succeeded', 'dispute'] as const)) {
       const intent = `pi_${randomUUID().slice(0, 8)}`;
       // The attempt already recorded the card payment; the webhook's succeeded is a late repeat of it.
-      const record = await seedRecord(
+      const [record] = await seedRecords(
         app,
         dueRecord(app.clock.now(), 'card', { billing_status: 'COMPLETED', transaction_id: intent, payment_attempts: 1, payment_error: '', completed_date: nowIso() }),
       );
@@ -130,7 +131,7 @@ describe('events out of order', () => {
   it('ACH: a settlement and a chargeback of one entry, in either order, end charged back and never retried', async () => {
     for (const order of permutations(['settled', 'chargeback'] as const)) {
       const confirmation = `sim_${randomUUID()}`;
-      const record = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: confirmation }));
+      const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: confirmation }));
       const handler = createAchHandler(app.depsFor('ach-handler'));
       for (const type of order) expect((await handler(achDelivery(achEventBody(record, type, confirmation, nowIso()), { signedAtMs: wallMs() }))).statusCode).toBe(200);
       expect(await app.deps.billing.get(record), order.join(' → ')).toMatchObject({ billing_status: 'FAILED', ach_unauthorized: true });
@@ -141,7 +142,7 @@ describe('events out of order', () => {
     for (const order of permutations(['late-return', 'settled'] as const)) {
       const first = `sim_${randomUUID()}`;
       const second = `sim_${randomUUID()}`;
-      const record = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: first }));
+      const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: first }));
       const handler = createAchHandler(app.depsFor('ach-handler'));
       const returned = achEventBody(record, 'returned', first, nowIso(), { return_code: 'R01' });
       expect(JSON.parse((await handler(achDelivery(returned, { signedAtMs: wallMs() }))).body ?? '{}')).toMatchObject({ status: 'applied', effect: 'represent' });
@@ -162,8 +163,8 @@ describe('events out of order', () => {
 
 describe('stale and forged signatures', () => {
   it('answers 400 invalid_signature and writes nothing, on the Stripe, ACH and balance webhooks', async () => {
-    const record = await seedRecord(app, dueRecord(app.clock.now(), 'card'));
-    const achRecord = await seedRecord(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: 'sim_x' }));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'card'));
+    const [achRecord] = await seedRecords(app, dueRecord(app.clock.now(), 'ach', { billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: 'sim_x' }));
     const before = await tableItemCounts(app);
     const stale = nowSeconds(wallMs()) - 10 * 60;
     const future = nowSeconds(wallMs()) + 10 * 60;

@@ -26,8 +26,9 @@ import { FaultInjector, faultyPorts } from '../support/faults.js';
 import { seedRecords } from '../support/seed.js';
 import { completedCheckoutSession, stripeEventOf, succeededPaymentIntent } from '../support/stripe-fixtures.js';
 import { achDelivery, achEventBody, stripeDelivery } from '../support/webhooks.js';
-import { billingRecord, callerFor, DAY_MS, instantAt, seedOne, type Caller } from '../handlers/api-fixtures.js';
+import { billingRecord, callerFor, instantAt, type Caller } from '../handlers/api-fixtures.js';
 import { parseBody, webhookEvent } from '../handlers/webhook-events.js';
+import { DAY, HOUR } from '../support/time.js';
 
 /**
  * Every use case through its function's grant guard (src/runtime/grants.ts), built from the
@@ -43,7 +44,6 @@ const WIDER_THAN_USE: Partial<Record<FunctionName, readonly string[]>> = {
   'retry-run-worker': ['billingActivity query', 'retryRuns get'],
 };
 
-const HOUR = 3_600_000;
 let app: TestApp;
 /** The app whose functions' deps record every DynamoDB permission they use. */
 let walked: TestApp;
@@ -126,7 +126,7 @@ describe('every use case through its function’s grant guard', () => {
     const period = dueRecord(app.clock.now(), 'pinless');
     await seedRecords(app, period);
     const user = `user-${randomUUID()}`;
-    const loan = { loc_user_id: user, loc_loan_id: 'loan-w1', loc_payment_id: 'pay-w1', loc_amount: 700, loc_payment_method: 'ach' as const, loc_account_last_four: '6789', loc_status: 'RETRY' as const, loc_process: 'AUTO' as const, loc_payment_attempts: 1, loc_confirmation_id: 'conf-w1', loc_decline_code: 'insufficient_funds', loc_decline_class: 'retry_later' as const, loc_update_reason: 'declined', loc_first_declined_at: at(-DAY_MS), loc_next_attempt_at: at(-HOUR), loc_created_date: at(-2 * DAY_MS), loc_last_updated: at(-DAY_MS), version: 1 };
+    const loan = { loc_user_id: user, loc_loan_id: 'loan-w1', loc_payment_id: 'pay-w1', loc_amount: 700, loc_payment_method: 'ach' as const, loc_account_last_four: '6789', loc_status: 'RETRY' as const, loc_process: 'AUTO' as const, loc_payment_attempts: 1, loc_confirmation_id: 'conf-w1', loc_decline_code: 'insufficient_funds', loc_decline_class: 'retry_later' as const, loc_update_reason: 'declined', loc_first_declined_at: at(-DAY), loc_next_attempt_at: at(-HOUR), loc_created_date: at(-2 * DAY), loc_last_updated: at(-DAY), version: 1 };
     await app.deps.payments.create(loan, { actor: 'test', reason: 'fixture' });
     app.collectionsQueue.clear();
     await createCollectionsJobHandler(walked.depsFor('collections-job'))(scheduledEvent(at(0)), lambdaContext());
@@ -141,16 +141,16 @@ describe('every use case through its function’s grant guard', () => {
   it('memberships-consumer creates, pauses and cancels a membership', async () => {
     const user = `user-${randomUUID()}`;
     const events = [
-      { event_id: `evt-${randomUUID()}`, type: 'NEW', user_id: user, occurred_at: at(-3 * DAY_MS), plan: { amount: '19.99', term: 'MONTHLY', tier: 'plus:v3', payment_method: 'ach', account_last_four: '6789', first_billing_date: at(2 * DAY_MS) } },
-      { event_id: `evt-${randomUUID()}`, type: 'PAUSE', user_id: user, occurred_at: at(-2 * DAY_MS), months: 1 },
-      { event_id: `evt-${randomUUID()}`, type: 'CANCEL', user_id: user, occurred_at: at(-DAY_MS) },
+      { event_id: `evt-${randomUUID()}`, type: 'NEW', user_id: user, occurred_at: at(-3 * DAY), plan: { amount: '19.99', term: 'MONTHLY', tier: 'plus:v3', payment_method: 'ach', account_last_four: '6789', first_billing_date: at(2 * DAY) } },
+      { event_id: `evt-${randomUUID()}`, type: 'PAUSE', user_id: user, occurred_at: at(-2 * DAY), months: 1 },
+      { event_id: `evt-${randomUUID()}`, type: 'CANCEL', user_id: user, occurred_at: at(-DAY) },
     ];
     const consume = createMembershipsConsumerHandler(walked.depsFor('memberships-consumer'));
     for (const event of events) expect((await consume(kinesisEvent([kinesisRecord(event)]), lambdaContext())).batchItemFailures).toEqual([]);
     expect((await app.deps.billing.listByUser(user)).items.length).toBeGreaterThan(0);
 
     // A reactivation collects at once: the attempt, here on the ACH rail (its debit counted).
-    const inactive = dueRecord(new Date(app.clock.now().getTime() - 2 * DAY_MS), 'ach', { billing_status: 'INACTIVE', updated_event: 'USER_BANNED' });
+    const inactive = dueRecord(new Date(app.clock.now().getTime() - 2 * DAY), 'ach', { billing_status: 'INACTIVE', updated_event: 'USER_BANNED' });
     await seedRecords(app, inactive);
     const reactivate = { event_id: `evt-${randomUUID()}`, type: 'REACTIVATE', user_id: inactive.user_id, occurred_at: at(-HOUR) };
     expect((await consume(kinesisEvent([kinesisRecord(reactivate)]), lambdaContext())).batchItemFailures).toEqual([]);
@@ -171,7 +171,7 @@ describe('every use case through its function’s grant guard', () => {
   });
 
   it('the api reads, lists, pays, retries, waives and moves periods, and takes loan payments', async () => {
-    const record = await seedOne(app, { billing_date: instantAt(app, -HOUR) });
+    const [record] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, -HOUR) }));
     const byId = { pathParameters: { subscriptionId: record.subscription_id } };
     expect((await call('GET', { route: '/v1/users/{userId}/subscriptions', pathParameters: { userId: record.user_id } })).status).toBe(200);
     for (const billing of ['failing', 'exceptions', 'dunning']) expect((await call('GET', { route: '/v1/subscriptions', query: { billing } })).status).toBe(200);
@@ -179,14 +179,14 @@ describe('every use case through its function’s grant guard', () => {
     expect((await call('GET', { route: '/v1/subscriptions/{subscriptionId}/history', ...byId })).status).toBe(200);
     expect((await call('POST', { route: '/v1/subscriptions/{subscriptionId}/pay', ...byId, headers: { 'idempotency-key': randomUUID() } })).status).toBeLessThan(300);
 
-    const failed = await seedOne(app, { billing_date: instantAt(app, -2 * HOUR), billing_status: 'FAILED', payment_attempts: 1, billing_failed_for: `${instantAt(app, -2 * HOUR)}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -HOUR) });
+    const [failed] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, -2 * HOUR), billing_status: 'FAILED', payment_attempts: 1, billing_failed_for: `${instantAt(app, -2 * HOUR)}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -HOUR) }));
     const retried = await call('POST', { route: '/v1/subscriptions/{subscriptionId}/retry-billing', pathParameters: { subscriptionId: failed.subscription_id }, body: { reason: 'walk' } });
     expect(retried.status, JSON.stringify(retried.body)).toBeLessThan(300);
 
-    const pending = await seedOne(app, { billing_date: instantAt(app, 5 * DAY_MS) });
-    const moved = await call('PUT', { route: '/v1/subscriptions/{subscriptionId}/billing-date', pathParameters: { subscriptionId: pending.subscription_id }, body: { billing_date: instantAt(app, 7 * DAY_MS), reason: 'walk' } });
+    const [pending] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, 5 * DAY) }));
+    const moved = await call('PUT', { route: '/v1/subscriptions/{subscriptionId}/billing-date', pathParameters: { subscriptionId: pending.subscription_id }, body: { billing_date: instantAt(app, 7 * DAY), reason: 'walk' } });
     expect(moved.status, JSON.stringify(moved.body)).toBe(200);
-    const waived = await seedOne(app, { billing_date: instantAt(app, 9 * DAY_MS) });
+    const [waived] = await seedRecords(app, billingRecord(app, { billing_date: instantAt(app, 9 * DAY) }));
     expect((await call('POST', { route: '/v1/subscriptions/{subscriptionId}/waive', pathParameters: { subscriptionId: waived.subscription_id }, body: { reason: 'walk' } })).status).toBe(200);
 
     const loan = { pathParameters: { userId: record.user_id, loanId: 'loan-api' } };
@@ -200,8 +200,8 @@ describe('every use case through its function’s grant guard', () => {
   });
 
   it('a bulk retry run is started and read by the api, and its items run by the retry-run-worker', async () => {
-    const due = instantAt(app, -5 * DAY_MS);
-    const parked = await seedOne(app, { billing_date: due, billing_failed_for: `${due}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -DAY_MS), billing_last_error: 'The payment processor is unavailable.' });
+    const due = instantAt(app, -5 * DAY);
+    const [parked] = await seedRecords(app, billingRecord(app, { billing_date: due, billing_failed_for: `${due}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -DAY), billing_last_error: 'The payment processor is unavailable.' }));
     app.retryRunsQueue.clear();
     const started = await call('POST', { route: '/v1/billing/retry-runs', body: { state: 'parked', reason: 'walk' }, headers: { 'Idempotency-Key': randomUUID() } });
     expect(started.status, JSON.stringify(started.body)).toBe(202);
@@ -215,7 +215,7 @@ describe('every use case through its function’s grant guard', () => {
     expect(chargesOf(parked.user_id)).toHaveLength(1);
 
     // A delivery that died after its retry committed: the next one reads the run's audit row instead of retrying.
-    const crashed = await seedOne(app, { billing_date: due, billing_failed_for: `${due}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -DAY_MS), billing_last_error: 'The payment processor is unavailable.' });
+    const [crashed] = await seedRecords(app, billingRecord(app, { billing_date: due, billing_failed_for: `${due}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -DAY), billing_last_error: 'The payment processor is unavailable.' }));
     app.retryRunsQueue.clear();
     const second = await call('POST', { route: '/v1/billing/retry-runs', body: { state: 'parked', reason: 'walk again' }, headers: { 'Idempotency-Key': randomUUID() } });
     expect(second.status).toBe(202);
@@ -230,27 +230,27 @@ describe('every use case through its function’s grant guard', () => {
   });
 
   it('ach-handler settles a period, raises unowed_payment for a waived one, and tells a replay of an older entry or loan debit', async () => {
-    const sent = await seedOne(app, { payment_method: 'ach', billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${randomUUID()}` });
+    const [sent] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${randomUUID()}` }));
     expect(await sendAch(achEventBody(sent, 'settled', sent.transaction_id!, at(0)))).toMatchObject({ status: 'applied' });
 
-    const waived = await seedOne(app, { payment_method: 'ach', billing_date: instantAt(app, -HOUR) });
+    const [waived] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_date: instantAt(app, -HOUR) }));
     const confirmation = await waivedAfterCharge(call, waived);
     expect(await sendAch(achEventBody(waived, 'settled', confirmation, at(0)))).toEqual({ status: 'applied', effect: 'exception', record_status: 'WAIVED' });
 
-    const older = await seedOne(app, { payment_method: 'ach', billing_status: 'FAILED', payment_attempts: 1, transaction_id: 'conf-old' });
+    const [older] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_status: 'FAILED', payment_attempts: 1, transaction_id: 'conf-old' }));
     const second = { ...older, transaction_id: 'conf-second', payment_attempts: 2, version: older.version + 1, last_run_date: at(1000) };
     await app.deps.billing.commit({ writes: [{ kind: 'update', read: older, record: second }], history: [historyRowOf(second)] });
     expect(await sendAch(achEventBody(older, 'settled', 'conf-old', at(0)))).toEqual({ status: 'ignored', reason: 'confirmation_mismatch' });
 
-    const returned = await seedOne(app, { payment_method: 'ach', billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${randomUUID()}` });
+    const [returned] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${randomUUID()}` }));
     expect(await sendAch(achEventBody(returned, 'returned', returned.transaction_id!, at(0), { return_code: 'R01' }))).toMatchObject({ status: 'applied' });
 
     // A loan retry waiting on its next attempt: the first entry's outcome is a replay (its audit row
     // shows it); the settlement of a loan debit in flight applies.
     const user = `user-${randomUUID()}`;
-    const first = { loc_user_id: user, loc_loan_id: 'loan-a1', loc_payment_id: 'pay-a1', loc_amount: 700, loc_payment_method: 'ach' as const, loc_account_last_four: '6789', loc_status: 'ACHSENT' as const, loc_process: 'AUTO' as const, loc_payment_attempts: 1, loc_confirmation_id: 'conf-first', loc_update_reason: 'submitted', loc_created_date: at(-2 * DAY_MS), loc_last_updated: at(-2 * DAY_MS), version: 0 };
+    const first = { loc_user_id: user, loc_loan_id: 'loan-a1', loc_payment_id: 'pay-a1', loc_amount: 700, loc_payment_method: 'ach' as const, loc_account_last_four: '6789', loc_status: 'ACHSENT' as const, loc_process: 'AUTO' as const, loc_payment_attempts: 1, loc_confirmation_id: 'conf-first', loc_update_reason: 'submitted', loc_created_date: at(-2 * DAY), loc_last_updated: at(-2 * DAY), version: 0 };
     await app.deps.payments.create(first, { actor: 'test', reason: 'first entry' });
-    const retry = { ...first, loc_status: 'RETRY' as const, loc_confirmation_id: 'conf-second', loc_payment_attempts: 2, loc_decline_code: 'insufficient_funds', loc_decline_class: 'retry_later' as const, loc_first_declined_at: at(-DAY_MS), loc_next_attempt_at: at(DAY_MS), loc_last_updated: at(-DAY_MS), version: 1 };
+    const retry = { ...first, loc_status: 'RETRY' as const, loc_confirmation_id: 'conf-second', loc_payment_attempts: 2, loc_decline_code: 'insufficient_funds', loc_decline_class: 'retry_later' as const, loc_first_declined_at: at(-DAY), loc_next_attempt_at: at(DAY), loc_last_updated: at(-DAY), version: 1 };
     await app.deps.payments.update(retry, 0, { actor: 'test', reason: 'second entry declined' });
     const ach = createAchHandler(walked.depsFor('ach-handler'));
     expect(parseBody(await ach(loanOutcome(user, 'loan-a1', 'pay-a1', 'conf-first', 700)))).toMatchObject({ status: 'ignored', reason: 'confirmation_mismatch' });

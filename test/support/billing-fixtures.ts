@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { BillingRecord, HistoryRow } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
+import { DAY, HOUR } from './time.js';
 
 /** Instants for fixtures: `instantAt(0)` is 2026-11-01T00:00:00Z, `instantAt(n)` n ms later. */
 export function instantAt(offsetMs: number): string {
   return formatInstant(new Date(Date.UTC(2026, 10, 1) + offsetMs));
 }
 
-const DAY = 24 * 60 * 60 * 1000;
 export const dayAt = (day: number) => instantAt(day * DAY);
 
 let clockMs = 0;
@@ -50,7 +50,7 @@ export function nextVersion(record: BillingRecord, changes: Partial<BillingRecor
 
 /** A PENDING period of a fresh user, due an hour before `now`, shaped like the memberships consumer writes them. */
 export function dueRecord(now: Date, rail: BillingRecord['payment_method'] = 'pinless', overrides: Partial<BillingRecord> = {}): BillingRecord {
-  const due = new Date(now.getTime() - 3_600_000);
+  const due = new Date(now.getTime() - HOUR);
   const at = formatInstant(due);
   return {
     user_id: `user-${randomUUID()}`,

@@ -1,6 +1,5 @@
 import { GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { SimulatedCharge } from '../../src/adapters/processor/simulator.js';
-import { historyRowOf } from '../../src/domain/billing-record.js';
 import { userLockKey } from '../../src/domain/lock.js';
 import type { BillingStore } from '../../src/domain/ports/billing-store.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
@@ -36,12 +35,6 @@ export async function allRecords(billing: BillingStore, userId: string): Promise
     cursor = page.next;
   } while (cursor !== null);
   return records;
-}
-
-/** Creates a record with its history row, as the memberships consumer would. */
-export async function seedRecord(app: TestApp, record: BillingRecord): Promise<BillingRecord> {
-  await app.deps.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
-  return record;
 }
 
 /** The attempt number of an idempotency key `{subscription_id}:{n}`. */

@@ -1,20 +1,32 @@
 import { historyRowOf } from '../../src/domain/billing-record.js';
 import { userLockKey } from '../../src/domain/lock.js';
+import type { BillingLedger } from '../../src/domain/ports/billing-ledger.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import type { TestApp } from './app.js';
+import { LOCK_LEASE_MS } from './time.js';
 
-/** Puts records (each with its audit row) through the real BillingStore. */
-export async function seedRecords(app: TestApp, ...records: BillingRecord[]): Promise<void> {
-  for (const record of records) {
-    await app.deps.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
-  }
+/** Where records are seeded: a TestApp (DynamoDB Local) or a memoryAttempt (the in-memory ledger). */
+export interface SeedTarget {
+  readonly deps: { readonly billing: Pick<BillingLedger, 'commit'> };
 }
 
-/** Another invocation holds the user's billing lock for the next minute of the test clock. */
+/**
+ * Puts a member's billing periods into the ledger as the memberships consumer leaves them: each
+ * record created with its audit row, one transaction each. Answers the records in order, so
+ * `const [record] = await seedRecords(app, dueRecord(now, 'ach'))`; the shapes are billing-fixtures'.
+ */
+export async function seedRecords<T extends BillingRecord[]>(target: SeedTarget, ...records: T): Promise<T> {
+  for (const record of records) {
+    await target.deps.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
+  }
+  return records;
+}
+
+/** Another invocation holds the user's billing lock for one lease of the test clock. */
 export async function holdUserLock(app: TestApp, userId: string): Promise<void> {
   const nowMs = app.clock.now().getTime();
   const taken = await app.deps.locks.tryAcquire(
-    { key: userLockKey(userId), owner_name: 'another-invocation', record_version_number: 'held-elsewhere', lease_duration_ms: 60_000, lease_expires_at: nowMs + 60_000 },
+    { key: userLockKey(userId), owner_name: 'another-invocation', record_version_number: 'held-elsewhere', lease_duration_ms: LOCK_LEASE_MS, lease_expires_at: nowMs + LOCK_LEASE_MS },
     nowMs,
   );
   if (!taken) throw new Error(`lock for ${userId} was already held`);

@@ -9,6 +9,7 @@ import type { BillingRecord } from '../../../src/domain/records.js';
 import { formatInstant } from '../../../src/domain/time.js';
 import { makeRecord } from '../../support/billing-fixtures.js';
 import { createTestDynamo, type TestDynamo } from '../../support/dynamo.js';
+import { HOUR } from '../../support/time.js';
 
 async function streamed(store: DynamoBillingStore, bound: string): Promise<BillingRecord[]> {
   const all: BillingRecord[] = [];
@@ -23,7 +24,6 @@ async function streamed(store: DynamoBillingStore, bound: string): Promise<Billi
 describe('due-index backfill on DynamoDB Local', () => {
   const SHARDS = 4;
   const NOW = Date.parse('2026-12-01T12:00:00.000Z');
-  const HOUR = 3_600_000;
   const at = (offsetMs: number) => formatInstant(new Date(NOW + offsetMs));
   const far = at(3650 * 24 * HOUR);
   let db: TestDynamo;

@@ -13,6 +13,7 @@ import { runCollectionAttempt, saveFailure } from '../../../src/domain/use-cases
 import { waive } from '../../../src/domain/use-cases/waive.js';
 import { createTestApp, type TestApp } from '../../support/app.js';
 import { dueRecord, makeRecord, nextVersion } from '../../support/billing-fixtures.js';
+import { HOUR } from '../../support/time.js';
 
 /**
  * Issue 13: the failing and dunning gauges are counters kept by the writes themselves (in the
@@ -26,7 +27,6 @@ describe('gauge counters on DynamoDB Local', () => {
   let table: string;
   const SHARDS = 4;
   const NOW = Date.parse('2026-12-01T12:00:00.000Z');
-  const HOUR = 3_600_000;
   const at = (offsetMs: number) => formatInstant(new Date(NOW + offsetMs));
   /** Transactions sent, with how many items each. */
   const transactions: number[] = [];

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { historyRowOf } from '../../../src/domain/billing-record.js';
 import { LockedError } from '../../../src/domain/errors.js';
 import { acquireUserLock, userLockKey, type HeldLock } from '../../../src/domain/lock.js';
 import { runCollectionAttempt } from '../../../src/domain/use-cases/collect.js';
@@ -15,6 +14,8 @@ import { createTestApp, type TestApp } from '../../support/app.js';
 import { kinesisEvent, kinesisRecord, sqsEvent, sqsRecord } from '../../support/aws-events.js';
 import { dueRecord } from '../../support/billing-fixtures.js';
 import { httpEvent, operatorAuth, responseOf } from '../../support/http-events.js';
+import { seedRecords } from '../../support/seed.js';
+import { DAY } from '../../support/time.js';
 
 /**
  * Issue 13: DynamoDB requests per billed subscription on each path, counted by an SDK middleware
@@ -30,7 +31,6 @@ interface Sent {
 
 let app: TestApp;
 const sent: Sent[] = [];
-const DAY = 24 * 3_600_000;
 
 beforeAll(async () => {
   app = await createTestApp({ label: 'requests-per-path' });
@@ -46,11 +46,6 @@ beforeAll(async () => {
   );
 });
 
-async function seedRecord(record: BillingRecord): Promise<BillingRecord> {
-  await app.deps.billing.addAll([record], [historyRowOf(record)]);
-  return record;
-}
-
 /** Runs `work` and answers the requests it sent, heartbeats apart. */
 async function counted(work: () => Promise<unknown>): Promise<{ requests: string[]; heartbeats: number }> {
   sent.length = 0;
@@ -65,7 +60,7 @@ const api = () => createApiHandler(app.depsFor('api'));
 
 describe('DynamoDB requests per billed subscription', () => {
   it('scheduled (batch-worker): 3 — lock, read, one transaction that releases the lock', async () => {
-    const record = await seedRecord(dueRecord(app.clock.now()));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     const { requests } = await counted(() => createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([message(record, 'SCHEDULED')])));
     expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
     expect(requests).toEqual(['PutItem', 'GetItem', 'TransactWriteItems']);
@@ -73,7 +68,8 @@ describe('DynamoDB requests per billed subscription', () => {
 
   it('retry (batch-worker): 3', async () => {
     const now = app.clock.now();
-    const record = await seedRecord(
+    const [record] = await seedRecords(
+      app,
       dueRecord(now, 'pinless', { billing_status: 'FAILED', payment_attempts: 1, last_attempt_date: formatInstant(new Date(now.getTime() - DAY - 3_600_000)), payment_error: 'declined' }),
     );
     const { requests } = await counted(() => createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([message(record, 'RETRY')])));
@@ -82,14 +78,14 @@ describe('DynamoDB requests per billed subscription', () => {
   });
 
   it('batch of ten (batch-worker): 3 per subscription', async () => {
-    const records = await Promise.all(Array.from({ length: 10 }, () => seedRecord(dueRecord(app.clock.now()))));
+    const records = await seedRecords(app, ...Array.from({ length: 10 }, () => dueRecord(app.clock.now())));
     const { requests } = await counted(() => createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent(records.map((r) => message(r, 'SCHEDULED')))));
     for (const r of records) expect((await app.deps.billing.get(r))?.billing_status).toBe('COMPLETED');
     expect(requests).toHaveLength(30);
   });
 
   it('manual pay (api): at most 4', async () => {
-    const record = await seedRecord(dueRecord(app.clock.now()));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     let status = 0;
     const { requests } = await counted(async () => {
       const res = responseOf(
@@ -106,7 +102,7 @@ describe('DynamoDB requests per billed subscription', () => {
   });
 
   it('operator retry-billing (api): at most 5', async () => {
-    const record = await seedRecord(dueRecord(app.clock.now(), 'pinless', { billing_status: 'FAILED', payment_attempts: 1, last_attempt_date: formatInstant(app.clock.now()) }));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless', { billing_status: 'FAILED', payment_attempts: 1, last_attempt_date: formatInstant(app.clock.now()) }));
     const { requests } = await counted(async () => {
       const res = responseOf(
         await api()(
@@ -121,7 +117,7 @@ describe('DynamoDB requests per billed subscription', () => {
   });
 
   it('balance webhook (webhook-balance-worker): at most 4', async () => {
-    const record = await seedRecord(dueRecord(app.clock.now()));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     const body = { event_id: randomUUID(), user_id: record.user_id, institution_id: 'ins_1', available_balance_cents: 100_000, current_balance_cents: 100_000, occurred_at: formatInstant(app.clock.now()) };
     const { requests } = await counted(() => createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent([sqsRecord(body)])));
     expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
@@ -130,7 +126,7 @@ describe('DynamoDB requests per billed subscription', () => {
   });
 
   it('heartbeats are counted apart: a slow submission renews the lease, the attempt is still 3', async () => {
-    const record = await seedRecord(dueRecord(app.clock.now()));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     const slow = { submit: async (r: Parameters<typeof app.simulator.submit>[0]) => (await new Promise((done) => setTimeout(done, 250)), app.simulator.submit(r)) };
     const { requests, heartbeats } = await counted(() =>
       runCollectionAttempt({ ...app.deps, processor: slow, lockHeartbeatMs: 40 }, { key: record, process: 'SCHEDULED', owner: 'worker' }),
@@ -143,7 +139,7 @@ describe('DynamoDB requests per billed subscription', () => {
 
 describe('the lock released inside the transaction of a caller that holds it', () => {
   it('manual pay whose lease was taken over fails its transaction: nothing lands, nothing is released', async () => {
-    const record = await seedRecord(dueRecord(app.clock.now()));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     let theirs: HeldLock | undefined;
     // The processor stalls past the lease; another invocation takes the expired lock meanwhile.
     const stalling = {
@@ -165,7 +161,7 @@ describe('the lock released inside the transaction of a caller that holds it', (
   });
 
   it('a repeat of an answered manual pay is answered while another invocation holds the lock', async () => {
-    const record = await seedRecord(dueRecord(app.clock.now()));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     const key = randomUUID();
     const first = await manualPay(app.deps, { subscriptionId: record.subscription_id, owner: 'api', idempotencyKey: key });
     expect(first.outcome.kind).toBe('collected');
@@ -187,7 +183,7 @@ describe('DynamoDB requests per membership event (memberships-consumer)', () => 
 
   for (const type of ['PAUSE', 'CANCEL'] as const) {
     it(`${type} of a period not due yet: 4 — lock, the chain read once, one transaction, release`, async () => {
-      const record = await seedRecord(notDue());
+      const [record] = await seedRecords(app, notDue());
       const { requests } = await counted(async () => expect((await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(membership(type, record.user_id))).batchItemFailures).toEqual([]));
       const after = await app.deps.billing.get(record);
       expect(type === 'PAUSE' ? after?.billing_status : after?.cancel_requested_at).toBe(type === 'PAUSE' ? 'PAUSED' : formatInstant(app.clock.now()));
@@ -196,7 +192,7 @@ describe('DynamoDB requests per membership event (memberships-consumer)', () => 
   }
 
   it('PAUSE with a due period: the attempt collects it first, the chain is read again after it, the pause lands on the next period', async () => {
-    const record = await seedRecord(dueRecord(app.clock.now()));
+    const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     const { requests } = await counted(async () => expect((await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(membership('PAUSE', record.user_id))).batchItemFailures).toEqual([]));
     expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
     const chain = (await app.deps.billing.listByUser(record.user_id, { limit: 5 })).items;

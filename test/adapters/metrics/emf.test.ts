@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EmfMetrics } from '../../../src/adapters/metrics/emf.js';
+import { RETURN_RATE_CLASSES } from '../../../src/domain/nacha.js';
 
 describe('EmfMetrics', () => {
   it('prints one CloudWatch embedded-metric line per state, dimension set [["state"]], namespace Billing', () => {
@@ -34,7 +35,7 @@ describe('EmfMetrics', () => {
     new EmfMetrics({ write: (chunk: string) => lines.push(chunk) > 0 }, () => 1).achReturnRates({ unauthorized: rate(0.4, 1), administrative: rate(0.8, 2), overall: rate(2, 5) });
     const parsed = lines.map((l) => JSON.parse(l));
     expect(parsed.slice(0, 3)).toEqual(
-      (['unauthorized', 'administrative', 'overall'] as const).map((cls, i) => ({
+      RETURN_RATE_CLASSES.map((cls, i) => ({
         _aws: { Timestamp: 1, CloudWatchMetrics: [{ Namespace: 'Billing', Dimensions: [['class']], Metrics: [{ Name: 'billing_ach_return_rate', Unit: 'Percent' }] }] },
         class: cls,
         billing_ach_return_rate: [0.4, 0.8, 2][i],

@@ -1,14 +1,14 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { historyRowOf } from '../../../src/domain/billing-record.js';
 import { PreconditionFailedError, UnbilledPeriodError } from '../../../src/domain/errors.js';
 import type { BillingRecord } from '../../../src/domain/records.js';
 import { formatInstant } from '../../../src/domain/time.js';
 import { changeBillingDate } from '../../../src/domain/use-cases/change-billing-date.js';
 import { dueRecord } from '../../support/billing-fixtures.js';
 import { memoryAttempt, type MemoryAttempt } from '../../support/memory-ledger.js';
+import { seedRecords } from '../../support/seed.js';
+import { DAY } from '../../support/time.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const DAY = 24 * 60 * 60 * 1000;
 const daysFromNow = (days: number) => formatInstant(new Date(Date.parse(NOW) + days * DAY));
 
 describe('change billing date, on the in-memory ledger', () => {
@@ -17,17 +17,11 @@ describe('change billing date, on the in-memory ledger', () => {
     m = memoryAttempt(NOW);
   });
 
-  async function seed(overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-    const record = dueRecord(new Date(NOW), 'ach', overrides);
-    await m.ledger.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
-    return record;
-  }
-
   const change = (record: BillingRecord, billingDate: string) =>
     changeBillingDate(m.deps, { subscriptionId: record.subscription_id, owner: 'op-call', actor: 'op-1', reason: 'payday moved', billingDate });
 
   it('moves a future period to the new date in one commit: old key gone, anchor day moved, two audit rows', async () => {
-    const record = await seed({ billing_date: daysFromNow(10), billing_anchor_day: 11 });
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW), 'ach', { billing_date: daysFromNow(10), billing_anchor_day: 11 }));
     const moved = await change(record, daysFromNow(17));
     expect(await m.ledger.get(record)).toBeUndefined();
     expect(await m.ledger.get(moved)).toMatchObject({ subscription_id: record.subscription_id, billing_date: daysFromNow(17), version: 0, billing_anchor_day: 18 });
@@ -38,14 +32,14 @@ describe('change billing date, on the in-memory ledger', () => {
   });
 
   it('refuses a period that is due and unbilled, and changes nothing', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW), 'ach'));
     await expect(change(record, daysFromNow(5))).rejects.toBeInstanceOf(UnbilledPeriodError);
     expect(m.ledger.recordsOf(record.user_id)).toEqual([record]);
     expect(m.ledger.rowsOf(record.user_id)).toHaveLength(1);
   });
 
   it('refuses a new date in the past', async () => {
-    const record = await seed({ billing_date: daysFromNow(10) });
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW), 'ach', { billing_date: daysFromNow(10) }));
     await expect(change(record, daysFromNow(-1))).rejects.toMatchObject({ constructor: PreconditionFailedError, code: 'billing_date_in_past' });
     expect(await m.ledger.get(record)).toEqual(record);
   });

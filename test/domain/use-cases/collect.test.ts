@@ -10,6 +10,7 @@ import { formatInstant } from '../../../src/domain/time.js';
 import { runCollectionAttempt } from '../../../src/domain/use-cases/collect.js';
 import { dueRecord } from '../../support/billing-fixtures.js';
 import { memoryAttempt, type MemoryAttempt } from '../../support/memory-ledger.js';
+import { seedRecords } from '../../support/seed.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
 
@@ -19,16 +20,10 @@ describe('the collection attempt, on the in-memory ledger', () => {
     m = memoryAttempt(NOW);
   });
 
-  async function seed(rail: BillingRecord['payment_method'] = 'pinless'): Promise<BillingRecord> {
-    const record = dueRecord(new Date(NOW), rail);
-    await m.ledger.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
-    return record;
-  }
-
   const attempt = (record: BillingRecord) => runCollectionAttempt(m.deps, { key: record, process: 'SCHEDULED', owner: 'run-1' });
 
   it('collects a due period and opens the next one in the same commit, which releases the lock', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW)));
     const outcome = await attempt(record);
     expect(outcome).toMatchObject({ kind: 'collected', record: { billing_status: 'COMPLETED', payment_attempts: 1 } });
     const [collected, next] = m.ledger.recordsOf(record.user_id);
@@ -40,13 +35,13 @@ describe('the collection attempt, on the in-memory ledger', () => {
   });
 
   it('tallies an ACH debit in the commit that records its submission', async () => {
-    const record = await seed('ach');
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW), 'ach'));
     expect((await attempt(record)).kind).toBe('submitted');
     expect(m.ledger.achRates).toHaveLength(1);
   });
 
   it('skips a user whose lock another holds, and writes nothing', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW)));
     m.locks.put({ key: userLockKey(record.user_id), owner_name: 'other', record_version_number: 'v-other', lease_duration_ms: 60_000, lease_expires_at: Date.parse(NOW) + 60_000 });
     expect(await attempt(record)).toEqual({ kind: 'skipped_locked' });
     expect(m.ledger.recordsOf(record.user_id)).toEqual([record]);
@@ -54,7 +49,7 @@ describe('the collection attempt, on the in-memory ledger', () => {
   });
 
   it('saves a counted failure when the processor is down: the ladder’s first wait and the presented key', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW)));
     m.processor.configure({ default: 'error' });
     const outcome = await attempt(record);
     expect(outcome.kind).toBe('failed_counted');
@@ -70,7 +65,7 @@ describe('the collection attempt, on the in-memory ledger', () => {
   });
 
   it('saves no failure when the record moved on while the processor failed', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW)));
     const moved = { ...record, version: record.version + 1, last_run_date: formatInstant(new Date(Date.parse(NOW) + 1)) };
     const movingProcessor = {
       submit: async (_: PaymentRequest): Promise<PaymentResult> => {
@@ -84,7 +79,7 @@ describe('the collection attempt, on the in-memory ledger', () => {
   });
 
   it('writes nothing when the record changed before its commit; the next attempt resends the same key', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW)));
     const moved = { ...record, version: record.version + 1, last_run_date: formatInstant(new Date(Date.parse(NOW) + 1)) };
     const racing = {
       submit: async (request: PaymentRequest): Promise<PaymentResult> => {
@@ -110,7 +105,7 @@ describe('the collection attempt, on the in-memory ledger', () => {
     }
 
     it('moves it past another chain’s record to the next free instant', async () => {
-      const record = await seed();
+      const [record] = await seedRecords(m, dueRecord(new Date(NOW)));
       const at = await successorDate(record);
       const other = dueRecord(new Date(NOW), 'pinless', { user_id: record.user_id, billing_date: at, chain_id: 'another-chain', billing_status: 'CANCELLED' });
       m.ledger.put(other);
@@ -122,7 +117,7 @@ describe('the collection attempt, on the in-memory ledger', () => {
     });
 
     it('creates no second period when its own chain’s record is already there', async () => {
-      const record = await seed();
+      const [record] = await seedRecords(m, dueRecord(new Date(NOW)));
       const at = await successorDate(record);
       const existing = dueRecord(new Date(NOW), 'pinless', { user_id: record.user_id, billing_date: at });
       m.ledger.put(existing);
@@ -132,7 +127,7 @@ describe('the collection attempt, on the in-memory ledger', () => {
   });
 
   it('deactivates the period of a banned account without presenting anything', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW)));
     m.processor.configure({ accounts: { [record.user_id]: { status: 'banned' } } });
     const outcome = await attempt(record);
     expect(outcome.kind).toBe('inactive');

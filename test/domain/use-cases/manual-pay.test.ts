@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { historyRowOf } from '../../../src/domain/billing-record.js';
 import { userLockKey } from '../../../src/domain/lock.js';
 import type { BillingRecord } from '../../../src/domain/records.js';
 import { manualPay } from '../../../src/domain/use-cases/manual-pay.js';
 import { dueRecord } from '../../support/billing-fixtures.js';
 import { memoryAttempt, type MemoryAttempt } from '../../support/memory-ledger.js';
+import { seedRecords } from '../../support/seed.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
 
@@ -14,17 +14,11 @@ describe('manual pay, on the in-memory ledger', () => {
     m = memoryAttempt(NOW);
   });
 
-  async function seed(rail: BillingRecord['payment_method'] = 'pinless'): Promise<BillingRecord> {
-    const record = dueRecord(new Date(NOW), rail);
-    await m.ledger.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
-    return record;
-  }
-
   const pay = (record: BillingRecord, idempotencyKey = 'key-1') =>
     manualPay(m.deps, { subscriptionId: record.subscription_id, owner: 'call-1', actor: 'user-self', idempotencyKey });
 
   it('collects a due period once, stores the Idempotency-Key and releases the lock in its commit', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW)));
     const result = await pay(record);
     expect(result.replayed).toBe(false);
     expect(result.outcome.kind).toBe('collected');
@@ -37,7 +31,7 @@ describe('manual pay, on the in-memory ledger', () => {
   });
 
   it('answers a repeat of the same Idempotency-Key from the record, with no second charge or write', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW)));
     const first = await pay(record);
     const again = await pay(record);
     expect(again.replayed).toBe(true);
@@ -47,7 +41,7 @@ describe('manual pay, on the in-memory ledger', () => {
   });
 
   it('records a decline as a FAILED period with the bank’s message, never as a billing failure', async () => {
-    const record = await seed('card');
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW), 'card'));
     m.processor.configure({ users: { [record.user_id]: 'decline:insufficient_funds' } });
     const result = await pay(record);
     expect(result.outcome.kind).toBe('declined');

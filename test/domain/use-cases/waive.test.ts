@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { historyRowOf } from '../../../src/domain/billing-record.js';
 import { LockedError, PaymentHoldError } from '../../../src/domain/errors.js';
 import { dueKey } from '../../../src/domain/ladder.js';
 import { userLockKey } from '../../../src/domain/lock.js';
@@ -7,6 +6,7 @@ import type { BillingRecord } from '../../../src/domain/records.js';
 import { waive } from '../../../src/domain/use-cases/waive.js';
 import { dueRecord } from '../../support/billing-fixtures.js';
 import { memoryAttempt, type MemoryAttempt } from '../../support/memory-ledger.js';
+import { seedRecords } from '../../support/seed.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
 
@@ -16,16 +16,10 @@ describe('waive, on the in-memory ledger', () => {
     m = memoryAttempt(NOW);
   });
 
-  async function seed(overrides: Partial<BillingRecord> = {}): Promise<BillingRecord> {
-    const record = dueRecord(new Date(NOW), 'pinless', overrides);
-    await m.ledger.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
-    return record;
-  }
-
   const request = (record: BillingRecord) => ({ subscriptionId: record.subscription_id, owner: 'op-call', actor: 'op-1', reason: 'goodwill' });
 
   it('writes a due period off with its actor and reason, opens the next period and frees the lock', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW), 'pinless'));
     const after = await waive(m.deps, request(record));
     expect(after).toMatchObject({ billing_status: 'WAIVED', version: record.version + 1 });
     const [waived, next] = m.ledger.recordsOf(record.user_id);
@@ -41,13 +35,13 @@ describe('waive, on the in-memory ledger', () => {
   });
 
   it('opens no second successor for a FAILED period (it opened one when it left PENDING)', async () => {
-    const record = await seed({ billing_status: 'FAILED', payment_attempts: 1 });
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW), 'pinless', { billing_status: 'FAILED', payment_attempts: 1 }));
     await waive(m.deps, request(record));
     expect(m.ledger.recordsOf(record.user_id).map((r) => r.billing_status)).toEqual(['WAIVED']);
   });
 
   it('refuses a period whose key the processor may hold, and writes nothing', async () => {
-    const record = await seed({ billing_status: 'FAILED', payment_attempts: 1 });
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW), 'pinless', { billing_status: 'FAILED', payment_attempts: 1 }));
     const presented = { ...record, billing_presented_for: dueKey(record) };
     m.ledger.put(presented);
     const refused = waive(m.deps, request(record));
@@ -59,7 +53,7 @@ describe('waive, on the in-memory ledger', () => {
   });
 
   it('answers LockedError while another invocation holds the user, and changes nothing', async () => {
-    const record = await seed();
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW), 'pinless'));
     const held = { key: userLockKey(record.user_id), owner_name: 'other', record_version_number: 'v-other', lease_duration_ms: 60_000, lease_expires_at: Date.parse(NOW) + 60_000 };
     m.locks.put(held);
     await expect(waive(m.deps, request(record))).rejects.toBeInstanceOf(LockedError);

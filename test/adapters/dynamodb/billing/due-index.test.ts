@@ -10,6 +10,7 @@ import { formatInstant } from '../../../../src/domain/time.js';
 import { saveFailure } from '../../../../src/domain/use-cases/collect.js';
 import { makeRecord } from '../../../support/billing-fixtures.js';
 import { createTestDynamo, type TestDynamo } from '../../../support/dynamo.js';
+import { HOUR } from '../../../support/time.js';
 
 async function streamed(store: DynamoBillingStore, bound: string): Promise<BillingRecord[]> {
   const all: BillingRecord[] = [];
@@ -22,7 +23,6 @@ describe('due-index on DynamoDB Local', () => {
   let db: TestDynamo;
   let store: DynamoBillingStore;
   const NOW = Date.parse('2026-12-01T12:00:00.000Z');
-  const HOUR = 3_600_000;
   const at = (offsetMs: number) => formatInstant(new Date(NOW + offsetMs));
 
   beforeAll(async () => {

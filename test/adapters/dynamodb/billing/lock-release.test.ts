@@ -9,6 +9,7 @@ import { runCollectionAttempt } from '../../../../src/domain/use-cases/collect.j
 import { createTestApp, type TestApp } from '../../../support/app.js';
 import { dueRecord, makeRecord, nextVersion } from '../../../support/billing-fixtures.js';
 import { createTestDynamo, type TestDynamo } from '../../../support/dynamo.js';
+import { seedRecords } from '../../../support/seed.js';
 
 /** Issue 13: the user lock is released inside the attempt's transaction (3 requests per billed subscription). */
 describe('releasing the user lock inside the billing transaction, on DynamoDB Local', () => {
@@ -79,7 +80,7 @@ describe('requests per billed subscription on the scheduled path', () => {
 
   it('is 3: acquire the lock, read the record, one transaction that also releases the lock', async () => {
     const record = dueRecord(app.clock.now(), 'pinless');
-    await app.deps.billing.commit({ writes: [{ kind: 'create', record }], history: [historyRowOf(record)] });
+    await seedRecords(app, record);
     sent.length = 0;
     const outcome = await runCollectionAttempt({ ...app.deps, lockHeartbeatMs: 60_000 }, { key: record, process: 'SCHEDULED', owner: 'worker' });
     expect(outcome.kind).toBe('collected');

@@ -8,10 +8,9 @@ import { nextPeriodDate } from '../../../../src/domain/billing-record.js';
 import { createTestApp, type TestApp } from '../../../support/app.js';
 import { makeRecord } from '../../../support/billing-fixtures.js';
 import { holdUserLock, recordsOf, seedRecords } from '../../../support/seed.js';
+import { DAY, HOUR } from '../../../support/time.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
-const HOUR = 60 * 60 * 1000;
-const DAY = 24 * HOUR;
 const at = (offsetMs: number) => formatInstant(new Date(Date.parse(NOW) + offsetMs));
 
 function event(type: string, userId: string, extra: Record<string, unknown> = {}): MembershipEvent {
