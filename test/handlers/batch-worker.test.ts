@@ -9,7 +9,10 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { makeRecord } from '../support/billing-fixtures.js';
 import { historyCount, holdUserLock, recordsOf, seedRecords } from '../support/seed.js';
-import { HOUR } from '../support/time.js';
+import { BILLING_RETRY_WAITS_MS, HOUR } from '../support/time.js';
+
+/** The ladder's first wait: where a first counted failure saves its next attempt. */
+const FIRST_WAIT = BILLING_RETRY_WAITS_MS[0]!;
 
 const NOW = '2026-12-01T12:00:00.000Z';
 const at = (offsetMs: number) => formatInstant(new Date(Date.parse(NOW) + offsetMs));
@@ -102,7 +105,7 @@ describe('batch-worker', () => {
       billing_failure_count: 1,
       billing_failed_for: `${record.billing_date}#0`,
       billing_last_error: 'The payment processor is unavailable.',
-      billing_next_attempt_at: at(15 * 60_000),
+      billing_next_attempt_at: at(FIRST_WAIT),
     });
   });
 

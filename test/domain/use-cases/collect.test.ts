@@ -11,6 +11,10 @@ import { runCollectionAttempt } from '../../../src/domain/use-cases/collect.js';
 import { dueRecord } from '../../support/billing-fixtures.js';
 import { memoryAttempt, type MemoryAttempt } from '../../support/memory-ledger.js';
 import { seedRecords } from '../../support/seed.js';
+import { BILLING_RETRY_WAITS_MS } from '../../support/time.js';
+
+/** The ladder's first wait: where a first counted failure saves its next attempt. */
+const FIRST_WAIT = BILLING_RETRY_WAITS_MS[0]!;
 
 const NOW = '2026-12-01T12:00:00.000Z';
 
@@ -58,7 +62,7 @@ describe('the collection attempt, on the in-memory ledger', () => {
       version: record.version + 1,
       billing_failed_for: dueKey(record),
       billing_failure_count: 1,
-      billing_next_attempt_at: formatInstant(new Date(Date.parse(NOW) + 15 * 60_000)),
+      billing_next_attempt_at: formatInstant(new Date(Date.parse(NOW) + FIRST_WAIT)),
       billing_presented_for: dueKey(record),
     });
     expect(m.locks.get(userLockKey(record.user_id))).toBeUndefined();

@@ -10,7 +10,10 @@ import { formatInstant } from '../../../../src/domain/time.js';
 import { saveFailure } from '../../../../src/domain/use-cases/collect.js';
 import { makeRecord } from '../../../support/billing-fixtures.js';
 import { createTestDynamo, type TestDynamo } from '../../../support/dynamo.js';
-import { HOUR } from '../../../support/time.js';
+import { BILLING_RETRY_WAITS_MS, HOUR } from '../../../support/time.js';
+
+/** The ladder's first wait: where a first counted failure saves its next attempt. */
+const FIRST_WAIT = BILLING_RETRY_WAITS_MS[0]!;
 
 async function streamed(store: DynamoBillingStore, bound: string): Promise<BillingRecord[]> {
   const all: BillingRecord[] = [];
@@ -105,9 +108,9 @@ describe('due-index on DynamoDB Local', () => {
     expect(await dueIds('PENDING', 0)).toContain(record.subscription_id);
     const deps = { billing: store };
     const saved = await saveFailure(deps, record, 'boom', new Date(NOW), { process: 'SCHEDULED' });
-    expect(saved?.billing_next_attempt_at).toBe(at(15 * 60_000));
+    expect(saved?.billing_next_attempt_at).toBe(at(FIRST_WAIT));
     expect(await dueIds('PENDING', 0)).not.toContain(record.subscription_id);
-    expect(await dueIds('PENDING', 15 * 60_000)).toContain(record.subscription_id);
+    expect(await dueIds('PENDING', FIRST_WAIT)).toContain(record.subscription_id);
     record = saved!;
     // Seven more counted failures: the eighth parks it, and no run reads it again.
     for (let i = 0; i < 7; i++) record = (await saveFailure(deps, record, 'boom', new Date(NOW), { process: 'SCHEDULED' }))!;

@@ -6,6 +6,10 @@ import type { BillingRecord } from '../../../../src/domain/records.js';
 import { formatInstant } from '../../../../src/domain/time.js';
 import { freshStamp, historyOf, makeRecord, nextVersion } from '../../../support/billing-fixtures.js';
 import { createTestDynamo, type TestDynamo } from '../../../support/dynamo.js';
+import { BILLING_RETRY_WAITS_MS } from '../../../support/time.js';
+
+/** The ladder's first wait: where a first counted failure saves its next attempt. */
+const FIRST_WAIT = BILLING_RETRY_WAITS_MS[0]!;
 
 const NOW = new Date(Date.UTC(2026, 10, 2, 12));
 
@@ -49,7 +53,7 @@ describe('DynamoBillingStore.recordBillingFailure on DynamoDB Local', () => {
       billing_failed_for: dueKey(read),
       billing_failure_count: 1,
       billing_failed_at: formatInstant(NOW),
-      billing_next_attempt_at: formatInstant(new Date(NOW.getTime() + 15 * 60_000)),
+      billing_next_attempt_at: formatInstant(new Date(NOW.getTime() + FIRST_WAIT)),
       billing_last_error: 'The payment processor is unavailable.',
       last_run_date: after.last_run_date,
       version: read.version + 1,
