@@ -103,7 +103,6 @@ export const LAMBDA_ENV = {
   AWS_ACCESS_KEY_ID: 'local',
   AWS_SECRET_ACCESS_KEY: 'local',
   AWS_LAMBDA_FUNCTION_NAME: 'cold-start',
-  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
 };
 
 interface Seeded {
