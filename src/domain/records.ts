@@ -84,6 +84,9 @@ export const BILLING_EVENTS = [
   'BILLING_FAILURE_RECORDED',
   'EXCEPTION_RAISED', // an outcome that does not match the period (amount, currency, a dispute inquiry): flagged, status unchanged
   'DUNNING_EXHAUSTED', // a run found the dunning cycle's 14-day window over: recorded exhausted, nothing presented (DESIGN 5b)
+  'EXCEPTION_ACCEPTED', // an operator accepted the money an exception received as the period's payment
+  'EXCEPTION_WAIVED', // an operator wrote the period off; the received money stays recorded
+  'EXCEPTION_REFUNDED', // an operator refunded the received money at the processor: owed in full again
 ] as const;
 export const billingEventSchema = lazySchema(() => z.enum(BILLING_EVENTS));
 export type BillingEvent = z.infer<typeof billingEventSchema>;
@@ -199,6 +202,8 @@ const holdFields = (f: SharedFields) => ({
   card_disputed: f.optionalBoolean,
   ach_exception: z.optional(achExceptionSchema),
   card_exception: z.optional(cardExceptionSchema),
+  /** What an accepted exception received, when it settled the period for another amount. */
+  amount_received_cents: f.optionalCount,
 });
 
 /** Dunning (dunning.ts): the last decline and the schedule of automatic attempts; absent if never declined or reset. */
@@ -249,6 +254,10 @@ export const auditFieldsSchema = lazySchema(() => withFields((f) => z.object({
   reason: f.optionalString,
   /** The bulk retry run the action belongs to. */
   run_id: f.optionalString,
+  /** An exception's resolution (exception-resolution.ts): how, the processor's refund, received minus owed. */
+  resolution: z.optional(z.enum(['accept', 'waive', 'refunded_retry'])),
+  refund_id: f.optionalString,
+  amount_difference_cents: f.optionalInt,
 })));
 
 /** An append-only audit row: the record as written, its decision context, who and why, and the event that made it. */

@@ -28,6 +28,7 @@ export const ROUTES = [
   { method: 'POST', path: '/v1/subscriptions/{subscriptionId}/retry-billing', target: 'api', scope: 'billing:operate' },
   { method: 'POST', path: '/v1/subscriptions/{subscriptionId}/waive', target: 'api', scope: 'billing:operate' },
   { method: 'PUT', path: '/v1/subscriptions/{subscriptionId}/billing-date', target: 'api', scope: 'billing:operate' },
+  { method: 'POST', path: '/v1/subscriptions/{subscriptionId}/exception/resolve', target: 'api', scope: 'billing:operate' },
   { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments', target: 'api', scope: 'billing:read' },
   { method: 'POST', path: '/v1/users/{userId}/loans/{loanId}/payments', target: 'api', scope: 'billing:write' },
   { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments/{paymentId}', target: 'api', scope: 'billing:read' },

@@ -194,6 +194,20 @@ export const loanPaymentConflictSchema = conflictSchema(
     'idempotency_key_reused: the key was used for a payment with other details',
 );
 
+/** An exception's resolution (DESIGN 12): nothing is booked that the period did not receive, nothing charged twice. */
+export const resolveConflictSchema = conflictSchema(
+  ['locked', 'concurrent_modification', 'illegal_transition', 'no_exception', 'refund_not_found', 'refund_mismatch', 'currency_mismatch', ATTEMPT_OUTCOME_UNKNOWN],
+  'locked: being billed right now, retry shortly; concurrent_modification: changed meanwhile, retry; ' +
+    'illegal_transition: the period is not PENDING, FAILED or ACHSENT; no_exception: it carries no exception that received money; ' +
+    'refund_not_found: the processor knows no refund with that id; refund_mismatch: the refund is not a full refund of the money this exception received (or it failed); ' +
+    'currency_mismatch: money in another currency cannot be accepted, refund it; attempt_outcome_unknown: an attempt reached the processor unrecorded, retry-billing first',
+);
+
+export const resolveExceptionResultSchema = z.strictObject({
+  resolution: z.enum(['accept', 'waive', 'refunded_retry']),
+  subscription: subscriptionViewSchema,
+}).check(z.describe('The period as the resolution left it: COMPLETED, WAIVED or FAILED, its exception gone'));
+
 /** The ACH webhook (DESIGN 4.1): deliver it again later. */
 export const achConflictSchema = conflictSchema(
   [NOT_YET_RECORDED, 'concurrent_modification'],
@@ -242,6 +256,8 @@ export const RESPONSE_COMPONENTS = {
   LoanPaymentConflict: loanPaymentConflictSchema,
   AchConflict: achConflictSchema,
   WaiveConflict: waiveConflictSchema,
+  ResolveConflict: resolveConflictSchema,
+  ResolveExceptionResult: resolveExceptionResultSchema,
   GatewayMessage: gatewayMessageSchema,
   Accepted: acceptedSchema,
   AchResult: achResultSchema,
