@@ -1,12 +1,11 @@
 import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
 import { resolvePeriodException } from '../../domain/use-cases/resolve-exception.js';
-import { attemptDepsOf } from '../shared/attempt-deps.js';
 import { json, parseJsonBody, type HttpResult } from '../shared/http.js';
 import { serializeSubscription } from '../shared/serialize.js';
 import { idSchema, pathParams, reasonSchema } from './request.js';
 import type { RouteContext } from './router.js';
-import { subscriptionParams } from './subscription-actions.js';
+import { attemptDeps, subscriptionParams } from './subscription-actions.js';
 
 /** `POST /v1/subscriptions/{subscriptionId}/exception/resolve` (DESIGN 12): an operator closes an exception, audited. */
 export const resolveExceptionBody = lazySchema(() => z.discriminatedUnion('resolution', [
@@ -25,7 +24,7 @@ export async function resolveExceptionRoute(ctx: RouteContext): Promise<HttpResu
   const { subscriptionId } = pathParams(ctx.params, subscriptionParams);
   ctx.annotate({ subscription_id: subscriptionId });
   const body = parseJsonBody(ctx.event, resolveExceptionBody);
-  const after = await resolvePeriodException(attemptDepsOf(ctx.deps, ctx.log), { subscriptionId, owner: ctx.owner, actor: ctx.actor, ...body });
+  const after = await resolvePeriodException(attemptDeps(ctx), { subscriptionId, owner: ctx.owner, actor: ctx.actor, ...body });
   ctx.annotate({ user_id: after.user_id });
   return json(200, { resolution: body.resolution, subscription: serializeSubscription(after, ctx.deps.clock.now()) });
 }
