@@ -30,7 +30,7 @@ export function localPages(options: { readonly baseUrl: () => string }) {
   let docs: string | undefined;
   return async (request: GatewayRequest, path: string): Promise<GatewayResponse | undefined> => {
     const method = request.method.toUpperCase();
-    const isPage = path === '/openapi.json' || path === '/docs' || path === '/console' || path.startsWith('/console/');
+    const isPage = path === '/' || path === '/openapi.json' || path === '/docs' || path === '/console' || path.startsWith('/console/');
     if (!isPage) return undefined;
     if (method !== 'GET' && method !== 'HEAD') {
       return { status: 405, headers: { 'content-type': 'application/json', allow: 'GET' }, body: JSON.stringify({ error: { code: 'method_not_allowed', message: `${method} is not allowed on ${path}; use GET` } }) };
@@ -43,7 +43,8 @@ export function localPages(options: { readonly baseUrl: () => string }) {
       docs ??= renderDocs(openApiDocument({ serverUrl: options.baseUrl() }));
       return { status: 200, headers: { 'content-type': CONTENT_TYPES.html!, 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'", ...PAGE_HEADERS }, body: docs };
     }
-    if (path === '/console') return { status: 302, headers: { location: '/console/', ...PAGE_HEADERS }, body: '' };
+    // The root leads a person who opens the printed URL to the console.
+    if (path === '/console' || path === '/') return { status: 302, headers: { location: '/console/', ...PAGE_HEADERS }, body: '' };
     return consoleFile(path.slice('/console/'.length));
   };
 }
