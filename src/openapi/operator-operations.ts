@@ -1,4 +1,5 @@
 import { resolveExceptionBody } from '../handlers/api/exception-resolution.js';
+import { retryRunListQuerySchema } from '../handlers/api/retry-runs.js';
 import { subscriptionParams } from '../handlers/api/subscription-actions.js';
 import { readErrors } from './common-responses.js';
 import type { OperationSpec } from './document.js';
@@ -22,5 +23,12 @@ export const OPERATOR_OPERATIONS: Readonly<Record<string, OperationSpec>> = {
       '409': { description: 'Nothing changed: see the codes', schema: 'ResolveConflict' },
       '502': { description: 'The processor could not answer the refund lookup; retry', schema: 'Error' },
     },
+  },
+  'GET /v1/billing/retry-runs': {
+    operationId: 'listRetryRuns',
+    summary: 'Past bulk retry runs, newest first: status, counts, who started each and why (paged)',
+    tag: 'operator',
+    query: retryRunListQuerySchema,
+    responses: { '200': { description: 'One page of runs', schema: 'RetryRunList' }, ...readErrors },
   },
 };

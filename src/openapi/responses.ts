@@ -150,6 +150,11 @@ export const retryRunSchema = z.strictObject({
   next: nextToken,
 }).check(z.describe('A bulk retry run: status, counts and one page of its items')); 
 
+export const retryRunListSchema = z.strictObject({
+  items: z.array(z.strictObject(retryRunFields)),
+  next: nextToken,
+}).check(z.describe('Past bulk retry runs, newest first (without their items)'));
+
 export const errorSchema = z.strictObject({
   error: z.strictObject({
     code: z.string().check(z.describe('stable machine-readable code, e.g. invalid_body, not_found, locked, unbilled_period')),
@@ -258,6 +263,7 @@ export const RESPONSE_COMPONENTS = {
   WaiveConflict: waiveConflictSchema,
   ResolveConflict: resolveConflictSchema,
   ResolveExceptionResult: resolveExceptionResultSchema,
+  RetryRunList: retryRunListSchema,
   GatewayMessage: gatewayMessageSchema,
   Accepted: acceptedSchema,
   AchResult: achResultSchema,

@@ -29,6 +29,8 @@ const V1_ROUTES: [string, string][] = [
   ['GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history', 'billing:read'],
   ['POST /v1/billing/retry-runs', 'billing:operate'],
   ['GET /v1/billing/retry-runs/{runId}', 'billing:read'],
+  ['POST /v1/subscriptions/{subscriptionId}/exception/resolve', 'billing:operate'],
+  ['GET /v1/billing/retry-runs', 'billing:read'],
 ];
 const WEBHOOKS: [string, string][] = [
   ['POST /webhooks/stripe', 'prod-billing-stripe-webhook'],

@@ -200,6 +200,7 @@ beforeAll(async () => {
       send: viaApi,
       status: 202,
     },
+    { routeKey: 'GET /v1/billing/retry-runs', build: jwt('GET', '/v1/billing/retry-runs', { query: { limit: '5' } }), send: viaApi, status: 200, nonEmpty: true },
     {
       routeKey: 'GET /v1/billing/retry-runs/{runId}',
       build: (body) => {

@@ -1,7 +1,7 @@
 import { ROUTES, type RouteKeyOf } from '../../manifest/index.js';
 import { receiveBalanceEvent } from './balance.js';
 import { createPayment, getPayment, getPaymentHistory, listPayments } from './loans.js';
-import { createRetryRun, getRetryRun } from './retry-runs.js';
+import { createRetryRun, getRetryRun, listRetryRuns } from './retry-runs.js';
 import type { Route, RouteContext } from './router.js';
 import { changeBillingDateRoute, pay, retryBillingRoute, waiveRoute } from './subscription-actions.js';
 import { resolveExceptionRoute } from './exception-resolution.js';
@@ -30,6 +30,7 @@ const HANDLERS: Record<RouteKeyOf<'api'>, (ctx: RouteContext) => Promise<HttpRes
   'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history': getPaymentHistory,
   'POST /v1/billing/retry-runs': createRetryRun,
   'GET /v1/billing/retry-runs/{runId}': getRetryRun,
+  'GET /v1/billing/retry-runs': listRetryRuns,
   'POST /webhooks/balance': receiveBalanceEvent,
 };
 
