@@ -102,6 +102,9 @@ const apiGatewayMessage = (status: number, message: string): GatewayResponse => 
  */
 export class LocalGateway {
   private server: Server | undefined;
+  private draining = false;
+  private inFlight = 0;
+  private readonly idleWaiters: (() => void)[] = [];
 
   constructor(private readonly options: GatewayOptions) {}
 
@@ -121,6 +124,17 @@ export class LocalGateway {
     return `http://${host}:${address.port}`;
   }
 
+  /** On stop: requests that arrive from now on answer 503 `stopping`; those in flight run to their answer. */
+  beginDrain(): void {
+    this.draining = true;
+  }
+
+  /** Resolves once no request is in flight. */
+  idle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
   async close(): Promise<void> {
     const server = this.server;
     if (!server) return;
@@ -133,6 +147,21 @@ export class LocalGateway {
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.draining) {
+      res.writeHead(503, { 'content-type': 'application/json', connection: 'close', 'retry-after': '5' });
+      res.end(JSON.stringify({ error: { code: 'stopping', message: 'the local runtime is stopping' } }));
+      return;
+    }
+    this.inFlight += 1;
+    try {
+      await this.answer(req, res);
+    } finally {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = Date.now();
     let response: GatewayResponse;
     let closeAfter = false;
