@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { ROUTES, type ManifestRoute as ApiRoute } from '../manifest/index.js';
+import { ROUTES, routeScopes, type ManifestRoute as ApiRoute } from '../manifest/index.js';
 import type { Logger } from '../runtime/logger.js';
 import { LOCAL_ACCOUNT, lambdaContext, type FunctionName } from './lambda-shapes.js';
+import { verifyMemberToken } from './member-tokens.js';
 
 export type HttpHandler = (event: APIGatewayProxyEventV2, context?: Context) => Promise<APIGatewayProxyResultV2>;
 
@@ -200,13 +201,15 @@ export class LocalGateway {
     let authorizer: Record<string, unknown> | undefined;
     if (route.route.scope) {
       const token = /^Bearer\s+(.+)$/i.exec(headers.authorization ?? '')?.[1]?.trim();
-      if (!token || token !== this.options.apiToken) return apiGatewayMessage(401, 'Unauthorized');
-      const scopes = [...ALL_SCOPES];
-      if (!scopes.includes(route.route.scope)) return apiGatewayMessage(403, 'Forbidden');
       const nowS = Math.floor(Date.now() / 1000);
+      const member = token && token !== this.options.apiToken ? verifyMemberToken(this.options.apiToken, token, nowS) : undefined;
+      if (!token || (token !== this.options.apiToken && !member)) return apiGatewayMessage(401, 'Unauthorized');
+      const scopes: string[] = member ? [member.scope] : [...ALL_SCOPES];
+      // As the JWT authorizer: any of the route's scopes lets the request in; the api decides which applies.
+      if (!routeScopes(route.route).some((scope) => scopes.includes(scope))) return apiGatewayMessage(403, 'Forbidden');
       authorizer = {
         jwt: {
-          claims: { sub: this.options.operatorSub, scope: scopes.join(' '), iss: 'local', aud: 'billing-api', iat: nowS, exp: nowS + 3600 },
+          claims: member ?? { sub: this.options.operatorSub, scope: scopes.join(' '), iss: 'local', aud: 'billing-api', iat: nowS, exp: nowS + 3600 },
           scopes,
         },
         principalId: '',

@@ -14,6 +14,7 @@ import type { LocalControl } from './control-routes.js';
 import type { LocalEventBus } from './event-bus.js';
 import { startEventSources, type LocalEventSources } from './event-sources.js';
 import { localFunctionDeps } from './function-deps.js';
+import { MEMBER_TOKEN_TTL_S, mintMemberToken } from './member-tokens.js';
 import type { HttpHandler } from './gateway.js';
 import { Cleanups, StartupProgress } from './lifecycle.js';
 import { resolveOptions, type LocalSystemOptions } from './options.js';
@@ -99,7 +100,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     progress.up('scheduler');
     cleanups.push(startAchPumpTimer(pump, run, logger));
 
-    control = localControl({ clock, simulator, logger, progress, run, pump, emulators, sources });
+    control = localControl({ clock, simulator, logger, progress, run, pump, emulators, sources, apiToken: options.secrets.apiToken });
 
     const startupMs = Date.now() - progress.started;
     logger.info({ url, ms: startupMs, timings: progress.timings, now: formatInstant(clock.now()), data_dir: options.dataDir }, 'local runtime ready');
@@ -136,6 +137,7 @@ function localControl(parts: {
   readonly pump: AchSettlementPump;
   readonly emulators: Emulators;
   readonly sources: LocalEventSources;
+  readonly apiToken: string;
 }): LocalControl {
   const { clock, simulator, logger, progress, run, pump, emulators, sources } = parts;
   return {
@@ -146,6 +148,7 @@ function localControl(parts: {
     runCollections: () => run.run('control'),
     afterClockChange: () => pump.pump(),
     listEvents: (filter) => emulators.eventBus.list(filter),
+    mintToken: (userId) => ({ token: mintMemberToken(parts.apiToken, userId, Math.floor(Date.now() / 1000)).token, expiresInS: MEMBER_TOKEN_TTL_S }),
     putMembership: async (rawBody, userId) => {
       const settled = await sources.putOnStream('memberships', userId, rawBody);
       return settled ? { status: settled.status, shard_id: settled.shardId, sequence_number: settled.sequenceNumber, attempts: settled.attempts } : undefined;
