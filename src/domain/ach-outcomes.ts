@@ -256,7 +256,8 @@ export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, 
       if (codeClass === 'unauthorized') return change('CHARGED_BACK', reason, 'unauthorized', returned);
       const original = payment.loc_ach_original_entry_date ?? payment.loc_created_date;
       const withinWindow = withinRepresentmentWindow(original, now);
-      const represented = payment.loc_ach_represented ?? 0;
+      // A payment returned before the count was stored: every attempt after the first was a re-presentment.
+      const represented = payment.loc_ach_represented ?? Math.max(0, payment.loc_payment_attempts - 1);
       if (codeClass === 'represent' && represented < MAX_ACH_REPRESENTMENTS && withinWindow && payment.loc_payment_attempts < LOAN_MAX_ATTEMPTS) {
         const first = payment.loc_first_declined_at ?? formatInstant(now);
         return change('RETRY_SCHEDULED', reason, 'retry', {
