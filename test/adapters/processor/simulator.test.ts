@@ -90,13 +90,14 @@ describe('the payment simulator across a restart (its journal in the data direct
     const clock = new ManualClock('2026-12-01T00:00:00Z');
     const before = new PaymentSimulator(clock, new FileSimulatorJournal(file));
     before.configure({ users: { u3: 'ach_return:R01', u4: 'decline:insufficient_funds' }, ach_settle_delay_ms: 60_000 });
-    const settled = await before.submit(request({ rail: 'ach' }));
+    const settled = await before.submit(request({ rail: 'ach', instrument_id: 'ach-acct-1' }));
     const returned = await before.submit(request({ rail: 'ach', user_id: 'u3', idempotency_key: 'sub-3:1' }));
     const declined = await before.submit(request({ user_id: 'u4', idempotency_key: 'sub-4:1' }));
 
     // A new process on the same file, with default settings (a restart forgets PUT /local/processor).
     const after = new PaymentSimulator(clock, new FileSimulatorJournal(file));
-    expect(await after.submit(request({ rail: 'ach' }))).toEqual(settled);
+    expect(await after.submit(request({ rail: 'ach', instrument_id: 'ach-acct-1' }))).toEqual(settled);
+    expect(settled).toMatchObject({ instrument_id: 'ach-acct-1' });
     expect(await after.submit(request({ rail: 'ach', user_id: 'u3', idempotency_key: 'sub-3:1' }))).toEqual(returned);
     expect(await after.submit(request({ user_id: 'u4', idempotency_key: 'sub-4:1' }))).toEqual(declined);
     expect(after.charges()).toHaveLength(2);
