@@ -15,6 +15,7 @@ import { json, parseJsonBody, type HttpResult } from '../shared/http.js';
 import { serializeSubscription } from '../shared/serialize.js';
 import { idSchema, idempotencyKey, pathParams, reasonSchema } from './request.js';
 import type { RouteContext } from './router.js';
+import { findSubscription } from './subscriptions.js';
 
 /** Manual pay, operator retry-billing, waive and due-date change (DESIGN 5 and 8), all audited. */
 
@@ -88,6 +89,8 @@ function replayOutcome(record: BillingRecord): PayOutcome {
 }
 
 export async function pay(ctx: RouteContext): Promise<HttpResult> {
+  // A member's ownership first: one read before the lock and the Idempotency-Key lookup.
+  if (ctx.caller?.kind === 'member') await findSubscription(ctx);
   const id = subscriptionId(ctx);
   const key = idempotencyKey(ctx.event);
   const body = parseJsonBody(ctx.event, optionalReasonBody);
