@@ -169,6 +169,7 @@ function conflictSchema(codes: readonly [string, ...string[]], description: stri
     error: z.strictObject({
       code: z.enum(codes).check(z.describe(description)),
       message: z.string(),
+      decided_by: z.optional(z.string()).check(z.describe('the named rule that refused, where a hold or ceiling did (DESIGN 3.2)')),
     }),
   }).check(z.describe(`A conflict: nothing was changed or charged. ${description}`));
 }

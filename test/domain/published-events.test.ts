@@ -296,6 +296,8 @@ const CAN_PUBLISH: Record<BillingEvent, boolean> = {
   EXCEPTION_WAIVED: true,
   // The money went back and the period is owed again: no event of DESIGN 11 says that; the next attempt's does.
   EXCEPTION_REFUNDED: false,
+  INSTRUMENT_HELD: false,
+  HOLD_RELEASED: false,
 };
 
 describe('event ids and rows that cannot be published', () => {
