@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as z from '../domain/zod.js';
-import { processorSettingsSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
+import { processorSettingsSchema, simulatedRefundSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
 import { idSchema } from '../domain/ids.js';
 import { DETAIL_TYPES } from '../domain/published-events.js';
 import { membershipEventSchema } from '../domain/use-cases/membership/apply-membership-event.js';
@@ -101,6 +101,7 @@ const ROUTES: Record<string, readonly string[]> = {
   '/local/memberships': ['POST'],
   '/local/processor': ['GET', 'PUT'],
   '/local/processor/charges': ['GET'],
+  '/local/processor/refunds': ['POST'],
   '/local/events': ['GET'],
   '/local/tokens': ['POST'],
 };
@@ -165,6 +166,11 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
       control.simulator.configure(settings);
       control.logger.info({ default: settings.default, users: Object.keys(settings.users).length }, 'processor simulator configured');
       return json(200, control.simulator.current());
+    }
+    case '/local/processor/refunds': {
+      const refund = control.simulator.refund(parseBody(request, simulatedRefundSchema));
+      control.logger.info({ refund_id: refund.refund_id, transaction_id: refund.transaction_id }, 'simulated refund made');
+      return json(201, refund);
     }
     case '/local/events': {
       const query = parseQuery(request, eventsQuerySchema);

@@ -1,6 +1,5 @@
 import * as z from '../domain/zod.js';
 import { achEventSchema } from '../domain/ach-outcomes.js';
-import { HOLD_CODES } from '../domain/collectible.js';
 import { instantSchema } from '../domain/time.js';
 import { stripeEventEnvelopeSchema } from '../adapters/stripe/events.js';
 import { balanceEventSchema } from '../domain/balance-events.js';
@@ -14,6 +13,8 @@ import * as retryRuns from '../handlers/api/retry-runs.js';
 import * as subscriptions from '../handlers/api/subscriptions.js';
 import { retryRunRequestSchema } from '../domain/retry-runs.js';
 import { RESPONSE_COMPONENTS, type ResponseComponent } from './responses.js';
+import { INTERNAL, UNAVAILABLE, PAYMENT_CONFLICT, readErrors, actionErrors } from './common-responses.js';
+import { OPERATOR_OPERATIONS } from './operator-operations.js';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API (DESIGN 8), generated from the zod schemas the
@@ -64,23 +65,6 @@ const signatureHeader = (name: string, secret: string): HeaderParameter => ({
   description: `\`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">\` with ${secret}; 5-minute tolerance, checked before the body is read.`,
   schema: z.string().check(z.minLength(1)),
 });
-
-const GATEWAY_401 = { description: 'No bearer token, or one the JWT authorizer refuses', schema: ['GatewayMessage', 'Error'] } as const;
-const GATEWAY_403 = { description: 'The token lacks the route\'s scope', schema: ['GatewayMessage', 'Error'] } as const;
-const BAD_REQUEST = { description: 'Malformed input: the zod issues are in error.details', schema: 'Error' } as const;
-const NOT_FOUND = { description: 'No such subscription (or route)', schema: ['Error', 'GatewayMessage'] } as const;
-const CONFLICT = { description: 'locked (being billed right now), an illegal transition, or unbilled_period', schema: 'Error' } as const;
-const INTERNAL = { description: 'An internal fault: a generic message with a reference id, never keys or table names', schema: 'Error' } as const;
-const UNAVAILABLE = { description: 'A dependency is briefly unavailable; retry (Retry-After)', schema: 'Error' } as const;
-
-/** Manual pay and retry-billing: the holds that bind every path (DESIGN 3.1) answer 409 with their code. */
-const PAYMENT_CONFLICT = {
-  description: `locked (being billed right now), or a hold that binds every path, nothing changed or charged: ${HOLD_CODES.map((c) => `\`${c}\``).join(', ')}`,
-  schema: 'PaymentConflict',
-} as const;
-
-const readErrors = { '400': BAD_REQUEST, '401': GATEWAY_401, '403': GATEWAY_403, '404': NOT_FOUND, '500': INTERNAL, '503': UNAVAILABLE };
-const actionErrors = { ...readErrors, '409': CONFLICT };
 
 /** Every route of the HTTP API, by route key (`METHOD /path`, as API Gateway names it). */
 export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
@@ -270,6 +254,7 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
       '500': INTERNAL,
     },
   },
+  ...OPERATOR_OPERATIONS,
 };
 
 /** Schemas a JSON Schema cannot express from zod alone (transforms): what the input must look like. */

@@ -5,7 +5,7 @@ import { ProcessorError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
 import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
 import type { Clock } from '../../domain/ports/clock.js';
-import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult } from '../../domain/ports/processor.js';
+import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult, ProcessorRefund, RefundQuery } from '../../domain/ports/processor.js';
 import type { SimulatorJournal } from './journal.js';
 
 /**
@@ -36,6 +36,13 @@ export const processorSettingsSchema = z.strictObject({
   accounts: z.optional(z.record(z.string().check(z.minLength(1)), simulatedAccountSchema)),
 });
 export type ProcessorSettings = z.input<typeof processorSettingsSchema>;
+
+/** A refund an operator makes at the processor (`POST /local/processor/refunds`), of any payment it names. */
+export const simulatedRefundSchema = z.strictObject({
+  transaction_id: z.string().check(z.minLength(1), z.maxLength(256)),
+  amount_cents: z.int().check(z.positive()),
+});
+export type SimulatedRefundRequest = z.infer<typeof simulatedRefundSchema>;
 
 export interface SimulatedCharge {
   readonly idempotency_key: string;
@@ -110,6 +117,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   private readonly results = new Map<string, PaymentResult>();
   private readonly chargeList: SimulatedCharge[] = [];
   private readonly delivered = new Set<string>();
+  private readonly refunds = new Map<string, ProcessorRefund>();
   private achDelayMs = 0;
 
   /** With a journal, what it promised before a restart is restored, and every new promise is written before it is answered. */
@@ -194,6 +202,17 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     if (!charge || charge.reference.kind !== 'subscription') return undefined;
     const { user_id, billing_date, subscription_id } = charge.reference;
     return { user_id, billing_date, subscription_id };
+  }
+
+  /** Refunds money at once, as a dashboard refund does; the payment need not be one the simulator took. */
+  refund(request: SimulatedRefundRequest): ProcessorRefund {
+    const refund: ProcessorRefund = { refund_id: `re_sim_${randomUUID().replace(/-/g, '')}`, status: 'succeeded', ...request };
+    this.refunds.set(refund.refund_id, refund);
+    return refund;
+  }
+
+  async findRefund(query: RefundQuery): Promise<ProcessorRefund | undefined> {
+    return this.refunds.get(query.refund_id);
   }
 
   charges(): readonly SimulatedCharge[] {

@@ -1,4 +1,5 @@
 import { attemptDepsOf } from '../shared/attempt-deps.js';
+import { actedBy } from '../../domain/actors.js';
 import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
 import type { AttemptOutcome } from '../../domain/use-cases/collect.js';
@@ -24,8 +25,10 @@ export const optionalReasonBody = lazySchema(() => z.optional(z.strictObject({ r
 export const waiveBody = lazySchema(() => z.strictObject({ reason: reasonSchema }));
 export const billingDateBody = lazySchema(() => z.strictObject({ billing_date: instantSchema, reason: z.optional(reasonSchema) }));
 
-function attemptDeps(ctx: RouteContext): UseCaseDeps {
-  return attemptDepsOf(ctx.deps, ctx.log);
+/** The use case's deps for one request: every audit row it writes names the caller. */
+export function attemptDeps(ctx: RouteContext): UseCaseDeps {
+  const deps = attemptDepsOf(ctx.deps, ctx.log);
+  return ctx.actor === undefined ? deps : { ...deps, billing: actedBy(deps.billing, ctx.actor) };
 }
 
 function subscriptionId(ctx: RouteContext): string {

@@ -77,6 +77,14 @@ describe('the local payment simulator', () => {
     expect(() => sim.configure({ default: 'maybe' as never })).toThrow();
     expect(() => sim.configure({ users: { u1: 'ach_return:X1' } })).toThrow();
   });
+
+  it('knows the refunds made at it, and no others', async () => {
+    const sim = new PaymentSimulator(new ManualClock());
+    const refund = sim.refund({ transaction_id: 'pi_1', amount_cents: 1500 });
+    expect(refund).toMatchObject({ transaction_id: 'pi_1', amount_cents: 1500, status: 'succeeded' });
+    expect(await sim.findRefund({ refund_id: refund.refund_id, rail: 'card' })).toEqual(refund);
+    expect(await sim.findRefund({ refund_id: 're_other', rail: 'card' })).toBeUndefined();
+  });
 });
 
 describe('the payment simulator across a restart (its journal in the data directory)', () => {
