@@ -115,15 +115,6 @@ export function scopesOf(event: HttpEvent): Set<string> {
   return scopes;
 }
 
-/**
- * 401 without an authorizer context or a subject, 403 without the route's scope.
- * Answers the caller's `sub`, the actor of audited actions.
- */
-export function authorize(event: HttpEvent, scope: Scope): string {
-  const caller = authorizeCaller(event, { scope }, {});
-  return caller.sub;
-}
-
 /** The JWT claims API Gateway's authorizer passed on. */
 function claimsOf(event: HttpEvent): Record<string, unknown> | undefined {
   const jwt = event.requestContext?.authorizer?.jwt;
