@@ -87,6 +87,8 @@ const ATTEMPT = {
   billingActivity: { read: ['get'], write: ['put', 'update'] },
   billingActivityHistory: { write: ['put'] },
   locks: { write: ['put'], delete: true },
+  // The debit a presentment moved, appended in the attempt's transaction (DESIGN 14).
+  moneyMovements: { write: ['put'] },
 } as const satisfies Partial<Record<TableId, TableGrant>>;
 /** A collecting function calls every payment processor, with the secrets they need, and the accounts service. */
 const COLLECTS = {
@@ -150,6 +152,8 @@ export const FUNCTIONS = {
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
       // The same question for a loan payment: its audit rows (a Query on the payment's partition).
       payments: { read: ['get', 'query'], write: ['put', 'update'] },
+      // Every outcome's movement row, in its transaction, or alone when no record changes (DESIGN 14).
+      moneyMovements: { write: ['put'] },
     },
     secrets: ['achWebhook'],
   },
@@ -181,6 +185,8 @@ export const FUNCTIONS = {
       // A success for a transaction the period does not show: its audit rows, by subscription id.
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
       locks: { write: ['put'], delete: true },
+      // Every card outcome's movement row, in its transaction, or alone when no record changes (DESIGN 14).
+      moneyMovements: { write: ['put'] },
     },
     services: ['stripe'],
     secrets: ['stripeWebhook', 'stripeApiKey'],
@@ -205,6 +211,8 @@ export const FUNCTIONS = {
       // Bulk retry runs: the idempotency key and the run claimed together (puts), the phase moved
       // (updates), the items written (puts) and listed (a Query on the run's partition).
       retryRuns: { read: ['get', 'query'], write: ['put', 'update'] },
+      // The debits manual pay, retry-billing and loan payments present (DESIGN 14).
+      moneyMovements: { write: ['put'] },
     },
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,

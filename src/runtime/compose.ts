@@ -5,6 +5,8 @@ import type { BillingStore } from '../domain/ports/billing-store.js';
 import type { Clock } from '../domain/ports/clock.js';
 import type { PaymentsStore } from '../domain/ports/loan-payments.js';
 import type { LockStore } from '../domain/ports/locks.js';
+import type { MoneyMovementStore } from '../domain/ports/money-movements.js';
+import { DynamoMoneyMovementStore } from '../adapters/dynamodb/money-movements.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
 import type { StripeEventStore } from '../domain/ports/stripe-events.js';
 import { DynamoBillingStore } from '../adapters/dynamodb/billing/store.js';
@@ -20,12 +22,13 @@ export interface DynamoStores {
   readonly payments: PaymentsStore;
   readonly stripeEvents: StripeEventStore;
   readonly retryRuns: RetryRunStore;
+  readonly movements: MoneyMovementStore;
 }
 
 /** The DynamoDB-backed stores on one client: production, the local runtime and tests share this. */
 export function dynamoStores(options: {
   client: DynamoDBClient;
-  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns'>;
+  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns'> & Partial<Pick<TableNames, 'moneyMovements'>>;
   statusShardCount?: number;
   paymentShardCount?: number;
 }): DynamoStores {
@@ -36,16 +39,19 @@ export function dynamoStores(options: {
       tableName: tables.billingActivity,
       historyTableName: tables.billingActivityHistory,
       locksTableName: tables.locks,
+      ...(tables.moneyMovements ? { movementsTableName: tables.moneyMovements } : {}),
       ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}),
     }),
     locks: new DynamoLockStore(client, tables.locks),
     payments: new DynamoPaymentsStore({
       client,
       tableName: tables.payments,
+      ...(tables.moneyMovements ? { movementsTableName: tables.moneyMovements } : {}),
       ...(options.paymentShardCount !== undefined ? { paymentShardCount: options.paymentShardCount } : {}),
     }),
     stripeEvents: new DynamoStripeEventStore({ client, tableName: tables.stripeEvents }),
     retryRuns: new DynamoRetryRunStore(client, tables.retryRuns),
+    movements: new DynamoMoneyMovementStore(client, tables.moneyMovements ?? 'money-movements-not-configured'),
   };
 }
 

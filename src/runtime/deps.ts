@@ -6,6 +6,7 @@ import type { Clock } from '../domain/ports/clock.js';
 import type { MetricsPort } from '../domain/ports/gauges.js';
 import type { PaymentsStore } from '../domain/ports/loan-payments.js';
 import type { LockStore } from '../domain/ports/locks.js';
+import type { MoneyMovementStore } from '../domain/ports/money-movements.js';
 import type { PaymentProcessor } from '../domain/ports/processor.js';
 import type { QueuePort } from '../domain/ports/queue.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
@@ -59,6 +60,8 @@ export interface AppDeps {
   /** Bulk retry runs (DESIGN 8): their store, and the queue that fans their items out to the retry-run-worker. */
   readonly retryRuns: RetryRunStore;
   readonly retryRunsQueue: QueuePort;
+  /** money-movements (DESIGN 14): written inside the effects' transactions; read by the reconciliation job. */
+  readonly movements: MoneyMovementStore;
   readonly metrics: MetricsPort;
   readonly secrets: WebhookSecrets;
   readonly settings: Settings;

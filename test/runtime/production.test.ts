@@ -32,6 +32,8 @@ const complete: NodeJS.ProcessEnv = {
   PAYMENTS_TABLE: 'dev-payments',
   STRIPE_EVENTS_TABLE: 'dev-stripe-events',
   RETRY_RUNS_TABLE: 'dev-retry-runs',
+  MONEY_MOVEMENTS_TABLE: 'dev-money-movements',
+  RECONCILIATION_TABLE: 'dev-reconciliation',
   COLLECTIONS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/collections',
   BALANCE_EVENTS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/balance-events',
   RETRY_RUNS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/retry-runs',

@@ -1,5 +1,6 @@
 import type { AchRateTally } from '../ach-return-rates.js';
 import type { BillingFailureFields } from '../ladder.js';
+import type { MoneyMovement } from '../money-movements.js';
 import type { BillingKey, BillingRecord, HistoryRow } from '../records.js';
 import type { Page, PageRequest } from './page.js';
 
@@ -28,6 +29,8 @@ export interface BillingTransaction {
   readonly releaseLock?: LockRelease;
   /** An ACH debit originated or returned by this change, added to its day's return-rate counters (DESIGN 4.1). */
   readonly achRates?: AchRateTally;
+  /** The money this change moved or learned of, appended to money-movements in the same transaction (DESIGN 14). */
+  readonly movements?: readonly MoneyMovement[];
 }
 
 /** The billing periods and their audit rows as a use case reads and changes them. */

@@ -1,7 +1,8 @@
 import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure } from '../billing-record.js';
 import { balanceDecision, GATE_CLOSED_ERROR, type BalanceObservation } from '../collectible.js';
 import { dueGate, mayAdvancePause, type NotDueReason } from '../due-work.js';
-import { deadHolderFoundAccountInactive, mayHoldUnrecordedCharge, repairsUnrecordedAttempt } from '../takeover.js';
+import { deadHolderFoundAccountInactive, isPresentedUnrecorded, mayHoldUnrecordedCharge, repairsUnrecordedAttempt } from '../takeover.js';
+import { debitMovement, subscriptionRecordKey, type MoneyMovement } from '../money-movements.js';
 import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
 import { CLEARED_DUNNING, EXHAUSTED_DUNNING, dunningAfterDecline, dunningLapsed, isInDunning } from '../dunning.js';
 import { classifyDecline } from '../declines.js';
@@ -14,7 +15,7 @@ import type { AccountSnapshot } from '../ports/account-directory.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
-import { formatInstant } from '../time.js';
+import { formatInstant, toDate } from '../time.js';
 import type { UseCaseDeps } from './deps.js';
 
 export { GATE_CLOSED_ERROR, type BalanceObservation } from '../collectible.js';
@@ -130,7 +131,8 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
-    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after });
+    const movements = debitOf(read, result, presentedAt(lock, read, now));
+    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, movements);
   } catch (error) {
     return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal), presented);
   }
@@ -179,6 +181,31 @@ function paymentRequestOf(read: BillingRecord): PaymentRequest {
   };
 }
 
+/** The money an accepted presentment moved (DESIGN 14); a decline moved none. */
+function debitOf(read: BillingRecord, result: PaymentResult, at: Date): MoneyMovement[] {
+  if (result.outcome === 'declined') return [];
+  const request = paymentRequestOf(read);
+  return [
+    debitMovement({
+      rail: read.payment_method,
+      transaction_id: result.confirmation_id,
+      amount_cents: read.amount_cents,
+      presented_at: at,
+      user_id: read.user_id,
+      record_key: subscriptionRecordKey(read),
+      idempotency_key: request.idempotency_key,
+    }),
+  ];
+}
+
+/** A repair's key was first presented by the attempt that died (its lease's `held_since`) or failed (its saved failure). */
+function presentedAt(lock: HeldLock, read: BillingRecord, now: Date): Date {
+  const dead = lock.takenOver;
+  if (dead?.held_since !== undefined && repairsUnrecordedAttempt(dead, read)) return new Date(dead.held_since);
+  if (isPresentedUnrecorded(read) && read.billing_failed_at !== undefined) return toDate(read.billing_failed_at);
+  return now;
+}
+
 function afterSubmission(deps: AttemptDeps, read: BillingRecord, result: PaymentResult, now: Date, process: Process): BillingRecord {
   const at = formatInstant(now);
   const set: Partial<BillingRecord> = {
@@ -220,6 +247,7 @@ async function commitAttempt(
   request: AttemptRequest,
   now: Date,
   outcome: AttemptOutcome,
+  movements: readonly MoneyMovement[] = [],
 ): Promise<AttemptOutcome> {
   const history = historyRowOf(after, { ...context, actor: request.actor, reason: request.reason, run_id: request.runId });
   const leftPending = read.billing_status === 'PENDING';
@@ -230,6 +258,7 @@ async function commitAttempt(
     ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
     // Every ACH entry presented counts in its day's debits (NACHA return rates).
     ...(originatesAchDebit(read, after) ? { achRates: achDebitTally(now) } : {}),
+    ...(movements.length > 0 ? { movements } : {}),
   });
   return outcome;
 }

@@ -2,7 +2,7 @@ import { loanAchHold } from '../ach-outcomes.js';
 import { achDebitTally, originatesLoanAchDebit } from '../ach-return-rates.js';
 import { HOLD_MESSAGES } from '../collectible.js';
 import { AlreadyExistsError, DomainError, NotFoundError, PaymentHoldError } from '../errors.js';
-import { loanAttemptRequest } from '../loan-attempt.js';
+import { loanAttemptRequest, loanDebitMovements } from '../loan-attempt.js';
 import { afterLoanDecline, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
 import type { Clock } from '../ports/clock.js';
 import type { LoanPaymentAudit, PaymentsStore } from '../ports/loan-payments.js';
@@ -133,7 +133,7 @@ async function submit(deps: LoanPaymentDeps, read: LoanPayment, audit: LoanPayme
   const result = await deps.processor.submit(loanAttemptRequest(read), signal);
   const now = deps.clock.now();
   const after = afterSubmission(read, result, now);
-  await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined);
+  await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined, loanDebitMovements(read, after, now));
   return after;
 }
 

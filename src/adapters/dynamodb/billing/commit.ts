@@ -13,6 +13,7 @@ import {
   planGauges,
   planHistory,
   planLockRelease,
+  planMovement,
   planUpdate,
   transact,
   type PlannedWrite,
@@ -46,7 +47,7 @@ export async function commit(t: BillingTables, tx: BillingTransaction): Promise<
       if (!taken || probe >= MAX_PLACEMENT_PROBES) throw error;
       const next = await placeAgain(t, attempt, taken, error);
       // Only the next period was asked for, and its chain's record is there: nothing is left to write.
-      if (next.writes.length === 0 && next.history.length === 0 && !next.createIfAbsent && !next.releaseLock && !next.achRates) return { created: false };
+      if (next.writes.length === 0 && next.history.length === 0 && !next.createIfAbsent && !next.releaseLock && !next.achRates && !next.movements?.length) return { created: false };
       attempt = next;
     }
   }
@@ -65,6 +66,7 @@ function planCommit(t: BillingTables, tx: BillingTransaction): { planned: Planne
   for (const row of tx.history) planned.push(planHistory(t, row));
   if (tx.releaseLock) planned.push(planLockRelease(t, tx.releaseLock));
   if (tx.achRates) planned.push(planAchRates(t, tx.achRates, transactionSeed(tx)));
+  for (const movement of tx.movements ?? []) planned.push(planMovement(t, movement));
   if (tx.createIfAbsent) {
     creates.push({ index: planned.length, record: tx.createIfAbsent.record, movable: true, optional: true, at: -1 });
     planned.push(planCreate(t, tx.createIfAbsent.record), planHistory(t, tx.createIfAbsent.history));
@@ -106,6 +108,7 @@ async function placeAgain(t: BillingTables, tx: BillingTransaction, taken: reado
     ...(createIfAbsent ? { createIfAbsent } : {}),
     ...(tx.releaseLock ? { releaseLock: tx.releaseLock } : {}),
     ...(tx.achRates ? { achRates: tx.achRates } : {}),
+    ...(tx.movements ? { movements: tx.movements } : {}),
   };
 }
 

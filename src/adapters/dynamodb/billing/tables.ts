@@ -15,6 +15,8 @@ export interface DynamoBillingStoreOptions {
   readonly statusShardCount?: number;
   /** locks: needed for a commit that releases the user's lock in its transaction. */
   readonly locksTableName?: string;
+  /** money-movements: needed for a commit that carries movement rows (DESIGN 14). */
+  readonly movementsTableName?: string;
 }
 
 /** What every part of the billing adapter works on: one client, the tables and the index shard count. */
@@ -23,6 +25,7 @@ export interface BillingTables {
   readonly table: string;
   readonly historyTable: string;
   readonly locksTable: string | undefined;
+  readonly movementsTable?: string | undefined;
   readonly shardCount: number;
 }
 
@@ -32,6 +35,7 @@ export function billingTables(options: DynamoBillingStoreOptions): BillingTables
     table: options.tableName,
     historyTable: options.historyTableName,
     locksTable: options.locksTableName,
+    movementsTable: options.movementsTableName,
     shardCount: assertShardCount(options.statusShardCount ?? DEFAULT_STATUS_SHARD_COUNT, 'statusShardCount'),
   };
 }
