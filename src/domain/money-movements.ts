@@ -46,8 +46,9 @@ export function movementDay(occurredAt: Instant): string {
   return normalizeInstant(occurredAt).slice(0, 10);
 }
 
-/** Money into our account is +, out is −. */
+/** Money into our account is +, out is −; a settlement confirms a debit's money and moves none of its own. */
 export function signedAmount(movement: Pick<MoneyMovement, 'kind' | 'amount_cents'>): number {
+  if (movement.kind === 'settlement') return 0;
   return movement.kind === 'return' || movement.kind === 'refund' || movement.kind === 'chargeback' ? -movement.amount_cents : movement.amount_cents;
 }
 

@@ -120,7 +120,7 @@ export function matchDay(rail: PaymentMethod, day: string, ours: readonly MoneyM
     const processor = theirsAmount(group);
     oursCount += group.ours.length > 0 ? 1 : 0;
     theirsCount += group.theirs.length;
-    oursTotal += signOf(group.kind) * mine;
+    oursTotal += signedAmount({ kind: group.kind, amount_cents: mine });
     theirsTotal += group.theirs.reduce((sum, m) => sum + signedAmount(m), 0);
     const exception = judge(rail, group, mine, processor, debitsByRecord);
     if (exception) exceptions.push(exception);
