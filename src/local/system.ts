@@ -49,6 +49,17 @@ export interface LocalSystem {
  * the manifest behind its trigger (the gateway, the pollers, the scheduler), the payment
  * simulator with its ACH pump, and the control surface. `stop()` takes it all down, in reverse.
  */
+/** The on-demand reconciliation of POST /local/reconciliation/run and the simulator's report behind it. */
+function reconciliationControl(processorReport: LocalControl['processorReport'], handler: ((event: never) => Promise<unknown>) | undefined): Pick<LocalControl, 'processorReport' | 'runReconciliation'> {
+  return {
+    processorReport,
+    runReconciliation: async (date) => {
+      if (!handler) throw new LocalStartupError('no reconciliation-job in the manifest');
+      return handler({ date } as never);
+    },
+  };
+}
+
 export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = {}, env: NodeJS.ProcessEnv = process.env): Promise<LocalSystem> {
   const progress = new StartupProgress();
   const options = resolveOptions(env, {}, overrides);
@@ -81,7 +92,9 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     const sources = await startEventSources({ options, logger: quiet, emulators, functions, http, sqsHooks: { [RUN_QUEUE]: run.consumerHooks() }, cleanups });
     progress.up('pollers');
     progress.mark('pollers');
-    const [scheduled, ...others] = sources.scheduled;
+    // The local scheduler runs the collections; reconciliation runs on demand (POST /local/reconciliation/run).
+    const reconciliation = sources.scheduled.find((s) => s.name === 'reconciliation-job');
+    const [scheduled, ...others] = sources.scheduled.filter((s) => s !== reconciliation);
     if (!scheduled || others.length > 0) throw new LocalStartupError(`the local scheduler runs one scheduled function; the manifest schedules ${sources.scheduled.length}`);
     run.schedules(scheduled.name, scheduled.handler);
     cleanups.push(startSchedule(run, options.collectionsIntervalMs, logger));
@@ -96,6 +109,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
       runCollections: () => run.run('control'),
       afterClockChange: () => pump.pump(),
       listEvents: (filter) => emulators.eventBus.list(filter),
+      ...reconciliationControl(functions.processorReport, reconciliation?.handler),
       putMembership: async (rawBody, userId) => {
         const settled = await sources.putOnStream('memberships', userId, rawBody);
         return settled ? { status: settled.status, shard_id: settled.shardId, sequence_number: settled.sequenceNumber, attempts: settled.attempts } : undefined;

@@ -245,6 +245,23 @@ export const FUNCTIONS = {
     tables: {},
     putsEventsOn: ['billing'],
   },
+  // DESIGN 14: reads the day's money-movements rows (never the billing records) and the processors'
+  // reports, writes only its own table; daily on the schedule, or invoked with {"date"}.
+  'reconciliation-job': {
+    entry: 'src/functions/reconciliation-job.ts',
+    description: 'Reconciles what the processors moved with the money-movements rows, per rail and day',
+    timeoutSeconds: 300,
+    memoryMb: 1024,
+    trigger: { kind: 'schedule' },
+    tables: {
+      moneyMovements: { read: ['query'] },
+      // The run put, each exception upserted (UpdateItem keeps a resolution) and its pointer put.
+      reconciliation: { write: ['put', 'update'] },
+    },
+    services: [...PROCESSORS],
+    secrets: COLLECTS.secrets,
+    putsEventsOn: ['billing'],
+  },
 } as const satisfies Record<string, FunctionManifest>;
 
 export type FunctionName = keyof typeof FUNCTIONS;

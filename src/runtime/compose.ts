@@ -7,6 +7,8 @@ import type { PaymentsStore } from '../domain/ports/loan-payments.js';
 import type { LockStore } from '../domain/ports/locks.js';
 import type { MoneyMovementStore } from '../domain/ports/money-movements.js';
 import { DynamoMoneyMovementStore } from '../adapters/dynamodb/money-movements.js';
+import { DynamoReconciliationStore } from '../adapters/dynamodb/reconciliation-store.js';
+import type { ReconciliationStore } from '../domain/ports/reconciliation.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
 import type { StripeEventStore } from '../domain/ports/stripe-events.js';
 import { DynamoBillingStore } from '../adapters/dynamodb/billing/store.js';
@@ -23,12 +25,13 @@ export interface DynamoStores {
   readonly stripeEvents: StripeEventStore;
   readonly retryRuns: RetryRunStore;
   readonly movements: MoneyMovementStore;
+  readonly reconciliation: ReconciliationStore;
 }
 
 /** The DynamoDB-backed stores on one client: production, the local runtime and tests share this. */
 export function dynamoStores(options: {
   client: DynamoDBClient;
-  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns'> & Partial<Pick<TableNames, 'moneyMovements'>>;
+  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns'> & Partial<Pick<TableNames, 'moneyMovements' | 'reconciliation'>>;
   statusShardCount?: number;
   paymentShardCount?: number;
 }): DynamoStores {
@@ -52,6 +55,7 @@ export function dynamoStores(options: {
     stripeEvents: new DynamoStripeEventStore({ client, tableName: tables.stripeEvents }),
     retryRuns: new DynamoRetryRunStore(client, tables.retryRuns),
     movements: new DynamoMoneyMovementStore(client, tables.moneyMovements ?? 'money-movements-not-configured'),
+    reconciliation: new DynamoReconciliationStore(client, tables.reconciliation ?? 'reconciliation-not-configured'),
   };
 }
 

@@ -34,6 +34,7 @@ const complete: NodeJS.ProcessEnv = {
   RETRY_RUNS_TABLE: 'dev-retry-runs',
   MONEY_MOVEMENTS_TABLE: 'dev-money-movements',
   RECONCILIATION_TABLE: 'dev-reconciliation',
+  EVENT_BUS_NAME: 'billing-dev',
   COLLECTIONS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/collections',
   BALANCE_EVENTS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/balance-events',
   RETRY_RUNS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/retry-runs',
