@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as z from '../domain/zod.js';
 import { processorSettingsSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
 import { FaultTargetsExhaustedError, processorFaultSchema, type SimulatedProcessorReport } from '../adapters/processor/simulator-report.js';
+import { idSchema } from '../domain/ids.js';
 import { DETAIL_TYPES } from '../domain/published-events.js';
 import { membershipEventSchema } from '../domain/use-cases/membership/apply-membership-event.js';
 import { formatInstant, InvalidInstantError, instantSchema, parseDurationMs, toDate } from '../domain/time.js';
@@ -22,6 +23,8 @@ export interface LocalControl {
   putMembership(rawBody: string, userId: string): Promise<{ status: 'applied' | 'failed'; shard_id: string; sequence_number: string; attempts: number } | undefined>;
   /** Runs the ACH pump (after a clock change). */
   afterClockChange(): Promise<unknown>;
+  /** A member token for `userId` (`POST /local/tokens`): scope billing:self, its own user only. */
+  mintToken(userId: string): { token: string; expiresInS: number };
   /** The events published on the local bus, oldest first (docs/design.md section 11). */
   listEvents(filter: { userId?: string | undefined; detailType?: string | undefined }): BusEvent[];
   /** Reconciliation (DESIGN 9, 14): the simulator's report with its faults, and an on-demand run of a day. */
@@ -103,11 +106,13 @@ const ROUTES: Record<string, readonly string[]> = {
   '/local/processor': ['GET', 'PUT'],
   '/local/processor/charges': ['GET'],
   '/local/events': ['GET'],
+  '/local/tokens': ['POST'],
   '/local/processor/report': ['GET'],
   '/local/processor/faults': ['POST'],
   '/local/reconciliation/run': ['POST'],
 };
 
+const tokenBodySchema = z.strictObject({ user_id: idSchema });
 const dateSchema = z.strictObject({ date: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/, 'YYYY-MM-DD')) });
 
 /** `?user_id=` and `?detail_type=` of GET /local/events: each optional, each at most once. */
@@ -172,6 +177,11 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
     case '/local/events': {
       const query = parseQuery(request, eventsQuerySchema);
       return json(200, { items: control.listEvents({ userId: query.user_id, detailType: query.detail_type }) });
+    }
+    case '/local/tokens': {
+      const body = parseBody(request, tokenBodySchema);
+      const minted = control.mintToken(body.user_id);
+      return json(201, { token: minted.token, token_type: 'Bearer', expires_in: minted.expiresInS, scope: 'billing:self', user_id: body.user_id });
     }
     case '/local/processor/charges':
       return json(200, {

@@ -11,6 +11,8 @@ import { DynamoReconciliationStore } from '../adapters/dynamodb/reconciliation-s
 import type { ReconciliationStore } from '../domain/ports/reconciliation.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
 import type { StripeEventStore } from '../domain/ports/stripe-events.js';
+import type { InstrumentStore } from '../domain/ports/instruments.js';
+import { DynamoInstrumentStore } from '../adapters/dynamodb/instruments/store.js';
 import { DynamoBillingStore } from '../adapters/dynamodb/billing/store.js';
 import { DynamoLockStore } from '../adapters/dynamodb/lock-store.js';
 import { DynamoPaymentsStore } from '../adapters/dynamodb/payments-store.js';
@@ -24,6 +26,7 @@ export interface DynamoStores {
   readonly payments: PaymentsStore;
   readonly stripeEvents: StripeEventStore;
   readonly retryRuns: RetryRunStore;
+  readonly instruments: InstrumentStore;
   readonly movements: MoneyMovementStore;
   readonly reconciliation: ReconciliationStore;
 }
@@ -31,7 +34,7 @@ export interface DynamoStores {
 /** The DynamoDB-backed stores on one client: production, the local runtime and tests share this. */
 export function dynamoStores(options: {
   client: DynamoDBClient;
-  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns'> & Partial<Pick<TableNames, 'moneyMovements' | 'reconciliation'>>;
+  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments'> & Partial<Pick<TableNames, 'moneyMovements' | 'reconciliation'>>;
   statusShardCount?: number;
   paymentShardCount?: number;
 }): DynamoStores {
@@ -42,6 +45,7 @@ export function dynamoStores(options: {
       tableName: tables.billingActivity,
       historyTableName: tables.billingActivityHistory,
       locksTableName: tables.locks,
+      instrumentsTableName: tables.instruments,
       ...(tables.moneyMovements ? { movementsTableName: tables.moneyMovements } : {}),
       ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}),
     }),
@@ -54,6 +58,7 @@ export function dynamoStores(options: {
     }),
     stripeEvents: new DynamoStripeEventStore({ client, tableName: tables.stripeEvents }),
     retryRuns: new DynamoRetryRunStore(client, tables.retryRuns),
+    instruments: new DynamoInstrumentStore(client, tables.instruments),
     movements: new DynamoMoneyMovementStore(client, tables.moneyMovements ?? 'money-movements-not-configured'),
     reconciliation: new DynamoReconciliationStore(client, tables.reconciliation ?? 'reconciliation-not-configured'),
   };

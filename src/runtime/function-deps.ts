@@ -8,11 +8,11 @@ import { guardedClient, type NeededAccess } from './grants.js';
 import { callsProcessorOf, chargesEveryRail } from './processors.js';
 
 /** What every function of one environment shares before its manifest narrows it: everything but the stores. */
-export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'movements' | 'reconciliation'>;
+export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments' | 'movements' | 'reconciliation'>;
 
 /** `deps` without its stores: what each function's deps are built from. */
 export function sharedDeps(deps: AppDeps): SharedDeps {
-  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, movements: _movements, reconciliation: _reconciliation, ...shared } = deps;
+  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, instruments: _instruments, movements: _movements, reconciliation: _reconciliation, ...shared } = deps;
   return shared;
 }
 
@@ -44,6 +44,7 @@ const STORE_TABLES = {
   payments: 'payments',
   stripeEvents: 'stripeEvents',
   retryRuns: 'retryRuns',
+  instruments: 'instruments',
   movements: 'moneyMovements',
   reconciliation: 'reconciliation',
 } as const satisfies Record<string, TableId>;
@@ -67,6 +68,7 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
       payments: dynamo.tables.payments ?? placeholder,
       stripeEvents: dynamo.tables.stripeEvents ?? placeholder,
       retryRuns: dynamo.tables.retryRuns ?? placeholder,
+      instruments: dynamo.tables.instruments ?? placeholder,
       moneyMovements: dynamo.tables.moneyMovements ?? placeholder,
       reconciliation: dynamo.tables.reconciliation ?? placeholder,
     },
@@ -88,6 +90,7 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     payments: grantedStore('payments'),
     stripeEvents: grantedStore('stripeEvents'),
     retryRuns: grantedStore('retryRuns'),
+    instruments: grantedStore('instruments'),
     movements: grantedStore('movements'),
     reconciliation: grantedStore('reconciliation'),
     collectionsQueue: grantedQueue('collectionsQueue'),

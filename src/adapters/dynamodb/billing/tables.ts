@@ -15,6 +15,8 @@ export interface DynamoBillingStoreOptions {
   readonly statusShardCount?: number;
   /** locks: needed for a commit that releases the user's lock in its transaction. */
   readonly locksTableName?: string;
+  /** instruments: read with the period by an attempt and written in its transaction (DESIGN 3.2). */
+  readonly instrumentsTableName?: string;
   /** money-movements: needed for a commit that carries movement rows (DESIGN 14). */
   readonly movementsTableName?: string;
 }
@@ -25,6 +27,7 @@ export interface BillingTables {
   readonly table: string;
   readonly historyTable: string;
   readonly locksTable: string | undefined;
+  readonly instrumentsTable: string | undefined;
   readonly movementsTable?: string | undefined;
   readonly shardCount: number;
 }
@@ -35,6 +38,7 @@ export function billingTables(options: DynamoBillingStoreOptions): BillingTables
     table: options.tableName,
     historyTable: options.historyTableName,
     locksTable: options.locksTableName,
+    instrumentsTable: options.instrumentsTableName,
     movementsTable: options.movementsTableName,
     shardCount: assertShardCount(options.statusShardCount ?? DEFAULT_STATUS_SHARD_COUNT, 'statusShardCount'),
   };
