@@ -32,6 +32,7 @@ const complete: NodeJS.ProcessEnv = {
   PAYMENTS_TABLE: 'dev-payments',
   STRIPE_EVENTS_TABLE: 'dev-stripe-events',
   RETRY_RUNS_TABLE: 'dev-retry-runs',
+  INSTRUMENTS_TABLE: 'dev-instruments',
   MONEY_MOVEMENTS_TABLE: 'dev-money-movements',
   RECONCILIATION_TABLE: 'dev-reconciliation',
   EVENT_BUS_NAME: 'billing-dev',
