@@ -44,6 +44,7 @@ export function buildBillingApp(app: App, options: BuildBillingAppOptions = {}):
     paymentsApiUrl: config.paymentsApiUrl,
     accountsApiUrl: config.accountsApiUrl,
     balanceThresholdCents: config.balanceThresholdCents,
+    processorBudget: config.processorBudget,
     ...(options.handlerEntry ? { handlerEntry: options.handlerEntry } : {}),
   });
   Tags.of(app).add('service', 'billing');

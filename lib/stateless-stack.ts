@@ -9,6 +9,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
 import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
+import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, type ProcessorBudgetSettings } from '../src/domain/processor-budget.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
 import { sidePackagesOf } from './bundling.js';
@@ -33,13 +34,22 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly accountsApiUrl: string;
   /** The balance-webhook gate (`BALANCE_THRESHOLD_CENTS` of the webhook-balance-worker). */
   readonly balanceThresholdCents: number;
+  /** The processors' budgets (DESIGN 13); default DEFAULT_BUDGET_PER_SECOND each. */
+  readonly processorBudget?: ProcessorBudgetSettings;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
 }
 
 /** Values of the settings a manifest can name. */
 function settingValues(props: BillingStatelessStackProps): Record<string, string> {
-  return { BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents), MAX_PAYMENT_CENTS: String(DEFAULT_MAX_PAYMENT_CENTS) };
+  const budget = props.processorBudget ?? { perSecond: { stripe: DEFAULT_BUDGET_PER_SECOND, payments: DEFAULT_BUDGET_PER_SECOND }, personShare: DEFAULT_PERSON_SHARE };
+  return {
+    BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents),
+    MAX_PAYMENT_CENTS: String(DEFAULT_MAX_PAYMENT_CENTS),
+    STRIPE_BUDGET_PER_SECOND: String(budget.perSecond.stripe),
+    PAYMENTS_BUDGET_PER_SECOND: String(budget.perSecond.payments),
+    PROCESSOR_PERSON_SHARE: String(budget.personShare),
+  };
 }
 
 /** Functions, their triggers, the HTTP API, the schedule, and monitoring; holds no data. */

@@ -98,6 +98,7 @@ const ROUTES: Record<string, readonly string[]> = {
   '/local/memberships': ['POST'],
   '/local/processor': ['GET', 'PUT'],
   '/local/processor/charges': ['GET'],
+  '/local/processor/stats': ['GET'],
   '/local/events': ['GET'],
 };
 
@@ -164,6 +165,8 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
       const query = parseQuery(request, eventsQuerySchema);
       return json(200, { items: control.listEvents({ userId: query.user_id, detailType: query.detail_type }) });
     }
+    case '/local/processor/stats':
+      return json(200, control.simulator.stats());
     case '/local/processor/charges':
       return json(200, {
         items: control.simulator.charges().map((c) => ({

@@ -75,7 +75,12 @@ export function localFunctionDeps(input: {
       },
     }),
     secrets: { stripeWebhook: options.secrets.stripeWebhook, achWebhook: options.secrets.achWebhook, balanceWebhook: options.secrets.balanceWebhook },
-    settings: { stage: LOCAL_PREFIX, balanceThresholdCents: options.balanceThresholdCents, maxPaymentCents: options.maxPaymentCents },
+    settings: {
+      stage: LOCAL_PREFIX,
+      balanceThresholdCents: options.balanceThresholdCents,
+      maxPaymentCents: options.maxPaymentCents,
+      ...(options.processorBudget ? { processorBudget: options.processorBudget } : {}),
+    },
   };
   const publisherDeps: EventsPublisherDeps = {
     logger: quiet,

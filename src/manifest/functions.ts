@@ -1,5 +1,5 @@
 import { BILLING_ACTIVITY_INDEXES, PAYMENTS_INDEXES, type TableId } from '../adapters/dynamodb/table-definitions.js';
-import { PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
+import { BUDGET_SETTINGS, PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
 
 /**
  * What each function may touch, written once. The CDK derives each function's IAM policy,
@@ -86,13 +86,15 @@ const { byLoanStatus, byStatus: paymentsByStatus, byLoanCreated } = PAYMENTS_IND
 const ATTEMPT = {
   billingActivity: { read: ['get'], write: ['put', 'update'] },
   billingActivityHistory: { write: ['put'] },
-  locks: { write: ['put'], delete: true },
+  // The user lock; the processor budget's per-second counters (UpdateItem ADD, DESIGN 13).
+  locks: { write: ['put', 'update'], delete: true },
 } as const satisfies Partial<Record<TableId, TableGrant>>;
 /** A collecting function calls every payment processor, with the secrets they need, and the accounts service. */
 const COLLECTS = {
   services: [...PROCESSORS, 'accounts'],
   secrets: PROCESSORS.flatMap((id) => (SERVICES[id] as ServiceEntry).secrets ?? []),
-} satisfies Pick<FunctionManifest, 'services' | 'secrets'>;
+  settings: [...BUDGET_SETTINGS],
+} satisfies Pick<FunctionManifest, 'services' | 'secrets' | 'settings'>;
 
 export const FUNCTIONS = {
   'collections-job': {
@@ -134,7 +136,7 @@ export const FUNCTIONS = {
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
     },
     ...COLLECTS,
-    settings: ['BALANCE_THRESHOLD_CENTS'],
+    settings: [...COLLECTS.settings, 'BALANCE_THRESHOLD_CENTS'],
   },
   // Settles by the reference's keys; never takes the lock: the record's version is the fence.
   'ach-handler': {
@@ -164,7 +166,7 @@ export const FUNCTIONS = {
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
     },
     ...COLLECTS,
-    settings: ['MAX_PAYMENT_CENTS'],
+    settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS'],
   },
   // Claims each event; a checkout takes the user lock; the API key finds the PaymentIntent behind
   // charge and dispute events. It charges nothing.
@@ -180,11 +182,11 @@ export const FUNCTIONS = {
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
       // A success for a transaction the period does not show: its audit rows, by subscription id.
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
-      locks: { write: ['put'], delete: true },
+      locks: { write: ['put', 'update'], delete: true },
     },
     services: ['stripe'],
     secrets: ['stripeWebhook', 'stripeApiKey'],
-    settings: ['MAX_PAYMENT_CENTS'],
+    settings: ['MAX_PAYMENT_CENTS', ...BUDGET_SETTINGS],
   },
   api: {
     entry: 'src/functions/api.ts',
@@ -198,7 +200,7 @@ export const FUNCTIONS = {
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'], delete: true, indexes: [bySubscriptionId, failing, exceptions, dunning] },
       // The history endpoint (by subscription id) and the audit rows of every write.
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
-      locks: { write: ['put'], delete: true },
+      locks: { write: ['put', 'update'], delete: true },
       // Loan payments: get, create, update; a loan's payments (GSI4), by status (GSI1), a payment's history rows (base Query).
       // The ACH debit a payment originates adds to its day's counter (UpdateItem ADD).
       payments: { read: ['get', 'query'], write: ['put', 'update'], indexes: [byLoanStatus, byLoanCreated] },
@@ -209,7 +211,7 @@ export const FUNCTIONS = {
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
     secrets: [...COLLECTS.secrets, 'balanceWebhook'],
-    settings: ['MAX_PAYMENT_CENTS'],
+    settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS'],
   },
   // retry-billing for each item of a bulk retry run: finds the period by subscription id, runs the
   // attempt, reads the period's newest audit rows when a delivery continues an earlier one, claims

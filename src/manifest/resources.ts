@@ -72,4 +72,11 @@ export type SettingEnv =
   /** The balance gate (webhook-balance-worker). */
   | 'BALANCE_THRESHOLD_CENTS'
   /** The largest payment a path may create: loan payments (api), NEW plans (memberships-consumer), checkouts (stripe-webhook). */
-  | 'MAX_PAYMENT_CENTS';
+  | 'MAX_PAYMENT_CENTS'
+  /** The processors' budgets in requests per second, and the share reserved for paths people start (DESIGN 13): every function that calls a processor. */
+  | 'STRIPE_BUDGET_PER_SECOND'
+  | 'PAYMENTS_BUDGET_PER_SECOND'
+  | 'PROCESSOR_PERSON_SHARE';
+
+/** The budget settings, named by every function that calls a processor and by the planner. */
+export const BUDGET_SETTINGS = ['STRIPE_BUDGET_PER_SECOND', 'PAYMENTS_BUDGET_PER_SECOND', 'PROCESSOR_PERSON_SHARE'] as const satisfies readonly SettingEnv[];

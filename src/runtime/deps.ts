@@ -10,7 +10,9 @@ import type { PaymentProcessor } from '../domain/ports/processor.js';
 import type { QueuePort } from '../domain/ports/queue.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
 import type { StripeEventStore } from '../domain/ports/stripe-events.js';
+import type { ProcessorBudgetSettings } from '../domain/processor-budget.js';
 import type { Logger } from './logger.js';
+import type { ProcessorLimiter } from './processor-limiter.js';
 
 // The queue and metrics ports live with the others in src/domain/ports/; re-exported for the wiring.
 export type { MetricsPort } from '../domain/ports/gauges.js';
@@ -32,6 +34,8 @@ export interface Settings {
   readonly lockHeartbeatMs?: number;
   /** How far the account directory's clock may run behind ours (default ACCOUNT_CLOCK_SKEW_MS); tests on one clock set 0. */
   readonly accountClockSkewMs?: number;
+  /** The processors' budgets (DESIGN 13); absent: no limiter (the local runtime without budgets set). */
+  readonly processorBudget?: ProcessorBudgetSettings;
 }
 
 /**
@@ -62,6 +66,8 @@ export interface AppDeps {
   readonly metrics: MetricsPort;
   readonly secrets: WebhookSecrets;
   readonly settings: Settings;
+  /** The shared per-processor limiter every processor call takes a token from; present iff budgets are set and the function calls a processor. */
+  readonly processorLimiter?: ProcessorLimiter;
   /** Finds a PaymentIntent's billing record for Stripe events that do not carry its metadata (disputes). Optional: without it such events are logged and skipped. */
   readonly cardPayments?: CardPaymentDirectory;
 }

@@ -6,6 +6,8 @@ import { accountSnapshotSchema } from '../../domain/records.js';
 import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
 import type { Clock } from '../../domain/ports/clock.js';
 import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult } from '../../domain/ports/processor.js';
+import { processorOfRail } from '../../domain/processor-budget.js';
+import { latencySchema, ProcessorRateLimit, rateLimitSchema, type SimulatorStats } from './rate-limit.js';
 
 /**
  * The local payment processor: per-user and default outcomes, charges recorded by idempotency key
@@ -33,6 +35,10 @@ export const processorSettingsSchema = z.strictObject({
   ach_settle_delay_ms: z.optional(z.int().check(z.nonnegative())),
   /** Account snapshots the gate sees, per user; absent users are active with no balance observed. */
   accounts: z.optional(z.record(z.string().check(z.minLength(1)), simulatedAccountSchema)),
+  /** Requests per wall-clock second each processor accepts; above it the request is throttled (DESIGN 9, 13). */
+  rate_limit_per_second: z.optional(rateLimitSchema),
+  /** Each presentment waits a random time of this shape (wall time). */
+  latency_ms: z.optional(latencySchema),
 });
 export type ProcessorSettings = z.input<typeof processorSettingsSchema>;
 
@@ -99,12 +105,24 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   private readonly chargeList: SimulatedCharge[] = [];
   private readonly delivered = new Set<string>();
   private achDelayMs = 0;
+  private readonly limits: ProcessorRateLimit;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    options: { readonly wallNowMs?: () => number } = {},
+  ) {
+    this.limits = new ProcessorRateLimit(options.wallNowMs);
+  }
 
   configure(input: ProcessorSettings): void {
     this.settings = processorSettingsSchema.parse(input);
     this.achDelayMs = this.settings.ach_settle_delay_ms ?? 0;
+    this.limits.configure(this.settings.rate_limit_per_second, this.settings.latency_ms);
+  }
+
+  /** Requests, presentments and throttled answers, cumulative since start, and by processor. */
+  stats(): SimulatorStats {
+    return this.limits.snapshot();
   }
 
   current(): z.infer<typeof processorSettingsSchema> {
@@ -116,6 +134,11 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   }
 
   async submit(request: PaymentRequest): Promise<PaymentResult> {
+    const processor = processorOfRail(request.rail);
+    this.limits.admit(processor);
+    this.limits.presented(processor);
+    const delay = this.limits.delayMs();
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
     const seen = this.results.get(request.idempotency_key);
     if (seen) return seen;
     const outcome = this.outcomeFor(request.user_id);
@@ -160,6 +183,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
 
   /** The subscription a simulated card payment was for, by its confirmation id (the PaymentIntent id). */
   async findReference(paymentIntentId: string): Promise<CardPaymentReference | undefined> {
+    this.limits.admit('stripe');
     const charge = this.chargeList.find((c) => c.confirmation_id === paymentIntentId);
     if (!charge || charge.reference.kind !== 'subscription') return undefined;
     const { user_id, billing_date, subscription_id } = charge.reference;
