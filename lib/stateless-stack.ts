@@ -9,6 +9,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
 import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
+import { intervalProblem } from '../src/domain/billing-day.js';
 import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, type ProcessorBudgetSettings } from '../src/domain/processor-budget.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
@@ -49,6 +50,7 @@ function settingValues(props: BillingStatelessStackProps): Record<string, string
     STRIPE_BUDGET_PER_SECOND: String(budget.perSecond.stripe),
     PAYMENTS_BUDGET_PER_SECOND: String(budget.perSecond.payments),
     PROCESSOR_PERSON_SHARE: String(budget.personShare),
+    COLLECTIONS_INTERVAL_SECONDS: String(props.collectionsRateMinutes * 60),
   };
 }
 
@@ -162,6 +164,9 @@ export class BillingStatelessStack extends Stack {
     const scheduled = HANDLER_NAMES.filter((name) => FUNCTIONS[name].trigger.kind === 'schedule');
     if (scheduled.length !== 1 || scheduled[0] !== 'collections-job') throw new Error(`the collections schedule targets collections-job; the manifest schedules ${scheduled.join(', ')}`);
     const collectionsJob = functions['collections-job'].function;
+    // The paced planner plans one interval of the budget, delays at most 900 s, and is single-flight (DESIGN 13).
+    const intervalIssue = intervalProblem(props.collectionsRateMinutes * 60, FUNCTIONS['collections-job'].timeoutSeconds);
+    if (intervalIssue) throw new Error(intervalIssue);
     new events.Rule(this, 'CollectionsSchedule', {
       ruleName: resourceName(stage, 'collections-schedule'),
       description: `Runs ${functionNameFor(stage, 'collections-job')} every ${props.collectionsRateMinutes} minutes`,

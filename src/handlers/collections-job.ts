@@ -3,8 +3,10 @@ import { addAchRateCounts, returnRates, returnRateWindow } from '../domain/ach-r
 import { messageIdOf, type CollectionMessage } from '../domain/collections.js';
 import { planCollections, type CollectionsSummary } from '../domain/use-cases/plan-collections.js';
 import type { AppDeps } from '../runtime/deps.js';
+import { DEFAULT_INTERVAL_SECONDS, runPacedCollections, type PacedSummary } from './collections-paced.js';
 
 export type { CollectionsSummary } from '../domain/use-cases/plan-collections.js';
+export type { PacedSummary } from './collections-paced.js';
 
 /** SendMessageBatch takes at most ten entries. */
 const SQS_BATCH = 10;
@@ -25,7 +27,7 @@ export interface CollectionsJobOptions {
  * and the ACH return rates of the trailing 60 days (DESIGN 4.1: two counter queries, not a scan).
  */
 export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJobOptions = {}) {
-  return async (event: ScheduledEvent, context?: Context): Promise<CollectionsSummary> => {
+  return async (event: ScheduledEvent, context?: Context): Promise<CollectionsSummary | PacedSummary> => {
     const logger = deps.logger.child({ fn: 'collections-job', request_id: context?.awsRequestId, event_id: event.id });
     const safety = options.safetyMs ?? DEADLINE_SAFETY_MS;
     const remainingMs = (): number => {
@@ -43,7 +45,18 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
       deps.billing.achRateCounts(window.from, window.to),
       deps.payments.achRateCounts(window.from, window.to),
     ]);
-    const plan = planCollections(deps, {
+    const budget = deps.settings.processorBudget;
+    const plan = budget && deps.processorBudgetStore
+      ? runPacedCollections(deps, {
+          budget,
+          store: deps.processorBudgetStore,
+          intervalSeconds: deps.settings.collectionsIntervalSeconds ?? DEFAULT_INTERVAL_SECONDS,
+          remainingMs,
+          safetyMs: safety,
+          ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
+          ...(context ? { owner: context.awsRequestId } : {}),
+        })
+      : planCollections(deps, {
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
       shouldContinue: () => remainingMs() > safety,
       send: async (messages: readonly CollectionMessage[]) => {

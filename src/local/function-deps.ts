@@ -80,6 +80,7 @@ export function localFunctionDeps(input: {
       balanceThresholdCents: options.balanceThresholdCents,
       maxPaymentCents: options.maxPaymentCents,
       ...(options.processorBudget ? { processorBudget: options.processorBudget } : {}),
+      ...(options.collectionsIntervalMs > 0 ? { collectionsIntervalSeconds: Math.max(1, Math.round(options.collectionsIntervalMs / 1000)) } : {}),
     },
   };
   const publisherDeps: EventsPublisherDeps = {

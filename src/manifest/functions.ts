@@ -109,8 +109,11 @@ export const FUNCTIONS = {
       billingActivity: { read: ['query'], indexes: [due] },
       // Due RETRY loan payments (GSI2) and the loan payments' ACH return-rate counters.
       payments: { read: ['query'], indexes: [paymentsByStatus] },
+      // The planner's single-flight lease (put, delete) and the budget's throttle reports and quota factor (get, update).
+      locks: { read: ['get'], write: ['put', 'update'], delete: true },
     },
     sendsTo: ['collections'],
+    settings: ['COLLECTIONS_INTERVAL_SECONDS', ...BUDGET_SETTINGS],
   },
   'batch-worker': {
     entry: 'src/functions/batch-worker.ts',

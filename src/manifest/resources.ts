@@ -76,7 +76,9 @@ export type SettingEnv =
   /** The processors' budgets in requests per second, and the share reserved for paths people start (DESIGN 13): every function that calls a processor. */
   | 'STRIPE_BUDGET_PER_SECOND'
   | 'PAYMENTS_BUDGET_PER_SECOND'
-  | 'PROCESSOR_PERSON_SHARE';
+  | 'PROCESSOR_PERSON_SHARE'
+  /** The collections schedule's interval in seconds: the paced planner's window (collections-job). */
+  | 'COLLECTIONS_INTERVAL_SECONDS';
 
 /** The budget settings, named by every function that calls a processor and by the planner. */
 export const BUDGET_SETTINGS = ['STRIPE_BUDGET_PER_SECOND', 'PAYMENTS_BUDGET_PER_SECOND', 'PROCESSOR_PERSON_SHARE'] as const satisfies readonly SettingEnv[];

@@ -11,6 +11,7 @@ import type { QueuePort } from '../domain/ports/queue.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
 import type { StripeEventStore } from '../domain/ports/stripe-events.js';
 import type { ProcessorBudgetSettings } from '../domain/processor-budget.js';
+import type { ProcessorBudgetStore } from '../domain/ports/processor-budget.js';
 import type { Logger } from './logger.js';
 import type { ProcessorLimiter } from './processor-limiter.js';
 
@@ -36,6 +37,8 @@ export interface Settings {
   readonly accountClockSkewMs?: number;
   /** The processors' budgets (DESIGN 13); absent: no limiter (the local runtime without budgets set). */
   readonly processorBudget?: ProcessorBudgetSettings;
+  /** The collections schedule's interval in seconds (COLLECTIONS_INTERVAL_SECONDS): the paced planner's window. */
+  readonly collectionsIntervalSeconds?: number;
 }
 
 /**
@@ -68,6 +71,8 @@ export interface AppDeps {
   readonly settings: Settings;
   /** The shared per-processor limiter every processor call takes a token from; present iff budgets are set and the function calls a processor. */
   readonly processorLimiter?: ProcessorLimiter;
+  /** The budget's counters, for the planner's quota (its throttle reports); present iff budgets are set and the manifest grants the locks table's updates. */
+  readonly processorBudgetStore?: ProcessorBudgetStore;
   /** Finds a PaymentIntent's billing record for Stripe events that do not carry its metadata (disputes). Optional: without it such events are logged and skipped. */
   readonly cardPayments?: CardPaymentDirectory;
 }

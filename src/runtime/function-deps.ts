@@ -7,10 +7,11 @@ import type { AppDeps } from './deps.js';
 import { guardedClient, type NeededAccess } from './grants.js';
 import { callsProcessorOf, chargesEveryRail } from './processors.js';
 import { limiterFor } from './processor-budget.js';
+import { DynamoProcessorBudgetStore } from '../adapters/dynamodb/processor-budget-store.js';
 import { limitedCardPayments, limitedProcessor } from './processor-limiter.js';
 
 /** What every function of one environment shares before its manifest narrows it: everything but the stores. */
-export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'processorLimiter'>;
+export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'processorLimiter' | 'processorBudgetStore'>;
 
 /** `deps` without its stores: what each function's deps are built from. */
 export function sharedDeps(deps: AppDeps): SharedDeps {
@@ -98,6 +99,9 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     // Card payments are looked up at the card processor.
     ...(cards ? { cardPayments: limiter ? limitedCardPayments(cards, limiter) : cards } : {}),
     ...(limiter ? { processorLimiter: limiter } : {}),
+    ...(shared.settings.processorBudget && dynamo.tables.locks && manifest.tables.locks?.write?.includes('update')
+      ? { processorBudgetStore: new DynamoProcessorBudgetStore(client, dynamo.tables.locks) }
+      : {}),
     secrets: {
       stripeWebhook: secrets.has('stripeWebhook') ? shared.secrets.stripeWebhook : '',
       achWebhook: secrets.has('achWebhook') ? shared.secrets.achWebhook : '',

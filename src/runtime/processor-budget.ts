@@ -52,3 +52,11 @@ export function limiterFor(
   if (!callsProcessorOf(manifest, 'card') && !callsProcessorOf(manifest, 'ach')) return undefined;
   return new ProcessorLimiter({ store: new DynamoProcessorBudgetStore(client, locksTable), settings, klass: budgetClassOf(name) });
 }
+
+/** COLLECTIONS_INTERVAL_SECONDS, when set: whole seconds. */
+export function intervalSetting(env: NodeJS.ProcessEnv): { collectionsIntervalSeconds?: number } {
+  const value = env.COLLECTIONS_INTERVAL_SECONDS;
+  if (value === undefined || value === '') return {};
+  if (!/^[1-9]\d{0,5}$/.test(value.trim())) throw new ConfigError(`invalid configuration: COLLECTIONS_INTERVAL_SECONDS: must be whole seconds (got ${value})`);
+  return { collectionsIntervalSeconds: Number(value.trim()) };
+}

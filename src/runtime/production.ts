@@ -22,7 +22,7 @@ import { functionDeps, notGranted, type SharedDeps } from './function-deps.js';
 import type { NeededAccess } from './grants.js';
 import { createLogger } from './logger.js';
 import { processorByRail } from './processors.js';
-import { budgetSettingsFrom } from './processor-budget.js';
+import { budgetSettingsFrom, intervalSetting } from './processor-budget.js';
 import { resolveSecrets } from './secrets.js';
 import { assertWiring } from './wiring/check.js';
 import type { ServiceClients, Wiring } from './wiring/types.js';
@@ -78,6 +78,7 @@ export async function productionDeps(
       maxPaymentCents: base.MAX_PAYMENT_CENTS,
       // Deployed, every processor call is budgeted (the defaults apply when a setting is absent).
       processorBudget: budgetSettingsFrom(env, true)!,
+      ...intervalSetting(env),
     },
     ...(cardPayments ? { cardPayments } : {}),
   };

@@ -26,6 +26,7 @@ class CountingStore implements ProcessorBudgetStore {
   }
   reportThrottled = (...args: Parameters<ProcessorBudgetStore['reportThrottled']>) => this.inner.reportThrottled(...args);
   throttledTotal = (...args: Parameters<ProcessorBudgetStore['throttledTotal']>) => this.inner.throttledTotal(...args);
+  updateQuotaFactor = (...args: Parameters<ProcessorBudgetStore['updateQuotaFactor']>) => this.inner.updateQuotaFactor(...args);
 }
 
 const SETTINGS = { perSecond: { stripe: 20, payments: 10 }, personShare: 0.1 };

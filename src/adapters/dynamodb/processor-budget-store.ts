@@ -74,6 +74,28 @@ export class DynamoProcessorBudgetStore implements ProcessorBudgetStore {
     }
   }
 
+  async updateQuotaFactor(processor: ProcessorId, next: (factor: number, throttledSinceLastRun: number) => number): Promise<{ factor: number; throttled: number }> {
+    try {
+      const key = { PartitionKey: { S: throttledKeyOf(processor) } };
+      const item = (await this.client.send(new GetItemCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }))).Item;
+      const total = Number(item?.throttled?.N ?? 0);
+      const throttled = Math.max(0, total - Number(item?.seen?.N ?? 0));
+      const factor = next(Number(item?.factor?.N ?? 1), throttled);
+      // `seen` is set to the total read: reports added since are counted by the next run.
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'SET seen = :seen, factor = :factor',
+          ExpressionAttributeValues: { ':seen': { N: String(total) }, ':factor': { N: String(factor) } },
+        }),
+      );
+      return { factor, throttled };
+    } catch (error) {
+      throw toDomainError(error, { operation: 'processorBudget.updateQuotaFactor' });
+    }
+  }
+
   async throttledTotal(processor: ProcessorId): Promise<number> {
     try {
       const out = await this.client.send(

@@ -2,6 +2,7 @@ import type { Writable } from 'node:stream';
 import type { ReturnRate } from '../../domain/ach-return-rates.js';
 import { RETURN_RATE_CLASSES, type ReturnRateClass } from '../../domain/nacha.js';
 import type { MetricsPort } from '../../domain/ports/gauges.js';
+import type { ProcessorId } from '../../domain/processor-budget.js';
 
 export const METRICS_NAMESPACE = 'Billing';
 export const FAILING_SUBSCRIPTIONS_METRIC = 'billing_failing_subscriptions';
@@ -10,6 +11,10 @@ export const DUNNING_SUBSCRIPTIONS_METRIC = 'billing_dunning_subscriptions';
 export const ACH_RETURN_RATE_METRIC = 'billing_ach_return_rate';
 /** The denominator: ACH debits originated in the same window (no dimension). */
 export const ACH_DEBITS_METRIC = 'billing_ach_debits_60d';
+
+/** Due periods waiting, dimension `processor`, and the minutes the budget needs for the longest (DESIGN 13). */
+export const DUE_BACKLOG_METRIC = 'billing_due_backlog';
+export const BACKLOG_ETA_METRIC = 'billing_backlog_eta_minutes';
 
 type Unit = 'Count' | 'Percent';
 
@@ -39,6 +44,11 @@ export class EmfMetrics implements MetricsPort {
   achReturnRates(rates: Readonly<Record<ReturnRateClass, ReturnRate>>): void {
     for (const cls of RETURN_RATE_CLASSES) this.emit({ class: cls }, ACH_RETURN_RATE_METRIC, rates[cls].percent, 'Percent');
     this.emit({}, ACH_DEBITS_METRIC, rates.overall.debits);
+  }
+
+  dueBacklog(backlog: Readonly<Partial<Record<ProcessorId, number>>>, etaMinutes: number): void {
+    for (const [processor, count] of Object.entries(backlog)) this.emit({ processor }, DUE_BACKLOG_METRIC, count);
+    this.emit({}, BACKLOG_ETA_METRIC, etaMinutes);
   }
 
   private emit(dimensions: Record<string, string>, metric: string, value: number, unit: Unit = 'Count'): void {

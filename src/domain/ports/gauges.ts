@@ -1,3 +1,4 @@
+import type { ProcessorId } from '../processor-budget.js';
 import type { AchRateCounts, ReturnRate } from '../ach-return-rates.js';
 import type { ReturnRateClass } from '../nacha.js';
 import type { DunningState } from '../dunning.js';
@@ -19,4 +20,6 @@ export interface MetricsPort {
   dunningSubscriptions(counts: { retrying: number; exhausted: number }): void;
   /** ACH return rates over the trailing 60 days by NACHA class (DESIGN 4.1 `billing_ach_return_rate{class}`). */
   achReturnRates(rates: Readonly<Record<ReturnRateClass, ReturnRate>>): void;
+  /** Due periods waiting per processor and the minutes the budget needs for them (DESIGN 13 `billing_due_backlog{processor}`, `billing_backlog_eta_minutes`). */
+  dueBacklog(backlog: Readonly<Partial<Record<ProcessorId, number>>>, etaMinutes: number): void;
 }

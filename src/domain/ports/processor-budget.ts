@@ -13,6 +13,11 @@ export interface ProcessorBudgetStore {
   reportThrottled(processor: ProcessorId, count: number): Promise<void>;
   /** Every throttled answer reported so far, cumulative. */
   throttledTotal(processor: ProcessorId): Promise<number>;
+  /**
+   * The planner's quota multiplier: `next(factor, throttled since the last call)` is stored and
+   * answered (factor 1 before any). Called by the single-flight planner only.
+   */
+  updateQuotaFactor(processor: ProcessorId, next: (factor: number, throttledSinceLastRun: number) => number): Promise<{ factor: number; throttled: number }>;
 }
 
 /**
