@@ -45,6 +45,8 @@ export function buildBillingApp(app: App, options: BuildBillingAppOptions = {}):
     accountsApiUrl: config.accountsApiUrl,
     balanceThresholdCents: config.balanceThresholdCents,
     processorBudget: config.processorBudget,
+    ...(config.userIdClaim ? { userIdClaim: config.userIdClaim } : {}),
+    ...(config.apiClientScopes ? { apiClientScopes: config.apiClientScopes } : {}),
     ...(options.handlerEntry ? { handlerEntry: options.handlerEntry } : {}),
   });
   Tags.of(app).add('service', 'billing');

@@ -1,6 +1,6 @@
 import type { Node } from 'constructs';
 import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, type ProcessorBudgetSettings } from '../src/domain/processor-budget.js';
-import { centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../src/runtime/config.js';
+import { apiAuthSettings, centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../src/runtime/config.js';
 
 /** Deploy-time settings read from CDK context (`--context key=value` or cdk.json). */
 export interface BillingAppConfig {
@@ -18,6 +18,10 @@ export interface BillingAppConfig {
   readonly alarmEmail?: string;
   /** The processors' budgets (DESIGN 13; contexts `stripeBudgetPerSecond`, `paymentsBudgetPerSecond`, `processorPersonShare`). */
   readonly processorBudget: ProcessorBudgetSettings;
+  /** The JWT claim a member token's user id is read from (context `userIdClaim`, default `sub`). */
+  readonly userIdClaim?: string;
+  /** Which client may use which scope (context `apiClientScopes`, JSON `{"<client id>": ["<scope>", ...]}`). */
+  readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
 }
 
 export const DEFAULT_STAGE = 'dev';
@@ -61,6 +65,7 @@ export function readBillingAppConfig(node: Node): BillingAppConfig {
       },
       personShare: parseShare(node.tryGetContext('processorPersonShare')),
     },
+    ...memberTokenContext(node),
   };
 }
 
@@ -77,6 +82,22 @@ export function parseShare(value: unknown): number {
   const n = Number(value);
   if (!(n >= 0 && n < 1)) throw new InvalidContextError('processorPersonShare', value, 'a fraction in [0, 1)');
   return n;
+}
+
+/** The member-token settings from context, checked as the api checks them at cold start. */
+function memberTokenContext(node: Node): Pick<BillingAppConfig, 'userIdClaim' | 'apiClientScopes'> {
+  const claim = node.tryGetContext('userIdClaim') as unknown;
+  const clients = node.tryGetContext('apiClientScopes') as unknown;
+  const env = {
+    ...(claim === undefined ? {} : { USER_ID_CLAIM: String(claim) }),
+    ...(clients === undefined ? {} : { API_CLIENT_SCOPES: typeof clients === 'string' ? clients : JSON.stringify(clients) }),
+  };
+  try {
+    const { userIdClaim, clientScopes } = apiAuthSettings(env);
+    return { userIdClaim, ...(clientScopes ? { apiClientScopes: clientScopes } : {}) };
+  } catch (error) {
+    throw new InvalidContextError(claim === undefined ? 'apiClientScopes' : 'userIdClaim/apiClientScopes', { claim, clients }, (error as Error).message);
+  }
 }
 
 export function parseBalanceThreshold(value: unknown): number {

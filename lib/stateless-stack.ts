@@ -37,6 +37,10 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly balanceThresholdCents: number;
   /** The processors' budgets (DESIGN 13); default DEFAULT_BUDGET_PER_SECOND each. */
   readonly processorBudget?: ProcessorBudgetSettings;
+  /** The JWT claim a member token's user id is read from (`USER_ID_CLAIM`; default `sub`). */
+  readonly userIdClaim?: string;
+  /** Which client may use which scope (`API_CLIENT_SCOPES`, checked in the api's router); absent: not checked. */
+  readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
 }
@@ -51,6 +55,8 @@ function settingValues(props: BillingStatelessStackProps): Record<string, string
     PAYMENTS_BUDGET_PER_SECOND: String(budget.perSecond.payments),
     PROCESSOR_PERSON_SHARE: String(budget.personShare),
     COLLECTIONS_INTERVAL_SECONDS: String(props.collectionsRateMinutes * 60),
+    USER_ID_CLAIM: props.userIdClaim ?? 'sub',
+    API_CLIENT_SCOPES: JSON.stringify(props.apiClientScopes ?? {}),
   };
 }
 

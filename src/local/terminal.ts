@@ -46,24 +46,42 @@ export function startupBanner(system: LocalSystem): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Fields of /proc/<pid>/stat after the parenthesised command name: state, ppid, pgrp, ... */
+function statFields(pid: number | 'self'): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * Calls `onGone` when a process this one was started under exits. `npm start` runs us through
- * npm → sh → tsx: a SIGTERM to npm kills npm and sh but not their children, which would orphan
- * this process tree (and DynamoDB Local's JVM). Linux only (/proc); elsewhere it watches nothing.
+ * The processes this one was started through that belong to its own job (process group): npm,
+ * sh and tsx under `npm start`. The shell or service manager above the job is not watched, so a
+ * runtime started detached (`setsid`, `nohup ... &`, systemd) outlives the shell that started it,
+ * while a terminal's Ctrl-C or hang-up reaches the whole job as a signal.
  */
-export function watchAncestors(onGone: (pid: number) => void, intervalMs = 1_000): () => void {
+export function jobAncestors(): number[] {
+  const group = Number(statFields('self')?.[2]);
   const ancestors: number[] = [];
   let pid = process.ppid;
-  for (let depth = 0; depth < 4 && pid > 1; depth++) {
+  while (pid > 1 && Number.isInteger(group)) {
+    const fields = statFields(pid);
+    if (!fields || Number(fields[2]) !== group) break;
     ancestors.push(pid);
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      // Fields after the parenthesised command name: state, ppid, ...
-      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    } catch {
-      break;
-    }
+    pid = Number(fields[1]);
   }
+  return ancestors;
+}
+
+/**
+ * Calls `onGone` when a process of its own job this one was started under exits. `npm start` runs
+ * us through npm → sh → tsx: a SIGTERM to npm kills npm and sh but not their children, which would
+ * orphan this process tree (and DynamoDB Local's JVM). Linux only (/proc); elsewhere it watches nothing.
+ */
+export function watchAncestors(onGone: (pid: number) => void, intervalMs = 1_000): () => void {
+  const ancestors = jobAncestors();
   const timer = setInterval(() => {
     for (const ancestor of ancestors) {
       try {

@@ -74,7 +74,7 @@ export interface FunctionManifest {
   readonly putsEventsOn?: readonly BusId[];
 }
 
-const { bySubscriptionId, failing, exceptions, dunning, due } = BILLING_ACTIVITY_INDEXES;
+const { bySubscriptionId, failing, exceptions, dunning, due, held } = BILLING_ACTIVITY_INDEXES;
 const { byLoanStatus, byStatus: paymentsByStatus, byLoanCreated } = PAYMENTS_INDEXES;
 
 /**
@@ -88,6 +88,8 @@ const ATTEMPT = {
   billingActivityHistory: { write: ['put'] },
   // The user lock; the processor budget's per-second counters (UpdateItem ADD, DESIGN 13).
   locks: { write: ['put', 'update'], delete: true },
+  // The user's instruments item, read with the period (TransactGetItems) and updated in its transaction.
+  instruments: { read: ['get'], write: ['update'] },
 } as const satisfies Partial<Record<TableId, TableGrant>>;
 /** A collecting function calls every payment processor, with the secrets they need, and the accounts service. */
 const COLLECTS = {
@@ -106,13 +108,18 @@ export const FUNCTIONS = {
     tables: {
       // Due PENDING, FAILED and PAUSED periods (due-index); the failing and dunning gauges' counters
       // and the ACH return-rate counters (base-table Queries of their partitions).
-      billingActivity: { read: ['query'], indexes: [due] },
+      // Once a day, the held sweep: the held-index, each held period read with the user's instruments
+      // item (TransactGetItems) and, when its user's instrument changed, put back due with its audit row.
+      billingActivity: { read: ['get', 'query'], write: ['put', 'update'], indexes: [due, held] },
+      billingActivityHistory: { write: ['put'] },
+      instruments: { read: ['get'] },
       // Due RETRY loan payments (GSI2) and the loan payments' ACH return-rate counters.
       payments: { read: ['query'], indexes: [paymentsByStatus] },
       // The planner's single-flight lease (put, delete) and the budget's throttle reports and quota factor (get, update).
       locks: { read: ['get'], write: ['put', 'update'], delete: true },
     },
     sendsTo: ['collections'],
+    services: ['accounts'],
     settings: ['COLLECTIONS_INTERVAL_SECONDS', ...BUDGET_SETTINGS],
   },
   'batch-worker': {
@@ -155,6 +162,8 @@ export const FUNCTIONS = {
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
       // The same question for a loan payment: its audit rows (a Query on the payment's partition).
       payments: { read: ['get', 'query'], write: ['put', 'update'] },
+      // A return's hold on the instrument the entry debited (UpdateItem), whatever the period's write does.
+      instruments: { write: ['update'] },
     },
     secrets: ['achWebhook'],
   },
@@ -210,11 +219,13 @@ export const FUNCTIONS = {
       // Bulk retry runs: the idempotency key and the run claimed together (puts), the phase moved
       // (updates), the items written (puts) and listed (a Query on the run's partition).
       retryRuns: { read: ['get', 'query'], write: ['put', 'update'] },
+      // The instruments route, the attempts of manual pay and retry-billing, loan payments, an operator's release.
+      instruments: { read: ['get'], write: ['update'] },
     },
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
     secrets: [...COLLECTS.secrets, 'balanceWebhook'],
-    settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS'],
+    settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS', 'USER_ID_CLAIM', 'API_CLIENT_SCOPES'],
   },
   // retry-billing for each item of a bulk retry run: finds the period by subscription id, runs the
   // attempt, reads the period's newest audit rows when a delivery continues an earlier one, claims

@@ -8,6 +8,7 @@ import * as loans from '../handlers/api/loans.js';
 import { idempotencyKeySchema, pageQuerySchema } from '../handlers/api/request.js';
 import { API_ROUTES } from '../handlers/api/routes.js';
 import { routeKeyOf, type Scope } from '../handlers/api/router.js';
+import { MEMBER_SCOPE, routeScopes } from '../manifest/index.js';
 import * as actions from '../handlers/api/subscription-actions.js';
 import * as retryRuns from '../handlers/api/retry-runs.js';
 import * as subscriptions from '../handlers/api/subscriptions.js';
@@ -355,8 +356,9 @@ export function openApiDocument(options: DocumentOptions = {}): JsonObject {
       responses: Object.fromEntries(
         Object.entries(spec.responses).map(([status, r]) => [status, { description: r.description, content: { 'application/json': { schema: responseSchema(r.schema) } } }]),
       ),
-      security: scope ? [{ bearerJwt: [scope] }] : [{ [`${spec.security ?? 'balance'}Signature`]: [] }],
-      ...(scope ? { 'x-required-scope': scope } : {}),
+      // Alternatives: the staff scope, or billing:self on a member route (the token's own user only).
+      security: scope ? routeScopes(route!).map((one) => ({ bearerJwt: [one] })) : [{ [`${spec.security ?? 'balance'}Signature`]: [] }],
+      ...(scope ? { 'x-required-scope': scope, ...(route?.member ? { 'x-member-scope': MEMBER_SCOPE } : {}) } : {}),
     };
     (paths[path] ??= {})[method.toLowerCase()] = operation;
   }
@@ -385,7 +387,7 @@ export function openApiDocument(options: DocumentOptions = {}): JsonObject {
           scheme: 'bearer',
           bearerFormat: 'JWT',
           description:
-            'A JWT from the configured issuer, checked by the HTTP API\'s JWT authorizer. Each operation lists the scope it needs: billing:read (reads), billing:write (pay, loan payments), billing:operate (operator actions). Locally, LOCAL_API_TOKEN carries every scope.',
+            'A JWT from the configured issuer, checked by the HTTP API\'s JWT authorizer. Each operation lists the scope it needs: billing:read (reads), billing:write (pay, loan payments), billing:operate (operator actions). billing:self is a member\'s app: it reaches only the token\'s own user (its id from the USER_ID_CLAIM claim, default sub) on the operations that list it, another user\'s resource answers 404, and answers leave out data_* and show staff actors as staff. Locally, LOCAL_API_TOKEN carries every staff scope and POST /local/tokens {"user_id"} mints a member token.',
         },
         stripeSignature: { type: 'apiKey', in: 'header', name: 'Stripe-Signature', description: 'Stripe webhook signature over the raw body (STRIPE_WEBHOOK_SECRET)' },
         achSignature: { type: 'apiKey', in: 'header', name: 'X-ACH-Signature', description: 'HMAC-SHA256 over "<t>.<raw body>" (ACH_WEBHOOK_SECRET)' },

@@ -1,3 +1,4 @@
+import type { InstrumentStore } from '../domain/ports/instruments.js';
 import type { IdGenerator } from '../domain/billing-record.js';
 import type { CardPaymentDirectory } from '../domain/card-outcomes.js';
 import type { AccountDirectory } from '../domain/ports/account-directory.js';
@@ -31,6 +32,10 @@ export interface Settings {
   readonly balanceThresholdCents: number;
   /** The largest payment any path may create (MAX_PAYMENT_CENTS); the rule is src/domain/payment-maximum.ts. */
   readonly maxPaymentCents: number;
+  /** The JWT claim a member token's user id is read from (USER_ID_CLAIM; default `sub`, DESIGN 8). */
+  readonly userIdClaim?: string;
+  /** Which client may use which scope (API_CLIENT_SCOPES), by `client_id` or `azp`; absent: not checked. */
+  readonly clientScopes?: Readonly<Record<string, readonly string[]>>;
   readonly lockLeaseMs?: number;
   readonly lockHeartbeatMs?: number;
   /** How far the account directory's clock may run behind ours (default ACCOUNT_CLOCK_SKEW_MS); tests on one clock set 0. */
@@ -66,6 +71,8 @@ export interface AppDeps {
   /** Bulk retry runs (DESIGN 8): their store, and the queue that fans their items out to the retry-run-worker. */
   readonly retryRuns: RetryRunStore;
   readonly retryRunsQueue: QueuePort;
+  /** The users' instruments and their holds (DESIGN 3.2), apart from an attempt's own read and write. */
+  readonly instruments: InstrumentStore;
   readonly metrics: MetricsPort;
   readonly secrets: WebhookSecrets;
   readonly settings: Settings;

@@ -11,11 +11,11 @@ import { DynamoProcessorBudgetStore } from '../adapters/dynamodb/processor-budge
 import { limitedCardPayments, limitedProcessor } from './processor-limiter.js';
 
 /** What every function of one environment shares before its manifest narrows it: everything but the stores. */
-export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'processorLimiter' | 'processorBudgetStore'>;
+export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments' | 'processorLimiter' | 'processorBudgetStore'>;
 
 /** `deps` without its stores: what each function's deps are built from. */
 export function sharedDeps(deps: AppDeps): SharedDeps {
-  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, ...shared } = deps;
+  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, instruments: _instruments, ...shared } = deps;
   return shared;
 }
 
@@ -47,6 +47,7 @@ const STORE_TABLES = {
   payments: 'payments',
   stripeEvents: 'stripeEvents',
   retryRuns: 'retryRuns',
+  instruments: 'instruments',
 } as const satisfies Record<string, TableId>;
 
 const QUEUE_PORTS = { collectionsQueue: 'collections', balanceEventsQueue: 'balanceEvents', retryRunsQueue: 'retryRuns' } as const satisfies Record<string, QueueId>;
@@ -69,6 +70,7 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
       payments: dynamo.tables.payments ?? placeholder,
       stripeEvents: dynamo.tables.stripeEvents ?? placeholder,
       retryRuns: dynamo.tables.retryRuns ?? placeholder,
+      instruments: dynamo.tables.instruments ?? placeholder,
     },
     ...(dynamo.statusShardCount !== undefined ? { statusShardCount: dynamo.statusShardCount } : {}),
     ...(dynamo.paymentShardCount !== undefined ? { paymentShardCount: dynamo.paymentShardCount } : {}),
@@ -91,6 +93,7 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     payments: grantedStore('payments'),
     stripeEvents: grantedStore('stripeEvents'),
     retryRuns: grantedStore('retryRuns'),
+    instruments: grantedStore('instruments'),
     collectionsQueue: grantedQueue('collectionsQueue'),
     balanceEventsQueue: grantedQueue('balanceEventsQueue'),
     retryRunsQueue: grantedQueue('retryRunsQueue'),

@@ -16,7 +16,7 @@ import {
   type ServiceId,
 } from '../manifest/index.js';
 import { systemClock, uuidIds } from './compose.js';
-import { ConfigError, loadBaseConfig, loadRequired, loadTableNames, type BaseConfig } from './config.js';
+import { apiAuthSettings, ConfigError, loadBaseConfig, loadRequired, loadTableNames, type BaseConfig } from './config.js';
 import type { AppDeps, QueuePort } from './deps.js';
 import { functionDeps, notGranted, type SharedDeps } from './function-deps.js';
 import type { NeededAccess } from './grants.js';
@@ -79,6 +79,7 @@ export async function productionDeps(
       // Deployed, every processor call is budgeted (the defaults apply when a setting is absent).
       processorBudget: budgetSettingsFrom(env, true)!,
       ...intervalSetting(env),
+      ...apiAuthSettings(env),
     },
     ...(cardPayments ? { cardPayments } : {}),
   };

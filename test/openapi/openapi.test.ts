@@ -4,7 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HOLD_CODES } from '../../src/domain/collectible.js';
 import type { BillingRecord } from '../../src/domain/records.js';
-import { ROUTES as STACK_ROUTES, type ManifestRoute } from '../../src/manifest/index.js';
+import { ROUTES as STACK_ROUTES, routeScopes, type ManifestRoute } from '../../src/manifest/index.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';
@@ -269,7 +269,7 @@ describe('GET /openapi.json document', () => {
     expect(new Set(documentedRouteKeys())).toEqual(new Set([...tableKeys, ...stackKeys]));
     for (const route of STACK_ROUTES as readonly ManifestRoute[]) {
       const operation = operationOf(`${route.method} ${route.path}`);
-      if (route.scope) expect(operation.security).toEqual([{ bearerJwt: [route.scope] }]);
+      if (route.scope) expect(operation.security).toEqual(routeScopes(route).map((scope) => ({ bearerJwt: [scope] })));
       else expect(Object.keys((operation.security as JsonObject[])[0]!)[0]).toMatch(/Signature$/);
       const documentedParams = ((operation.parameters ?? []) as JsonObject[]).filter((p) => p.in === 'path').map((p) => p.name);
       expect(documentedParams.sort(), route.path).toEqual([...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort());

@@ -40,6 +40,8 @@ export const BILLING_ACTIVITY_INDEXES = {
   dunning: 'dunning-index',
   /** Sparse, the planner's only source: records a run may act on without a write, by next eligible instant (`DUE#n`). */
   due: 'due-index',
+  /** Sparse: periods a hold keeps off the schedule (DESIGN 3.2), by when (`HELD#n`); the daily sweep reads it. */
+  held: 'held-index',
 } as const;
 
 export const PAYMENTS_INDEXES = {
@@ -76,6 +78,11 @@ export const billingActivityTable: TableDefinition = {
       indexName: BILLING_ACTIVITY_INDEXES.due,
       partitionKey: { name: 'due_shard', type: 'S' },
       sortKey: { name: 'due_at', type: 'S' },
+    },
+    {
+      indexName: BILLING_ACTIVITY_INDEXES.held,
+      partitionKey: { name: 'held_shard', type: 'S' },
+      sortKey: { name: 'held_at', type: 'S' },
     },
   ],
 };
@@ -156,6 +163,17 @@ export const retryRunsTable: TableDefinition = {
   timeToLiveAttribute: 'expires_at',
 };
 
+/**
+ * One item per user (DESIGN 3.2): the instruments the user pays with, their holds, presentments and
+ * per-entry re-presentment counts, each part in its own top-level attribute (instruments/item.ts).
+ */
+export const instrumentsTable: TableDefinition = {
+  baseName: 'instruments',
+  envVar: 'INSTRUMENTS_TABLE',
+  partitionKey: { name: 'user_id', type: 'S' },
+  globalSecondaryIndexes: [],
+};
+
 export const allTables = {
   billingActivity: billingActivityTable,
   billingActivityHistory: billingActivityHistoryTable,
@@ -163,6 +181,7 @@ export const allTables = {
   payments: paymentsTable,
   stripeEvents: stripeEventsTable,
   retryRuns: retryRunsTable,
+  instruments: instrumentsTable,
 } as const;
 
 export type TableId = keyof typeof allTables;

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import * as z from '../../domain/zod.js';
 import type { CardPaymentDirectory, CardPaymentReference } from '../../domain/card-outcomes.js';
 import { ProcessorError } from '../../domain/errors.js';
@@ -8,6 +8,7 @@ import type { Clock } from '../../domain/ports/clock.js';
 import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult } from '../../domain/ports/processor.js';
 import { processorOfRail } from '../../domain/processor-budget.js';
 import { latencySchema, ProcessorRateLimit, rateLimitSchema, type SimulatorStats } from './rate-limit.js';
+import type { SimulatorJournal } from './journal.js';
 
 /**
  * The local payment processor: per-user and default outcomes, charges recorded by idempotency key
@@ -49,6 +50,8 @@ export interface SimulatedCharge {
   readonly rail: PaymentRequest['rail'];
   readonly confirmation_id: string;
   readonly reference: PaymentReference;
+  /** The instrument the request named (DESIGN 3.2): the processor's own log of what it presented. */
+  readonly instrument_id?: string;
   readonly outcome: 'approved' | 'submitted';
   readonly submitted_at: number;
   /** A re-presented R01/R09 entry, as the request flagged it (NACHA `RETRY PYMT`). */
@@ -99,6 +102,15 @@ export function simulatedDecline(outcome: 'decline' | `decline:${string}`): Paym
   return { outcome: 'declined', decline_code: code, ...(Object.hasOwn(STRIPE_DECLINE_EXTRAS, code) ? STRIPE_DECLINE_EXTRAS[code] : {}), card_network: 'visa', message: DECLINE_MESSAGE };
 }
 
+/** Every simulated user has an ACH account under one authorization and a pinless card, unless configured otherwise. */
+export function defaultInstruments(userId: string): NonNullable<AccountSnapshot['instruments']> {
+  const tag = createHash('sha256').update(userId).digest('hex').slice(0, 12);
+  return {
+    ach: { account_id: `acct_${tag}`, authorization_id: `auth_${tag}_1`, authorized_at: '2026-01-01T00:00:00.000Z' },
+    pinless: { fingerprint: `fp_${tag}`, brand: 'visa' },
+  };
+}
+
 export class PaymentSimulator implements PaymentProcessor, AccountDirectory, CardPaymentDirectory {
   private settings = processorSettingsSchema.parse({});
   private readonly results = new Map<string, PaymentResult>();
@@ -107,11 +119,21 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   private achDelayMs = 0;
   private readonly limits: ProcessorRateLimit;
 
+  /** With a journal, what it promised before a restart is restored, and every new promise is written before it is answered. */
   constructor(
     private readonly clock: Clock,
+    private readonly journal?: SimulatorJournal,
     options: { readonly wallNowMs?: () => number } = {},
   ) {
     this.limits = new ProcessorRateLimit(options.wallNowMs);
+    for (const entry of journal?.load() ?? []) {
+      if ('charge' in entry) {
+        this.chargeList.push(entry.charge);
+        const { outcome, confirmation_id, instrument_id } = entry.charge;
+        this.results.set(entry.charge.idempotency_key, { outcome, confirmation_id, ...(instrument_id !== undefined ? { instrument_id } : {}) } as PaymentResult);
+      } else if ('declined' in entry) this.results.set(entry.declined.idempotency_key, entry.declined.result);
+      else this.delivered.add(entry.delivered);
+    }
   }
 
   configure(input: ProcessorSettings): void {
@@ -145,21 +167,23 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     if (outcome === 'error') throw new ProcessorError('processor_unavailable', 'The payment processor is unavailable.');
     if (outcome === 'decline' || outcome.startsWith('decline:')) {
       const declined = simulatedDecline(outcome as 'decline' | `decline:${string}`);
+      this.journal?.append({ declined: { idempotency_key: request.idempotency_key, result: declined } });
       this.results.set(request.idempotency_key, declined);
       return declined;
     }
     const confirmation_id = `sim_${randomUUID()}`;
     const now = this.clock.now().getTime();
     const isAch = request.rail === 'ach';
-    const result: PaymentResult = isAch ? { outcome: 'submitted', confirmation_id } : { outcome: 'approved', confirmation_id };
-    this.results.set(request.idempotency_key, result);
-    this.chargeList.push({
+    const named = request.instrument_id !== undefined ? { instrument_id: request.instrument_id } : {};
+    const result: PaymentResult = isAch ? { outcome: 'submitted', confirmation_id, ...named } : { outcome: 'approved', confirmation_id, ...named };
+    const charge: SimulatedCharge = {
       idempotency_key: request.idempotency_key,
       user_id: request.user_id,
       amount_cents: request.amount_cents,
       rail: request.rail,
       confirmation_id,
       reference: request.reference,
+      ...named,
       outcome: result.outcome as 'approved' | 'submitted',
       submitted_at: now,
       ...(request.reinitiated ? { reinitiated: true as const } : {}),
@@ -172,13 +196,16 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
             },
           }
         : {}),
-    });
+    };
+    this.journal?.append({ charge });
+    this.results.set(request.idempotency_key, result);
+    this.chargeList.push(charge);
     return result;
   }
 
   async getAccount(userId: string): Promise<AccountSnapshot> {
-    const snapshot = this.settings.accounts?.[userId];
-    return snapshot ?? { status: 'active' };
+    const snapshot = this.settings.accounts?.[userId] ?? { status: 'active' as const };
+    return { ...snapshot, instruments: { ...defaultInstruments(userId), ...snapshot.instruments } };
   }
 
   /** The subscription a simulated card payment was for, by its confirmation id (the PaymentIntent id). */
@@ -212,5 +239,10 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   /** Puts an outcome back (delivery failed) so the next pump retries it. */
   redeliver(confirmationId: string): void {
     this.delivered.delete(confirmationId);
+  }
+
+  /** The bank's receiver accepted the outcome: it is never handed out again, also after a restart. */
+  acknowledge(confirmationId: string): void {
+    this.journal?.append({ delivered: confirmationId });
   }
 }

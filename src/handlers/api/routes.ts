@@ -36,5 +36,6 @@ export const API_ROUTES: readonly Route[] = ROUTES.filter((route) => route.targe
   method: route.method,
   path: route.path,
   scope: 'scope' in route ? route.scope : undefined,
+  member: 'member' in route && route.member === true,
   handle: HANDLERS[`${route.method} ${route.path}` as RouteKeyOf<'api'>],
 }));

@@ -15,6 +15,7 @@ import { json, parseJsonBody, type HttpResult } from '../shared/http.js';
 import { serializeSubscription } from '../shared/serialize.js';
 import { idSchema, idempotencyKey, pathParams, reasonSchema } from './request.js';
 import type { RouteContext } from './router.js';
+import { findSubscription } from './subscriptions.js';
 
 /** Manual pay, operator retry-billing, waive and due-date change (DESIGN 5 and 8), all audited. */
 
@@ -64,6 +65,8 @@ function payOutcome(outcome: AttemptOutcome): { outcome: PayOutcome; not_due_rea
       return { outcome: 'not_due', not_due_reason: outcome.reason };
     case 'gate_closed':
       return { outcome: 'not_due', not_due_reason: 'gate_closed' };
+    case 'held':
+      return { outcome: 'not_due', not_due_reason: outcome.refusal.code };
     case 'skipped_locked':
       // Someone else is billing this user right now: nothing happened, try again shortly.
       throw new LockedError('the subscription is being billed right now');
@@ -86,6 +89,8 @@ function replayOutcome(record: BillingRecord): PayOutcome {
 }
 
 export async function pay(ctx: RouteContext): Promise<HttpResult> {
+  // A member's ownership first: one read before the lock and the Idempotency-Key lookup.
+  if (ctx.caller?.kind === 'member') await findSubscription(ctx);
   const id = subscriptionId(ctx);
   const key = idempotencyKey(ctx.event);
   const body = parseJsonBody(ctx.event, optionalReasonBody);

@@ -16,7 +16,7 @@ const request = (n: number, rail: PaymentRequest['rail'] = 'card'): PaymentReque
 describe('the simulator throttles at its rate limit (DESIGN 9)', () => {
   it('refuses requests above the limit in one wall-clock second with the throttled error, per processor, and counts them', async () => {
     let wall = 5_000_000;
-    const sim = new PaymentSimulator(new ManualClock(), { wallNowMs: () => wall });
+    const sim = new PaymentSimulator(new ManualClock(), undefined, { wallNowMs: () => wall });
     sim.configure({ rate_limit_per_second: { stripe: 3, payments: 2 } });
     const answers = await Promise.allSettled([1, 2, 3, 4, 5].map((n) => sim.submit(request(n))));
     expect(answers.filter((a) => a.status === 'fulfilled')).toHaveLength(3);
