@@ -9,7 +9,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
 import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
-import { intervalProblem } from '../src/domain/billing-day.js';
+import { eventSourceCap, IN_BATCH_PARALLELISM, intervalProblem, PROCESSOR_P99_LATENCY_MS } from '../src/domain/billing-day.js';
 import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, type ProcessorBudgetSettings } from '../src/domain/processor-budget.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
@@ -43,6 +43,12 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
+}
+
+/** The collections event source's cap: both processors' scheduled budgets over the p99 attempt, 8 users of a batch in flight. */
+function collectionsCap(budget: ProcessorBudgetSettings | undefined): number {
+  const perSecond = budget ? budget.perSecond.stripe + budget.perSecond.payments : 2 * DEFAULT_BUDGET_PER_SECOND;
+  return eventSourceCap(perSecond, PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM);
 }
 
 /** Values of the settings a manifest can name. */
@@ -147,7 +153,19 @@ export class BillingStatelessStack extends Stack {
       const trigger = FUNCTIONS[name].trigger;
       const fn = functions[name].function;
       if (trigger.kind === 'sqs') {
-        fn.addEventSource(new eventSources.SqsEventSource(stateful[trigger.queue].queue, { batchSize: trigger.batchSize, reportBatchItemFailures: true }));
+        // The collections queue carries both processors' presentments: its cap keeps their budgets in flight (DESIGN 13).
+        const cap = trigger.queue === 'collections' ? collectionsCap(props.processorBudget) : undefined;
+        fn.addEventSource(
+          new eventSources.SqsEventSource(stateful[trigger.queue].queue, { batchSize: trigger.batchSize, reportBatchItemFailures: true, ...(cap ? { maxConcurrency: cap } : {}) }),
+        );
+        if (cap) {
+          // Reserved for its source's cap, so other functions cannot starve it; a reserve below the cap would throttle what the cap allows.
+          const cfn = fn.node.defaultChild as lambda.CfnFunction;
+          cfn.reservedConcurrentExecutions ??= cap;
+          if (typeof cfn.reservedConcurrentExecutions === 'number' && cfn.reservedConcurrentExecutions < cap) {
+            throw new Error(`${name}: reserved concurrency ${cfn.reservedConcurrentExecutions} is below its event source's maximumConcurrency ${cap}`);
+          }
+        }
       } else if (trigger.kind === 'kinesis') {
         fn.addEventSource(
           new eventSources.KinesisEventSource(streams[trigger.stream], streamMapping(trigger, stateful.membershipsFailures)),

@@ -54,3 +54,17 @@ export function intervalProblem(intervalSeconds: number, timeoutSeconds: number)
 export function backlogEtaMinutes(backlog: number, rate: number): number {
   return rate > 0 ? Math.ceil(backlog / rate / 60) : 0;
 }
+
+/** Presentments one batch-worker invocation has in flight (its users at once: USER_CONCURRENCY). */
+export const IN_BATCH_PARALLELISM = 8;
+
+/** The processor's slow answer the event source's cap is sized for (the bench's simulator: p50 120 ms, p99 380 ms). */
+export const PROCESSOR_P99_LATENCY_MS = 380;
+
+/**
+ * An event source's `maximumConcurrency`: max(2, ⌈budget × p99 latency ÷ in-batch parallelism⌉ + 1),
+ * enough invocations to keep `budgetPerSecond` requests in flight, and no more.
+ */
+export function eventSourceCap(budgetPerSecond: number, p99Ms: number, parallelism: number): number {
+  return Math.max(2, Math.ceil((budgetPerSecond * p99Ms) / 1000 / parallelism) + 1);
+}

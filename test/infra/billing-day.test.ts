@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { BACKLOG_ETA_METRIC, DUE_BACKLOG_METRIC } from '../../src/adapters/metrics/emf.js';
 import { FUNCTIONS, type FunctionName } from '../../src/manifest/index.js';
 import { callsProcessorOf } from '../../src/runtime/processors.js';
+import { eventSourceCap, IN_BATCH_PARALLELISM, PROCESSOR_P99_LATENCY_MS } from '../../src/domain/billing-day.js';
+import { USER_CONCURRENCY } from '../../src/handlers/shared/batch.js';
 import { resourcesOfType, synthBilling } from './support.js';
 
 const prod = synthBilling({ stage: 'prod', stripeBudgetPerSecond: 25, paymentsBudgetPerSecond: 40 });
@@ -29,6 +31,16 @@ describe('billing day in the stacks (DESIGN 13)', () => {
     const plain = synthBilling({ stage: 'qa' });
     const worker = Object.values(resourcesOfType(plain.statelessTemplate, 'AWS::Lambda::Function')).find((f) => f.Properties?.FunctionName === 'qa-billing-batch-worker');
     expect((worker?.Properties as { Environment: { Variables: Record<string, unknown> } }).Environment.Variables).toMatchObject({ STRIPE_BUDGET_PER_SECOND: '20', PAYMENTS_BUDGET_PER_SECOND: '20' });
+  });
+
+  it('caps the collections event source at max(2, ceil(budget x p99 / in-batch parallelism) + 1), and the parallelism is the worker\'s', () => {
+    // (25 + 40) requests/s x 0.38 s / 8 in flight = 3.09 -> 4 + 1.
+    prod.statelessTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 5 } });
+    // The batch-worker's reserved concurrency covers its source's cap.
+    expect(functionNamed('prod-billing-batch-worker')).toMatchObject({ ReservedConcurrentExecutions: 5 });
+    expect(eventSourceCap(40, PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM)).toBe(3);
+    expect(eventSourceCap(2, 380, 8)).toBe(2);
+    expect(IN_BATCH_PARALLELISM).toBe(USER_CONCURRENCY);
   });
 
   it('alarms when the backlog ETA passes 48 hours, and shows the backlog gauges on the dashboard', () => {
