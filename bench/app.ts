@@ -94,7 +94,7 @@ export async function createBenchApp(endpoint: string, label: string, logTo?: De
     collectionsQueue,
     balanceEventsQueue: balanceQueue,
     retryRunsQueue: new MemoryQueue(),
-    metrics: { failingSubscriptions: () => undefined, dunningSubscriptions: () => undefined, achReturnRates: () => undefined },
+    metrics: { failingSubscriptions: () => undefined, dunningSubscriptions: () => undefined, achReturnRates: () => undefined, dueBacklog: () => undefined },
     secrets: { stripeWebhook: 'whsec_bench', achWebhook: 'ach_bench', balanceWebhook: 'balance_bench' },
     settings: { stage: 'bench', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS },
   };

@@ -272,7 +272,7 @@ in the table under "This run". A rate measured at a load above the core count (2
 **Growth.** The same project and floor runs at 1,000 and 20,000 due records, and at 1,000 due with
 19,000 waiting records in the table. The planner reads the sparse \`due-index\`, keyed on each open
 record's next eligible instant (docs/design.md 2.1), so waiting records are never returned to it;
-every status shares one partition per shard (\`DUE#n\`), each read as one stream of Queries of up
+every status shares one partition per processor and shard (\`DUE#{processor}#n\`), each read as one stream of Queries of up
 to 1,000 items (the floor's pages), the due loan retries alongside.
 The same run's failing and dunning gauges (\`countFailing\`, \`countDunning\`) read counters kept
 by the writes that move a record in or out of them (\`GAUGES#\`, docs/decisions.md): one Query each

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshallItem } from '../src/adapters/dynamodb/attribute-codec.js';
+import { PROCESSOR_IDS } from '../src/domain/processor-budget.js';
 import { DEFAULT_STATUS_SHARD_COUNT, dueShardOf, historyItem, primaryItem, primaryKey } from '../src/adapters/dynamodb/billing-item.js';
 import { BILLING_ACTIVITY_INDEXES } from '../src/adapters/dynamodb/table-definitions.js';
 import { applyBillingEvent, historyRowOf, successorRecord } from '../src/domain/billing-record.js';
@@ -243,7 +244,7 @@ export async function floorRun(endpoint: string, n: number, invocations: number,
   const started = performance.now();
   const keys: string[] = [];
   await Promise.all(
-    Array.from({ length: DEFAULT_STATUS_SHARD_COUNT }, async (_, shard) => {
+    PROCESSOR_IDS.flatMap((processor) => Array.from({ length: DEFAULT_STATUS_SHARD_COUNT }, (_, shard) => dueShardOf(processor, shard))).map(async (partition) => {
       let startKey: Record<string, AttributeValue> | undefined;
       do {
         const out = await client.send(
@@ -251,7 +252,7 @@ export async function floorRun(endpoint: string, n: number, invocations: number,
             TableName: tables.billingActivity,
             IndexName: BILLING_ACTIVITY_INDEXES.due,
             KeyConditionExpression: 'due_shard = :ds AND due_at < :before',
-            ExpressionAttributeValues: { ':ds': { S: dueShardOf(shard) }, ':before': { S: before } },
+            ExpressionAttributeValues: { ':ds': { S: partition }, ':before': { S: before } },
             Limit: 1000,
             ExclusiveStartKey: startKey,
           }),

@@ -44,6 +44,7 @@ export function buildBillingApp(app: App, options: BuildBillingAppOptions = {}):
     paymentsApiUrl: config.paymentsApiUrl,
     accountsApiUrl: config.accountsApiUrl,
     balanceThresholdCents: config.balanceThresholdCents,
+    processorBudget: config.processorBudget,
     ...(config.userIdClaim ? { userIdClaim: config.userIdClaim } : {}),
     ...(config.apiClientScopes ? { apiClientScopes: config.apiClientScopes } : {}),
     ...(options.handlerEntry ? { handlerEntry: options.handlerEntry } : {}),

@@ -1,4 +1,5 @@
 import type { Node } from 'constructs';
+import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, type ProcessorBudgetSettings } from '../src/domain/processor-budget.js';
 import { apiAuthSettings, centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../src/runtime/config.js';
 
 /** Deploy-time settings read from CDK context (`--context key=value` or cdk.json). */
@@ -15,6 +16,8 @@ export interface BillingAppConfig {
   readonly balanceThresholdCents: number;
   /** Optional e-mail address subscribed to the alarm topic. */
   readonly alarmEmail?: string;
+  /** The processors' budgets (DESIGN 13; contexts `stripeBudgetPerSecond`, `paymentsBudgetPerSecond`, `processorPersonShare`). */
+  readonly processorBudget: ProcessorBudgetSettings;
   /** The JWT claim a member token's user id is read from (context `userIdClaim`, default `sub`). */
   readonly userIdClaim?: string;
   /** Which client may use which scope (context `apiClientScopes`, JSON `{"<client id>": ["<scope>", ...]}`). */
@@ -55,8 +58,30 @@ export function readBillingAppConfig(node: Node): BillingAppConfig {
     accountsApiUrl: String(node.tryGetContext('accountsApiUrl') ?? PLACEHOLDER_ACCOUNTS_API_URL),
     balanceThresholdCents: parseBalanceThreshold(node.tryGetContext('balanceThresholdCents')),
     ...(alarmEmail ? { alarmEmail } : {}),
+    processorBudget: {
+      perSecond: {
+        stripe: parseBudget('stripeBudgetPerSecond', node.tryGetContext('stripeBudgetPerSecond')),
+        payments: parseBudget('paymentsBudgetPerSecond', node.tryGetContext('paymentsBudgetPerSecond')),
+      },
+      personShare: parseShare(node.tryGetContext('processorPersonShare')),
+    },
     ...memberTokenContext(node),
   };
+}
+
+/** Requests per second a processor accepts from us: a whole number from 1 to 100,000. */
+export function parseBudget(key: string, value: unknown): number {
+  if (value === undefined || value === null || value === '') return DEFAULT_BUDGET_PER_SECOND;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 100_000) throw new InvalidContextError(key, value, 'a whole number of requests per second (1-100000)');
+  return n;
+}
+
+export function parseShare(value: unknown): number {
+  if (value === undefined || value === null || value === '') return DEFAULT_PERSON_SHARE;
+  const n = Number(value);
+  if (!(n >= 0 && n < 1)) throw new InvalidContextError('processorPersonShare', value, 'a fraction in [0, 1)');
+  return n;
 }
 
 /** The member-token settings from context, checked as the api checks them at cold start. */

@@ -9,6 +9,8 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
 import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
+import { eventSourceCap, IN_BATCH_PARALLELISM, intervalProblem, PROCESSOR_P99_LATENCY_MS } from '../src/domain/billing-day.js';
+import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, type ProcessorBudgetSettings } from '../src/domain/processor-budget.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
 import { sidePackagesOf } from './bundling.js';
@@ -33,6 +35,8 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly accountsApiUrl: string;
   /** The balance-webhook gate (`BALANCE_THRESHOLD_CENTS` of the webhook-balance-worker). */
   readonly balanceThresholdCents: number;
+  /** The processors' budgets (DESIGN 13); default DEFAULT_BUDGET_PER_SECOND each. */
+  readonly processorBudget?: ProcessorBudgetSettings;
   /** The JWT claim a member token's user id is read from (`USER_ID_CLAIM`; default `sub`). */
   readonly userIdClaim?: string;
   /** Which client may use which scope (`API_CLIENT_SCOPES`, checked in the api's router); absent: not checked. */
@@ -41,11 +45,22 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly handlerEntry?: HandlerEntryResolver;
 }
 
+/** The collections event source's cap: both processors' scheduled budgets over the p99 attempt, 8 users of a batch in flight. */
+function collectionsCap(budget: ProcessorBudgetSettings | undefined): number {
+  const perSecond = budget ? budget.perSecond.stripe + budget.perSecond.payments : 2 * DEFAULT_BUDGET_PER_SECOND;
+  return eventSourceCap(perSecond, PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM);
+}
+
 /** Values of the settings a manifest can name. */
 function settingValues(props: BillingStatelessStackProps): Record<string, string> {
+  const budget = props.processorBudget ?? { perSecond: { stripe: DEFAULT_BUDGET_PER_SECOND, payments: DEFAULT_BUDGET_PER_SECOND }, personShare: DEFAULT_PERSON_SHARE };
   return {
     BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents),
     MAX_PAYMENT_CENTS: String(DEFAULT_MAX_PAYMENT_CENTS),
+    STRIPE_BUDGET_PER_SECOND: String(budget.perSecond.stripe),
+    PAYMENTS_BUDGET_PER_SECOND: String(budget.perSecond.payments),
+    PROCESSOR_PERSON_SHARE: String(budget.personShare),
+    COLLECTIONS_INTERVAL_SECONDS: String(props.collectionsRateMinutes * 60),
     USER_ID_CLAIM: props.userIdClaim ?? 'sub',
     API_CLIENT_SCOPES: JSON.stringify(props.apiClientScopes ?? {}),
   };
@@ -138,7 +153,19 @@ export class BillingStatelessStack extends Stack {
       const trigger = FUNCTIONS[name].trigger;
       const fn = functions[name].function;
       if (trigger.kind === 'sqs') {
-        fn.addEventSource(new eventSources.SqsEventSource(stateful[trigger.queue].queue, { batchSize: trigger.batchSize, reportBatchItemFailures: true }));
+        // The collections queue carries both processors' presentments: its cap keeps their budgets in flight (DESIGN 13).
+        const cap = trigger.queue === 'collections' ? collectionsCap(props.processorBudget) : undefined;
+        fn.addEventSource(
+          new eventSources.SqsEventSource(stateful[trigger.queue].queue, { batchSize: trigger.batchSize, reportBatchItemFailures: true, ...(cap ? { maxConcurrency: cap } : {}) }),
+        );
+        if (cap) {
+          // Reserved for its source's cap, so other functions cannot starve it; a reserve below the cap would throttle what the cap allows.
+          const cfn = fn.node.defaultChild as lambda.CfnFunction;
+          cfn.reservedConcurrentExecutions ??= cap;
+          if (typeof cfn.reservedConcurrentExecutions === 'number' && cfn.reservedConcurrentExecutions < cap) {
+            throw new Error(`${name}: reserved concurrency ${cfn.reservedConcurrentExecutions} is below its event source's maximumConcurrency ${cap}`);
+          }
+        }
       } else if (trigger.kind === 'kinesis') {
         fn.addEventSource(
           new eventSources.KinesisEventSource(streams[trigger.stream], streamMapping(trigger, stateful.membershipsFailures)),
@@ -161,6 +188,9 @@ export class BillingStatelessStack extends Stack {
     const scheduled = HANDLER_NAMES.filter((name) => FUNCTIONS[name].trigger.kind === 'schedule');
     if (scheduled.join(',') !== 'collections-job,reconciliation-job') throw new Error(`the schedules target collections-job and reconciliation-job; the manifest schedules ${scheduled.join(', ')}`);
     const collectionsJob = functions['collections-job'].function;
+    // The paced planner plans one interval of the budget, delays at most 900 s, and is single-flight (DESIGN 13).
+    const intervalIssue = intervalProblem(props.collectionsRateMinutes * 60, FUNCTIONS['collections-job'].timeoutSeconds);
+    if (intervalIssue) throw new Error(intervalIssue);
     new events.Rule(this, 'CollectionsSchedule', {
       ruleName: resourceName(stage, 'collections-schedule'),
       description: `Runs ${functionNameFor(stage, 'collections-job')} every ${props.collectionsRateMinutes} minutes`,

@@ -1,9 +1,9 @@
 /**
  * `npm run backfill:due-index -- --table <billing-activity table> [--dry-run] [options]`
  *
- * Gives every billing record the `due_shard`/`due_at` key its writers derive now (`DUE#n`, the
+ * Gives every billing record the `due_shard`/`due_at` key its writers derive now (`DUE#{processor}#n`, the
  * next eligible instant): records written before the due-index existed get one, records keyed by
- * an earlier release (`{billing_status}#n`) are rewritten to it (src/adapters/dynamodb/due-index-backfill.ts;
+ * an earlier release (`{billing_status}#n`, `DUE#n`) are rewritten to it (src/adapters/dynamodb/due-index-backfill.ts;
  * docs/runbook.md "Due-index backfill": the deploy step of each due-index key change). Idempotent;
  * conditional on each record's version; prints a JSON report on stdout.
  *

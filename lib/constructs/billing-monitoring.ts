@@ -8,6 +8,7 @@ import { RETURN_RATE_WARNING_PERCENT } from '../../src/domain/ach-return-rates.j
 import { NACHA_RETURN_RATE_THRESHOLDS_PERCENT, RETURN_RATE_CLASSES, type ReturnRateClass } from '../../src/domain/nacha.js';
 import type { HandlerName } from '../handlers.js';
 import { type AlarmTarget, notify } from './alarms.js';
+import { addBillingDayMonitoring } from './billing-day-monitoring.js';
 
 /** The gauge the collections-job emits as EMF (docs/design.md, retry ladder), named where the emitter names it. */
 export const FAILING_SUBSCRIPTIONS_METRIC = { namespace: METRICS_NAMESPACE, metricName: METRIC_NAME } as const;
@@ -20,6 +21,8 @@ export interface BillingMonitoringProps extends AlarmTarget {
   readonly eventsPublisher: lambda.IFunction;
   readonly collectionsRateMinutes: number;
   readonly queues: Readonly<Record<string, sqs.IQueue>>;
+  /** Hours of backlog ETA past which the billing-day alarm fires (default DEFAULT_BACKLOG_ETA_ALARM_HOURS). */
+  readonly backlogEtaAlarmHours?: number;
 }
 
 /** Error alarms per function, Kinesis iterator age, parked subscriptions, ACH return rates, and the billing dashboard. */
@@ -28,6 +31,7 @@ export class BillingMonitoring extends Construct {
   readonly iteratorAgeAlarm: cloudwatch.Alarm;
   readonly eventsIteratorAgeAlarm: cloudwatch.Alarm;
   readonly parkedAlarm: cloudwatch.Alarm;
+  readonly backlogEtaAlarm: cloudwatch.Alarm;
   readonly returnRateAlarms = {} as Record<ReturnRateClass, cloudwatch.Alarm>;
   readonly dashboard: cloudwatch.Dashboard;
 
@@ -186,5 +190,12 @@ export class BillingMonitoring extends Construct {
           }),
       ),
     );
+    this.backlogEtaAlarm = addBillingDayMonitoring(this, {
+      stage,
+      alarmTopic: props.alarmTopic,
+      dashboard: this.dashboard,
+      period: gaugePeriod,
+      ...(props.backlogEtaAlarmHours !== undefined ? { etaAlarmHours: props.backlogEtaAlarmHours } : {}),
+    });
   }
 }

@@ -1,6 +1,7 @@
 import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 import { idSchema } from './ids.js';
+import { PROCESSOR_IDS } from './processor-budget.js';
 import { formatInstant, instantSchema } from './time.js';
 
 /** The collections queue's messages, one schema for the collections-job and the batch-worker (due-work.ts decides what is due). */
@@ -17,6 +18,8 @@ export const billingPeriodMessageSchema = lazySchema(() => z.object({
   subscription_id: idSchema,
   process: collectionProcessSchema,
   enqueued_at: instantSchema,
+  /** The processor of the period's rail (DESIGN 13): the worker leases its batch's tokens by it. Absent on older and ad-hoc messages. */
+  processor: z.optional(z.enum(PROCESSOR_IDS)),
 }));
 export type BillingPeriodMessage = z.infer<typeof billingPeriodMessageSchema>;
 

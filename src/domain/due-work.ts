@@ -3,6 +3,7 @@ import type { BillingPeriodMessage, CollectionProcess } from './collections.js';
 import { dunningGate, dunningLapsed, dunningLapsesAt, nextAutomaticAttemptAt, type DunningHold } from './dunning.js';
 import { failureState, isHeldByLadder } from './ladder.js';
 import type { BillingRecord, BillingStatus, Process } from './records.js';
+import { processorOfRail } from './processor-budget.js';
 import { COLLECTIBLE_STATUSES } from './statuses.js';
 import { formatInstant } from './time.js';
 
@@ -37,6 +38,7 @@ export function decideCollection(record: BillingRecord, process: CollectionProce
       subscription_id: record.subscription_id,
       process,
       enqueued_at: formatInstant(now),
+      processor: processorOfRail(record.payment_method),
     },
   };
 }

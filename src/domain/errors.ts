@@ -80,8 +80,22 @@ export class PaymentHoldError extends DomainError {
 
 /** Throttling, a lost connection, a transaction conflict: retried, never counted. */
 export class TransientError extends DomainError {
-  override readonly name = 'TransientError';
+  override readonly name: string = 'TransientError';
   readonly code = 'transient';
+}
+
+/**
+ * The processor refused the request for its rate limit (Stripe's `rate_limit`, the payments
+ * service's 429): nothing was presented. Never counted, never a dunning move (DESIGN 13).
+ */
+export class ProcessorThrottledError extends TransientError {
+  override readonly name: string = 'ProcessorThrottledError';
+  constructor(
+    readonly processor: 'stripe' | 'payments',
+    options?: { cause?: unknown },
+  ) {
+    super(`the ${processor} processor throttled the request`, options);
+  }
 }
 
 /** The invocation's own deadline or abort signal: never counted. */

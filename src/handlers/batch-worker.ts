@@ -1,3 +1,4 @@
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { CorruptItemError } from '../runtime/stored-items.js';
 import { collectionMessageSchema, isLoanPaymentRetry, type LoanPaymentRetryMessage } from '../domain/collections.js';
 import { actedBy, scheduledActor } from '../domain/actors.js';
@@ -5,7 +6,9 @@ import { runCollectionAttempt } from '../domain/use-cases/collect.js';
 import { retryLoanPayment } from '../domain/use-cases/retry-loan-payment.js';
 import type { AppDeps } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
-import { outcomeFields, perUserSqsHandler, shouldRetryOutcome } from './shared/batch.js';
+import type { ProcessorId } from '../domain/processor-budget.js';
+import { outcomeFields, parseSqsBody, perUserSqsHandler, shouldRetryOutcome } from './shared/batch.js';
+import { PresentingStops, stopOf } from './shared/stop-presenting.js';
 
 /**
  * Collections queue → one collection attempt per message (DESIGN 3): a billing period, or a due
@@ -13,14 +16,53 @@ import { outcomeFields, perUserSqsHandler, shouldRetryOutcome } from './shared/b
  * batch answer names exactly the messages to deliver again.
  */
 export function createBatchWorkerHandler(deps: AppDeps) {
-  return perUserSqsHandler(deps, 'batch-worker', collectionMessageSchema, async (message, { owner, logger, attemptDeps }) => {
-    if (isLoanPaymentRetry(message)) return loanRetry(deps, message, owner, logger);
-    const { user_id, subscription_id, billing_date, process } = message;
-    const outcome = await runCollectionAttempt({ ...attemptDeps, billing: actedBy(attemptDeps.billing, scheduledActor(process)) }, { key: { user_id, billing_date }, process, owner });
-    const retry = shouldRetryOutcome(outcome);
-    logger.info({ user_id, subscription_id, process, ...outcomeFields(outcome), retry }, 'collection attempt');
-    return retry;
-  });
+  return async (event: SQSEvent, context?: Context): Promise<SQSBatchResponse> => {
+    const stops = new PresentingStops();
+    const handler = perUserSqsHandler(deps, 'batch-worker', collectionMessageSchema, async (message, { owner, logger, attemptDeps }) => {
+      // After a throttled answer nothing more is presented: the message is done, the period stays due.
+      if (stops.stopped) {
+        stops.leave();
+        logger.info({ user_id: message.user_id, outcome: 'not_presented', stopped_by: stops.stopped.reason, retry: false }, 'collection attempt');
+        return false;
+      }
+      if (isLoanPaymentRetry(message)) return loanRetry(deps, message, owner, logger);
+      const { user_id, subscription_id, billing_date, process } = message;
+      const outcome = await runCollectionAttempt({ ...attemptDeps, billing: actedBy(attemptDeps.billing, scheduledActor(process)) }, { key: { user_id, billing_date }, process, owner });
+      const stop = stopOf(outcome);
+      if (stop) stops.stop(stop);
+      const retry = !stop && shouldRetryOutcome(outcome);
+      logger.info({ user_id, subscription_id, process, ...outcomeFields(outcome), retry }, 'collection attempt');
+      return retry;
+    });
+    const limiter = deps.processorLimiter;
+    const response = limiter ? await limiter.withBlock(plannedTokens(event), () => handler(event, context)) : await handler(event, context);
+    await reportStops(deps, stops);
+    return response;
+  };
+}
+
+/** The batch's tokens by processor, from the messages that name theirs: one lease per processor per batch. */
+function plannedTokens(event: SQSEvent): Partial<Record<ProcessorId, number>> {
+  const planned: Partial<Record<ProcessorId, number>> = {};
+  for (const record of event.Records) {
+    const parsed = parseSqsBody(record, collectionMessageSchema);
+    const processor = parsed.ok && !isLoanPaymentRetry(parsed.body) ? parsed.body.processor : undefined;
+    if (processor) planned[processor] = (planned[processor] ?? 0) + 1;
+  }
+  return planned;
+}
+
+/** The messages a stop left, counted for the planner's next quota (one request per stopped processor). */
+async function reportStops(deps: AppDeps, stops: PresentingStops): Promise<void> {
+  for (const { stop, messages } of stops.left()) {
+    deps.logger.warn({ fn: 'batch-worker', processor: stop.processor, reason: stop.reason, messages }, 'stopped presenting; the periods stay due');
+    try {
+      await deps.processorLimiter?.reportThrottled(stop.processor, messages);
+    } catch (error) {
+      // The report only tunes the next quota: a failed one is logged, the batch's answer stands.
+      deps.logger.error({ err: error, processor: stop.processor }, 'throttle report failed');
+    }
+  }
 }
 
 /**

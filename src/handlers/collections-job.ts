@@ -5,8 +5,10 @@ import { planCollections, type CollectionsSummary } from '../domain/use-cases/pl
 import { sweepHeldPeriods } from '../domain/use-cases/release-held.js';
 import { actedBy, SYSTEM_ACTORS } from '../domain/actors.js';
 import type { AppDeps } from '../runtime/deps.js';
+import { DEFAULT_INTERVAL_SECONDS, runPacedCollections, type PacedSummary } from './collections-paced.js';
 
 export type { CollectionsSummary } from '../domain/use-cases/plan-collections.js';
+export type { PacedSummary } from './collections-paced.js';
 
 /** SendMessageBatch takes at most ten entries. */
 const SQS_BATCH = 10;
@@ -32,7 +34,7 @@ export function isDailySweepRun(now: Date): boolean {
 }
 
 export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJobOptions = {}) {
-  return async (event: ScheduledEvent, context?: Context): Promise<CollectionsSummary> => {
+  return async (event: ScheduledEvent, context?: Context): Promise<CollectionsSummary | PacedSummary> => {
     const logger = deps.logger.child({ fn: 'collections-job', request_id: context?.awsRequestId, event_id: event.id });
     const safety = options.safetyMs ?? DEADLINE_SAFETY_MS;
     const remainingMs = (): number => {
@@ -50,7 +52,18 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
       deps.billing.achRateCounts(window.from, window.to),
       deps.payments.achRateCounts(window.from, window.to),
     ]);
-    const plan = planCollections(deps, {
+    const budget = deps.settings.processorBudget;
+    const plan = budget && deps.processorBudgetStore
+      ? runPacedCollections(deps, {
+          budget,
+          store: deps.processorBudgetStore,
+          intervalSeconds: deps.settings.collectionsIntervalSeconds ?? DEFAULT_INTERVAL_SECONDS,
+          remainingMs,
+          safetyMs: safety,
+          ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
+          ...(context ? { owner: context.awsRequestId } : {}),
+        })
+      : planCollections(deps, {
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
       shouldContinue: () => remainingMs() > safety,
       send: async (messages: readonly CollectionMessage[]) => {

@@ -34,6 +34,10 @@ class ObservedQueue implements QueuePort {
     private readonly onSending: (messages: readonly QueueMessage[]) => () => void,
   ) {}
 
+  depth(): Promise<number> {
+    return this.inner.depth ? this.inner.depth() : Promise.resolve(0);
+  }
+
   async sendBatch(messages: readonly QueueMessage[]): Promise<void> {
     const undo = this.onSending(messages);
     try {
@@ -130,6 +134,8 @@ export class CollectionsRun {
       readonly tally: OutcomeTally;
       readonly pump: AchSettlementPump;
       readonly logger: Logger;
+      /** Budgets set (DESIGN 13): a run answers the planner's summary without waiting for the paced drain. */
+      readonly paced?: boolean;
     },
   ) {}
 
@@ -178,11 +184,18 @@ export class CollectionsRun {
     return next;
   }
 
+  private async runPaced(job: ScheduledHandler, trigger: 'control' | 'schedule', runStarted: number): Promise<CollectionsRunSummary> {
+    const result = await pacedSummary(job, this.deps.clock.now(), this.deps.pump, runStarted);
+    this.deps.logger.info({ trigger, enqueued: result.enqueued, ms: result.duration_ms }, 'paced collections run planned');
+    return result;
+  }
+
   private async runOnce(trigger: 'control' | 'schedule'): Promise<CollectionsRunSummary> {
     const { clock, pump, logger } = this.deps;
     const job = this.job;
     if (!job) throw new Error('no scheduled function to run');
     const runStarted = Date.now();
+    if (this.deps.paced) return this.runPaced(job, trigger, runStarted);
     const active: ActiveRun = { watch: new DeliveryWatch(), counts: emptyCounts() };
     this.collecting = true;
     this.active = active;
@@ -205,6 +218,12 @@ export class CollectionsRun {
       this.active = undefined;
     }
   }
+}
+
+/** What a paced run answers: the planner's summary; the delayed messages are presented by the pollers as they come due. */
+async function pacedSummary(job: ScheduledHandler, now: Date, pump: AchSettlementPump, runStarted: number): Promise<CollectionsRunSummary> {
+  const summary = (await job(scheduledEvent(now, `${LOCAL_PREFIX}-collections-schedule`))) as CollectionsSummary;
+  return { now: formatInstant(now), ...summary, delivered: 0, outcomes: emptyCounts(), ach: await pump.pump(), duration_ms: Date.now() - runStarted };
 }
 
 /**

@@ -106,6 +106,7 @@ const ROUTES: Record<string, readonly string[]> = {
   '/local/processor': ['GET', 'PUT'],
   '/local/processor/charges': ['GET'],
   '/local/processor/refunds': ['POST'],
+  '/local/processor/stats': ['GET'],
   '/local/events': ['GET'],
   '/local/tokens': ['POST'],
   '/local/processor/report': ['GET'],
@@ -184,6 +185,8 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
       const query = parseQuery(request, eventsQuerySchema);
       return json(200, { items: control.listEvents({ userId: query.user_id, detailType: query.detail_type }) });
     }
+    case '/local/processor/stats':
+      return json(200, control.simulator.stats());
     case '/local/tokens': {
       const body = parseBody(request, tokenBodySchema);
       const minted = control.mintToken(body.user_id);

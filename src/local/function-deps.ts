@@ -82,7 +82,13 @@ export function localFunctionDeps(input: {
       },
     }),
     secrets: { stripeWebhook: options.secrets.stripeWebhook, achWebhook: options.secrets.achWebhook, balanceWebhook: options.secrets.balanceWebhook },
-    settings: { stage: LOCAL_PREFIX, balanceThresholdCents: options.balanceThresholdCents, maxPaymentCents: options.maxPaymentCents },
+    settings: {
+      stage: LOCAL_PREFIX,
+      balanceThresholdCents: options.balanceThresholdCents,
+      maxPaymentCents: options.maxPaymentCents,
+      ...(options.processorBudget ? { processorBudget: options.processorBudget } : {}),
+      ...(options.collectionsIntervalMs > 0 ? { collectionsIntervalSeconds: Math.max(1, Math.round(options.collectionsIntervalMs / 1000)) } : {}),
+    },
   };
   const publisherDeps: EventsPublisherDeps = {
     logger: quiet,

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import * as z from '../domain/zod.js';
 import { instantSchema } from '../domain/time.js';
+import type { ProcessorBudgetSettings } from '../domain/processor-budget.js';
+import { budgetSettingsFrom } from '../runtime/processor-budget.js';
 import { centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS, DEFAULT_MAX_PAYMENT_CENTS, maxPaymentSetting } from '../runtime/config.js';
 
 /** Documented local defaults (README "Run it locally"); every one is overridable by its variable. */
@@ -48,6 +50,8 @@ export interface LocalSystemOptions {
   readonly dynamoPort: number;
   /** Where the local bus also POSTs each published event (LOCAL_EVENTS_WEBHOOK_URL); unset: nowhere. */
   readonly eventsWebhookUrl?: string | undefined;
+  /** The processors' budgets (STRIPE_BUDGET_PER_SECOND, PAYMENTS_BUDGET_PER_SECOND): unset, no limiter and no pacing, as before DESIGN 13. */
+  readonly processorBudget?: ProcessorBudgetSettings | undefined;
 }
 
 const nonNegativeInt = z.coerce.number().check(z.int(), z.nonnegative());
@@ -183,8 +187,17 @@ export function resolveOptions(
     paymentShardCount: e.PAYMENT_SHARD_COUNT,
     dynamoPort: e.DYNAMO_LOCAL_PORT,
     eventsWebhookUrl: e.LOCAL_EVENTS_WEBHOOK_URL,
+    processorBudget: localBudget(env),
     ...stripUndefined(overrides),
   };
+}
+
+function localBudget(env: NodeJS.ProcessEnv): ProcessorBudgetSettings | undefined {
+  try {
+    return budgetSettingsFrom(env, false);
+  } catch (error) {
+    throw new LocalUsageError((error as Error).message);
+  }
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -87,7 +87,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     const quiet = demoteInfo(logger);
     const tally = new OutcomeTally();
     const pump = new AchSettlementPump({ clock, wallClock: systemClock, simulator, secret: options.secrets.achWebhook, logger: quiet.child({ part: 'ach-pump' }), dispatch: (request) => gateway.dispatch(request) });
-    const run = new CollectionsRun({ clock, tally, pump, logger });
+    const run = new CollectionsRun({ clock, tally, pump, logger, paced: options.processorBudget !== undefined });
     const functions = localFunctionDeps({ options, logger, clock, simulator, emulators, tally, observe: { queue: RUN_QUEUE, wrap: (queue) => run.observe(queue) } });
     const seeded = options.seed ? await seedOnce({ dataDir: options.dataDir, stores: functions.stores, clock, simulator, logger }) : undefined;
     progress.up('seed');

@@ -1,5 +1,5 @@
 import { BILLING_ACTIVITY_INDEXES, PAYMENTS_INDEXES, type TableId } from '../adapters/dynamodb/table-definitions.js';
-import { PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
+import { BUDGET_SETTINGS, PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
 
 /**
  * What each function may touch, written once. The CDK derives each function's IAM policy,
@@ -86,7 +86,8 @@ const { byLoanStatus, byStatus: paymentsByStatus, byLoanCreated } = PAYMENTS_IND
 const ATTEMPT = {
   billingActivity: { read: ['get'], write: ['put', 'update'] },
   billingActivityHistory: { write: ['put'] },
-  locks: { write: ['put'], delete: true },
+  // The user lock; the processor budget's per-second counters (UpdateItem ADD, DESIGN 13).
+  locks: { write: ['put', 'update'], delete: true },
   // The user's instruments item, read with the period (TransactGetItems) and updated in its transaction.
   instruments: { read: ['get'], write: ['update'] },
   // The debit a presentment moved, appended in the attempt's transaction (DESIGN 14).
@@ -96,7 +97,8 @@ const ATTEMPT = {
 const COLLECTS = {
   services: [...PROCESSORS, 'accounts'],
   secrets: PROCESSORS.flatMap((id) => (SERVICES[id] as ServiceEntry).secrets ?? []),
-} satisfies Pick<FunctionManifest, 'services' | 'secrets'>;
+  settings: [...BUDGET_SETTINGS],
+} satisfies Pick<FunctionManifest, 'services' | 'secrets' | 'settings'>;
 
 export const FUNCTIONS = {
   'collections-job': {
@@ -115,9 +117,12 @@ export const FUNCTIONS = {
       instruments: { read: ['get'] },
       // Due RETRY loan payments (GSI2) and the loan payments' ACH return-rate counters.
       payments: { read: ['query'], indexes: [paymentsByStatus] },
+      // The planner's single-flight lease (put, delete) and the budget's throttle reports and quota factor (get, update).
+      locks: { read: ['get'], write: ['put', 'update'], delete: true },
     },
     sendsTo: ['collections'],
     services: ['accounts'],
+    settings: ['COLLECTIONS_INTERVAL_SECONDS', ...BUDGET_SETTINGS],
   },
   'batch-worker': {
     entry: 'src/functions/batch-worker.ts',
@@ -143,7 +148,7 @@ export const FUNCTIONS = {
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
     },
     ...COLLECTS,
-    settings: ['BALANCE_THRESHOLD_CENTS'],
+    settings: [...COLLECTS.settings, 'BALANCE_THRESHOLD_CENTS'],
   },
   // Settles by the reference's keys; never takes the lock: the record's version is the fence.
   'ach-handler': {
@@ -177,7 +182,7 @@ export const FUNCTIONS = {
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
     },
     ...COLLECTS,
-    settings: ['MAX_PAYMENT_CENTS'],
+    settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS'],
   },
   // Claims each event; a checkout takes the user lock; the API key finds the PaymentIntent behind
   // charge and dispute events. It charges nothing.
@@ -193,13 +198,13 @@ export const FUNCTIONS = {
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
       // A success for a transaction the period does not show: its audit rows, by subscription id.
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
-      locks: { write: ['put'], delete: true },
+      locks: { write: ['put', 'update'], delete: true },
       // Every card outcome's movement row, in its transaction, or alone when no record changes (DESIGN 14).
       moneyMovements: { write: ['put'] },
     },
     services: ['stripe'],
     secrets: ['stripeWebhook', 'stripeApiKey'],
-    settings: ['MAX_PAYMENT_CENTS'],
+    settings: ['MAX_PAYMENT_CENTS', ...BUDGET_SETTINGS],
   },
   api: {
     entry: 'src/functions/api.ts',
@@ -213,7 +218,7 @@ export const FUNCTIONS = {
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'], delete: true, indexes: [bySubscriptionId, failing, exceptions, dunning] },
       // The history endpoint (by subscription id) and the audit rows of every write.
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
-      locks: { write: ['put'], delete: true },
+      locks: { write: ['put', 'update'], delete: true },
       // Loan payments: get, create, update; a loan's payments (GSI4), by status (GSI1), a payment's history rows (base Query).
       // The ACH debit a payment originates adds to its day's counter (UpdateItem ADD).
       payments: { read: ['get', 'query'], write: ['put', 'update'], indexes: [byLoanStatus, byLoanCreated] },
@@ -228,7 +233,7 @@ export const FUNCTIONS = {
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
     secrets: [...COLLECTS.secrets, 'balanceWebhook'],
-    settings: ['MAX_PAYMENT_CENTS', 'USER_ID_CLAIM', 'API_CLIENT_SCOPES'],
+    settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS', 'USER_ID_CLAIM', 'API_CLIENT_SCOPES'],
   },
   // retry-billing for each item of a bulk retry run: finds the period by subscription id, runs the
   // attempt, reads the period's newest audit rows when a delivery continues an earlier one, claims

@@ -73,7 +73,16 @@ export type SettingEnv =
   | 'BALANCE_THRESHOLD_CENTS'
   /** The largest payment a path may create: loan payments (api), NEW plans (memberships-consumer), checkouts (stripe-webhook). */
   | 'MAX_PAYMENT_CENTS'
+  /** The processors' budgets in requests per second, and the share reserved for paths people start (DESIGN 13): every function that calls a processor. */
+  | 'STRIPE_BUDGET_PER_SECOND'
+  | 'PAYMENTS_BUDGET_PER_SECOND'
+  | 'PROCESSOR_PERSON_SHARE'
+  /** The collections schedule's interval in seconds: the paced planner's window (collections-job). */
+  | 'COLLECTIONS_INTERVAL_SECONDS'
   /** The JWT claim a member token's user id is read from (api; default `sub`). */
   | 'USER_ID_CLAIM'
   /** Which client (the token's `client_id` or `azp`) may use which scope, as JSON (api; `{}`: not checked). */
   | 'API_CLIENT_SCOPES';
+
+/** The budget settings, named by every function that calls a processor and by the planner. */
+export const BUDGET_SETTINGS = ['STRIPE_BUDGET_PER_SECOND', 'PAYMENTS_BUDGET_PER_SECOND', 'PROCESSOR_PERSON_SHARE'] as const satisfies readonly SettingEnv[];

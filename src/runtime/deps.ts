@@ -15,7 +15,10 @@ import type { PaymentProcessor } from '../domain/ports/processor.js';
 import type { QueuePort } from '../domain/ports/queue.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
 import type { StripeEventStore } from '../domain/ports/stripe-events.js';
+import type { ProcessorBudgetSettings } from '../domain/processor-budget.js';
+import type { ProcessorBudgetStore } from '../domain/ports/processor-budget.js';
 import type { Logger } from './logger.js';
+import type { ProcessorLimiter } from './processor-limiter.js';
 
 // The queue and metrics ports live with the others in src/domain/ports/; re-exported for the wiring.
 export type { MetricsPort } from '../domain/ports/gauges.js';
@@ -41,6 +44,10 @@ export interface Settings {
   readonly lockHeartbeatMs?: number;
   /** How far the account directory's clock may run behind ours (default ACCOUNT_CLOCK_SKEW_MS); tests on one clock set 0. */
   readonly accountClockSkewMs?: number;
+  /** The processors' budgets (DESIGN 13); absent: no limiter (the local runtime without budgets set). */
+  readonly processorBudget?: ProcessorBudgetSettings;
+  /** The collections schedule's interval in seconds (COLLECTIONS_INTERVAL_SECONDS): the paced planner's window. */
+  readonly collectionsIntervalSeconds?: number;
 }
 
 /**
@@ -79,6 +86,10 @@ export interface AppDeps {
   readonly metrics: MetricsPort;
   readonly secrets: WebhookSecrets;
   readonly settings: Settings;
+  /** The shared per-processor limiter every processor call takes a token from; present iff budgets are set and the function calls a processor. */
+  readonly processorLimiter?: ProcessorLimiter;
+  /** The budget's counters, for the planner's quota (its throttle reports); present iff budgets are set and the manifest grants the locks table's updates. */
+  readonly processorBudgetStore?: ProcessorBudgetStore;
   /** Finds a PaymentIntent's billing record for Stripe events that do not carry its metadata (disputes). Optional: without it such events are logged and skipped. */
   readonly cardPayments?: CardPaymentDirectory;
 }

@@ -6,9 +6,12 @@ import { ConfigError } from './config.js';
 import type { AppDeps } from './deps.js';
 import { guardedClient, type NeededAccess } from './grants.js';
 import { callsProcessorOf, chargesEveryRail } from './processors.js';
+import { limiterFor } from './processor-budget.js';
+import { DynamoProcessorBudgetStore } from '../adapters/dynamodb/processor-budget-store.js';
+import { limitedCardPayments, limitedProcessor } from './processor-limiter.js';
 
 /** What every function of one environment shares before its manifest narrows it: everything but the stores. */
-export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments' | 'movements' | 'reconciliation'>;
+export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments' | 'movements' | 'reconciliation' | 'processorLimiter' | 'processorBudgetStore'>;
 
 /** `deps` without its stores: what each function's deps are built from. */
 export function sharedDeps(deps: AppDeps): SharedDeps {
@@ -59,8 +62,9 @@ const QUEUE_PORTS = { collectionsQueue: 'collections', balanceEventsQueue: 'bala
 export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: FunctionDynamo): AppDeps {
   const manifest: FunctionManifest = FUNCTIONS[name];
   const placeholder = `not-granted-to-${name}`;
+  const client = guardedClient(dynamo.client, name, manifest, dynamo.tables, dynamo.observe);
   const stores = dynamoStores({
-    client: guardedClient(dynamo.client, name, manifest, dynamo.tables, dynamo.observe),
+    client,
     tables: {
       billingActivity: dynamo.tables.billingActivity ?? placeholder,
       billingActivityHistory: dynamo.tables.billingActivityHistory ?? placeholder,
@@ -83,6 +87,9 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
   const grantedQueue = <K extends keyof typeof QUEUE_PORTS>(port: K): AppDeps[K] =>
     sends.has(QUEUE_PORTS[port]) ? shared[port] : notGranted(`the ${QUEUE_PORTS[port]} queue`, name);
   const { cardPayments, ...rest } = shared;
+  const limiter = limiterFor(name, manifest, shared.settings.processorBudget, client, dynamo.tables.locks);
+  const processor = chargesEveryRail(manifest) && services.has('accounts') ? shared.processor : notGranted<AppDeps['processor']>('the payment processor', name);
+  const cards = callsProcessorOf(manifest, 'card') ? cardPayments : undefined;
   return {
     ...rest,
     billing: grantedStore('billing'),
@@ -97,10 +104,14 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     balanceEventsQueue: grantedQueue('balanceEventsQueue'),
     retryRunsQueue: grantedQueue('retryRunsQueue'),
     // Every charging path reads the account first; a function of the processors alone (reconciliation) reads reports, never charges.
-    processor: chargesEveryRail(manifest) && services.has('accounts') ? shared.processor : notGranted('the payment processor', name),
+    processor: limiter && chargesEveryRail(manifest) ? limitedProcessor(processor, limiter) : processor,
     accounts: services.has('accounts') ? shared.accounts : notGranted('the accounts service', name),
     // Card payments are looked up at the card processor.
-    ...(callsProcessorOf(manifest, 'card') && cardPayments ? { cardPayments } : {}),
+    ...(cards ? { cardPayments: limiter ? limitedCardPayments(cards, limiter) : cards } : {}),
+    ...(limiter ? { processorLimiter: limiter } : {}),
+    ...(shared.settings.processorBudget && dynamo.tables.locks && manifest.tables.locks?.write?.includes('update')
+      ? { processorBudgetStore: new DynamoProcessorBudgetStore(client, dynamo.tables.locks) }
+      : {}),
     secrets: {
       stripeWebhook: secrets.has('stripeWebhook') ? shared.secrets.stripeWebhook : '',
       achWebhook: secrets.has('achWebhook') ? shared.secrets.achWebhook : '',

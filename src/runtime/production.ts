@@ -27,6 +27,7 @@ import { functionDeps, notGranted, type SharedDeps } from './function-deps.js';
 import type { NeededAccess } from './grants.js';
 import { createLogger } from './logger.js';
 import { processorByRail } from './processors.js';
+import { budgetSettingsFrom, intervalSetting } from './processor-budget.js';
 import { resolveSecrets } from './secrets.js';
 import { assertWiring } from './wiring/check.js';
 import type { ServiceClients, Wiring } from './wiring/types.js';
@@ -76,7 +77,15 @@ export async function productionDeps(
     ...queues(name, base, queueUrls, wiring),
     metrics: new EmfMetrics(),
     secrets: { stripeWebhook: webhookSecret('stripeWebhook'), achWebhook: webhookSecret('achWebhook'), balanceWebhook: webhookSecret('balanceWebhook') },
-    settings: { stage: base.STAGE, balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS, maxPaymentCents: base.MAX_PAYMENT_CENTS, ...apiAuthSettings(env) },
+    settings: {
+      stage: base.STAGE,
+      balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS,
+      maxPaymentCents: base.MAX_PAYMENT_CENTS,
+      // Deployed, every processor call is budgeted (the defaults apply when a setting is absent).
+      processorBudget: budgetSettingsFrom(env, true)!,
+      ...intervalSetting(env),
+      ...apiAuthSettings(env),
+    },
     ...(cardPayments ? { cardPayments } : {}),
     ...reconciliationPorts(name, manifest, env, base, clients),
   };

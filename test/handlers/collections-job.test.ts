@@ -57,6 +57,7 @@ describe('collections-job', () => {
       subscription_id: pending.subscription_id,
       process: 'SCHEDULED',
       enqueued_at: at(0),
+      processor: 'payments',
     });
     expect(app.collectionsQueue.sent.map((m) => m.id).sort()).toEqual(bodies.map((b) => b.subscription_id).sort());
   });

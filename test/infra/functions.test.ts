@@ -117,8 +117,13 @@ describe('collections schedule', () => {
   });
 
   it('takes its rate from the collectionsRate context', () => {
-    const custom = synthBilling({ stage: 'qa', collectionsRate: '1 hour' });
-    custom.statelessTemplate.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(1 hour)' });
+    const custom = synthBilling({ stage: 'qa', collectionsRate: '10 minutes' });
+    custom.statelessTemplate.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(10 minutes)' });
+  });
+
+  it('bounds the interval at synth to [the planner timeout + margin, 900 s] (DESIGN 13)', () => {
+    expect(() => synthBilling({ stage: 'qa', collectionsRate: '1 hour' })).toThrow(/at most 900 s/);
+    expect(() => synthBilling({ stage: 'qa', collectionsRate: '5 minutes' })).toThrow(/timeout plus/);
   });
 });
 

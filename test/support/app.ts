@@ -50,6 +50,10 @@ export class RecordingMetrics implements MetricsPort {
   achReturnRates(rates: Readonly<Record<ReturnRateClass, ReturnRate>>): void {
     this.returnRates.push(rates);
   }
+  readonly backlogs: { backlog: Partial<Record<string, number>>; etaMinutes: number }[] = [];
+  dueBacklog(backlog: Partial<Record<string, number>>, etaMinutes: number): void {
+    this.backlogs.push({ backlog, etaMinutes });
+  }
 }
 
 export const TEST_SECRETS: WebhookSecrets = {

@@ -1,5 +1,6 @@
 import * as z from '../../domain/zod.js';
 import { NumberValueImpl as NumberValue } from '@aws-sdk/util-dynamodb';
+import { processorOfRail, type ProcessorId } from '../../domain/processor-budget.js';
 import { nextAutomaticAttemptAt, dunningState, type DunningState } from '../../domain/dunning.js';
 import { nextEligibleAt } from '../../domain/due-work.js';
 import { appliedEventIds } from '../../domain/intent.js';
@@ -91,18 +92,21 @@ export function gaugeClassOf(record: BillingRecord): GaugeClass {
   };
 }
 
-/** `DUE#{n}`: the due-index partition of shard n. Every status shares it: the planner reads a shard's due work in one stream. */
-export function dueShardOf(shard: number): string {
-  return `DUE#${shard}`;
+/**
+ * `DUE#{processor}#{n}`: the due-index partition of one processor's shard n (DESIGN 13). Every status
+ * shares it: the planner reads a processor's due work, shard by shard, in one stream.
+ */
+export function dueShardOf(processor: ProcessorId, shard: number): string {
+  return `DUE#${processor}#${shard}`;
 }
 
 /**
- * The due-index key: `DUE#{n}` for every status and the next instant a run may act on the record
- * (due-work.ts). Absent when only a write can make it due again, so the planner never reads it.
+ * The due-index key: `DUE#{processor}#{n}` for every status and the next instant a run may act on
+ * the record (due-work.ts). Absent when only a write can make it due again, so the planner never reads it.
  */
 export function dueIndexKey(record: BillingRecord, shardCount: number): { due_shard: string; due_at: string } | undefined {
   const at = nextEligibleAt(record);
-  return at === undefined ? undefined : { due_shard: dueShardOf(shardOf(record.user_id, shardCount)), due_at: at };
+  return at === undefined ? undefined : { due_shard: dueShardOf(processorOfRail(record.payment_method), shardOf(record.user_id, shardCount)), due_at: at };
 }
 
 /** The held-index key (DESIGN 3.2): `HELD#{n}` and since when a hold keeps the period off the schedule. */

@@ -207,6 +207,7 @@ export async function* streamAcrossShards(stream: ShardedStream): AsyncGenerator
     throw new InvalidPageRequestError(`page size must be an integer between 1 and ${MAX_PAGE_LIMIT}`);
   }
   const readers: ShardReader[] = Array.from({ length: stream.shardCount }, () => ({ buffer: [], head: 0, startKey: undefined, done: false, pending: undefined }));
+  let turn = 0;
   const start = (reader: ShardReader, shard: number): void => {
     if (reader.done || reader.pending) return;
     reader.pending = stream.query(shard, reader.startKey, queryLimit);
@@ -238,7 +239,10 @@ export async function* streamAcrossShards(stream: ShardedStream): AsyncGenerator
       }
       let best = -1;
       let bestValue = '';
-      for (let shard = 0; shard < readers.length; shard++) {
+      // Ties (a billing day's periods share one due instant) go to the shards in turn, not all of shard 0 first.
+      const first = turn++ % readers.length;
+      for (let k = 0; k < readers.length; k++) {
+        const shard = (first + k) % readers.length;
         const reader = readers[shard]!;
         const item = reader.buffer[reader.head];
         if (!item) continue;

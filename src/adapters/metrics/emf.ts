@@ -2,6 +2,7 @@ import type { Writable } from 'node:stream';
 import type { ReturnRate } from '../../domain/ach-return-rates.js';
 import { RETURN_RATE_CLASSES, type ReturnRateClass } from '../../domain/nacha.js';
 import type { MetricsPort } from '../../domain/ports/gauges.js';
+import type { ProcessorId } from '../../domain/processor-budget.js';
 
 export const METRICS_NAMESPACE = 'Billing';
 export const FAILING_SUBSCRIPTIONS_METRIC = 'billing_failing_subscriptions';
@@ -13,6 +14,9 @@ export const ACH_DEBITS_METRIC = 'billing_ach_debits_60d';
 
 export const RECONCILIATION_GROSS_DRIFT_METRIC = 'billing_reconciliation_gross_drift_cents';
 export const RECONCILIATION_OPEN_EXCEPTIONS_METRIC = 'billing_reconciliation_open_exceptions';
+/** Due periods waiting, dimension `processor`, and the minutes the budget needs for the longest (DESIGN 13). */
+export const DUE_BACKLOG_METRIC = 'billing_due_backlog';
+export const BACKLOG_ETA_METRIC = 'billing_backlog_eta_minutes';
 
 type Unit = 'Count' | 'Percent';
 
@@ -47,6 +51,11 @@ export class EmfMetrics implements MetricsPort {
   reconciliation(gauge: { readonly rail: string; readonly grossDriftCents: number; readonly openExceptions: number }): void {
     this.emit({ rail: gauge.rail }, RECONCILIATION_GROSS_DRIFT_METRIC, gauge.grossDriftCents);
     this.emit({ rail: gauge.rail }, RECONCILIATION_OPEN_EXCEPTIONS_METRIC, gauge.openExceptions);
+  }
+
+  dueBacklog(backlog: Readonly<Partial<Record<ProcessorId, number>>>, etaMinutes: number): void {
+    for (const [processor, count] of Object.entries(backlog)) this.emit({ processor }, DUE_BACKLOG_METRIC, count);
+    this.emit({}, BACKLOG_ETA_METRIC, etaMinutes);
   }
 
   private emit(dimensions: Record<string, string>, metric: string, value: number, unit: Unit = 'Count'): void {

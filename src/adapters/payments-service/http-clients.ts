@@ -1,7 +1,7 @@
 import * as z from '../../domain/zod.js';
 import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
 import { cardNetworkOf } from '../../domain/declines.js';
-import { ProcessorError, TransientError } from '../../domain/errors.js';
+import { ProcessorError, ProcessorThrottledError, TransientError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
 import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult, ProcessorRefund, RefundQuery } from '../../domain/ports/processor.js';
@@ -55,7 +55,9 @@ async function call(fetchImpl: Fetch, url: string, init: RequestInit, options: {
     if (init.signal?.aborted) throw error;
     throw new TransientError('payments service unreachable', { cause: error });
   }
-  if (response.status === 429 || response.status >= 500) {
+  // Its rate limit: nothing was presented; the worker stops presenting (DESIGN 13).
+  if (response.status === 429) throw new ProcessorThrottledError('payments');
+  if (response.status >= 500) {
     throw new TransientError(`payments service answered ${response.status}`);
   }
   if (response.status === 404 && options.notFound) return NOT_FOUND;

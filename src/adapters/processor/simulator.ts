@@ -6,6 +6,8 @@ import { accountSnapshotSchema } from '../../domain/records.js';
 import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
 import type { Clock } from '../../domain/ports/clock.js';
 import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult, ProcessorRefund, RefundQuery } from '../../domain/ports/processor.js';
+import { processorOfRail } from '../../domain/processor-budget.js';
+import { latencySchema, ProcessorRateLimit, rateLimitSchema, type SimulatorStats } from './rate-limit.js';
 import type { SimulatorJournal } from './journal.js';
 
 /**
@@ -34,6 +36,10 @@ export const processorSettingsSchema = z.strictObject({
   ach_settle_delay_ms: z.optional(z.int().check(z.nonnegative())),
   /** Account snapshots the gate sees, per user; absent users are active with no balance observed. */
   accounts: z.optional(z.record(z.string().check(z.minLength(1)), simulatedAccountSchema)),
+  /** Requests per wall-clock second each processor accepts; above it the request is throttled (DESIGN 9, 13). */
+  rate_limit_per_second: z.optional(rateLimitSchema),
+  /** Each presentment waits a random time of this shape (wall time). */
+  latency_ms: z.optional(latencySchema),
 });
 export type ProcessorSettings = z.input<typeof processorSettingsSchema>;
 
@@ -119,12 +125,15 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   private readonly delivered = new Set<string>();
   private readonly refunds = new Map<string, ProcessorRefund>();
   private achDelayMs = 0;
+  private readonly limits: ProcessorRateLimit;
 
   /** With a journal, what it promised before a restart is restored, and every new promise is written before it is answered. */
   constructor(
     private readonly clock: Clock,
     private readonly journal?: SimulatorJournal,
+    options: { readonly wallNowMs?: () => number } = {},
   ) {
+    this.limits = new ProcessorRateLimit(options.wallNowMs);
     for (const entry of journal?.load() ?? []) {
       if ('charge' in entry) {
         this.chargeList.push(entry.charge);
@@ -138,6 +147,12 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   configure(input: ProcessorSettings): void {
     this.settings = processorSettingsSchema.parse(input);
     this.achDelayMs = this.settings.ach_settle_delay_ms ?? 0;
+    this.limits.configure(this.settings.rate_limit_per_second, this.settings.latency_ms);
+  }
+
+  /** Requests, presentments and throttled answers, cumulative since start, and by processor. */
+  stats(): SimulatorStats {
+    return this.limits.snapshot();
   }
 
   current(): z.infer<typeof processorSettingsSchema> {
@@ -149,6 +164,11 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   }
 
   async submit(request: PaymentRequest): Promise<PaymentResult> {
+    const processor = processorOfRail(request.rail);
+    this.limits.admit(processor);
+    this.limits.presented(processor);
+    const delay = this.limits.delayMs();
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
     const seen = this.results.get(request.idempotency_key);
     if (seen) return seen;
     const outcome = this.outcomeFor(request.user_id);
@@ -198,6 +218,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
 
   /** The subscription a simulated card payment was for, by its confirmation id (the PaymentIntent id). */
   async findReference(paymentIntentId: string): Promise<CardPaymentReference | undefined> {
+    this.limits.admit('stripe');
     const charge = this.chargeList.find((c) => c.confirmation_id === paymentIntentId);
     if (!charge || charge.reference.kind !== 'subscription') return undefined;
     const { user_id, billing_date, subscription_id } = charge.reference;

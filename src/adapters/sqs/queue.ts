@@ -1,4 +1,4 @@
-import { SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import type { QueueMessage, QueuePort } from '../../domain/ports/queue.js';
 
 /** SendMessageBatch takes at most ten entries per call. */
@@ -81,13 +81,28 @@ export class SqsQueue implements QueuePort {
     }
   }
 
+  async depth(): Promise<number> {
+    const out = await this.client.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: this.queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesDelayed', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    const a = out.Attributes ?? {};
+    return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0);
+  }
+
   /** One chunk of at most ten; answers the entries that could not be sent. */
   private async sendChunk(chunk: readonly QueueMessage[]): Promise<{ id: string; code: string | undefined }[]> {
     // Entry ids are positional: SQS restricts their characters, the caller's ids are free-form.
     let pending = chunk.map((message, index) => ({ entryId: `m${index}`, message }));
     const permanent: { id: string; code: string | undefined }[] = [];
     for (let attempt = 1; pending.length > 0; attempt += 1) {
-      const entries: SendMessageBatchRequestEntry[] = pending.map((p) => ({ Id: p.entryId, MessageBody: p.message.body }));
+      const entries: SendMessageBatchRequestEntry[] = pending.map((p) => ({
+        Id: p.entryId,
+        MessageBody: p.message.body,
+        ...(p.message.delaySeconds ? { DelaySeconds: p.message.delaySeconds } : {}),
+      }));
       const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries }));
       const failed = new Map((result.Failed ?? []).map((f) => [f.Id, f]));
       const retryable = pending.filter((p) => {

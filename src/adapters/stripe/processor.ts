@@ -1,5 +1,5 @@
 import type Stripe from 'stripe';
-import { InterruptedError, ProcessorError, TransientError } from '../../domain/errors.js';
+import { InterruptedError, ProcessorError, ProcessorThrottledError, TransientError } from '../../domain/errors.js';
 import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult, ProcessorRefund, RefundQuery } from '../../domain/ports/processor.js';
 import { cardDeclineMessage } from './decline-messages.js';
 import { declineDetailsOf } from './decline-details.js';
@@ -148,7 +148,7 @@ function resultOf(intent: Stripe.PaymentIntent): PaymentResult {
 }
 
 /**
- * Stripe errors by type, never by message: outages and throttling are transient, the rest counted.
+ * Stripe errors by type, never by message: throttling is ProcessorThrottledError, outages transient, the rest counted.
  * `errors` is the error classes of the SDK instance that made the call (`stripe.errors`): the
  * adapters import the SDK for its types only, so that in a Lambda bundle the one load of the SDK
  * is src/runtime/wiring/stripe.ts's `import('stripe')`, on the first card use (lib/bundling.ts).
@@ -156,6 +156,11 @@ function resultOf(intent: Stripe.PaymentIntent): PaymentResult {
 export function mapStripeError(error: unknown, errors: StripeErrors): Error {
   if (error instanceof TransientError || error instanceof ProcessorError || error instanceof InterruptedError) return error;
   if (error instanceof errors.StripeError) {
+    // Stripe's rate limit (429, `rate_limit`): nothing was taken; the worker stops presenting (DESIGN 13).
+    // A 429 `lock_timeout` is a busy object, not the account's rate: a plain transient error.
+    if (error instanceof errors.StripeRateLimitError && error.code !== 'lock_timeout') {
+      return new ProcessorThrottledError('stripe', { cause: error });
+    }
     if (
       error instanceof errors.StripeConnectionError ||
       error instanceof errors.StripeRateLimitError ||

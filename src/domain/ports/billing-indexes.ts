@@ -1,3 +1,4 @@
+import type { ProcessorId } from '../processor-budget.js';
 import type { DunningState } from '../dunning.js';
 import type { BillingRecord } from '../records.js';
 import type { Page, PageRequest } from './page.js';
@@ -9,7 +10,7 @@ export interface BillingIndexes {
   /** Records carrying an ACH or card exception (DESIGN 4.1, 6.1), oldest exception first. */
   listExceptions(page?: PageRequest): Promise<Page<BillingRecord>>;
   /** Records whose next eligible instant (due-work.ts) is at or before the bound, oldest first, read page by page. */
-  streamDue(dueAtOrBefore: string, options?: { readonly pageSize?: number }): AsyncIterable<readonly BillingRecord[]>;
+  streamDue(dueAtOrBefore: string, options?: { readonly pageSize?: number; readonly processor?: ProcessorId }): AsyncIterable<readonly BillingRecord[]>;
   /** Periods a hold keeps off the schedule (DESIGN 3.2), longest held first: what the daily sweep reads. */
   listHeld(page?: PageRequest): Promise<Page<BillingRecord>>;
   /** Declined periods in dunning `state`, soonest next attempt first; optionally only those due before a bound. */

@@ -1,3 +1,4 @@
+import type { ProcessorId } from '../processor-budget.js';
 import type { AchRateCounts, ReturnRate } from '../ach-return-rates.js';
 import type { ReturnRateClass } from '../nacha.js';
 import type { DunningState } from '../dunning.js';
@@ -21,4 +22,6 @@ export interface MetricsPort {
   achReturnRates(rates: Readonly<Record<ReturnRateClass, ReturnRate>>): void;
   /** A reconciliation run's gauges (DESIGN 14): `billing_reconciliation_gross_drift_cents{rail}`, `billing_reconciliation_open_exceptions{rail}`. */
   reconciliation?(gauge: { readonly rail: string; readonly grossDriftCents: number; readonly openExceptions: number }): void;
+  /** Due periods waiting per processor and the minutes the budget needs for them (DESIGN 13 `billing_due_backlog{processor}`, `billing_backlog_eta_minutes`). */
+  dueBacklog(backlog: Readonly<Partial<Record<ProcessorId, number>>>, etaMinutes: number): void;
 }

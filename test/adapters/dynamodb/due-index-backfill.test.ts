@@ -1,3 +1,4 @@
+import { processorOfRail } from '../../../src/domain/processor-budget.js';
 import { GetItemCommand, PutItemCommand, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { primaryItem, primaryKey } from '../../../src/adapters/dynamodb/billing-item.js';
@@ -92,7 +93,7 @@ describe('due-index backfill on DynamoDB Local', () => {
     expect(await run()).toMatchObject({ records: 6, keyed: 0, unkeyed: 0, unchanged: 5, corrupt: 1 });
   });
 
-  it('rewrites the previous release\'s per-status keys ({billing_status}#n) to DUE#n, so the planner sees them again; a second run writes nothing', async () => {
+  it('rewrites the previous release\'s per-status keys ({billing_status}#n) to DUE#{processor}#n, so the planner sees them again; a second run writes nothing', async () => {
     const own = await createTestDynamo('due-backfill-rekey');
     const ownStore = new DynamoBillingStore({ client: own.client, tableName: own.tables.billingActivity, historyTableName: own.tables.billingActivityHistory, statusShardCount: SHARDS });
     const failed = { billing_status: 'FAILED' as const, billing_date: at(-72 * HOUR), payment_attempts: 1, last_attempt_date: at(-26 * HOUR) };
@@ -115,7 +116,7 @@ describe('due-index backfill on DynamoDB Local', () => {
     expect(report).toMatchObject({ records: 4, keyed: 3, rekeyed: 3, unkeyed: 0, unchanged: 1, corrupt: 0 });
     for (const r of records) {
       const item = (await own.client.send(new GetItemCommand({ TableName: own.tables.billingActivity, Key: primaryKey(r), ConsistentRead: true }))).Item!;
-      expect(item.due_shard).toEqual({ S: `DUE#${shardOf(r.user_id, SHARDS)}` });
+      expect(item.due_shard).toEqual({ S: `DUE#${processorOfRail(r.payment_method)}#${shardOf(r.user_id, SHARDS)}` });
       expect(item.due_at).toEqual(primaryItem(r, SHARDS).due_at);
       expect(item.version).toEqual({ N: String(r.version) });
     }

@@ -44,6 +44,16 @@ async function all(pages: AsyncIterable<Item[]>): Promise<Item[][]> {
 const t = (n: number) => `2026-12-01T00:00:${String(n).padStart(2, '0')}Z`;
 
 describe('streamAcrossShards', () => {
+  it('takes shards in turn when every item is due at the same instant (billing day), not all of shard 0 first', async () => {
+    const { stream } = shards(Array.from({ length: 4 }, () => Array.from({ length: 30 }, () => t(0))));
+    const [first] = await all(streamAcrossShards(stream(20, 10)));
+    const shardOfItem = (item: Item) => item.id!.S!.slice(0, 2);
+    const counts = new Map<string, number>();
+    for (const item of first!) counts.set(shardOfItem(item), (counts.get(shardOfItem(item)) ?? 0) + 1);
+    // The first page of 20 holds 5 of each shard's tied items.
+    expect([...counts.entries()].sort()).toEqual([['s0', 5], ['s1', 5], ['s2', 5], ['s3', 5]]);
+  });
+
   it('yields every item once, in global sort-key order across shards, in pages of pageSize', async () => {
     const { stream, total } = shards([
       [t(1), t(5), t(5), t(9), t(20)],

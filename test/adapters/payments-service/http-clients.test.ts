@@ -2,7 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpAccountDirectory, HttpPaymentsService, RailRouter } from '../../../src/adapters/payments-service/http-clients.js';
-import { ProcessorError, TransientError } from '../../../src/domain/errors.js';
+import { ProcessorError, ProcessorThrottledError, TransientError } from '../../../src/domain/errors.js';
+import { classifyFailure } from '../../../src/domain/ladder.js';
 import type { PaymentRequest } from '../../../src/domain/ports/processor.js';
 
 interface Seen {
@@ -82,12 +83,20 @@ describe('payments and accounts service clients against a local HTTP server', ()
     });
   });
 
-  it('treats 429 and 5xx as transient, other 4xx and malformed answers as counted processor errors', async () => {
+  it('maps its 429 to ProcessorThrottledError of the payments processor (not a counted failure)', async () => {
+    answer = { status: 429, body: '{"error":"rate_limited"}' };
+    const error = await new HttpPaymentsService(base).submit(request).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProcessorThrottledError);
+    expect(error).toMatchObject({ processor: 'payments' });
+    expect(classifyFailure(error)).toBe('throttled');
+  });
+
+  it('treats 5xx as transient, other 4xx and malformed answers as counted processor errors', async () => {
     const service = new HttpPaymentsService(base);
     answer = { status: 503, body: '{}' };
     await expect(service.submit(request)).rejects.toBeInstanceOf(TransientError);
-    answer = { status: 429, body: '{}' };
-    await expect(service.submit(request)).rejects.toBeInstanceOf(TransientError);
+    answer = { status: 503, body: '{}' };
+    await expect(service.submit(request)).rejects.not.toBeInstanceOf(ProcessorThrottledError);
     answer = { status: 400, body: '{}' };
     await expect(service.submit(request)).rejects.toBeInstanceOf(ProcessorError);
     answer = { status: 200, body: '{"outcome":"maybe"}' };

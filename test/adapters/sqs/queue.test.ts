@@ -39,6 +39,18 @@ describe('SqsQueue against the fauxqs emulator', () => {
     expect(bodies.map((b) => (JSON.parse(b) as { n: number }).n).sort((a, b) => a - b)).toEqual(messages.map((_, i) => i));
   });
 
+  it('holds a message back for its DelaySeconds and counts it in the depth meanwhile (the paced planner)', async () => {
+    const { queueUrl } = server.createQueue(`paced-${Date.now()}`);
+    const queue = new SqsQueue(client, queueUrl);
+    await queue.sendBatch([
+      { id: 'now', body: 'now' },
+      { id: 'later', body: 'later', delaySeconds: 600 },
+    ]);
+    expect(await drain(client, queueUrl)).toEqual(['now']);
+    // The received one is in flight, the delayed one waits: both are still the queue's.
+    expect(await queue.depth()).toBe(2);
+  });
+
   it('keeps a few SendMessageBatch calls in flight, never more than SEND_CONCURRENCY', async () => {
     const { queueUrl } = server.createQueue(`parallel-${Date.now()}`);
     let inFlight = 0;

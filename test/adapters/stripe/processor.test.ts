@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { StripePaymentIntentDirectory } from '../../../src/adapters/stripe/payment-directory.js';
 import { StripeCardProcessor, StripeCustomerSearchResolver, type StripeCustomerResolver } from '../../../src/adapters/stripe/processor.js';
-import { InterruptedError, ProcessorError, TransientError } from '../../../src/domain/errors.js';
+import { InterruptedError, ProcessorError, ProcessorThrottledError, TransientError } from '../../../src/domain/errors.js';
+import { classifyFailure } from '../../../src/domain/ladder.js';
 import type { PaymentRequest } from '../../../src/domain/ports/processor.js';
 import { FakeStripe, stripeError } from './fake-stripe.js';
 
@@ -141,12 +142,22 @@ describe('StripeCardProcessor', () => {
   it.each([
     ['a 500', stripeError(500, { type: 'api_error', message: 'boom' })],
     ['a 503', stripeError(503, { type: 'api_error', message: 'unavailable' })],
-    ['rate limiting', stripeError(429, { type: 'invalid_request_error', code: 'rate_limit', message: 'slow down' })],
     ['a key still in flight', stripeError(409, { type: 'invalid_request_error', code: 'idempotency_key_in_use', message: 'in use' })],
   ])('%s is transient', async (_label, reply) => {
     fake.reply = () => reply;
     const error = await rejection(processor().submit(request()));
     expect(error).toBeInstanceOf(TransientError);
+  });
+
+  it("maps Stripe's 429 rate_limit to ProcessorThrottledError of the stripe processor, never a counted failure", async () => {
+    fake.reply = () => stripeError(429, { type: 'invalid_request_error', code: 'rate_limit', message: 'Too many requests' });
+    const error = await rejection(processor().submit(request()));
+    expect(error).toBeInstanceOf(ProcessorThrottledError);
+    expect(error).toMatchObject({ processor: 'stripe' });
+    expect(classifyFailure(error)).toBe('throttled');
+    // A 503 stays a plain transient error.
+    fake.reply = () => stripeError(503, { type: 'api_error', message: 'unavailable' });
+    expect(await rejection(processor().submit(request()))).not.toBeInstanceOf(ProcessorThrottledError);
   });
 
   it('a connection failure is transient', async () => {

@@ -1,3 +1,4 @@
+import { PROCESSOR_IDS, type ProcessorId } from '../../../domain/processor-budget.js';
 import { QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DunningState } from '../../../domain/dunning.js';
 import type { BillingIndexes } from '../../../domain/ports/billing-indexes.js';
@@ -66,12 +67,16 @@ export class DynamoBillingIndexes implements BillingIndexes {
    */
   async *streamDue(
     dueAtOrBefore: string,
-    options: { readonly pageSize?: number; readonly queryLimit?: number } = {},
+    options: { readonly pageSize?: number; readonly queryLimit?: number; readonly processor?: ProcessorId } = {},
   ): AsyncGenerator<readonly BillingRecord[], void, undefined> {
+    // One processor's shards, or every processor's (shard k of processor i is stream shard i × count + k).
+    const processors = options.processor ? [options.processor] : PROCESSOR_IDS;
+    const count = this.t.shardCount;
+    const partitionOf = (n: number): string => dueShardOf(processors[Math.floor(n / count)]!, n % count);
     // `due_at < due + 1 ns` is `<= due`, said so that a resume key tied at the bound still matches.
-    const read: IndexRead = { index: INDEXES.due, partitionOf: dueShardOf, before: addNanos(normalizeInstant(dueAtOrBefore), 1) };
+    const read: IndexRead = { index: INDEXES.due, partitionOf, before: addNanos(normalizeInstant(dueAtOrBefore), 1) };
     const pages = streamAcrossShards({
-      shardCount: this.t.shardCount,
+      shardCount: count * processors.length,
       pageSize: options.pageSize ?? DEFAULT_PAGE_LIMIT,
       ...(options.queryLimit !== undefined ? { queryLimit: options.queryLimit } : {}),
       query: (shard, startKey, limit) => this.queryShard(read, shard, startKey, limit),

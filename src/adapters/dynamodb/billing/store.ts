@@ -1,3 +1,4 @@
+import type { ProcessorId } from '../../../domain/processor-budget.js';
 import type { AchRateCounts } from '../../../domain/ach-return-rates.js';
 import type { DunningState } from '../../../domain/dunning.js';
 import type { BillingFailureFields } from '../../../domain/ladder.js';
@@ -65,7 +66,7 @@ export class DynamoBillingStore implements BillingStore {
   listDunning(state: DunningState, page?: PageRequest, nextAttemptBefore?: string): Promise<Page<BillingRecord>> {
     return this.indexes.listDunning(state, page, nextAttemptBefore);
   }
-  streamDue(dueAtOrBefore: string, options?: { readonly pageSize?: number; readonly queryLimit?: number }): AsyncGenerator<readonly BillingRecord[], void, undefined> {
+  streamDue(dueAtOrBefore: string, options?: { readonly pageSize?: number; readonly queryLimit?: number; readonly processor?: ProcessorId }): AsyncGenerator<readonly BillingRecord[], void, undefined> {
     return this.indexes.streamDue(dueAtOrBefore, options);
   }
 

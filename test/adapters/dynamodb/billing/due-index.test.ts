@@ -1,3 +1,4 @@
+import { processorOfRail } from '../../../../src/domain/processor-budget.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { primaryKey } from '../../../../src/adapters/dynamodb/billing-item.js';
@@ -51,10 +52,10 @@ describe('due-index on DynamoDB Local', () => {
     expect(await dueIds('PENDING', 2 * HOUR)).toContain(records[3]!.subscription_id);
   });
 
-  it('keys every status on one partition per shard, DUE#n: a status change moves the record in time, not across partitions', async () => {
+  it('keys every status on one partition per processor and shard, DUE#{processor}#n: a status change moves the record in time, not across partitions', async () => {
     const pending = await add(makeRecord({ billing_date: at(-HOUR) }));
     const paused = await add(makeRecord({ billing_status: 'PAUSED', billing_date: at(-HOUR), paused_months: 1 }));
-    const shard = (r: BillingRecord) => `DUE#${shardOf(r.user_id, 4)}`;
+    const shard = (r: BillingRecord) => `DUE#${processorOfRail(r.payment_method)}#${shardOf(r.user_id, 4)}`;
     expect((await stored(pending)).due_shard).toEqual({ S: shard(pending) });
     expect((await stored(paused)).due_shard).toEqual({ S: shard(paused) });
     // Declined: FAILED, due again 24 h after the attempt, in the same partition.
@@ -71,7 +72,8 @@ describe('due-index on DynamoDB Local', () => {
     const own = await createTestDynamo('due-index-stream');
     const ownStore = new DynamoBillingStore({ client: own.client, tableName: own.tables.billingActivity, historyTableName: own.tables.billingActivityHistory, statusShardCount: 4 });
     const records = [
-      ...Array.from({ length: 13 }, () => makeRecord({ billing_date: at(0) })), // tied at the bound
+      // Tied at the bound, cards and ACH: both processors' partitions.
+      ...Array.from({ length: 13 }, (_, i) => makeRecord({ billing_date: at(0), ...(i % 2 ? { payment_method: 'card' as const } : {}) })),
       ...Array.from({ length: 6 }, (_, i) => makeRecord({ billing_date: at(-(i + 1) * HOUR) })),
       makeRecord({ billing_status: 'FAILED', billing_date: at(-72 * HOUR), payment_attempts: 1, last_attempt_date: at(-24 * HOUR - 30 * 60_000) }),
       makeRecord({ billing_status: 'PAUSED', billing_date: at(-90 * 60_000), paused_months: 1 }),
@@ -97,10 +99,17 @@ describe('due-index on DynamoDB Local', () => {
       expect(page).toHaveLength(3);
       break;
     }
-    expect(queries).toBe(4); // one query per shard, and nothing after the break
+    expect(queries).toBe(8); // one query per processor and shard (2 x 4), and nothing after the break
     queries = 0;
     expect(await streamed(ownStore, at(0))).toHaveLength(records.length);
-    expect(queries).toBe(4); // every shard's due work in one query
+    expect(queries).toBe(8); // every processor's shard's due work in one query
+    // One processor's stream reads only its own partitions and records.
+    queries = 0;
+    const cards: BillingRecord[] = [];
+    for await (const page of ownStore.streamDue(at(0), { processor: 'stripe' })) cards.push(...page);
+    expect(queries).toBe(4);
+    expect(cards).toHaveLength(6);
+    expect(cards.map((r) => r.subscription_id).sort()).toEqual(records.filter((r) => r.payment_method === 'card').map((r) => r.subscription_id).sort());
   });
 
   it('RecordBillingFailure moves a record to the ladder’s next attempt and, once parked, out of the index', async () => {

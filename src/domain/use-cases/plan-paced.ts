@@ -1,0 +1,126 @@
+import { messageIdOf, type CollectionMessage } from '../collections.js';
+import { delaySecondsOf } from '../billing-day.js';
+import { COLLECTION_SCANS, decideCollection } from '../due-work.js';
+import type { BillingStore } from '../ports/billing-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { ProcessorId } from '../processor-budget.js';
+import type { BillingStatus } from '../records.js';
+import { formatInstant } from '../time.js';
+import type { CollectionProcess } from '../collections.js';
+import type { CollectionsSummary, FailingCounts } from './plan-collections.js';
+
+/** One processor's share of a paced run (DESIGN 13). */
+export interface ProcessorQuota {
+  readonly processor: ProcessorId;
+  /** Messages this run may send for it. */
+  readonly quota: number;
+  /** Scheduled requests per second: the spacing of its messages. */
+  readonly rate: number;
+}
+
+export interface ProcessorPlan {
+  quota: number;
+  enqueued: number;
+  /** Due periods read and left for a later run (the quota was reached): a lower bound of what waits. */
+  deferred: number;
+  /** True when the run stopped at the quota with due work still unread. */
+  more: boolean;
+}
+
+export interface PacedMessage {
+  readonly message: CollectionMessage;
+  readonly delaySeconds: number;
+}
+
+export interface PacedPlanOptions {
+  readonly quotas: readonly ProcessorQuota[];
+  /** Wall-clock ms since the run started: each message's delay counts from the start. */
+  readonly elapsedMs: () => number;
+  readonly pageSize?: number;
+  readonly shouldContinue: () => boolean;
+  readonly send: (processor: ProcessorId, messages: readonly PacedMessage[]) => Promise<void>;
+}
+
+const PROCESS_OF: ReadonlyMap<BillingStatus, CollectionProcess> = new Map(COLLECTION_SCANS.map((scan) => [scan.status, scan.process]));
+
+/**
+ * The paced planner: per processor, reads its due-index partitions oldest first (shards in turn),
+ * sends at most its quota, message i delayed to `runStart + i / rate`. Every run reads from the
+ * head, so a period left (locked, throttled, deferred) is planned again next run.
+ */
+export async function planPaced(
+  deps: { readonly billing: Pick<BillingStore, 'streamDue' | 'countFailing'>; readonly clock: Clock },
+  options: PacedPlanOptions,
+): Promise<{ summary: CollectionsSummary; byProcessor: Partial<Record<ProcessorId, ProcessorPlan>>; failing: FailingCounts }> {
+  const now = deps.clock.now();
+  const summary: CollectionsSummary = { enqueued: 0, skipped_waiting: 0, skipped_parked: 0, loan_retries_enqueued: 0, truncated: false };
+  const counting = deps.billing.countFailing();
+  counting.catch(() => undefined);
+  const byProcessor: Partial<Record<ProcessorId, ProcessorPlan>> = {};
+  await Promise.all(
+    options.quotas.map(async (q) => {
+      const plan: ProcessorPlan = { quota: q.quota, enqueued: 0, deferred: 0, more: false };
+      byProcessor[q.processor] = plan;
+      if (q.quota <= 0) {
+        plan.more = true;
+        return;
+      }
+      const ended = await planOne(deps, q, plan, summary, now, options);
+      if (!ended && !plan.more) summary.truncated = true;
+    }),
+  );
+  const counted = await counting;
+  return { summary, byProcessor, failing: { retrying: counted.retrying, parked: counted.parked } };
+}
+
+/** One processor's stream; true when it ended or reached its quota, false when the deadline stopped it. */
+async function planOne(
+  deps: { readonly billing: Pick<BillingStore, 'streamDue'> },
+  q: ProcessorQuota,
+  plan: ProcessorPlan,
+  summary: CollectionsSummary,
+  now: Date,
+  options: PacedPlanOptions,
+): Promise<boolean> {
+  const seen = new Set<string>();
+  const pages = deps.billing.streamDue(formatInstant(now), { processor: q.processor, ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}) });
+  const iterator = pages[Symbol.asyncIterator]();
+  let ended = false;
+  try {
+    while (options.shouldContinue()) {
+      const next = await iterator.next();
+      if (next.done) {
+        ended = true;
+        return true;
+      }
+      const batch: PacedMessage[] = [];
+      for (const record of next.value) {
+        const process = PROCESS_OF.get(record.billing_status);
+        if (process === undefined) continue;
+        const decision = decideCollection(record, process, now);
+        if (decision.kind === 'skip') {
+          if (decision.reason === 'waiting') summary.skipped_waiting += 1;
+          if (decision.reason === 'parked') summary.skipped_parked += 1;
+          continue;
+        }
+        const id = messageIdOf(decision.message);
+        if (seen.has(id)) continue;
+        if (plan.enqueued + batch.length >= plan.quota) {
+          plan.deferred += 1;
+          plan.more = true;
+          continue;
+        }
+        seen.add(id);
+        const index = plan.enqueued + batch.length;
+        batch.push({ message: decision.message, delaySeconds: delaySecondsOf(index, q.rate, options.elapsedMs()) });
+      }
+      if (batch.length > 0) await options.send(q.processor, batch);
+      plan.enqueued += batch.length;
+      summary.enqueued += batch.length;
+      if (plan.more) return true;
+    }
+    return false;
+  } finally {
+    if (!ended) await iterator.return?.();
+  }
+}

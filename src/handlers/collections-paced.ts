@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { backlogEtaMinutes, nextQuotaFactor, PLAN_MARGIN_SECONDS, quotaOf } from '../domain/billing-day.js';
+import { loanRetryMessage, messageIdOf } from '../domain/collections.js';
+import type { ProcessorBudgetStore } from '../domain/ports/processor-budget.js';
+import { PROCESSOR_IDS, scheduledRate, type ProcessorBudgetSettings, type ProcessorId } from '../domain/processor-budget.js';
+import { planPaced, type ProcessorQuota } from '../domain/use-cases/plan-paced.js';
+import type { CollectionsSummary, FailingCounts } from '../domain/use-cases/plan-collections.js';
+import { formatInstant } from '../domain/time.js';
+import type { AppDeps } from '../runtime/deps.js';
+
+/** The lease that keeps the planner single-flight (DESIGN 13): an overlapping or duplicated run exits at once. */
+export const PLANNER_LEASE_KEY = 'collections-job:planner';
+/** The schedule's interval when no setting names it (the CDK default, 15 minutes). */
+export const DEFAULT_INTERVAL_SECONDS = 900;
+
+export interface ProcessorRunSummary {
+  quota: number;
+  enqueued: number;
+  deferred: number;
+  /** Its messages still queued when the run began (subtracted from the quota). */
+  in_queue: number;
+  /** Throttled answers the workers reported since the last run. */
+  throttled: number;
+  /** The quota's multiplier after them. */
+  factor: number;
+  /** Due periods waiting: still queued, sent now, and read but deferred (a lower bound while `more`). */
+  backlog: number;
+}
+
+export interface PacedSummary extends CollectionsSummary {
+  readonly planner: 'paced';
+  /** Set when another run held the lease: this one planned nothing. */
+  readonly skipped?: 'overlapping_run';
+  readonly by_processor: Partial<Record<ProcessorId, ProcessorRunSummary>>;
+  readonly backlog_eta_minutes: number;
+}
+
+export interface PacedRunOptions {
+  readonly budget: ProcessorBudgetSettings;
+  readonly store: ProcessorBudgetStore;
+  readonly intervalSeconds: number;
+  /** Real-clock ms left before the run must stop; bounds the lease too. */
+  readonly remainingMs: () => number;
+  readonly safetyMs: number;
+  readonly pageSize?: number;
+  readonly owner?: string;
+}
+
+/**
+ * One paced run: the lease, then per processor its quota (the budget over the interval, lowered by
+ * reported throttles, minus what is still queued), the due work oldest first with delays spreading
+ * it at the budget's rate, the due loan retries as before, and the backlog gauges.
+ */
+export async function runPacedCollections(deps: AppDeps, options: PacedRunOptions): Promise<{ summary: PacedSummary; failing: FailingCounts }> {
+  const startMs = deps.wallClock.now().getTime();
+  const lease = {
+    key: PLANNER_LEASE_KEY,
+    owner_name: options.owner ?? `collections-${randomUUID()}`,
+    record_version_number: randomUUID(),
+    lease_duration_ms: Math.min(options.intervalSeconds * 1000, Number.isFinite(options.remainingMs()) ? options.remainingMs() : options.intervalSeconds * 1000),
+    lease_expires_at: 0,
+    purpose: 'collections planner',
+  };
+  lease.lease_expires_at = startMs + lease.lease_duration_ms;
+  if (!(await deps.locks.tryAcquire(lease, startMs))) {
+    const empty = { enqueued: 0, skipped_waiting: 0, skipped_parked: 0, loan_retries_enqueued: 0, truncated: false };
+    return { summary: { ...empty, planner: 'paced', skipped: 'overlapping_run', by_processor: {}, backlog_eta_minutes: 0 }, failing: await deps.billing.countFailing() };
+  }
+  try {
+    return await planUnderLease(deps, options, startMs);
+  } finally {
+    await deps.locks.release(lease.key, lease.record_version_number);
+  }
+}
+
+async function planUnderLease(deps: AppDeps, options: PacedRunOptions, startMs: number): Promise<{ summary: PacedSummary; failing: FailingCounts }> {
+  const depth = (await deps.collectionsQueue.depth?.()) ?? 0;
+  const feedback = await Promise.all(PROCESSOR_IDS.map((p) => options.store.updateQuotaFactor(p, nextQuotaFactor)));
+  const rates = PROCESSOR_IDS.map((p) => scheduledRate(options.budget, p));
+  const full = PROCESSOR_IDS.map((_, i) => quotaOf({ rate: rates[i]!, intervalSeconds: options.intervalSeconds, marginSeconds: PLAN_MARGIN_SECONDS, factor: feedback[i]!.factor, inQueue: 0 }));
+  const total = full.reduce((a, b) => a + b, 0);
+  // One queue holds both processors' messages: its depth is split in proportion to their quotas.
+  const inQueue = full.map((q) => (total > 0 ? Math.round((depth * q) / total) : 0));
+  const quotas: ProcessorQuota[] = PROCESSOR_IDS.map((processor, i) => ({ processor, quota: Math.max(0, full[i]! - inQueue[i]!), rate: rates[i]! }));
+  const shouldContinue = () => options.remainingMs() > options.safetyMs;
+  const [{ summary, byProcessor, failing }, loans] = await Promise.all([
+    planPaced(deps, {
+      quotas,
+      elapsedMs: () => deps.wallClock.now().getTime() - startMs,
+      ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
+      shouldContinue,
+      send: (_processor, messages) => deps.collectionsQueue.sendBatch(messages.map((m) => ({ id: messageIdOf(m.message), body: JSON.stringify(m.message), delaySeconds: m.delaySeconds }))),
+    }),
+    sendDueLoanRetries(deps, shouldContinue, options.pageSize),
+  ]);
+  const by: Partial<Record<ProcessorId, ProcessorRunSummary>> = {};
+  let eta = 0;
+  PROCESSOR_IDS.forEach((processor, i) => {
+    const plan = byProcessor[processor]!;
+    const backlog = inQueue[i]! + plan.enqueued + plan.deferred;
+    by[processor] = { quota: plan.quota, enqueued: plan.enqueued, deferred: plan.deferred, in_queue: inQueue[i]!, throttled: feedback[i]!.throttled, factor: feedback[i]!.factor, backlog };
+    eta = Math.max(eta, backlogEtaMinutes(backlog, rates[i]!));
+  });
+  deps.metrics.dueBacklog(Object.fromEntries(PROCESSOR_IDS.map((p) => [p, by[p]!.backlog])), eta);
+  summary.enqueued += loans;
+  summary.loan_retries_enqueued = loans;
+  return { summary: { ...summary, planner: 'paced', by_processor: by, backlog_eta_minutes: eta }, failing };
+}
+
+/** The due loan payment retries (DESIGN 2.7), sent as the unpaced planner sends them: few, and each takes its token. */
+async function sendDueLoanRetries(deps: AppDeps, shouldContinue: () => boolean, pageSize?: number): Promise<number> {
+  const now = deps.clock.now();
+  let sent = 0;
+  for await (const due of deps.payments.streamDueRetries(formatInstant(now), pageSize !== undefined ? { pageSize } : {})) {
+    const messages = due.map((d) => loanRetryMessage(d, now));
+    if (messages.length > 0) await deps.collectionsQueue.sendBatch(messages.map((m) => ({ id: messageIdOf(m), body: JSON.stringify(m) })));
+    sent += messages.length;
+    if (!shouldContinue()) break;
+  }
+  return sent;
+}

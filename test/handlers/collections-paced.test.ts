@@ -1,0 +1,102 @@
+import { randomUUID } from 'node:crypto';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { DynamoProcessorBudgetStore } from '../../src/adapters/dynamodb/processor-budget-store.js';
+import { shardOf } from '../../src/adapters/dynamodb/sharding.js';
+import type { BillingPeriodMessage } from '../../src/domain/collections.js';
+import { formatInstant } from '../../src/domain/time.js';
+import { PLANNER_LEASE_KEY, type PacedSummary } from '../../src/handlers/collections-paced.js';
+import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
+import { createTestApp, RecordingQueue, type TestApp } from '../support/app.js';
+import { scheduledEvent } from '../support/aws-events.js';
+import { makeRecord } from '../support/billing-fixtures.js';
+import { seedRecords } from '../support/seed.js';
+import { HOUR } from '../support/time.js';
+
+const NOW = '2026-12-01T12:00:00.000Z';
+const at = (offsetMs: number) => formatInstant(new Date(Date.parse(NOW) + offsetMs));
+/** 2 scheduled requests a second per processor over a 15 s interval less the 5 s margin: a quota of 20. */
+const BUDGET = { perSecond: { stripe: 2, payments: 2 }, personShare: 0 };
+
+describe('the paced planner (DESIGN 13) on DynamoDB Local', () => {
+  let app: TestApp;
+  beforeEach(async () => {
+    app = await createTestApp({ label: 'paced', now: NOW, statusShardCount: 4, settings: { processorBudget: BUDGET, collectionsIntervalSeconds: 15 } });
+  });
+
+  const run = async (queue: RecordingQueue = app.collectionsQueue) =>
+    (await createCollectionsJobHandler(app.depsFor('collections-job', { collectionsQueue: queue }))(scheduledEvent())) as PacedSummary;
+
+  async function billingDay(perProcessor: number) {
+    const cards = Array.from({ length: perProcessor }, () => makeRecord({ billing_date: at(-HOUR), payment_method: 'card' }));
+    const pinless = Array.from({ length: perProcessor }, () => makeRecord({ billing_date: at(-HOUR), payment_method: 'pinless' }));
+    await seedRecords(app, ...cards, ...pinless);
+    return { cards, pinless };
+  }
+
+  it('plans at most its quota per processor, spread at the budget rate with delays from the run start, shards in turn', async () => {
+    const { cards } = await billingDay(30);
+    const summary = await run();
+    expect(summary.planner).toBe('paced');
+    expect(summary.by_processor.stripe).toMatchObject({ quota: 20, enqueued: 20, in_queue: 0, throttled: 0 });
+    expect(summary.by_processor.payments).toMatchObject({ quota: 20, enqueued: 20 });
+    expect(summary.by_processor.stripe!.deferred).toBeGreaterThan(0);
+    expect(summary.enqueued).toBe(40);
+    const bodies = app.collectionsQueue.sent.map((m) => ({ body: JSON.parse(m.body) as BillingPeriodMessage, delay: m.delaySeconds ?? 0 }));
+    const card = bodies.filter((b) => b.body.processor === 'stripe');
+    expect(card).toHaveLength(20);
+    // Message i is due at the run's start + i / 2 s: its delay never passes that slot and never decreases
+    // (the time the run took before sending is taken off; billing-day.test.ts checks the arithmetic).
+    const delays = card.map((b) => b.delay);
+    delays.forEach((delay, i) => expect(delay).toBeLessThanOrEqual(Math.floor(i / 2)));
+    expect(delays).toEqual([...delays].sort((a, b) => a - b));
+    expect(delays.at(-1)).toBeGreaterThan(0);
+    // Tied due instants are taken from every shard, not shard 0 first.
+    const shards = new Set(card.map((b) => shardOf(b.body.user_id, 4)));
+    expect(shards.size).toBe(new Set(cards.map((c) => shardOf(c.user_id, 4))).size);
+    expect(app.metrics.backlogs.at(-1)?.backlog.stripe).toBeGreaterThanOrEqual(30);
+  });
+
+  it('subtracts what is still queued from the quota', async () => {
+    await billingDay(30);
+    const queue = new (class extends RecordingQueue {
+      async depth(): Promise<number> {
+        return 16;
+      }
+    })();
+    const summary = await run(queue);
+    expect(summary.by_processor.stripe).toMatchObject({ in_queue: 8, quota: 12, enqueued: 12 });
+    expect(summary.by_processor.payments).toMatchObject({ in_queue: 8, quota: 12, enqueued: 12 });
+  });
+
+  it('lowers the next quota by the throttles the workers reported, and raises it back step by step', async () => {
+    await billingDay(30);
+    const store = new DynamoProcessorBudgetStore(app.db.client, app.db.tables.locks);
+    await store.reportThrottled('stripe', 3);
+    const first = await run();
+    expect(first.by_processor.stripe).toMatchObject({ throttled: 3, factor: 0.5, quota: 10 });
+    expect(first.by_processor.payments).toMatchObject({ throttled: 0, factor: 1, quota: 20 });
+    const second = await run();
+    expect(second.by_processor.stripe).toMatchObject({ throttled: 0, factor: 0.6, quota: 12 });
+  });
+
+  it('reads from the head every run: what is still due is planned again', async () => {
+    await billingDay(5);
+    const first = await run();
+    expect(first.enqueued).toBe(10);
+    app.collectionsQueue.clear();
+    const second = await run();
+    expect(second.enqueued).toBe(10);
+  });
+
+  it('is single-flight: a run that finds the lease held plans nothing and sends nothing', async () => {
+    await billingDay(3);
+    const held = await app.deps.locks.tryAcquire(
+      { key: PLANNER_LEASE_KEY, owner_name: 'other-run', record_version_number: randomUUID(), lease_duration_ms: 60_000, lease_expires_at: Date.now() + 60_000 },
+      Date.now(),
+    );
+    expect(held).toBe(true);
+    const summary = await run();
+    expect(summary).toMatchObject({ skipped: 'overlapping_run', enqueued: 0 });
+    expect(app.collectionsQueue.sent).toHaveLength(0);
+  });
+});
