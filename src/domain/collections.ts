@@ -2,6 +2,7 @@ import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 import { idSchema } from './ids.js';
 import { formatInstant, instantSchema } from './time.js';
+import { paymentMethodSchema } from './records.js';
 
 /** The collections queue's messages, one schema for the collections-job and the batch-worker (due-work.ts decides what is due). */
 
@@ -16,6 +17,8 @@ export const billingPeriodMessageSchema = lazySchema(() => z.object({
   billing_date: instantSchema,
   subscription_id: idSchema,
   process: collectionProcessSchema,
+  /** The period's rail, so a worker drops the message unread while its processor's circuit is open (DESIGN 15); absent on older messages. */
+  payment_method: z.optional(paymentMethodSchema),
   enqueued_at: instantSchema,
 }));
 export type BillingPeriodMessage = z.infer<typeof billingPeriodMessageSchema>;

@@ -1,5 +1,6 @@
 import { CorruptItemError } from '../runtime/stored-items.js';
-import { collectionMessageSchema, isLoanPaymentRetry, type LoanPaymentRetryMessage } from '../domain/collections.js';
+import { collectionMessageSchema, isLoanPaymentRetry, type BillingPeriodMessage, type LoanPaymentRetryMessage } from '../domain/collections.js';
+import { ProcessorOutageError } from '../domain/errors.js';
 import { runCollectionAttempt } from '../domain/use-cases/collect.js';
 import { retryLoanPayment } from '../domain/use-cases/retry-loan-payment.js';
 import type { AppDeps } from '../runtime/deps.js';
@@ -15,11 +16,25 @@ export function createBatchWorkerHandler(deps: AppDeps) {
   return perUserSqsHandler(deps, 'batch-worker', collectionMessageSchema, async (message, { owner, logger, attemptDeps }) => {
     if (isLoanPaymentRetry(message)) return loanRetry(deps, message, owner, logger);
     const { user_id, subscription_id, billing_date, process } = message;
+    if (await outageHolds(deps, message)) {
+      logger.warn({ user_id, subscription_id, process, payment_method: message.payment_method, outcome: 'dropped_outage', retry: false }, 'collection attempt');
+      return false;
+    }
     const outcome = await runCollectionAttempt(attemptDeps, { key: { user_id, billing_date }, process, owner });
     const retry = shouldRetryOutcome(outcome);
     logger.info({ user_id, subscription_id, process, ...outcomeFields(outcome), retry }, 'collection attempt');
     return retry;
   });
+}
+
+/**
+ * Our outage (DESIGN 15): while the circuit of the period's processor (or of the account directory)
+ * is open, the message is dropped unread and nothing is written; the period stays due in the
+ * due-index and the planner sends it again once the circuit closes. A pause run presents nothing.
+ */
+async function outageHolds(deps: AppDeps, message: BillingPeriodMessage): Promise<boolean> {
+  if (!deps.circuits || message.payment_method === undefined || message.process === 'PAUSE') return false;
+  return deps.circuits.blocks(message.payment_method);
 }
 
 /**
@@ -52,6 +67,11 @@ async function loanRetry(deps: AppDeps, message: LoanPaymentRetryMessage, owner:
     logger.info(fields, 'loan payment retry');
     return retry;
   } catch (error) {
+    if (error instanceof ProcessorOutageError) {
+      // Our outage, not the payment's: it stays due in RETRY and the planner sends it again.
+      logger.warn({ ...ids, outcome: 'dropped_outage', service: error.service, retry: false }, 'loan payment retry');
+      return false;
+    }
     if (error instanceof CorruptItemError) {
       logger.error({ err: error, ...ids, retry: true }, 'loan payment item is corrupt; not retried here (the DLQ takes it)');
       return true;

@@ -120,6 +120,8 @@ export class CollectionsRun {
       readonly tally: OutcomeTally;
       readonly pump: AchSettlementPump;
       readonly logger: Logger;
+      /** The processors' open circuits (DESIGN 15), read after the drain: an outage the run's attempts met is reported. */
+      readonly openCircuits?: () => Promise<readonly string[]>;
     },
   ) {}
 
@@ -176,8 +178,19 @@ export class CollectionsRun {
       counts.no_change = Math.max(0, watch.deliveredCount - counts.retry_later - acknowledged);
       this.active = undefined;
       const ach = await pump.pump();
-      const result: CollectionsRunSummary = { now: formatInstant(now), ...summary, delivered: watch.deliveredCount, outcomes: counts, ach, duration_ms: Date.now() - runStarted };
-      logger.info({ trigger, enqueued: result.enqueued, outcomes: compact(counts), ach: compact(ach), ms: result.duration_ms }, 'collections run');
+      const outage = [...new Set([...(summary.processor_outage ?? []), ...((await this.deps.openCircuits?.()) ?? [])])];
+      const result: CollectionsRunSummary = {
+        now: formatInstant(now),
+        ...summary,
+        ...(outage.length > 0 ? { processor_outage: outage } : {}),
+        delivered: watch.deliveredCount,
+        outcomes: counts,
+        ach,
+        duration_ms: Date.now() - runStarted,
+      };
+      const fields = { trigger, enqueued: result.enqueued, outcomes: compact(counts), ach: compact(ach), ms: result.duration_ms };
+      if (outage.length > 0) logger.error({ ...fields, processor_outage: outage, skipped_outage: summary.skipped_outage ?? 0 }, 'collections run met a processor outage: nothing was counted against members (docs/runbook.md)');
+      else logger.info(fields, 'collections run');
       return result;
     } finally {
       this.collecting = false;

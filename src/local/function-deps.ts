@@ -75,7 +75,8 @@ export function localFunctionDeps(input: {
       },
     }),
     secrets: { stripeWebhook: options.secrets.stripeWebhook, achWebhook: options.secrets.achWebhook, balanceWebhook: options.secrets.balanceWebhook },
-    settings: { stage: LOCAL_PREFIX, balanceThresholdCents: options.balanceThresholdCents, maxPaymentCents: options.maxPaymentCents },
+    // A circuit opened by the simulator's revoked key closes a minute after the key is fixed (5 minutes in AWS).
+    settings: { stage: LOCAL_PREFIX, balanceThresholdCents: options.balanceThresholdCents, maxPaymentCents: options.maxPaymentCents, circuitOpenMs: 60_000 },
   };
   const publisherDeps: EventsPublisherDeps = {
     logger: quiet,

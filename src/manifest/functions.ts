@@ -86,7 +86,8 @@ const { byLoanStatus, byStatus: paymentsByStatus, byLoanCreated } = PAYMENTS_IND
 const ATTEMPT = {
   billingActivity: { read: ['get'], write: ['put', 'update'] },
   billingActivityHistory: { write: ['put'] },
-  locks: { write: ['put'], delete: true },
+  // The lock, and the processors' circuits (GetItem; an outage opens one with a PutItem, DESIGN 15).
+  locks: { read: ['get'], write: ['put'], delete: true },
 } as const satisfies Partial<Record<TableId, TableGrant>>;
 /** A collecting function calls every payment processor, with the secrets they need, and the accounts service. */
 const COLLECTS = {
@@ -107,6 +108,8 @@ export const FUNCTIONS = {
       billingActivity: { read: ['query'], indexes: [due] },
       // Due RETRY loan payments (GSI2) and the loan payments' ACH return-rate counters.
       payments: { read: ['query'], indexes: [paymentsByStatus] },
+      // The processors' circuits, read before it enqueues (DESIGN 15).
+      locks: { read: ['get'] },
     },
     sendsTo: ['collections'],
   },
@@ -198,7 +201,7 @@ export const FUNCTIONS = {
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'], delete: true, indexes: [bySubscriptionId, failing, exceptions, dunning] },
       // The history endpoint (by subscription id) and the audit rows of every write.
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
-      locks: { write: ['put'], delete: true },
+      locks: { read: ['get'], write: ['put'], delete: true },
       // Loan payments: get, create, update; a loan's payments (GSI4), by status (GSI1), a payment's history rows (base Query).
       // The ACH debit a payment originates adds to its day's counter (UpdateItem ADD).
       payments: { read: ['get', 'query'], write: ['put', 'update'], indexes: [byLoanStatus, byLoanCreated] },

@@ -2,6 +2,7 @@ import type { IdGenerator } from '../domain/billing-record.js';
 import type { CardPaymentDirectory } from '../domain/card-outcomes.js';
 import type { AccountDirectory } from '../domain/ports/account-directory.js';
 import type { BillingStore } from '../domain/ports/billing-store.js';
+import type { ProcessorCircuits } from '../domain/ports/circuits.js';
 import type { Clock } from '../domain/ports/clock.js';
 import type { MetricsPort } from '../domain/ports/gauges.js';
 import type { PaymentsStore } from '../domain/ports/loan-payments.js';
@@ -32,6 +33,8 @@ export interface Settings {
   readonly lockHeartbeatMs?: number;
   /** How far the account directory's clock may run behind ours (default ACCOUNT_CLOCK_SKEW_MS); tests on one clock set 0. */
   readonly accountClockSkewMs?: number;
+  /** How long a processor outage keeps its circuit open (default CIRCUIT_OPEN_MS, src/runtime/circuits.ts). */
+  readonly circuitOpenMs?: number;
 }
 
 /**
@@ -64,4 +67,6 @@ export interface AppDeps {
   readonly settings: Settings;
   /** Finds a PaymentIntent's billing record for Stripe events that do not carry its metadata (disputes). Optional: without it such events are logged and skipped. */
   readonly cardPayments?: CardPaymentDirectory;
+  /** The processors' circuits (DESIGN 15), for a function granted to read them (GetItem on the locks table). */
+  readonly circuits?: ProcessorCircuits;
 }

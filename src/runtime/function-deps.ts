@@ -1,6 +1,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { TableId, TableNames } from '../adapters/dynamodb/table-definitions.js';
 import { FUNCTIONS, type FunctionManifest, type FunctionName, type QueueId, type SecretId } from '../manifest/index.js';
+import { DynamoCircuitStore } from '../adapters/dynamodb/circuit-store.js';
+import { CircuitBreaker } from './circuits.js';
 import { dynamoStores, type DynamoStores } from './compose.js';
 import { ConfigError } from './config.js';
 import type { AppDeps } from './deps.js';
@@ -8,11 +10,11 @@ import { guardedClient, type NeededAccess } from './grants.js';
 import { callsProcessorOf, chargesEveryRail } from './processors.js';
 
 /** What every function of one environment shares before its manifest narrows it: everything but the stores. */
-export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns'>;
+export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'circuits'>;
 
 /** `deps` without its stores: what each function's deps are built from. */
 export function sharedDeps(deps: AppDeps): SharedDeps {
-  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, ...shared } = deps;
+  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, circuits: _circuits, ...shared } = deps;
   return shared;
 }
 
@@ -56,8 +58,9 @@ const QUEUE_PORTS = { collectionsQueue: 'collections', balanceEventsQueue: 'bala
 export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: FunctionDynamo): AppDeps {
   const manifest: FunctionManifest = FUNCTIONS[name];
   const placeholder = `not-granted-to-${name}`;
+  const client = guardedClient(dynamo.client, name, manifest, dynamo.tables, dynamo.observe);
   const stores = dynamoStores({
-    client: guardedClient(dynamo.client, name, manifest, dynamo.tables, dynamo.observe),
+    client,
     tables: {
       billingActivity: dynamo.tables.billingActivity ?? placeholder,
       billingActivityHistory: dynamo.tables.billingActivityHistory ?? placeholder,
@@ -77,6 +80,9 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
   const grantedQueue = <K extends keyof typeof QUEUE_PORTS>(port: K): AppDeps[K] =>
     sends.has(QUEUE_PORTS[port]) ? shared[port] : notGranted(`the ${QUEUE_PORTS[port]} queue`, name);
   const { cardPayments, ...rest } = shared;
+  const circuits = readsCircuits(manifest) ? circuitBreaker(name, shared, new DynamoCircuitStore(client, dynamo.tables.locks ?? placeholder)) : undefined;
+  const processor = chargesEveryRail(manifest) ? shared.processor : notGranted<AppDeps['processor']>('the payment processor', name);
+  const accounts = services.has('accounts') ? shared.accounts : notGranted<AppDeps['accounts']>('the accounts service', name);
   return {
     ...rest,
     billing: grantedStore('billing'),
@@ -87,8 +93,9 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     collectionsQueue: grantedQueue('collectionsQueue'),
     balanceEventsQueue: grantedQueue('balanceEventsQueue'),
     retryRunsQueue: grantedQueue('retryRunsQueue'),
-    processor: chargesEveryRail(manifest) ? shared.processor : notGranted('the payment processor', name),
-    accounts: services.has('accounts') ? shared.accounts : notGranted('the accounts service', name),
+    processor: circuits && chargesEveryRail(manifest) ? circuits.processor(processor) : processor,
+    accounts: circuits && services.has('accounts') ? circuits.accounts(accounts) : accounts,
+    ...(circuits ? { circuits } : {}),
     // Card payments are looked up at the card processor.
     ...(callsProcessorOf(manifest, 'card') && cardPayments ? { cardPayments } : {}),
     secrets: {
@@ -97,4 +104,23 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
       balanceWebhook: secrets.has('balanceWebhook') ? shared.secrets.balanceWebhook : '',
     },
   };
+}
+
+/** A function granted GetItem on the locks table reads the processors' circuits (DESIGN 15). */
+function readsCircuits(manifest: FunctionManifest): boolean {
+  return (manifest.tables.locks?.read ?? []).includes('get');
+}
+
+function circuitBreaker(name: FunctionName, shared: SharedDeps, store: DynamoCircuitStore): CircuitBreaker {
+  const logger = shared.logger.child({ fn: name });
+  return new CircuitBreaker({
+    store,
+    wallClock: shared.wallClock,
+    ...(shared.settings.circuitOpenMs !== undefined ? { openMs: shared.settings.circuitOpenMs } : {}),
+    onOpen: (service, error) => {
+      logger.error({ service, reason: error.reason, err: error.cause }, 'processor outage: our credentials were refused; circuit opened (docs/runbook.md)');
+      shared.metrics.processorCircuitsOpen?.([service]);
+    },
+    onStoreError: (error) => logger.error({ err: error }, 'processor outage: the circuit could not be stored; it holds in this container'),
+  });
 }

@@ -11,6 +11,9 @@ export const ACH_RETURN_RATE_METRIC = 'billing_ach_return_rate';
 /** The denominator: ACH debits originated in the same window (no dimension). */
 export const ACH_DEBITS_METRIC = 'billing_ach_debits_60d';
 
+/** How many processor circuits are open (no dimension: one alarm for any processor outage, DESIGN 15). */
+export const PROCESSOR_CIRCUITS_OPEN_METRIC = 'billing_processor_circuits_open';
+
 type Unit = 'Count' | 'Percent';
 
 /**
@@ -39,6 +42,10 @@ export class EmfMetrics implements MetricsPort {
   achReturnRates(rates: Readonly<Record<ReturnRateClass, ReturnRate>>): void {
     for (const cls of RETURN_RATE_CLASSES) this.emit({ class: cls }, ACH_RETURN_RATE_METRIC, rates[cls].percent, 'Percent');
     this.emit({}, ACH_DEBITS_METRIC, rates.overall.debits);
+  }
+
+  processorCircuitsOpen(open: readonly string[]): void {
+    this.emit({}, PROCESSOR_CIRCUITS_OPEN_METRIC, open.length);
   }
 
   private emit(dimensions: Record<string, string>, metric: string, value: number, unit: Unit = 'Count'): void {

@@ -1,7 +1,7 @@
 import * as z from '../../domain/zod.js';
 import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
 import { cardNetworkOf } from '../../domain/declines.js';
-import { ProcessorError, TransientError } from '../../domain/errors.js';
+import { ProcessorError, ProcessorOutageError, TransientError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
 import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../domain/ports/processor.js';
@@ -34,7 +34,19 @@ const paymentAnswerSchema = lazySchema(() => z.discriminatedUnion('outcome', [
 
 type Fetch = typeof fetch;
 
-async function call(fetchImpl: Fetch, url: string, init: RequestInit): Promise<unknown> {
+/**
+ * The error codes with which our services refuse the caller, not the request: missing, invalid,
+ * expired or revoked credentials, or a client not allowed to call. Such an answer is our outage
+ * (DESIGN 15), whatever its status; any other 4xx is the request's rejection.
+ */
+export const CREDENTIAL_ERROR_CODES: ReadonlySet<string> = new Set(['unauthenticated', 'invalid_client', 'invalid_token', 'token_expired', 'client_not_allowed']);
+
+const errorAnswerSchema = lazySchema(() => z.object({ error: z.object({ code: z.string() }) }));
+
+/** Which service a call went to, for the circuit an outage opens. */
+type ServiceName = 'payments' | 'accounts';
+
+async function call(fetchImpl: Fetch, url: string, init: RequestInit, service: ServiceName): Promise<unknown> {
   let response: Response;
   try {
     response = await fetchImpl(url, init);
@@ -45,11 +57,27 @@ async function call(fetchImpl: Fetch, url: string, init: RequestInit): Promise<u
   if (response.status === 429 || response.status >= 500) {
     throw new TransientError(`payments service answered ${response.status}`);
   }
-  if (!response.ok) throw new ProcessorError('processor_rejected', 'The payment processor rejected the request.');
+  if (!response.ok) {
+    const code = await errorCodeOf(response);
+    // A 401 is always the caller's credentials; otherwise the answer's code decides.
+    if (response.status === 401 || (code !== undefined && CREDENTIAL_ERROR_CODES.has(code))) {
+      throw new ProcessorOutageError(service, 'processor_auth', { cause: new Error(`${service} service answered ${response.status} ${code ?? ''}`.trim()) });
+    }
+    throw new ProcessorError('processor_rejected', 'The payment processor rejected the request.');
+  }
   try {
     return await response.json();
   } catch (error) {
     throw new ProcessorError('processor_bad_answer', 'The payment processor is unavailable.', { cause: error });
+  }
+}
+
+async function errorCodeOf(response: Response): Promise<string | undefined> {
+  try {
+    const parsed = safeParseCold(errorAnswerSchema, await response.json());
+    return parsed.success ? parsed.data.error.code : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -65,7 +93,7 @@ export class HttpPaymentsService implements PaymentProcessor {
       headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotency_key },
       body: JSON.stringify(request),
       ...(signal ? { signal } : {}),
-    });
+    }, 'payments');
     const parsed = safeParseCold(paymentAnswerSchema, body);
     if (!parsed.success) throw new ProcessorError('processor_bad_answer', 'The payment processor is unavailable.');
     if (parsed.data.outcome !== 'declined') return parsed.data;
@@ -85,7 +113,7 @@ export class HttpAccountDirectory implements AccountDirectory {
     const body = await call(this.fetchImpl, new URL(`/accounts/${encodeURIComponent(userId)}`, this.baseUrl).toString(), {
       method: 'GET',
       ...(signal ? { signal } : {}),
-    });
+    }, 'accounts');
     const parsed = safeParseCold(accountSnapshotSchema, body);
     if (!parsed.success) throw new ProcessorError('accounts_bad_answer', 'The payment processor is unavailable.');
     return parsed.data;

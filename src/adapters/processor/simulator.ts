@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as z from '../../domain/zod.js';
 import type { CardPaymentDirectory, CardPaymentReference } from '../../domain/card-outcomes.js';
-import { ProcessorError } from '../../domain/errors.js';
+import { ProcessorError, ProcessorOutageError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
 import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
 import type { Clock } from '../../domain/ports/clock.js';
@@ -33,6 +33,8 @@ export const processorSettingsSchema = z.strictObject({
   ach_settle_delay_ms: z.optional(z.int().check(z.nonnegative())),
   /** Account snapshots the gate sees, per user; absent users are active with no balance observed. */
   accounts: z.optional(z.record(z.string().check(z.minLength(1)), simulatedAccountSchema)),
+  /** `revoked`: every call fails as a revoked key or a refused client does (DESIGN 15). */
+  auth: z.optional(z.enum(['ok', 'revoked'])),
 });
 export type ProcessorSettings = z.input<typeof processorSettingsSchema>;
 
@@ -116,6 +118,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   }
 
   async submit(request: PaymentRequest): Promise<PaymentResult> {
+    this.refuseRevoked(request.rail === 'card' ? 'stripe' : 'payments');
     const seen = this.results.get(request.idempotency_key);
     if (seen) return seen;
     const outcome = this.outcomeFor(request.user_id);
@@ -154,6 +157,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   }
 
   async getAccount(userId: string): Promise<AccountSnapshot> {
+    this.refuseRevoked('accounts');
     const snapshot = this.settings.accounts?.[userId];
     return snapshot ?? { status: 'active' };
   }
@@ -164,6 +168,11 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     if (!charge || charge.reference.kind !== 'subscription') return undefined;
     const { user_id, billing_date, subscription_id } = charge.reference;
     return { user_id, billing_date, subscription_id };
+  }
+
+  /** What the adapters answer for Stripe's 401 and the payments service's credential errors. */
+  private refuseRevoked(service: 'stripe' | 'payments' | 'accounts'): void {
+    if (this.settings.auth === 'revoked') throw new ProcessorOutageError(service, 'processor_auth');
   }
 
   charges(): readonly SimulatedCharge[] {

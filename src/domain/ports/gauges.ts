@@ -19,4 +19,6 @@ export interface MetricsPort {
   dunningSubscriptions(counts: { retrying: number; exhausted: number }): void;
   /** ACH return rates over the trailing 60 days by NACHA class (DESIGN 4.1 `billing_ach_return_rate{class}`). */
   achReturnRates(rates: Readonly<Record<ReturnRateClass, ReturnRate>>): void;
+  /** The services whose circuit is open (DESIGN 15 `billing_processor_circuits_open`): the outage alarm's gauge. */
+  processorCircuitsOpen?(open: readonly string[]): void;
 }
