@@ -1,3 +1,5 @@
+import { ACH_RATE_PARTITION } from '../adapters/dynamodb/ach-rate-counters.js';
+import { GAUGE_PARTITION } from '../adapters/dynamodb/gauge-counters.js';
 import { BILLING_ACTIVITY_INDEXES, PAYMENTS_INDEXES, type TableId } from '../adapters/dynamodb/table-definitions.js';
 import { PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
 
@@ -29,6 +31,8 @@ export interface TableGrant {
   readonly delete?: boolean;
   /** GSIs the function queries; each is granted by its own ARN, never `index/*`. */
   readonly indexes?: readonly string[];
+  /** Base-table Queries only of these partitions (IAM `dynamodb:LeadingKeys`), where the query is of counter items. */
+  readonly queryPartitions?: readonly string[];
 }
 
 export type Trigger =
@@ -105,9 +109,9 @@ export const FUNCTIONS = {
     tables: {
       // Due PENDING, FAILED and PAUSED periods (due-index); the failing and dunning gauges' counters
       // and the ACH return-rate counters (base-table Queries of their partitions).
-      billingActivity: { read: ['query'], indexes: [due] },
+      billingActivity: { read: ['query'], indexes: [due], queryPartitions: [GAUGE_PARTITION, ACH_RATE_PARTITION] },
       // Due RETRY loan payments (GSI2) and the loan payments' ACH return-rate counters.
-      payments: { read: ['query'], indexes: [paymentsByStatus] },
+      payments: { read: ['query'], indexes: [paymentsByStatus], queryPartitions: [ACH_RATE_PARTITION] },
       // The processors' circuits, read before it enqueues (DESIGN 15).
       locks: { read: ['get'] },
     },
@@ -177,7 +181,7 @@ export const FUNCTIONS = {
     timeoutSeconds: 20,
     trigger: { kind: 'http' },
     tables: {
-      stripeEvents: { read: ['get'], write: ['put', 'update'], delete: true },
+      stripeEvents: { write: ['put', 'update'], delete: true },
       // A card outcome that moves a period in or out of the failing or dunning gauge adds to their
       // counters in its transaction (UpdateItem ADD).
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
@@ -224,9 +228,9 @@ export const FUNCTIONS = {
     trigger: { kind: 'sqs', queue: 'retryRuns', batchSize: 10 },
     tables: {
       ...ATTEMPT,
-      billingActivity: { read: ['get', 'query'], write: ['put', 'update'], indexes: [bySubscriptionId] },
+      billingActivity: { read: ['get'], write: ['put', 'update'], indexes: [bySubscriptionId] },
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
-      retryRuns: { read: ['get'], write: ['update'] },
+      retryRuns: { write: ['update'] },
     },
     ...COLLECTS,
   },

@@ -85,7 +85,7 @@ describe('production wiring at cold start', () => {
   it('reports use of a dependency the function was not configured for', async () => {
     const deps = await productionDeps('collections-job', complete);
     expect(() => deps.processor.submit({} as never)).toThrow(/not granted to collections-job by its manifest/);
-    expect(() => deps.locks.tryAcquire({} as never, 0)).toThrow(/the locks table is not granted to collections-job/);
+    expect(() => deps.retryRuns.claimItem('run', 'sub', 'message', 'now', 'now')).toThrow(/the retryRuns table is not granted to collections-job/);
     expect(() => deps.balanceEventsQueue.sendBatch([])).toThrow(/the balanceEvents queue is not granted to collections-job/);
   });
 
