@@ -47,11 +47,24 @@ export function readBillingAppConfig(node: Node): BillingAppConfig {
       .split(',')
       .map((audience) => audience.trim())
       .filter((audience) => audience.length > 0),
-    paymentsApiUrl: String(node.tryGetContext('paymentsApiUrl') ?? PLACEHOLDER_PAYMENTS_API_URL),
-    accountsApiUrl: String(node.tryGetContext('accountsApiUrl') ?? PLACEHOLDER_ACCOUNTS_API_URL),
+    paymentsApiUrl: parseServiceUrl('paymentsApiUrl', node.tryGetContext('paymentsApiUrl') ?? PLACEHOLDER_PAYMENTS_API_URL),
+    accountsApiUrl: parseServiceUrl('accountsApiUrl', node.tryGetContext('accountsApiUrl') ?? PLACEHOLDER_ACCOUNTS_API_URL),
     balanceThresholdCents: parseBalanceThreshold(node.tryGetContext('balanceThresholdCents')),
     ...(alarmEmail ? { alarmEmail } : {}),
   };
+}
+
+/** A deployed function calls its services over `https:` only: user ids and amounts never travel in clear text. */
+export function parseServiceUrl(key: string, value: unknown): string {
+  const text = String(value);
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(text).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== 'https:') throw new InvalidContextError(key, value, 'an https: URL');
+  return text;
 }
 
 export function parseBalanceThreshold(value: unknown): number {
