@@ -32,6 +32,7 @@ const complete: NodeJS.ProcessEnv = {
   PAYMENTS_TABLE: 'dev-payments',
   STRIPE_EVENTS_TABLE: 'dev-stripe-events',
   RETRY_RUNS_TABLE: 'dev-retry-runs',
+  INSTRUMENTS_TABLE: 'dev-instruments',
   COLLECTIONS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/collections',
   BALANCE_EVENTS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/balance-events',
   RETRY_RUNS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/retry-runs',

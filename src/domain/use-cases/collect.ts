@@ -12,6 +12,9 @@ import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
+import { decideInstrument, declineHoldWrite, heldOnOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
+import type { InstrumentRefusal } from '../instruments/gate.js';
+import { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from '../instruments/instrument.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
 import { formatInstant } from '../time.js';
@@ -21,7 +24,7 @@ export { GATE_CLOSED_ERROR, type BalanceObservation } from '../collectible.js';
 export type { NotDueReason } from '../due-work.js';
 
 /** The collection attempt's dependencies: a use case's, with only the ledger part of the billing store. */
-export type AttemptDeps = Omit<UseCaseDeps, 'billing'> & { readonly billing: Pick<BillingLedger, 'get' | 'commit' | 'recordBillingFailure'> };
+export type AttemptDeps = Omit<UseCaseDeps, 'billing'> & { readonly billing: Pick<BillingLedger, 'get' | 'getForAttempt' | 'commit' | 'recordBillingFailure'> };
 
 export interface AttemptRequest {
   readonly key: BillingKey;
@@ -43,6 +46,8 @@ export interface AttemptRequest {
   readonly releaseHeldLock?: boolean;
   /** With heldLock: the record as last read or written under it, not read again; its version still fences the write. */
   readonly read?: BillingRecord;
+  /** With read: the user's instruments item read with it (DESIGN 3.2); without it the attempt reads both again. */
+  readonly instruments?: InstrumentsItem;
 }
 
 export type AttemptOutcome =
@@ -53,6 +58,8 @@ export type AttemptOutcome =
   | { readonly kind: 'inactive'; readonly record: BillingRecord }
   | { readonly kind: 'pause_advanced'; readonly record: BillingRecord }
   | { readonly kind: 'gate_closed'; readonly record: BillingRecord }
+  /** A hold on the instrument refused it: nothing presented; a scheduled or retry attempt moved it off the schedule. */
+  | { readonly kind: 'held'; readonly refusal: InstrumentRefusal; readonly record: BillingRecord }
   | { readonly kind: 'skipped_locked' }
   | { readonly kind: 'not_due'; readonly reason: NotDueReason; readonly record?: BillingRecord }
   | { readonly kind: 'failed_counted'; readonly failure: BillingFailureView; readonly record: BillingRecord }
@@ -88,7 +95,8 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   const commit: Commit = ownsLock
     ? (tx) => lock.releaseWith((releaseLock) => deps.billing.commit({ ...tx, releaseLock }))
     : (tx) => deps.billing.commit(tx);
-  const read = request.heldLock && request.read ? request.read : await deps.billing.get(request.key);
+  const { record: read, instruments } =
+    request.heldLock && request.read && request.instruments ? { record: request.read, instruments: request.instruments } : await deps.billing.getForAttempt(request.key);
   if (!read) return { kind: 'not_due', reason: 'not_found' };
   const now = deps.clock.now();
   const process = request.process;
@@ -97,7 +105,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     // Only the pause run (or an ad-hoc batch) advances a pause; a payment path never skips a period.
     return mayAdvancePause(process) ? advancePause(deps, commit, read, now, process) : { kind: 'not_due', reason: 'status', record: read };
   }
-  const notDue = dueGate(read, now, process);
+  const notDue = dueGate(read, now, process, { recordHolds: false });
   if (notDue === 'exhausted' && dunningLapsed(read, now)) return recordLapsedDunning(deps, commit, read, now, request, lock.signal);
   if (notDue) return { kind: 'not_due', reason: notDue, record: read };
 
@@ -114,6 +122,10 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
       return await deactivate(commit, read, now, process, account.status);
     }
 
+    const { instrument, refusal } = decideInstrument(read, instruments, account, now);
+    // A dead holder's presentment under this key is resent whatever was held since: it may already hold money.
+    if (refusal && !repairsUnrecordedAttempt(lock.takenOver, read)) return await refuseHeld(commit, read, refusal, now, request);
+
     const decision = balanceDecision(read, account, process, request.balance);
     // A dead holder's attempt of this period may have reached the processor: resend its key first.
     if (!decision.open && !repairsUnrecordedAttempt(lock.takenOver, read)) {
@@ -126,11 +138,13 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     if (account.status !== 'active' && deadLease !== undefined) await lock.carryHeldSince(deadLease.held_since ?? 0);
     throwIfAborted(request.signal, lock.signal);
     presented = true;
-    const result = await deps.processor.submit(paymentRequestOf(read), combinedSignal(request.signal, lock.signal));
+    const result = await deps.processor.submit(paymentRequestOf(read, instrument), combinedSignal(request.signal, lock.signal));
     const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
+    if (instrument) after.instrument_id = instrument.instrument_id;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
-    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after });
+    const instrumentWrite = combineInstrumentWrites(presentmentWrite(read, instrument, now, process), declineHoldWrite(read, after, instrument, now));
+    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, instrumentWrite);
   } catch (error) {
     return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal), presented);
   }
@@ -167,8 +181,22 @@ function gateClosedDecline(read: BillingRecord, now: Date, process: Process): Bi
   });
 }
 
-function paymentRequestOf(read: BillingRecord): PaymentRequest {
+/**
+ * A scheduled or retry attempt writes the period once, held (status kept, no successor) and off the
+ * schedule; any other path writes nothing and answers the refusal (409 for a person).
+ */
+async function refuseHeld(commit: Commit, read: BillingRecord, refusal: InstrumentRefusal, now: Date, request: AttemptRequest): Promise<AttemptOutcome> {
+  if (!HOLDS_OFF_SCHEDULE.has(request.process) || read.held_on?.code === refusal.code) return { kind: 'held', refusal, record: read };
+  const after = applyBillingEvent(read, 'INSTRUMENT_HELD', now, { process: request.process, set: { held_on: heldOnOf(refusal, now), decided_by: refusal.decided_by } });
+  await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after, { actor: request.actor, reason: request.reason, run_id: request.runId })] });
+  return { kind: 'held', refusal, record: after };
+}
+
+const HOLDS_OFF_SCHEDULE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
+
+function paymentRequestOf(read: BillingRecord, instrument: Instrument | undefined): PaymentRequest {
   return {
+    ...(instrument ? { instrument_id: instrument.instrument_id } : {}),
     idempotency_key: `${read.subscription_id}:${read.payment_attempts + 1}`,
     user_id: read.user_id,
     amount_cents: read.amount_cents,
@@ -182,6 +210,8 @@ function paymentRequestOf(read: BillingRecord): PaymentRequest {
 function afterSubmission(deps: AttemptDeps, read: BillingRecord, result: PaymentResult, now: Date, process: Process): BillingRecord {
   const at = formatInstant(now);
   const set: Partial<BillingRecord> = {
+    // Presented on an instrument no hold binds: the record's own holds from an earlier one are lifted.
+    ...liftsRecordHolds(read),
     payment_attempts: read.payment_attempts + 1,
     last_attempt_date: at,
     first_attempt_date: read.first_attempt_date ?? at,
@@ -220,6 +250,7 @@ async function commitAttempt(
   request: AttemptRequest,
   now: Date,
   outcome: AttemptOutcome,
+  instruments?: InstrumentWrite,
 ): Promise<AttemptOutcome> {
   const history = historyRowOf(after, { ...context, actor: request.actor, reason: request.reason, run_id: request.runId });
   const leftPending = read.billing_status === 'PENDING';
@@ -230,6 +261,7 @@ async function commitAttempt(
     ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
     // Every ACH entry presented counts in its day's debits (NACHA return rates).
     ...(originatesAchDebit(read, after) ? { achRates: achDebitTally(now) } : {}),
+    ...(instruments ? { instruments } : {}),
   });
   return outcome;
 }

@@ -1,5 +1,6 @@
 import { HOLD_MESSAGES, isHoldCode } from '../collectible.js';
 import { LockedError, PaymentHoldError } from '../errors.js';
+import { refusalOf } from '../instruments/gate.js';
 import type { BillingRecord } from '../records.js';
 import { runCollectionAttempt, type AttemptOutcome } from './collect.js';
 import type { UseCaseDeps } from './deps.js';
@@ -20,11 +21,12 @@ export async function manualPay(
   request: ActorRequest & { readonly idempotencyKey: string },
 ): Promise<ManualPayResult> {
   try {
-    return await withLockedSubscription(deps, request, async (read, lock) => {
+    return await withLockedSubscription(deps, request, async (read, lock, instruments) => {
       if (read.last_request_key === request.idempotencyKey) return replay(read);
       const outcome = await runCollectionAttempt(deps, {
         key: read,
         read,
+        instruments,
         heldLock: lock,
         releaseHeldLock: true,
         process: 'MANUAL',
@@ -34,7 +36,8 @@ export async function manualPay(
         requestKey: request.idempotencyKey,
         ...(request.signal ? { signal: request.signal } : {}),
       });
-      if (outcome.kind === 'not_due' && isHoldCode(outcome.reason)) throw new PaymentHoldError(outcome.reason, HOLD_MESSAGES[outcome.reason]);
+      if (outcome.kind === 'held') throw new PaymentHoldError(outcome.refusal.code, HOLD_MESSAGES[outcome.refusal.code], outcome.refusal);
+      if (outcome.kind === 'not_due' && isHoldCode(outcome.reason)) throw new PaymentHoldError(outcome.reason, HOLD_MESSAGES[outcome.reason], refusalOf(outcome.reason));
       const current = 'record' in outcome && outcome.record ? outcome.record : ((await deps.billing.get(read)) ?? read);
       if (outcome.kind === 'not_due' && current.last_request_key === request.idempotencyKey) {
         return { replayed: true, outcome, subscription: current };

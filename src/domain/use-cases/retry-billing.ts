@@ -1,5 +1,6 @@
 import { applyBillingEvent, historyRowOf } from '../billing-record.js';
-import { HOLD_MESSAGES, holdOf, isCollectibleAndDue, isHoldCode } from '../collectible.js';
+import { HOLD_MESSAGES, isCollectibleAndDue, isHoldCode } from '../collectible.js';
+import { decideInstrument } from '../instruments/attempt.js';
 import { PaymentHoldError } from '../errors.js';
 import { resetDunning } from '../dunning.js';
 import { billingFailureView, type BillingFailureView } from '../ladder.js';
@@ -23,10 +24,13 @@ export interface RetryBillingResult {
  * refused before the clear (409); after it the answer is one of three outcomes, never an error.
  */
 export async function retryBilling(deps: UseCaseDeps, request: ActorRequest): Promise<RetryBillingResult> {
-  return withLockedSubscription(deps, request, async (read, lock) => {
+  return withLockedSubscription(deps, request, async (read, lock, instruments) => {
     const now = deps.clock.now();
-    const hold = isCollectibleAndDue(read, now) ? holdOf(read, now) : undefined;
-    if (hold) throw new PaymentHoldError(hold, HOLD_MESSAGES[hold]);
+    // The instrument the attempt would use decides, so the 409 comes before anything is written.
+    if (isCollectibleAndDue(read, now)) {
+      const { refusal } = decideInstrument(read, instruments, await deps.accounts.getAccount(read.user_id, request.signal), now);
+      if (refusal) throw new PaymentHoldError(refusal.code, HOLD_MESSAGES[refusal.code], refusal);
+    }
     const cleared = applyBillingEvent(read, 'BILLING_RETRY_REQUESTED', now, {
       process: 'OPERATOR_RETRY',
       updatedEvent: 'BILLING_RETRY_REQUESTED',
@@ -51,6 +55,7 @@ export async function retryBilling(deps: UseCaseDeps, request: ActorRequest): Pr
       outcome = await runCollectionAttempt(deps, {
         key: read,
         read: cleared,
+        instruments,
         process: 'OPERATOR_RETRY',
         owner: request.owner,
         heldLock: lock,
@@ -89,6 +94,9 @@ async function retryResult(
     case 'failed_uncounted':
     case 'skipped_locked':
       return { ...base, outcome: 'still_due', still_due: true, subscription: ('record' in outcome && outcome.record) || cleared };
+    case 'held':
+      // A hold that landed after the check (the ach-handler takes no lock): nothing presented.
+      return { ...base, outcome: 'still_due', still_due: true, subscription: outcome.record };
     case 'not_due':
     case 'gate_closed': {
       // A hold that landed after the check (the ach-handler takes no lock) or a network ceiling: nothing presented.
