@@ -1,6 +1,7 @@
 import { CorruptItemError } from '../runtime/stored-items.js';
 import { collectionMessageSchema, isLoanPaymentRetry, type BillingPeriodMessage, type LoanPaymentRetryMessage } from '../domain/collections.js';
 import { ProcessorOutageError } from '../domain/errors.js';
+import { actedBy, scheduledActor } from '../domain/actors.js';
 import { runCollectionAttempt } from '../domain/use-cases/collect.js';
 import { retryLoanPayment } from '../domain/use-cases/retry-loan-payment.js';
 import type { AppDeps } from '../runtime/deps.js';
@@ -20,7 +21,7 @@ export function createBatchWorkerHandler(deps: AppDeps) {
       logger.warn({ user_id, subscription_id, process, payment_method: message.payment_method, outcome: 'dropped_outage', retry: false }, 'collection attempt');
       return false;
     }
-    const outcome = await runCollectionAttempt(attemptDeps, { key: { user_id, billing_date }, process, owner });
+    const outcome = await runCollectionAttempt({ ...attemptDeps, billing: actedBy(attemptDeps.billing, scheduledActor(process)) }, { key: { user_id, billing_date }, process, owner });
     const retry = shouldRetryOutcome(outcome);
     logger.info({ user_id, subscription_id, process, ...outcomeFields(outcome), retry }, 'collection attempt');
     return retry;

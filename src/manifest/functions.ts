@@ -78,7 +78,7 @@ export interface FunctionManifest {
   readonly putsEventsOn?: readonly BusId[];
 }
 
-const { bySubscriptionId, failing, exceptions, dunning, due } = BILLING_ACTIVITY_INDEXES;
+const { bySubscriptionId, failing, exceptions, dunning, due, held } = BILLING_ACTIVITY_INDEXES;
 const { byLoanStatus, byStatus: paymentsByStatus, byLoanCreated } = PAYMENTS_INDEXES;
 
 /**
@@ -111,13 +111,18 @@ export const FUNCTIONS = {
     tables: {
       // Due PENDING, FAILED and PAUSED periods (due-index); the failing and dunning gauges' counters
       // and the ACH return-rate counters (base-table Queries of their partitions).
-      billingActivity: { read: ['query'], indexes: [due], queryPartitions: [GAUGE_PARTITION, ACH_RATE_PARTITION] },
+      // Once a day, the held sweep: the held-index, each held period read with the user's instruments
+      // item (TransactGetItems) and, when its user's instrument changed, put back due with its audit row.
+      billingActivity: { read: ['get', 'query'], write: ['put', 'update'], indexes: [due, held], queryPartitions: [GAUGE_PARTITION, ACH_RATE_PARTITION] },
+      billingActivityHistory: { write: ['put'] },
+      instruments: { read: ['get'] },
       // Due RETRY loan payments (GSI2) and the loan payments' ACH return-rate counters.
       payments: { read: ['query'], indexes: [paymentsByStatus], queryPartitions: [ACH_RATE_PARTITION] },
       // The processors' circuits, read before it enqueues (DESIGN 15).
       locks: { read: ['get'] },
     },
     sendsTo: ['collections'],
+    services: ['accounts'],
   },
   'batch-worker': {
     entry: 'src/functions/batch-worker.ts',
@@ -222,7 +227,7 @@ export const FUNCTIONS = {
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
     secrets: [...COLLECTS.secrets, 'balanceWebhook'],
-    settings: ['MAX_PAYMENT_CENTS'],
+    settings: ['MAX_PAYMENT_CENTS', 'USER_ID_CLAIM', 'API_CLIENT_SCOPES'],
   },
   // retry-billing for each item of a bulk retry run: finds the period by subscription id, runs the
   // attempt, reads the period's newest audit rows when a delivery continues an earlier one, claims

@@ -9,6 +9,7 @@ import { formatInstant } from '../../src/domain/time.js';
 import { makeLoanPayment } from '../../src/domain/use-cases/make-loan-payment.js';
 import { manualPay } from '../../src/domain/use-cases/manual-pay.js';
 import { retryLoanPayment } from '../../src/domain/use-cases/retry-loan-payment.js';
+import { sweepHeldPeriods } from '../../src/domain/use-cases/release-held.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -199,4 +200,35 @@ describe('issue 31 case 4: a loan re-presentment after an R01 keeps its RETRY PY
       app.clock.advance(DAY);
     });
   }
+});
+
+describe('held periods leave the schedule and come back when the instrument changes', () => {
+  it('a held period is in the held index, not the due-index; the daily sweep brings it back due after a new authorization', async () => {
+    const { first, next } = await presentAndReturn('R10');
+    app.clock.set(formatInstant(new Date(Date.parse(next.billing_date) + 60_000)));
+    await scheduled(next);
+    const heldKeys = async () => (await app.deps.billing.listHeld({ limit: 100, cursor: null })).items.map((r) => r.subscription_id);
+    const dueKeys = async () => {
+      const keys: string[] = [];
+      for await (const page of app.deps.billing.streamDue(formatInstant(app.clock.now()))) keys.push(...page.map((r) => r.subscription_id));
+      return keys;
+    };
+    expect(await heldKeys()).toContain(next.subscription_id);
+    expect(await dueKeys()).not.toContain(next.subscription_id);
+
+    const collectionsJob = app.depsFor('collections-job');
+    expect(await sweepHeldPeriods(collectionsJob)).toMatchObject({ released: expect.any(Number) });
+    expect(await heldKeys()).toContain(next.subscription_id);
+
+    app.simulator.configure({ default: 'approve', accounts: { [first.user_id]: { status: 'active', instruments: { ach: { account_id: 'acct_other', authorization_id: 'auth_other' } } } } });
+    await sweepHeldPeriods(collectionsJob);
+    const back = await reread(next);
+    expect(back.held_on).toBeUndefined();
+    expect(await heldKeys()).not.toContain(next.subscription_id);
+    expect(await dueKeys()).toContain(next.subscription_id);
+    // The returned period itself, FAILED on the old authorization, is owed again on the new account too.
+    expect(await dueKeys()).toContain(first.subscription_id);
+    await scheduled(next);
+    expect(chargesOf(first.user_id).at(-1)?.instrument_id).toBe(achInstrumentId('acct_other', 'auth_other'));
+  });
 });

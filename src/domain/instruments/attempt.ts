@@ -43,6 +43,20 @@ export function recordInstrumentOf(record: Pick<BillingRecord, 'instrument_id' |
   return record.instrument_id ?? record.held_on?.instrument_id;
 }
 
+/** Record holds a change of instrument can lift (the re-presentment limit never lifts). */
+const LIFTABLE: ReadonlySet<string> = new Set(['ach_authorization_required', 'ach_account_invalid', 'payment_method_required']);
+
+/**
+ * The held index's sort key: a period a hold keeps off the schedule that a release or a change of
+ * instrument can bring back, since when; undefined for every other record.
+ */
+export function heldIndexAt(record: BillingRecord): string | undefined {
+  if (record.billing_status !== 'PENDING' && record.billing_status !== 'FAILED') return undefined;
+  if (record.held_on) return record.held_on.since;
+  const legacy = holdOf(record, new Date(Date.parse(record.last_run_date)));
+  return legacy !== undefined && LIFTABLE.has(legacy) && record.payment_method !== 'card' ? record.last_run_date : undefined;
+}
+
 /** The period's record holds that a presentment on another instrument has lifted. */
 export const LIFTED_RECORD_HOLDS = { ach_unauthorized: undefined, ach_blocked: undefined, held_on: undefined } as const;
 
