@@ -20,8 +20,19 @@ export function tableActions(grant: TableGrant): string[] {
 
 export function tableStatements(sid: string, table: dynamodb.ITable, grant: TableGrant): iam.PolicyStatement[] {
   const statements: iam.PolicyStatement[] = [];
-  const actions = tableActions(grant);
+  const partitions = grant.queryPartitions;
+  const actions = tableActions(grant).filter((action) => !(partitions && action === READ_ACTIONS.query));
   if (actions.length > 0) statements.push(new iam.PolicyStatement({ sid, actions, resources: [table.tableArn] }));
+  if (partitions && (grant.read ?? []).includes('query')) {
+    statements.push(
+      new iam.PolicyStatement({
+        sid: `${sid}Partitions`,
+        actions: [READ_ACTIONS.query],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...partitions] } },
+      }),
+    );
+  }
   if (grant.indexes && grant.indexes.length > 0) {
     statements.push(
       new iam.PolicyStatement({

@@ -54,8 +54,8 @@ export function readBillingAppConfig(node: Node): BillingAppConfig {
       .split(',')
       .map((audience) => audience.trim())
       .filter((audience) => audience.length > 0),
-    paymentsApiUrl: String(node.tryGetContext('paymentsApiUrl') ?? PLACEHOLDER_PAYMENTS_API_URL),
-    accountsApiUrl: String(node.tryGetContext('accountsApiUrl') ?? PLACEHOLDER_ACCOUNTS_API_URL),
+    paymentsApiUrl: parseServiceUrl('paymentsApiUrl', node.tryGetContext('paymentsApiUrl') ?? PLACEHOLDER_PAYMENTS_API_URL),
+    accountsApiUrl: parseServiceUrl('accountsApiUrl', node.tryGetContext('accountsApiUrl') ?? PLACEHOLDER_ACCOUNTS_API_URL),
     balanceThresholdCents: parseBalanceThreshold(node.tryGetContext('balanceThresholdCents')),
     ...(alarmEmail ? { alarmEmail } : {}),
     processorBudget: {
@@ -82,6 +82,19 @@ export function parseShare(value: unknown): number {
   const n = Number(value);
   if (!(n >= 0 && n < 1)) throw new InvalidContextError('processorPersonShare', value, 'a fraction in [0, 1)');
   return n;
+}
+
+/** A deployed function calls its services over `https:` only: user ids and amounts never travel in clear text. */
+export function parseServiceUrl(key: string, value: unknown): string {
+  const text = String(value);
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(text).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== 'https:') throw new InvalidContextError(key, value, 'an https: URL');
+  return text;
 }
 
 /** The member-token settings from context, checked as the api checks them at cold start. */

@@ -163,6 +163,8 @@ export class BillingStatefulStack extends Stack {
       const secret = new secretsmanager.Secret(this, `${pascalCase(secretId)}Secret`, {
         secretName: secretNameFor(stage, secretId),
         description: `${BILLING_SECRETS[secretId].holds} (${stage}); generated placeholder until an operator sets it`,
+        // Recognisably unset: functions outside dev refuse to start on it (src/runtime/config.ts isPlaceholderSecret).
+        generateSecretString: { secretStringTemplate: JSON.stringify({ placeholder: 'set the real value' }), generateStringKey: 'random' },
         removalPolicy,
       });
       Validations.of(secret).acknowledge({

@@ -21,6 +21,15 @@ export interface BillingHttpApiProps {
   readonly retainLogs: boolean;
 }
 
+/** The whole API's default per-route throttle (requests per second, burst). */
+export const API_THROTTLE = { rateLimit: 200, burstLimit: 400 } as const;
+/**
+ * Each unauthenticated webhook route's own, lower throttle: a flood of forged or replayed
+ * deliveries meets 429 at the gateway (providers retry) before it takes Lambda concurrency the
+ * operators' API and the billing day need.
+ */
+export const WEBHOOK_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const;
+
 /** Access log fields: enough to trace a request to its Lambda invocation and authorizer verdict. */
 const ACCESS_LOG_FIELDS = {
   requestId: '$context.requestId',
@@ -70,7 +79,7 @@ export class BillingHttpApi extends Construct {
       httpApi: this.httpApi,
       stageName: '$default',
       autoDeploy: true,
-      throttle: { rateLimit: 200, burstLimit: 400 },
+      throttle: { ...API_THROTTLE },
       accessLogSettings: {
         destination: new apigwv2.LogGroupLogDestination(this.accessLogGroup),
         format: apigateway.AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
@@ -93,6 +102,14 @@ export class BillingHttpApi extends Construct {
       }
       return integration;
     };
+
+    const webhookRoutes = props.routes.filter((route) => !route.scope);
+    if (webhookRoutes.length > 0) {
+      // RouteSettings is passed to CloudFormation as written: its own property names.
+      (this.stage.node.defaultChild as apigwv2.CfnStage).routeSettings = Object.fromEntries(
+        webhookRoutes.map((route) => [`${route.method} ${route.path}`, { ThrottlingRateLimit: WEBHOOK_THROTTLE.rateLimit, ThrottlingBurstLimit: WEBHOOK_THROTTLE.burstLimit }]),
+      );
+    }
 
     for (const route of props.routes) {
       const [created] = this.httpApi.addRoutes({

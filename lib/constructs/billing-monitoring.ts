@@ -3,7 +3,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { ACH_RETURN_RATE_METRIC, FAILING_SUBSCRIPTIONS_METRIC as METRIC_NAME, METRICS_NAMESPACE } from '../../src/adapters/metrics/emf.js';
+import { ACH_RETURN_RATE_METRIC, FAILING_SUBSCRIPTIONS_METRIC as METRIC_NAME, METRICS_NAMESPACE, PROCESSOR_CIRCUITS_OPEN_METRIC } from '../../src/adapters/metrics/emf.js';
 import { RETURN_RATE_WARNING_PERCENT } from '../../src/domain/ach-return-rates.js';
 import { NACHA_RETURN_RATE_THRESHOLDS_PERCENT, RETURN_RATE_CLASSES, type ReturnRateClass } from '../../src/domain/nacha.js';
 import type { HandlerName } from '../handlers.js';
@@ -33,6 +33,8 @@ export class BillingMonitoring extends Construct {
   readonly parkedAlarm: cloudwatch.Alarm;
   readonly backlogEtaAlarm: cloudwatch.Alarm;
   readonly returnRateAlarms = {} as Record<ReturnRateClass, cloudwatch.Alarm>;
+  /** A processor refused our credentials: its circuit is open and collection on its rails waits (DESIGN 15). */
+  readonly processorOutageAlarm: cloudwatch.Alarm;
   readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: BillingMonitoringProps) {
@@ -104,6 +106,22 @@ export class BillingMonitoring extends Construct {
         metric: failingGauge('parked'),
         threshold: 0,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+      props,
+    );
+
+    // Emitted by the collections-job every run while a circuit is open, and by a worker when it opens one.
+    this.processorOutageAlarm = notify(
+      new cloudwatch.Alarm(this, 'ProcessorOutage', {
+        alarmName: `${stage}-billing-processor-outage`,
+        alarmDescription:
+          'A payment processor (Stripe, the payments or accounts service) refused our credentials: its circuit is open and no member is ' +
+          'billed on its rails until it closes. Nothing is counted against members. docs/runbook.md, "Processor outage".',
+        metric: new cloudwatch.Metric({ namespace: METRICS_NAMESPACE, metricName: PROCESSOR_CIRCUITS_OPEN_METRIC, statistic: cloudwatch.Stats.MAXIMUM, period: gaugePeriod }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }),

@@ -3,6 +3,7 @@ import { lazySchema } from './lazy-schema.js';
 import { idSchema } from './ids.js';
 import { PROCESSOR_IDS } from './processor-budget.js';
 import { formatInstant, instantSchema } from './time.js';
+import { paymentMethodSchema } from './records.js';
 
 /** The collections queue's messages, one schema for the collections-job and the batch-worker (due-work.ts decides what is due). */
 
@@ -17,6 +18,8 @@ export const billingPeriodMessageSchema = lazySchema(() => z.object({
   billing_date: instantSchema,
   subscription_id: idSchema,
   process: collectionProcessSchema,
+  /** The period's rail, so a worker drops the message unread while its processor's circuit is open (DESIGN 15); absent on older messages. */
+  payment_method: z.optional(paymentMethodSchema),
   enqueued_at: instantSchema,
   /** The processor of the period's rail (DESIGN 13): the worker leases its batch's tokens by it. Absent on older and ad-hoc messages. */
   processor: z.optional(z.enum(PROCESSOR_IDS)),

@@ -37,6 +37,7 @@ export function decideCollection(record: BillingRecord, process: CollectionProce
       billing_date: record.billing_date,
       subscription_id: record.subscription_id,
       process,
+      payment_method: record.payment_method,
       enqueued_at: formatInstant(now),
       processor: processorOfRail(record.payment_method),
     },

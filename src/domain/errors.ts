@@ -125,3 +125,21 @@ export class RequestInProgressError extends DomainError {
   override readonly name = 'RequestInProgressError';
   readonly code = 'request_in_progress';
 }
+
+/**
+ * Our own outage, never the member's (DESIGN 15): a processor refused our credentials or
+ * configuration (`processor_auth`), or its circuit is open (`circuit_open`). Nothing is counted,
+ * dunning does not move, nothing is written.
+ */
+export class ProcessorOutageError extends DomainError {
+  override readonly name = 'ProcessorOutageError';
+  readonly code = 'processor_outage';
+  constructor(
+    /** The outside service that refused us (`stripe`, `payments`, `accounts`). */
+    readonly service: string,
+    readonly reason: 'processor_auth' | 'circuit_open',
+    options?: { cause?: unknown },
+  ) {
+    super('The payment processor is unavailable.', options);
+  }
+}

@@ -1,4 +1,4 @@
-import { InterruptedError, LockLostError, ProcessorThrottledError, TransientError } from './errors.js';
+import { InterruptedError, LockLostError, ProcessorOutageError, ProcessorThrottledError, TransientError } from './errors.js';
 import type { BillingRecord } from './records.js';
 import { COLLECTIBLE_STATUSES } from './statuses.js';
 
@@ -97,12 +97,14 @@ export function nextFailure(record: FailureInputs, now: Date, lastError: string,
   };
 }
 
-export type FailureClass = 'interrupted' | 'throttled' | 'transient' | 'counted';
+/** `outage`: our own credentials or configuration failed at a processor (DESIGN 15): never counted. */
+export type FailureClass = 'interrupted' | 'throttled' | 'transient' | 'outage' | 'counted';
 
 /** By error type, never message text. */
 export function classifyFailure(error: unknown, signal?: AbortSignal): FailureClass {
   // A lost lease is the run's own context ending, whoever threw it.
   if (signal?.aborted || error instanceof InterruptedError || error instanceof LockLostError) return 'interrupted';
+  if (error instanceof ProcessorOutageError) return 'outage';
   if (error instanceof ProcessorThrottledError) return 'throttled';
   if (error instanceof TransientError) return 'transient';
   // Anything else counts, including an AbortError/TimeoutError from an inner deadline while the run is alive.

@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { CorruptItemError } from '../runtime/stored-items.js';
-import { collectionMessageSchema, isLoanPaymentRetry, type LoanPaymentRetryMessage } from '../domain/collections.js';
+import { collectionMessageSchema, isLoanPaymentRetry, type BillingPeriodMessage, type LoanPaymentRetryMessage } from '../domain/collections.js';
+import { ProcessorOutageError } from '../domain/errors.js';
 import { actedBy, scheduledActor } from '../domain/actors.js';
 import { runCollectionAttempt } from '../domain/use-cases/collect.js';
 import { retryLoanPayment } from '../domain/use-cases/retry-loan-payment.js';
@@ -27,6 +28,10 @@ export function createBatchWorkerHandler(deps: AppDeps) {
       }
       if (isLoanPaymentRetry(message)) return loanRetry(deps, message, owner, logger);
       const { user_id, subscription_id, billing_date, process } = message;
+      if (await outageHolds(deps, message)) {
+        logger.warn({ user_id, subscription_id, process, payment_method: message.payment_method, outcome: 'dropped_outage', retry: false }, 'collection attempt');
+        return false;
+      }
       const outcome = await runCollectionAttempt({ ...attemptDeps, billing: actedBy(attemptDeps.billing, scheduledActor(process)) }, { key: { user_id, billing_date }, process, owner });
       const stop = stopOf(outcome);
       if (stop) stops.stop(stop);
@@ -66,6 +71,16 @@ async function reportStops(deps: AppDeps, stops: PresentingStops): Promise<void>
 }
 
 /**
+ * Our outage (DESIGN 15): while the circuit of the period's processor (or of the account directory)
+ * is open, the message is dropped unread and nothing is written; the period stays due in the
+ * due-index and the planner sends it again once the circuit closes. A pause run presents nothing.
+ */
+async function outageHolds(deps: AppDeps, message: BillingPeriodMessage): Promise<boolean> {
+  if (!deps.circuits || message.payment_method === undefined || message.process === 'PAUSE') return false;
+  return deps.circuits.blocks(message.payment_method);
+}
+
+/**
  * One loan payment retry. Delivered again: a held lock and a lost race (the redelivery re-reads and
  * decides), and anything thrown (transient or interrupted: nothing was written). A corrupt stored
  * payment is logged and reported as this message's failure, never repaired; the queue's
@@ -97,6 +112,11 @@ async function loanRetry(deps: AppDeps, message: LoanPaymentRetryMessage, owner:
     logger.info(fields, 'loan payment retry');
     return retry;
   } catch (error) {
+    if (error instanceof ProcessorOutageError) {
+      // Our outage, not the payment's: it stays due in RETRY and the planner sends it again.
+      logger.warn({ ...ids, outcome: 'dropped_outage', service: error.service, retry: false }, 'loan payment retry');
+      return false;
+    }
     if (error instanceof CorruptItemError) {
       logger.error({ err: error, ...ids, retry: true }, 'loan payment item is corrupt; not retried here (the DLQ takes it)');
       return true;

@@ -6,6 +6,7 @@ import { sweepHeldPeriods } from '../domain/use-cases/release-held.js';
 import { actedBy, SYSTEM_ACTORS } from '../domain/actors.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { DEFAULT_INTERVAL_SECONDS, runPacedCollections, type PacedSummary } from './collections-paced.js';
+import { RAILS } from '../manifest/index.js';
 
 export type { CollectionsSummary } from '../domain/use-cases/plan-collections.js';
 export type { PacedSummary } from './collections-paced.js';
@@ -46,6 +47,10 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
     // The dunning gauge and the ACH return-rate counters do not depend on the plan: they are read
     // while it runs (one round of requests instead of two after it). Both are awaited together, so
     // a failed plan (or gauge read) fails the run as before.
+    // The circuits first (DESIGN 15): a processor refusing our credentials gets no new work.
+    const outage = deps.circuits ? await deps.circuits.openServices({ fresh: true }) : [];
+    const blocked = new Map<string, boolean>();
+    for (const rail of RAILS) blocked.set(rail, deps.circuits ? await deps.circuits.blocks(rail, outage) : false);
     const window = returnRateWindow(deps.clock.now());
     const gauges = Promise.all([
       deps.billing.countDunning(),
@@ -66,6 +71,7 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
       : planCollections(deps, {
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
       shouldContinue: () => remainingMs() > safety,
+      railBlocked: (rail) => blocked.get(rail) === true,
       send: async (messages: readonly CollectionMessage[]) => {
         for (let i = 0; i < messages.length; i += SQS_BATCH) {
           await deps.collectionsQueue.sendBatch(
@@ -81,6 +87,11 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
     deps.metrics.dunningSubscriptions(dunning);
     const rates = returnRates(addAchRateCounts(subscriptionCounts, loanCounts));
     deps.metrics.achReturnRates(rates);
+    deps.metrics.processorCircuitsOpen?.(outage);
+    if (outage.length > 0) {
+      summary.processor_outage = outage;
+      logger.error({ processor_outage: outage, skipped_outage: summary.skipped_outage ?? 0 }, 'processor outage: due work left in the due-index (docs/runbook.md)');
+    }
     const log = {
       ...summary,
       failing_retrying: failing.retrying,

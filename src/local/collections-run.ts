@@ -136,6 +136,8 @@ export class CollectionsRun {
       readonly logger: Logger;
       /** Budgets set (DESIGN 13): a run answers the planner's summary without waiting for the paced drain. */
       readonly paced?: boolean;
+      /** The processors' open circuits (DESIGN 15), read after the drain: an outage the run's attempts met is reported. */
+      readonly openCircuits?: () => Promise<readonly string[]>;
     },
   ) {}
 
@@ -210,8 +212,19 @@ export class CollectionsRun {
       counts.no_change = Math.max(0, watch.deliveredCount - counts.retry_later - acknowledged);
       this.active = undefined;
       const ach = await pump.pump();
-      const result: CollectionsRunSummary = { now: formatInstant(now), ...summary, delivered: watch.deliveredCount, outcomes: counts, ach, duration_ms: Date.now() - runStarted };
-      logger.info({ trigger, enqueued: result.enqueued, outcomes: compact(counts), ach: compact(ach), ms: result.duration_ms }, 'collections run');
+      const outage = [...new Set([...(summary.processor_outage ?? []), ...((await this.deps.openCircuits?.()) ?? [])])];
+      const result: CollectionsRunSummary = {
+        now: formatInstant(now),
+        ...summary,
+        ...(outage.length > 0 ? { processor_outage: outage } : {}),
+        delivered: watch.deliveredCount,
+        outcomes: counts,
+        ach,
+        duration_ms: Date.now() - runStarted,
+      };
+      const fields = { trigger, enqueued: result.enqueued, outcomes: compact(counts), ach: compact(ach), ms: result.duration_ms };
+      if (outage.length > 0) logger.error({ ...fields, processor_outage: outage, skipped_outage: summary.skipped_outage ?? 0 }, 'collections run met a processor outage: nothing was counted against members (docs/runbook.md)');
+      else logger.info(fields, 'collections run');
       return result;
     } finally {
       this.collecting = false;

@@ -86,6 +86,8 @@ export function localFunctionDeps(input: {
       stage: LOCAL_PREFIX,
       balanceThresholdCents: options.balanceThresholdCents,
       maxPaymentCents: options.maxPaymentCents,
+      // A circuit opened by the simulator's revoked key closes a minute after the key is fixed (5 minutes in AWS).
+      circuitOpenMs: 60_000,
       ...(options.processorBudget ? { processorBudget: options.processorBudget } : {}),
       ...(options.collectionsIntervalMs > 0 ? { collectionsIntervalSeconds: Math.max(1, Math.round(options.collectionsIntervalMs / 1000)) } : {}),
     },

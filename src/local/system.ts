@@ -4,6 +4,8 @@ import { FileSimulatorJournal } from '../adapters/processor/journal.js';
 import { PaymentSimulator } from '../adapters/processor/simulator.js';
 import { formatInstant } from '../domain/time.js';
 import type { FunctionName } from '../manifest/index.js';
+import { DynamoCircuitStore } from '../adapters/dynamodb/circuit-store.js';
+import { CircuitBreaker } from '../runtime/circuits.js';
 import { systemClock } from '../runtime/compose.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { createLogger, type Logger } from '../runtime/logger.js';
@@ -87,7 +89,8 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     const quiet = demoteInfo(logger);
     const tally = new OutcomeTally();
     const pump = new AchSettlementPump({ clock, wallClock: systemClock, simulator, secret: options.secrets.achWebhook, logger: quiet.child({ part: 'ach-pump' }), dispatch: (request) => gateway.dispatch(request) });
-    const run = new CollectionsRun({ clock, tally, pump, logger, paced: options.processorBudget !== undefined });
+    const circuits = new CircuitBreaker({ store: new DynamoCircuitStore(emulators.dynamoClient, emulators.tables.locks), wallClock: systemClock, refreshMs: 0 });
+    const run = new CollectionsRun({ clock, tally, pump, logger, paced: options.processorBudget !== undefined, openCircuits: () => circuits.openServices() });
     const functions = localFunctionDeps({ options, logger, clock, simulator, emulators, tally, observe: { queue: RUN_QUEUE, wrap: (queue) => run.observe(queue) } });
     const seeded = options.seed ? await seedOnce({ dataDir: options.dataDir, stores: functions.stores, clock, simulator, logger }) : undefined;
     progress.up('seed');

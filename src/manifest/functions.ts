@@ -1,3 +1,5 @@
+import { ACH_RATE_PARTITION } from '../adapters/dynamodb/ach-rate-counters.js';
+import { GAUGE_PARTITION } from '../adapters/dynamodb/gauge-counters.js';
 import { BILLING_ACTIVITY_INDEXES, PAYMENTS_INDEXES, type TableId } from '../adapters/dynamodb/table-definitions.js';
 import { BUDGET_SETTINGS, PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
 
@@ -29,6 +31,8 @@ export interface TableGrant {
   readonly delete?: boolean;
   /** GSIs the function queries; each is granted by its own ARN, never `index/*`. */
   readonly indexes?: readonly string[];
+  /** Base-table Queries only of these partitions (IAM `dynamodb:LeadingKeys`), where the query is of counter items. */
+  readonly queryPartitions?: readonly string[];
 }
 
 export type Trigger =
@@ -86,8 +90,9 @@ const { byLoanStatus, byStatus: paymentsByStatus, byLoanCreated } = PAYMENTS_IND
 const ATTEMPT = {
   billingActivity: { read: ['get'], write: ['put', 'update'] },
   billingActivityHistory: { write: ['put'] },
-  // The user lock; the processor budget's per-second counters (UpdateItem ADD, DESIGN 13).
-  locks: { write: ['put', 'update'], delete: true },
+  // The user lock; the processor budget's per-second counters (UpdateItem ADD, DESIGN 13); the processors'
+  // circuits (GetItem; an outage opens one with a PutItem, DESIGN 15).
+  locks: { read: ['get'], write: ['put', 'update'], delete: true },
   // The user's instruments item, read with the period (TransactGetItems) and updated in its transaction.
   instruments: { read: ['get'], write: ['update'] },
   // The debit a presentment moved, appended in the attempt's transaction (DESIGN 14).
@@ -112,12 +117,13 @@ export const FUNCTIONS = {
       // and the ACH return-rate counters (base-table Queries of their partitions).
       // Once a day, the held sweep: the held-index, each held period read with the user's instruments
       // item (TransactGetItems) and, when its user's instrument changed, put back due with its audit row.
-      billingActivity: { read: ['get', 'query'], write: ['put', 'update'], indexes: [due, held] },
+      billingActivity: { read: ['get', 'query'], write: ['put', 'update'], indexes: [due, held], queryPartitions: [GAUGE_PARTITION, ACH_RATE_PARTITION] },
       billingActivityHistory: { write: ['put'] },
       instruments: { read: ['get'] },
       // Due RETRY loan payments (GSI2) and the loan payments' ACH return-rate counters.
-      payments: { read: ['query'], indexes: [paymentsByStatus] },
-      // The planner's single-flight lease (put, delete) and the budget's throttle reports and quota factor (get, update).
+      payments: { read: ['query'], indexes: [paymentsByStatus], queryPartitions: [ACH_RATE_PARTITION] },
+      // The planner's single-flight lease (put, delete), the budget's throttle reports and quota factor (get,
+      // update), and the processors' circuits, read before it enqueues (DESIGN 13, 15).
       locks: { read: ['get'], write: ['put', 'update'], delete: true },
     },
     sendsTo: ['collections'],
@@ -192,7 +198,7 @@ export const FUNCTIONS = {
     timeoutSeconds: 20,
     trigger: { kind: 'http' },
     tables: {
-      stripeEvents: { read: ['get'], write: ['put', 'update'], delete: true },
+      stripeEvents: { write: ['put', 'update'], delete: true },
       // A card outcome that moves a period in or out of the failing or dunning gauge adds to their
       // counters in its transaction (UpdateItem ADD).
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'] },
@@ -218,7 +224,7 @@ export const FUNCTIONS = {
       billingActivity: { read: ['get', 'query'], write: ['put', 'update'], delete: true, indexes: [bySubscriptionId, failing, exceptions, dunning] },
       // The history endpoint (by subscription id) and the audit rows of every write.
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
-      locks: { write: ['put', 'update'], delete: true },
+      locks: { read: ['get'], write: ['put', 'update'], delete: true },
       // Loan payments: get, create, update; a loan's payments (GSI4), by status (GSI1), a payment's history rows (base Query).
       // The ACH debit a payment originates adds to its day's counter (UpdateItem ADD).
       payments: { read: ['get', 'query'], write: ['put', 'update'], indexes: [byLoanStatus, byLoanCreated] },
@@ -245,9 +251,9 @@ export const FUNCTIONS = {
     trigger: { kind: 'sqs', queue: 'retryRuns', batchSize: 10 },
     tables: {
       ...ATTEMPT,
-      billingActivity: { read: ['get', 'query'], write: ['put', 'update'], indexes: [bySubscriptionId] },
+      billingActivity: { read: ['get'], write: ['put', 'update'], indexes: [bySubscriptionId] },
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
-      retryRuns: { read: ['get'], write: ['update'] },
+      retryRuns: { write: ['update'] },
     },
     ...COLLECTS,
   },

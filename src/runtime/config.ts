@@ -176,6 +176,38 @@ function requiredValues(env: NodeJS.ProcessEnv, keys: readonly string[]): string
   return values;
 }
 
+/**
+ * An outside service's base URL: `https:` only, so user ids and amounts never travel in clear
+ * text; plain `http:` only to this machine (the local runtime, tests).
+ */
+export function serviceUrl(name: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`invalid configuration: ${name} is not a URL`);
+  }
+  const loopback = url.hostname === '127.0.0.1' || url.hostname === 'localhost' || url.hostname === '[::1]';
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && loopback)) return value;
+  throw new ConfigError(`invalid configuration: ${name} must be an https: URL (got ${url.protocol})`);
+}
+
+/** Values a secret holds before anyone set it: empty, the stack's generated placeholder, or a stand-in word. */
+const PLACEHOLDER_SECRET = /^(|changeme|change-me|placeholder|todo|test|secret|xxx+)$/i;
+
+/** Whether a secret's value is unset: the stack creates each secret as `{"placeholder":...}` until an operator puts the real one. */
+export function isPlaceholderSecret(value: string): boolean {
+  const trimmed = value.trim();
+  if (PLACEHOLDER_SECRET.test(trimmed)) return true;
+  if (!trimmed.startsWith('{')) return false;
+  try {
+    const parsed: unknown = JSON.parse(trimmed);
+    return typeof parsed === 'object' && parsed !== null && Object.hasOwn(parsed, 'placeholder');
+  } catch {
+    return false;
+  }
+}
+
 const SCOPE_WORD = /^[\x21-\x7e]{1,128}$/;
 
 /** `{"<client id>": ["billing:self", ...]}`; `{}` or absent: no client is checked. */

@@ -3,6 +3,7 @@ import type { IdGenerator } from '../domain/billing-record.js';
 import type { CardPaymentDirectory } from '../domain/card-outcomes.js';
 import type { AccountDirectory } from '../domain/ports/account-directory.js';
 import type { BillingStore } from '../domain/ports/billing-store.js';
+import type { ProcessorCircuits } from '../domain/ports/circuits.js';
 import type { Clock } from '../domain/ports/clock.js';
 import type { MetricsPort } from '../domain/ports/gauges.js';
 import type { PaymentsStore } from '../domain/ports/loan-payments.js';
@@ -48,6 +49,8 @@ export interface Settings {
   readonly processorBudget?: ProcessorBudgetSettings;
   /** The collections schedule's interval in seconds (COLLECTIONS_INTERVAL_SECONDS): the paced planner's window. */
   readonly collectionsIntervalSeconds?: number;
+  /** How long a processor outage keeps its circuit open (default CIRCUIT_OPEN_MS, src/runtime/circuits.ts). */
+  readonly circuitOpenMs?: number;
 }
 
 /**
@@ -92,4 +95,6 @@ export interface AppDeps {
   readonly processorBudgetStore?: ProcessorBudgetStore;
   /** Finds a PaymentIntent's billing record for Stripe events that do not carry its metadata (disputes). Optional: without it such events are logged and skipped. */
   readonly cardPayments?: CardPaymentDirectory;
+  /** The processors' circuits (DESIGN 15), for a function granted to read them (GetItem on the locks table). */
+  readonly circuits?: ProcessorCircuits;
 }

@@ -1,6 +1,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { TableId, TableNames } from '../adapters/dynamodb/table-definitions.js';
 import { FUNCTIONS, type FunctionManifest, type FunctionName, type QueueId, type SecretId } from '../manifest/index.js';
+import { DynamoCircuitStore } from '../adapters/dynamodb/circuit-store.js';
+import { CircuitBreaker } from './circuits.js';
 import { dynamoStores, type DynamoStores } from './compose.js';
 import { ConfigError } from './config.js';
 import type { AppDeps } from './deps.js';
@@ -8,14 +10,14 @@ import { guardedClient, type NeededAccess } from './grants.js';
 import { callsProcessorOf, chargesEveryRail } from './processors.js';
 import { limiterFor } from './processor-budget.js';
 import { DynamoProcessorBudgetStore } from '../adapters/dynamodb/processor-budget-store.js';
-import { limitedCardPayments, limitedProcessor } from './processor-limiter.js';
+import { limitedCardPayments, limitedProcessor, type ProcessorLimiter } from './processor-limiter.js';
 
 /** What every function of one environment shares before its manifest narrows it: everything but the stores. */
-export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments' | 'movements' | 'reconciliation' | 'processorLimiter' | 'processorBudgetStore'>;
+export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments' | 'movements' | 'reconciliation' | 'processorLimiter' | 'processorBudgetStore' | 'circuits'>;
 
 /** `deps` without its stores: what each function's deps are built from. */
 export function sharedDeps(deps: AppDeps): SharedDeps {
-  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, instruments: _instruments, movements: _movements, reconciliation: _reconciliation, ...shared } = deps;
+  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, instruments: _instruments, movements: _movements, reconciliation: _reconciliation, circuits: _circuits, ...shared } = deps;
   return shared;
 }
 
@@ -88,7 +90,9 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     sends.has(QUEUE_PORTS[port]) ? shared[port] : notGranted(`the ${QUEUE_PORTS[port]} queue`, name);
   const { cardPayments, ...rest } = shared;
   const limiter = limiterFor(name, manifest, shared.settings.processorBudget, client, dynamo.tables.locks);
+  const circuits = readsCircuits(manifest) ? circuitBreaker(name, shared, new DynamoCircuitStore(client, dynamo.tables.locks ?? placeholder)) : undefined;
   const processor = chargesEveryRail(manifest) && services.has('accounts') ? shared.processor : notGranted<AppDeps['processor']>('the payment processor', name);
+  const accounts = services.has('accounts') ? shared.accounts : notGranted<AppDeps['accounts']>('the accounts service', name);
   const cards = callsProcessorOf(manifest, 'card') ? cardPayments : undefined;
   return {
     ...rest,
@@ -104,8 +108,9 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     balanceEventsQueue: grantedQueue('balanceEventsQueue'),
     retryRunsQueue: grantedQueue('retryRunsQueue'),
     // Every charging path reads the account first; a function of the processors alone (reconciliation) reads reports, never charges.
-    processor: limiter && chargesEveryRail(manifest) ? limitedProcessor(processor, limiter) : processor,
-    accounts: services.has('accounts') ? shared.accounts : notGranted('the accounts service', name),
+    processor: chargesEveryRail(manifest) ? withCircuitAndBudget(processor, circuits, limiter) : processor,
+    accounts: circuits && services.has('accounts') ? circuits.accounts(accounts) : accounts,
+    ...(circuits ? { circuits } : {}),
     // Card payments are looked up at the card processor.
     ...(cards ? { cardPayments: limiter ? limitedCardPayments(cards, limiter) : cards } : {}),
     ...(limiter ? { processorLimiter: limiter } : {}),
@@ -118,4 +123,29 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
       balanceWebhook: secrets.has('balanceWebhook') ? shared.secrets.balanceWebhook : '',
     },
   };
+}
+
+/** A function granted GetItem on the locks table reads the processors' circuits (DESIGN 15). */
+function readsCircuits(manifest: FunctionManifest): boolean {
+  return (manifest.tables.locks?.read ?? []).includes('get');
+}
+
+function circuitBreaker(name: FunctionName, shared: SharedDeps, store: DynamoCircuitStore): CircuitBreaker {
+  const logger = shared.logger.child({ fn: name });
+  return new CircuitBreaker({
+    store,
+    wallClock: shared.wallClock,
+    ...(shared.settings.circuitOpenMs !== undefined ? { openMs: shared.settings.circuitOpenMs } : {}),
+    onOpen: (service, error) => {
+      logger.error({ service, reason: error.reason, err: error.cause }, 'processor outage: our credentials were refused; circuit opened (docs/runbook.md)');
+      shared.metrics.processorCircuitsOpen?.([service]);
+    },
+    onStoreError: (error) => logger.error({ err: error }, 'processor outage: the circuit could not be stored; it holds in this container'),
+  });
+}
+
+/** A charging function's processor: a token from the budget first (DESIGN 13), then the circuit that turns our outage into an open circuit (DESIGN 15). */
+function withCircuitAndBudget(processor: AppDeps['processor'], circuits: CircuitBreaker | undefined, limiter: ProcessorLimiter | undefined): AppDeps['processor'] {
+  const limited = limiter ? limitedProcessor(processor, limiter) : processor;
+  return circuits ? circuits.processor(limited) : limited;
 }

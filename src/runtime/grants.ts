@@ -13,9 +13,11 @@ export interface NeededAccess {
   /** get, query, put, update, delete; anything else (scan, conditionCheck, batch, describe) is never granted. */
   readonly action: string;
   readonly index?: string;
+  /** A base-table Query's partition key value, when its key condition names one. */
+  readonly partition?: string;
 }
 
-type Item = { TableName?: string; IndexName?: string };
+type Item = { TableName?: string; IndexName?: string; KeyConditionExpression?: string; ExpressionAttributeValues?: Record<string, unknown> };
 type Input = Item & {
   TransactItems?: { Put?: Item; Update?: Item; Delete?: Item; ConditionCheck?: Item; Get?: Item }[];
   RequestItems?: Record<string, unknown>;
@@ -35,7 +37,10 @@ export function neededAccess(commandName: string, input: Input): NeededAccess[] 
   const single = SINGLE[commandName];
   if (single) {
     const table = input.TableName ?? '';
-    return [single === 'query' && input.IndexName ? { table, action: 'query', index: input.IndexName } : { table, action: single }];
+    if (single !== 'query') return [{ table, action: single }];
+    if (input.IndexName) return [{ table, action: 'query', index: input.IndexName }];
+    const partition = partitionOf(input);
+    return [partition === undefined ? { table, action: 'query' } : { table, action: 'query', partition }];
   }
   if (commandName === 'TransactWriteItemsCommand' || commandName === 'TransactGetItemsCommand') {
     return (input.TransactItems ?? []).flatMap((item) =>
@@ -47,6 +52,15 @@ export function neededAccess(commandName: string, input: Input): NeededAccess[] 
   return [{ table: input.TableName ?? '', action }];
 }
 
+/** The value of `<key> = :value`, the partition condition a key condition starts with. */
+function partitionOf(input: Item): string | undefined {
+  const match = /^\s*#?\w+\s*=\s*(:\w+)/.exec(input.KeyConditionExpression ?? '');
+  const value = match ? input.ExpressionAttributeValues?.[match[1]!] : undefined;
+  if (typeof value === 'string') return value;
+  const s = (value as { S?: unknown } | undefined)?.S;
+  return typeof s === 'string' ? s : undefined;
+}
+
 /** Whether the manifest grants one needed permission on the table it names. */
 export function isGranted(manifest: FunctionManifest, tableId: TableId, needed: NeededAccess): boolean {
   const grant = manifest.tables[tableId];
@@ -54,8 +68,11 @@ export function isGranted(manifest: FunctionManifest, tableId: TableId, needed: 
   if (needed.index !== undefined) return (grant.indexes ?? []).includes(needed.index);
   switch (needed.action) {
     case 'get':
-    case 'query':
       return (grant.read ?? []).includes(needed.action);
+    case 'query':
+      if (!(grant.read ?? []).includes('query')) return false;
+      // IAM's dynamodb:LeadingKeys: only the named partitions.
+      return grant.queryPartitions === undefined || (needed.partition !== undefined && grant.queryPartitions.includes(needed.partition));
     case 'put':
     case 'update':
       return (grant.write ?? []).includes(needed.action);

@@ -21,7 +21,7 @@ import {
   type ServiceId,
 } from '../manifest/index.js';
 import { systemClock, uuidIds } from './compose.js';
-import { apiAuthSettings, ConfigError, loadBaseConfig, loadRequired, loadTableNames, type BaseConfig } from './config.js';
+import { apiAuthSettings, ConfigError, isPlaceholderSecret, loadBaseConfig, loadRequired, loadTableNames, serviceUrl, type BaseConfig } from './config.js';
 import type { AppDeps, QueuePort } from './deps.js';
 import { functionDeps, notGranted, type SharedDeps } from './function-deps.js';
 import type { NeededAccess } from './grants.js';
@@ -62,7 +62,13 @@ export async function productionDeps(
   const tableNames = loadTableNames(env, tablesOf(manifest)) as Partial<TableNames>;
   const queueUrls = loadRequired(env, (manifest.sendsTo ?? []).map((id) => QUEUES[id].urlEnv)) as Urls;
   const serviceUrls = loadRequired(env, (manifest.services ?? []).flatMap((id) => urlEnvOf(id) ?? [])) as Urls;
+  for (const [name, url] of Object.entries(serviceUrls)) serviceUrl(name, url!);
   const secretOf = await loadSecrets(manifest, env, base.DYNAMO_REGION, wiring);
+  // Only dev goes live with the stack's placeholders; any other stage refuses to start on one.
+  if (base.STAGE !== 'dev') {
+    const unset = (manifest.secrets ?? []).filter((id) => isPlaceholderSecret(secretOf(id)));
+    if (unset.length > 0) throw new ConfigError(`invalid configuration: ${unset.map((id) => SECRETS[id].env).join(', ')} still hold a placeholder; put the real value (docs/security.md)`);
+  }
   const clients = serviceClients(manifest, wiring, serviceUrls, secretOf);
   const webhookSecret = (id: SecretId) => ((manifest.secrets ?? []).includes(id) ? secretOf(id) : '');
   const cardPayments = provided(clients, 'cardPayments');

@@ -29,6 +29,21 @@ describe('verifySignedPayload', () => {
     expect(verifySignedPayload(`t=${t + 1},v1=${v1}`, body, secret, now)).toEqual({ ok: false, reason: 'mismatch' });
   });
 
+  it('accepts the current and the previous key during a rotation, and only those', () => {
+    const rotating = JSON.stringify({ current: 'whsec_new', previous: secret });
+    expect(verifySignedPayload(signPayload(body, 'whsec_new', t), body, rotating, now).ok).toBe(true);
+    expect(verifySignedPayload(signPayload(body, secret, t), body, rotating, now).ok).toBe(true);
+    expect(verifySignedPayload(signPayload(body, 'whsec_other', t), body, rotating, now)).toEqual({ ok: false, reason: 'mismatch' });
+    // The rotation done: the previous key no longer verifies.
+    expect(verifySignedPayload(signPayload(body, secret, t), body, JSON.stringify({ current: 'whsec_new' }), now).ok).toBe(false);
+  });
+
+  it('an empty secret verifies nothing, not even a signature made with the empty key', () => {
+    for (const empty of ['', '  ', '{}', '{"current":""}', '{not json']) {
+      expect(verifySignedPayload(signPayload(body, '', t), body, empty, now)).toEqual({ ok: false, reason: 'mismatch' });
+    }
+  });
+
   it('accepts when any of several v1 values matches (secret rotation)', () => {
     const good = signPayload(body, secret, t).split('v1=')[1];
     expect(verifySignedPayload(`t=${t},v1=${'0'.repeat(64)},v1=${good}`, body, secret, now).ok).toBe(true);

@@ -56,6 +56,7 @@ describe('collections-job', () => {
       billing_date: pending.billing_date,
       subscription_id: pending.subscription_id,
       process: 'SCHEDULED',
+      payment_method: pending.payment_method,
       enqueued_at: at(0),
       processor: 'payments',
     });

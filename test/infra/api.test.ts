@@ -110,6 +110,16 @@ describe('HTTP API', () => {
     });
   });
 
+  it('throttles each webhook route on its own, lower limit; /v1 keeps the stage default', () => {
+    const stage = Object.values(resourcesOfType(prod.statelessTemplate, 'AWS::ApiGatewayV2::Stage'))[0]!.Properties as any;
+    expect(stage.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 });
+    expect(Object.keys(stage.RouteSettings).sort()).toEqual(WEBHOOKS.map(([key]) => key).sort());
+    for (const [key] of WEBHOOKS) {
+      expect(stage.RouteSettings[key]).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+      expect(routeFor(key).RouteKey).toBe(key);
+    }
+  });
+
   it('falls back to placeholder issuer and audience', () => {
     const dev = synthBilling();
     dev.statelessTemplate.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {

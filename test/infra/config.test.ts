@@ -50,6 +50,12 @@ describe('deploy-time configuration', () => {
     expect(() => newBillingApp({ stage: 'qa', paymentsApiUrl: 'https://pay.example.org' })).toThrow(/placeholder values for paymentsApiUrl;/);
   });
 
+  it('refuses an http: (or any non-https) service URL at synth, whatever the stage', () => {
+    expect(() => newBillingApp({ stage: 'dev', paymentsApiUrl: 'http://payments.internal' })).toThrow(/"paymentsApiUrl" is "http:\/\/payments.internal"; expected an https: URL/);
+    expect(() => newBillingApp({ stage: 'prod', accountsApiUrl: 'ftp://accounts.internal' })).toThrow(/accountsApiUrl.*https: URL/);
+    expect(() => newBillingApp({ stage: 'dev', accountsApiUrl: 'not a url' })).toThrow(/accountsApiUrl/);
+  });
+
   it('lets dev keep the placeholders', () => {
     expect(newBillingApp({ stage: 'dev' }).config.paymentsApiUrl).toBe('https://payments.example.com');
   });

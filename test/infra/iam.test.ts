@@ -97,6 +97,19 @@ describe.each(HANDLER_NAMES)('%s execution role', (name) => {
     );
   });
 
+  it('queries a base table whose grant names partitions only under a dynamodb:LeadingKeys condition on exactly them', () => {
+    for (const [tableId, grant] of Object.entries(manifest.tables) as [TableId, TableGrant][]) {
+      const onTable = statements.filter((s) => !isStreamStatement(s) && actionsOf(s).includes('dynamodb:Query') && referencedIds(s, tableIds).includes(tableId) && !/\/index\//.test(JSON.stringify(s.Resource)));
+      if (!grant.queryPartitions) {
+        for (const statement of onTable) expect((statement as { Condition?: unknown }).Condition).toBeUndefined();
+        continue;
+      }
+      expect(onTable).toHaveLength(1);
+      expect((onTable[0] as { Condition?: unknown }).Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...grant.queryPartitions] } });
+      expect(actionsOf(onTable[0]!)).toEqual(['dynamodb:Query']);
+    }
+  });
+
   it('sends only to the queues its manifest names (and, for a Kinesis consumer, its on-failure queue)', () => {
     const sends = statements.filter((s) => actionsOf(s).includes('sqs:SendMessage'));
     const expected: string[] = [...(manifest.sendsTo ?? [])];

@@ -54,6 +54,21 @@ describe('alarms', () => {
   });
 });
 
+describe('processor outage alarm (DESIGN 15)', () => {
+  it('fires while any processor circuit is open, on the dimension-less gauge the collections-job and the workers emit', () => {
+    const alarm = alarmNamed('prod-billing-processor-outage');
+    expect(alarm).toMatchObject({
+      Namespace: 'Billing',
+      MetricName: 'billing_processor_circuits_open',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Statistic: 'Maximum',
+    });
+    expect(alarm.Dimensions ?? []).toEqual([]);
+    expect(JSON.stringify(alarm)).toMatch(/runbook/);
+  });
+});
+
 describe('ACH return-rate alarms (NACHA, trailing 60 days)', () => {
   it.each([
     ['unauthorized', 0.4, 0.5],

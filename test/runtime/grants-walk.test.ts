@@ -3,6 +3,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TableId } from '../../src/adapters/dynamodb/table-definitions.js';
 import { historyRowOf } from '../../src/domain/billing-record.js';
+import { achInstrumentId } from '../../src/domain/instruments/instrument.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
@@ -43,8 +44,7 @@ import { DAY, HOUR } from '../support/time.js';
 /** Granted, and needed by no path of the function's code: wider than its use. */
 const WIDER_THAN_USE: Partial<Record<FunctionName, readonly string[]>> = {
   // The processor budget's counters: taken by a PaymentIntent lookup (a dispute without metadata), a path this walk does not take.
-  'stripe-webhook': ['locks update', 'stripeEvents get'],
-  'retry-run-worker': ['billingActivity query', 'retryRuns get'],
+  'stripe-webhook': ['locks update'],
 };
 
 let app: TestApp;
@@ -246,8 +246,9 @@ describe('every use case through its function’s grant guard', () => {
     await app.deps.billing.commit({ writes: [{ kind: 'update', read: older, record: second }], history: [historyRowOf(second)] });
     expect(await sendAch(achEventBody(older, 'settled', 'conf-old', at(0)))).toEqual({ status: 'ignored', reason: 'confirmation_mismatch' });
 
-    const [returned] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${randomUUID()}` }));
-    expect(await sendAch(achEventBody(returned, 'returned', returned.transaction_id!, at(0), { return_code: 'R01' }))).toMatchObject({ status: 'applied' });
+    // A return on a debit that names its instrument holds it (an UpdateItem of the user's instruments item).
+    const [returned] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${randomUUID()}`, instrument_id: achInstrumentId('acct-walk', 'auth-walk') }));
+    expect(await sendAch(achEventBody(returned, 'returned', returned.transaction_id!, at(0), { return_code: 'R02' }))).toMatchObject({ status: 'applied' });
 
     // A loan retry waiting on its next attempt: the first entry's outcome is a replay (its audit row
     // shows it); the settlement of a loan debit in flight applies.

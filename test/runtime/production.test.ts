@@ -61,6 +61,20 @@ describe('production wiring at cold start', () => {
     await expect(productionDeps('batch-worker', { ...complete, LOCKS_TABLE: '  ' })).rejects.toThrow(/LOCKS_TABLE/);
   });
 
+  it('refuses a service URL that is not https: at cold start (plain http only to this machine)', async () => {
+    await expect(productionDeps('batch-worker', { ...complete, PAYMENTS_API_URL: 'http://payments.internal' })).rejects.toThrow(/PAYMENTS_API_URL must be an https: URL/);
+    await expect(productionDeps('batch-worker', { ...complete, ACCOUNTS_API_URL: 'ftp://accounts' })).rejects.toThrow(/ACCOUNTS_API_URL must be an https: URL/);
+    expect((await productionDeps('batch-worker', { ...complete, PAYMENTS_API_URL: 'https://payments.internal' })).settings.stage).toBe('prod');
+  });
+
+  it('refuses an empty or placeholder secret outside dev, naming it; dev may start on the stack placeholders', async () => {
+    const placeholder = JSON.stringify({ placeholder: 'set the real value', random: 'Zq81' });
+    for (const value of [placeholder, 'changeme', 'placeholder']) {
+      await expect(productionDeps('ach-handler', { ...complete, ACH_WEBHOOK_SECRET: value })).rejects.toThrow(/ACH_WEBHOOK_SECRET still hold a placeholder/);
+    }
+    expect((await productionDeps('ach-handler', { ...complete, STAGE: 'dev', ACH_WEBHOOK_SECRET: placeholder })).settings.stage).toBe('dev');
+  });
+
   it('refuses a missing webhook secret', async () => {
     const { ACH_WEBHOOK_SECRET: _omitted, ...env } = complete;
     await expect(productionDeps('ach-handler', env)).rejects.toThrow(/ACH_WEBHOOK_SECRET/);
@@ -89,7 +103,7 @@ describe('production wiring at cold start', () => {
   it('reports use of a dependency the function was not configured for', async () => {
     const deps = await productionDeps('collections-job', complete);
     expect(() => deps.processor.submit({} as never)).toThrow(/not granted to collections-job by its manifest/);
-    expect(() => deps.locks.tryAcquire({} as never, 0)).toThrow(/the locks table is not granted to collections-job/);
+    expect(() => deps.retryRuns.claimItem('run', 'sub', 'message', 'now', 'now')).toThrow(/the retryRuns table is not granted to collections-job/);
     expect(() => deps.balanceEventsQueue.sendBatch([])).toThrow(/the balanceEvents queue is not granted to collections-job/);
   });
 

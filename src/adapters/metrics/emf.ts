@@ -17,6 +17,8 @@ export const RECONCILIATION_OPEN_EXCEPTIONS_METRIC = 'billing_reconciliation_ope
 /** Due periods waiting, dimension `processor`, and the minutes the budget needs for the longest (DESIGN 13). */
 export const DUE_BACKLOG_METRIC = 'billing_due_backlog';
 export const BACKLOG_ETA_METRIC = 'billing_backlog_eta_minutes';
+/** How many processor circuits are open (no dimension: one alarm for any processor outage, DESIGN 15). */
+export const PROCESSOR_CIRCUITS_OPEN_METRIC = 'billing_processor_circuits_open';
 
 type Unit = 'Count' | 'Percent';
 
@@ -56,6 +58,10 @@ export class EmfMetrics implements MetricsPort {
   dueBacklog(backlog: Readonly<Partial<Record<ProcessorId, number>>>, etaMinutes: number): void {
     for (const [processor, count] of Object.entries(backlog)) this.emit({ processor }, DUE_BACKLOG_METRIC, count);
     this.emit({}, BACKLOG_ETA_METRIC, etaMinutes);
+  }
+
+  processorCircuitsOpen(open: readonly string[]): void {
+    this.emit({}, PROCESSOR_CIRCUITS_OPEN_METRIC, open.length);
   }
 
   private emit(dimensions: Record<string, string>, metric: string, value: number, unit: Unit = 'Count'): void {

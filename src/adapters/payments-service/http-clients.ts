@@ -1,7 +1,7 @@
 import * as z from '../../domain/zod.js';
 import { lazySchema, safeParseCold } from '../../domain/lazy-schema.js';
 import { cardNetworkOf } from '../../domain/declines.js';
-import { ProcessorError, ProcessorThrottledError, TransientError } from '../../domain/errors.js';
+import { ProcessorError, ProcessorOutageError, ProcessorThrottledError, TransientError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
 import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult, ProcessorRefund, RefundQuery } from '../../domain/ports/processor.js';
@@ -44,10 +44,22 @@ const refundAnswerSchema = lazySchema(() => z.object({
 
 type Fetch = typeof fetch;
 
+/**
+ * The error codes with which our services refuse the caller, not the request: missing, invalid,
+ * expired or revoked credentials, or a client not allowed to call. Such an answer is our outage
+ * (DESIGN 15), whatever its status; any other 4xx is the request's rejection.
+ */
+export const CREDENTIAL_ERROR_CODES: ReadonlySet<string> = new Set(['unauthenticated', 'invalid_client', 'invalid_token', 'token_expired', 'client_not_allowed']);
+
+const errorAnswerSchema = lazySchema(() => z.object({ error: z.object({ code: z.string() }) }));
+
+/** Which service a call went to, for the circuit an outage opens. */
+type ServiceName = 'payments' | 'accounts';
+
 /** Answered for a 404 when the caller asked for one: the service knows no such thing. */
 const NOT_FOUND = Symbol('not found');
 
-async function call(fetchImpl: Fetch, url: string, init: RequestInit, options: { notFound?: true } = {}): Promise<unknown> {
+async function call(fetchImpl: Fetch, url: string, init: RequestInit, service: ServiceName, options: { notFound?: true } = {}): Promise<unknown> {
   let response: Response;
   try {
     response = await fetchImpl(url, init);
@@ -61,11 +73,27 @@ async function call(fetchImpl: Fetch, url: string, init: RequestInit, options: {
     throw new TransientError(`payments service answered ${response.status}`);
   }
   if (response.status === 404 && options.notFound) return NOT_FOUND;
-  if (!response.ok) throw new ProcessorError('processor_rejected', 'The payment processor rejected the request.');
+  if (!response.ok) {
+    const code = await errorCodeOf(response);
+    // A 401 is always the caller's credentials; otherwise the answer's code decides.
+    if (response.status === 401 || (code !== undefined && CREDENTIAL_ERROR_CODES.has(code))) {
+      throw new ProcessorOutageError(service, 'processor_auth', { cause: new Error(`${service} service answered ${response.status} ${code ?? ''}`.trim()) });
+    }
+    throw new ProcessorError('processor_rejected', 'The payment processor rejected the request.');
+  }
   try {
     return await response.json();
   } catch (error) {
     throw new ProcessorError('processor_bad_answer', 'The payment processor is unavailable.', { cause: error });
+  }
+}
+
+async function errorCodeOf(response: Response): Promise<string | undefined> {
+  try {
+    const parsed = safeParseCold(errorAnswerSchema, await response.json());
+    return parsed.success ? parsed.data.error.code : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -81,7 +109,7 @@ export class HttpPaymentsService implements PaymentProcessor {
       headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotency_key },
       body: JSON.stringify(request),
       ...(signal ? { signal } : {}),
-    });
+    }, 'payments');
     const parsed = safeParseCold(paymentAnswerSchema, body);
     if (!parsed.success) throw new ProcessorError('processor_bad_answer', 'The payment processor is unavailable.');
     if (parsed.data.outcome !== 'declined') return parsed.data;
@@ -92,7 +120,7 @@ export class HttpPaymentsService implements PaymentProcessor {
 
   async findRefund(query: RefundQuery, signal?: AbortSignal): Promise<ProcessorRefund | undefined> {
     const url = new URL(`/refunds/${encodeURIComponent(query.refund_id)}`, this.baseUrl).toString();
-    const body = await call(this.fetchImpl, url, { method: 'GET', ...(signal ? { signal } : {}) }, { notFound: true });
+    const body = await call(this.fetchImpl, url, { method: 'GET', ...(signal ? { signal } : {}) }, 'payments', { notFound: true });
     if (body === NOT_FOUND) return undefined;
     const parsed = safeParseCold(refundAnswerSchema, body);
     if (!parsed.success) throw new ProcessorError('processor_bad_answer', 'The payment processor is unavailable.');
@@ -110,7 +138,7 @@ export class HttpAccountDirectory implements AccountDirectory {
     const body = await call(this.fetchImpl, new URL(`/accounts/${encodeURIComponent(userId)}`, this.baseUrl).toString(), {
       method: 'GET',
       ...(signal ? { signal } : {}),
-    });
+    }, 'accounts');
     const parsed = safeParseCold(accountSnapshotSchema, body);
     if (!parsed.success) throw new ProcessorError('accounts_bad_answer', 'The payment processor is unavailable.');
     return parsed.data;

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import * as z from '../../domain/zod.js';
 import type { CardPaymentDirectory, CardPaymentReference } from '../../domain/card-outcomes.js';
-import { ProcessorError } from '../../domain/errors.js';
+import { ProcessorError, ProcessorOutageError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
 import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
 import type { Clock } from '../../domain/ports/clock.js';
@@ -40,6 +40,8 @@ export const processorSettingsSchema = z.strictObject({
   rate_limit_per_second: z.optional(rateLimitSchema),
   /** Each presentment waits a random time of this shape (wall time). */
   latency_ms: z.optional(latencySchema),
+  /** `revoked`: every call fails as a revoked key or a refused client does (DESIGN 15). */
+  auth: z.optional(z.enum(['ok', 'revoked'])),
 });
 export type ProcessorSettings = z.input<typeof processorSettingsSchema>;
 
@@ -169,6 +171,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     this.limits.presented(processor);
     const delay = this.limits.delayMs();
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    this.refuseRevoked(request.rail === 'card' ? 'stripe' : 'payments');
     const seen = this.results.get(request.idempotency_key);
     if (seen) return seen;
     const outcome = this.outcomeFor(request.user_id);
@@ -212,6 +215,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   }
 
   async getAccount(userId: string): Promise<AccountSnapshot> {
+    this.refuseRevoked('accounts');
     const snapshot = this.settings.accounts?.[userId] ?? { status: 'active' as const };
     return { ...snapshot, instruments: { ...defaultInstruments(userId), ...snapshot.instruments } };
   }
@@ -223,6 +227,11 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     if (!charge || charge.reference.kind !== 'subscription') return undefined;
     const { user_id, billing_date, subscription_id } = charge.reference;
     return { user_id, billing_date, subscription_id };
+  }
+
+  /** What the adapters answer for Stripe's 401 and the payments service's credential errors. */
+  private refuseRevoked(service: 'stripe' | 'payments' | 'accounts'): void {
+    if (this.settings.auth === 'revoked') throw new ProcessorOutageError(service, 'processor_auth');
   }
 
   /** Refunds money at once, as a dashboard refund does; the payment need not be one the simulator took. */

@@ -1,5 +1,5 @@
 import type Stripe from 'stripe';
-import { InterruptedError, ProcessorError, ProcessorThrottledError, TransientError } from '../../domain/errors.js';
+import { InterruptedError, ProcessorError, ProcessorOutageError, ProcessorThrottledError, TransientError } from '../../domain/errors.js';
 import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult, ProcessorRefund, RefundQuery } from '../../domain/ports/processor.js';
 import { cardDeclineMessage } from './decline-messages.js';
 import { declineDetailsOf } from './decline-details.js';
@@ -148,13 +148,14 @@ function resultOf(intent: Stripe.PaymentIntent): PaymentResult {
 }
 
 /**
- * Stripe errors by type, never by message: throttling is ProcessorThrottledError, outages transient, the rest counted.
+ * Stripe errors by type, never by message: throttling is ProcessorThrottledError, Stripe's outages
+ * transient, a key it refuses is our outage, the rest counted.
  * `errors` is the error classes of the SDK instance that made the call (`stripe.errors`): the
  * adapters import the SDK for its types only, so that in a Lambda bundle the one load of the SDK
  * is src/runtime/wiring/stripe.ts's `import('stripe')`, on the first card use (lib/bundling.ts).
  */
 export function mapStripeError(error: unknown, errors: StripeErrors): Error {
-  if (error instanceof TransientError || error instanceof ProcessorError || error instanceof InterruptedError) return error;
+  if (error instanceof TransientError || error instanceof ProcessorError || error instanceof InterruptedError || error instanceof ProcessorOutageError) return error;
   if (error instanceof errors.StripeError) {
     // Stripe's rate limit (429, `rate_limit`): nothing was taken; the worker stops presenting (DESIGN 13).
     // A 429 `lock_timeout` is a busy object, not the account's rate: a plain transient error.
@@ -173,8 +174,9 @@ export function mapStripeError(error: unknown, errors: StripeErrors): Error {
       return new TransientError(UNAVAILABLE, { cause: error });
     }
     if (error instanceof errors.StripeIdempotencyError) return new ProcessorError('idempotency_conflict', REJECTED, { cause: error });
+    // A revoked, expired or wrong key, or a restricted key without the permission: our outage (DESIGN 15).
     if (error instanceof errors.StripeAuthenticationError || error instanceof errors.StripePermissionError) {
-      return new ProcessorError('processor_auth', REJECTED, { cause: error });
+      return new ProcessorOutageError('stripe', 'processor_auth', { cause: error });
     }
     return new ProcessorError('processor_rejected', REJECTED, { cause: error });
   }

@@ -24,4 +24,6 @@ export interface MetricsPort {
   reconciliation?(gauge: { readonly rail: string; readonly grossDriftCents: number; readonly openExceptions: number }): void;
   /** Due periods waiting per processor and the minutes the budget needs for them (DESIGN 13 `billing_due_backlog{processor}`, `billing_backlog_eta_minutes`). */
   dueBacklog(backlog: Readonly<Partial<Record<ProcessorId, number>>>, etaMinutes: number): void;
+  /** The services whose circuit is open (DESIGN 15 `billing_processor_circuits_open`): the outage alarm's gauge. */
+  processorCircuitsOpen?(open: readonly string[]): void;
 }

@@ -3,7 +3,7 @@ import { COLLECTION_SCANS, decideCollection } from '../due-work.js';
 import type { BillingStore } from '../ports/billing-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { PaymentsStore } from '../ports/loan-payments.js';
-import type { BillingStatus } from '../records.js';
+import type { BillingStatus, PaymentMethod } from '../records.js';
 import { formatInstant } from '../time.js';
 
 export interface CollectionsSummary {
@@ -13,6 +13,10 @@ export interface CollectionsSummary {
   /** Of `enqueued`: loan payments in RETRY whose next attempt is due (DESIGN 2.7). */
   loan_retries_enqueued: number;
   truncated: boolean;
+  /** Due periods left in the due-index because their processor's circuit is open (DESIGN 15). */
+  skipped_outage?: number;
+  /** The services whose circuit was open when the run read them. */
+  processor_outage?: readonly string[];
 }
 
 export interface FailingCounts {
@@ -27,6 +31,8 @@ export interface PlanCollectionsOptions {
   readonly shouldContinue: () => boolean;
   /** Sends one page's messages; it is always awaited in full before the run stops. */
   readonly send: (messages: readonly CollectionMessage[]) => Promise<void>;
+  /** A payment on this rail would meet an open circuit (DESIGN 15): its periods wait in the due-index, uncounted. */
+  readonly railBlocked?: (rail: PaymentMethod) => boolean;
 }
 
 export interface CollectionsPlan {
@@ -81,6 +87,11 @@ export async function planCollections(
       if (decision.kind === 'skip') {
         if (decision.reason === 'waiting') summary.skipped_waiting += 1;
         if (decision.reason === 'parked') summary.skipped_parked += 1;
+        continue;
+      }
+      // A pause run presents nothing: only a payment waits for its processor.
+      if (process !== 'PAUSE' && options.railBlocked?.(record.payment_method)) {
+        summary.skipped_outage = (summary.skipped_outage ?? 0) + 1;
         continue;
       }
       if (fresh(decision.message)) messages.push(decision.message);

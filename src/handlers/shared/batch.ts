@@ -68,10 +68,11 @@ export function parseSqsBody<S extends z.ZodMiniType>(record: SQSRecord, schema:
 /**
  * Whether the message must be delivered again: a held lock or an uncounted failure (transient,
  * interrupted, record moved) leaves the work due and unsaved. Everything else either did the
- * work, decided it is not due, or saved a counted failure that the ladder schedules.
+ * work, decided it is not due, or saved a counted failure that the ladder schedules. Our own
+ * outage is dropped: redelivering it would only walk it to the DLQ; the planner sends it again.
  */
 export function shouldRetryOutcome(outcome: AttemptOutcome): boolean {
-  return outcome.kind === 'skipped_locked' || outcome.kind === 'failed_uncounted';
+  return outcome.kind === 'skipped_locked' || (outcome.kind === 'failed_uncounted' && outcome.class !== 'outage');
 }
 
 export function batchItemFailure(messageId: string): SQSBatchItemFailure {

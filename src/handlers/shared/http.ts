@@ -13,6 +13,7 @@ import {
   PaymentHoldError,
   PreconditionFailedError,
   ProcessorError,
+  ProcessorOutageError,
   TransientError,
 } from '../../domain/errors.js';
 import { safeParseCold } from '../../domain/lazy-schema.js';
@@ -119,6 +120,10 @@ export function errorResponse(error: unknown, logger: Logger, context: ErrorCont
   if (error instanceof NotFoundError) return json(404, errorBody(error.code, error.message));
   if (error instanceof IdempotencyKeyReusedError) return json(422, errorBody(error.code, error.message));
   if (error instanceof InternalFaultError) return internalError(error, logger);
+  if (error instanceof ProcessorOutageError) {
+    logger.error({ err: error, service: error.service, reason: error.reason }, 'processor outage');
+    return json(503, errorBody('processor_unavailable', 'the payment processor is unavailable; retry later'), { 'retry-after': '60' });
+  }
   if (error instanceof TransientError) return json(503, errorBody('unavailable', 'a dependency is briefly unavailable; retry'), { 'retry-after': '1' });
   if (error instanceof ProcessorError) {
     logger.warn({ err: error }, 'payment processor error');

@@ -20,8 +20,26 @@ export function signPayload(rawBody: string, secret: string, tSeconds: number): 
 }
 
 /**
+ * The keys a receiver's secret holds: one value, or during a rotation `{"current","previous"}`
+ * (docs/security.md), both accepted until the previous one is removed. An empty key is never a key.
+ */
+export function signingKeysOf(secret: string): string[] {
+  const trimmed = secret.trim();
+  if (trimmed.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(trimmed) as { current?: unknown; previous?: unknown };
+      return [parsed.current, parsed.previous].filter((key): key is string => typeof key === 'string' && key.trim() !== '');
+    } catch {
+      return [];
+    }
+  }
+  return trimmed === '' ? [] : [secret];
+}
+
+/**
  * Checks a signature header against the raw body: the timestamp within `toleranceS` of `nowMs`
- * (either side) and one of the `v1` values equal to the expected HMAC, compared in constant time.
+ * (either side) and one of the `v1` values equal to the HMAC under one of the secret's keys
+ * (`signingKeysOf`), every pair compared in constant time. A secret with no key verifies nothing.
  */
 export function verifySignedPayload(
   headerValue: string | undefined,
@@ -49,11 +67,13 @@ export function verifySignedPayload(
   }
   if (timestamp === undefined || candidates.length === 0) return { ok: false, reason: 'malformed' };
   if (Math.abs(nowMs / 1000 - timestamp) > toleranceS) return { ok: false, reason: 'stale' };
-  const expected = Buffer.from(hmacHex(secret, `${timestamp}.${rawBody}`), 'hex');
   let matched = false;
-  for (const candidate of candidates) {
-    // Lengths are equal (both 32 bytes, checked by the regex), so timingSafeEqual never throws.
-    if (timingSafeEqual(expected, Buffer.from(candidate, 'hex'))) matched = true;
+  for (const key of signingKeysOf(secret)) {
+    const expected = Buffer.from(hmacHex(key, `${timestamp}.${rawBody}`), 'hex');
+    for (const candidate of candidates) {
+      // Lengths are equal (both 32 bytes, checked by the regex), so timingSafeEqual never throws.
+      if (timingSafeEqual(expected, Buffer.from(candidate, 'hex'))) matched = true;
+    }
   }
   return matched ? { ok: true, timestamp } : { ok: false, reason: 'mismatch' };
 }

@@ -27,6 +27,8 @@ interface Sent {
   readonly command: string;
   readonly table: string;
   readonly heartbeat: boolean;
+  /** A read of the processors' circuits: once per few seconds per container, not per subscription. */
+  readonly circuit: boolean;
 }
 
 let app: TestApp;
@@ -39,18 +41,24 @@ beforeAll(async () => {
       const input = args.input as { TableName?: string; ConditionExpression?: string; TransactItems?: unknown[] };
       const command = String(context.commandName ?? '?').replace(/Command$/, '');
       const heartbeat = command === 'PutItem' && input.TableName === app.db.tables.locks && /record_version_number = :previous/.test(input.ConditionExpression ?? '');
-      sent.push({ command, table: input.TableName ?? (input.TransactItems ? 'transaction' : '?'), heartbeat });
+      // The attempt never reads the locks table: a GetItem there is a circuit read (DESIGN 15).
+      const circuit = command === 'GetItem' && input.TableName === app.db.tables.locks;
+      sent.push({ command, table: input.TableName ?? (input.TransactItems ? 'transaction' : '?'), heartbeat, circuit });
       return next(args);
     },
     { step: 'initialize', name: 'countRequestsPerPath' },
   );
 });
 
-/** Runs `work` and answers the requests it sent, heartbeats apart. */
-async function counted(work: () => Promise<unknown>): Promise<{ requests: string[]; heartbeats: number }> {
+/** Runs `work` and answers the requests it sent, heartbeats and circuit reads apart. */
+async function counted(work: () => Promise<unknown>): Promise<{ requests: string[]; heartbeats: number; circuitReads: number }> {
   sent.length = 0;
   await work();
-  return { requests: sent.filter((s) => !s.heartbeat).map((s) => s.command), heartbeats: sent.filter((s) => s.heartbeat).length };
+  return {
+    requests: sent.filter((s) => !s.heartbeat && !s.circuit).map((s) => s.command),
+    heartbeats: sent.filter((s) => s.heartbeat).length,
+    circuitReads: sent.filter((s) => s.circuit).length,
+  };
 }
 
 const message = (record: BillingRecord, process: 'SCHEDULED' | 'RETRY') =>
@@ -79,9 +87,11 @@ describe('DynamoDB requests per billed subscription', () => {
 
   it('batch of ten (batch-worker): 3 per subscription', async () => {
     const records = await seedRecords(app, ...Array.from({ length: 10 }, () => dueRecord(app.clock.now())));
-    const { requests } = await counted(() => createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent(records.map((r) => message(r, 'SCHEDULED')))));
+    const { requests, circuitReads } = await counted(() => createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent(records.map((r) => message(r, 'SCHEDULED')))));
     for (const r of records) expect((await app.deps.billing.get(r))?.billing_status).toBe('COMPLETED');
     expect(requests).toHaveLength(30);
+    // The circuits are read once for the batch (one GetItem per service), not once per subscription.
+    expect(circuitReads).toBe(3);
   });
 
   it('manual pay (api): at most 4', async () => {

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpAccountDirectory, HttpPaymentsService, RailRouter } from '../../../src/adapters/payments-service/http-clients.js';
-import { ProcessorError, ProcessorThrottledError, TransientError } from '../../../src/domain/errors.js';
+import { ProcessorError, ProcessorOutageError, ProcessorThrottledError, TransientError } from '../../../src/domain/errors.js';
 import { classifyFailure } from '../../../src/domain/ladder.js';
 import type { PaymentRequest } from '../../../src/domain/ports/processor.js';
 
@@ -101,6 +101,32 @@ describe('payments and accounts service clients against a local HTTP server', ()
     await expect(service.submit(request)).rejects.toBeInstanceOf(ProcessorError);
     answer = { status: 200, body: '{"outcome":"maybe"}' };
     await expect(service.submit(request)).rejects.toBeInstanceOf(ProcessorError);
+  });
+
+  it('classifies a refusal of our credentials by its error code as our outage, on the service that refused', async () => {
+    const service = new HttpPaymentsService(base);
+    const outage = async (status: number, body: unknown, call: () => Promise<unknown> = () => service.submit(request)) => {
+      answer = { status, body: JSON.stringify(body) };
+      const error = await call().then(() => undefined, (e: unknown) => e);
+      expect(error, `${status} ${JSON.stringify(body)}`).toBeInstanceOf(ProcessorOutageError);
+      return error as ProcessorOutageError;
+    };
+    expect(await outage(401, { error: { code: 'invalid_token' } })).toMatchObject({ service: 'payments', reason: 'processor_auth' });
+    expect(await outage(401, { message: 'Unauthorized' })).toMatchObject({ service: 'payments' });
+    expect(await outage(403, { error: { code: 'client_not_allowed' } })).toMatchObject({ service: 'payments' });
+    expect(await outage(400, { error: { code: 'invalid_client' } })).toMatchObject({ service: 'payments' });
+    const directory = new HttpAccountDirectory(base);
+    expect(await outage(401, { error: { code: 'token_expired' } }, () => directory.getAccount('u1'))).toMatchObject({ service: 'accounts' });
+  });
+
+  it('a 403 without a credential code is the request refused (counted), not our outage', async () => {
+    const service = new HttpPaymentsService(base);
+    for (const body of [{ error: { code: 'account_frozen' } }, {}, 'not json']) {
+      answer = { status: 403, body: typeof body === 'string' ? body : JSON.stringify(body) };
+      const error = await service.submit(request).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(ProcessorError);
+      expect(error).toMatchObject({ code: 'processor_rejected' });
+    }
   });
 
   it('treats an unreachable service as transient', async () => {

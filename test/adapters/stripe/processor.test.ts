@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { StripePaymentIntentDirectory } from '../../../src/adapters/stripe/payment-directory.js';
 import { StripeCardProcessor, StripeCustomerSearchResolver, type StripeCustomerResolver } from '../../../src/adapters/stripe/processor.js';
-import { InterruptedError, ProcessorError, ProcessorThrottledError, TransientError } from '../../../src/domain/errors.js';
+import { InterruptedError, ProcessorError, ProcessorOutageError, ProcessorThrottledError, TransientError } from '../../../src/domain/errors.js';
 import { classifyFailure } from '../../../src/domain/ladder.js';
 import type { PaymentRequest } from '../../../src/domain/ports/processor.js';
 import { FakeStripe, stripeError } from './fake-stripe.js';
@@ -176,13 +176,24 @@ describe('StripeCardProcessor', () => {
 
   it.each([
     ['an invalid request', stripeError(400, { type: 'invalid_request_error', code: 'parameter_invalid_integer', message: 'bad amount' }), 'processor_rejected'],
-    ['a bad API key', stripeError(401, { type: 'invalid_request_error', message: 'Invalid API Key provided' }), 'processor_auth'],
     ['a reused key with other parameters', stripeError(400, { type: 'idempotency_error', message: 'Keys for idempotent requests can only be used with the same parameters' }), 'idempotency_conflict'],
   ])('%s is a processor error with a curated message', async (_label, reply, code) => {
     fake.reply = () => reply;
     const error = await rejection(processor().submit(request()));
     expect(error).toBeInstanceOf(ProcessorError);
     expect(error).toMatchObject({ code, message: 'The payment processor rejected the request.' });
+  });
+
+  it.each([
+    ['a revoked or wrong API key (401)', stripeError(401, { type: 'invalid_request_error', message: 'Invalid API Key provided' })],
+    ['an expired API key', stripeError(401, { type: 'invalid_request_error', code: 'api_key_expired', message: 'Expired API Key provided' })],
+    ['a restricted key without the permission (403)', stripeError(403, { type: 'invalid_request_error', message: 'The provided key does not have the required permissions' })],
+  ])('%s is our outage (processor_auth on the stripe circuit), never a counted processor error', async (_label, reply) => {
+    fake.reply = () => reply;
+    const error = await rejection(processor().submit(request()));
+    expect(error).toBeInstanceOf(ProcessorOutageError);
+    expect(error).not.toBeInstanceOf(ProcessorError);
+    expect(error).toMatchObject({ service: 'stripe', reason: 'processor_auth', code: 'processor_outage' });
   });
 
   it('refuses a rail it does not serve, and an interrupted invocation, without calling Stripe', async () => {
