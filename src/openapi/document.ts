@@ -13,6 +13,7 @@ import * as retryRuns from '../handlers/api/retry-runs.js';
 import * as subscriptions from '../handlers/api/subscriptions.js';
 import { retryRunRequestSchema } from '../domain/retry-runs.js';
 import { RESPONSE_COMPONENTS, type ResponseComponent } from './responses.js';
+import { INSTRUMENT_OPERATIONS } from './instrument-operations.js';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API (DESIGN 8), generated from the zod schemas the
@@ -83,6 +84,7 @@ const actionErrors = { ...readErrors, '409': CONFLICT };
 
 /** Every route of the HTTP API, by route key (`METHOD /path`, as API Gateway names it). */
 export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
+  ...INSTRUMENT_OPERATIONS,
   'GET /v1/users/{userId}/subscriptions': {
     operationId: 'listUserSubscriptions',
     summary: "A user's billing periods, newest first",

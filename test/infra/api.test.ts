@@ -29,6 +29,8 @@ const V1_ROUTES: [string, string][] = [
   ['GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history', 'billing:read'],
   ['POST /v1/billing/retry-runs', 'billing:operate'],
   ['GET /v1/billing/retry-runs/{runId}', 'billing:read'],
+  ['GET /v1/users/{userId}/instruments', 'billing:read'],
+  ['POST /v1/users/{userId}/instruments/{instrumentId}/holds/{code}/release', 'billing:operate'],
 ];
 const WEBHOOKS: [string, string][] = [
   ['POST /webhooks/stripe', 'prod-billing-stripe-webhook'],

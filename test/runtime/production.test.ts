@@ -32,6 +32,7 @@ const complete: NodeJS.ProcessEnv = {
   PAYMENTS_TABLE: 'dev-payments',
   STRIPE_EVENTS_TABLE: 'dev-stripe-events',
   RETRY_RUNS_TABLE: 'dev-retry-runs',
+  INSTRUMENTS_TABLE: 'dev-instruments',
   COLLECTIONS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/collections',
   BALANCE_EVENTS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/balance-events',
   RETRY_RUNS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/retry-runs',
@@ -90,7 +91,7 @@ describe('production wiring at cold start', () => {
   });
 
   it('refuses an entry whose adapters differ from its manifest (an extra SDK in the bundle, or a missing one)', async () => {
-    await expect(build('collections-job', { sqs, services: { stripe } }, complete)).rejects.toThrow(/wires \[services\.stripe, sqs\]; its manifest calls for \[sqs\]/);
+    await expect(build('collections-job', { sqs, services: { stripe } }, complete)).rejects.toThrow(/wires \[services\.stripe, sqs\]; its manifest calls for \[services\.accounts, sqs\]/);
     await expect(build('ach-handler', {}, complete)).rejects.toThrow(/calls for \[secretsManager\]/);
   });
 

@@ -14,6 +14,7 @@ import type { AccountSnapshot } from '../ports/account-directory.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
 import { decideInstrument, declineHoldWrite, heldOnOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
 import type { InstrumentRefusal } from '../instruments/gate.js';
+import { heldNoteOf } from '../instruments/returns.js';
 import { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from '../instruments/instrument.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
@@ -252,7 +253,7 @@ async function commitAttempt(
   outcome: AttemptOutcome,
   instruments?: InstrumentWrite,
 ): Promise<AttemptOutcome> {
-  const history = historyRowOf(after, { ...context, actor: request.actor, reason: request.reason, run_id: request.runId });
+  const history = historyRowOf(after, { ...context, actor: request.actor, reason: request.reason, run_id: request.runId, ...heldNoteOf(instruments) });
   const leftPending = read.billing_status === 'PENDING';
   const next = leftPending ? successorRecord(after, now, deps.ids, after.last_run_date) : undefined;
   await commit({
