@@ -33,13 +33,22 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly accountsApiUrl: string;
   /** The balance-webhook gate (`BALANCE_THRESHOLD_CENTS` of the webhook-balance-worker). */
   readonly balanceThresholdCents: number;
+  /** The JWT claim a member token's user id is read from (`USER_ID_CLAIM`; default `sub`). */
+  readonly userIdClaim?: string;
+  /** Which client may use which scope (`API_CLIENT_SCOPES`, checked in the api's router); absent: not checked. */
+  readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
 }
 
 /** Values of the settings a manifest can name. */
 function settingValues(props: BillingStatelessStackProps): Record<string, string> {
-  return { BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents), MAX_PAYMENT_CENTS: String(DEFAULT_MAX_PAYMENT_CENTS) };
+  return {
+    BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents),
+    MAX_PAYMENT_CENTS: String(DEFAULT_MAX_PAYMENT_CENTS),
+    USER_ID_CLAIM: props.userIdClaim ?? 'sub',
+    API_CLIENT_SCOPES: JSON.stringify(props.apiClientScopes ?? {}),
+  };
 }
 
 /** Functions, their triggers, the HTTP API, the schedule, and monitoring; holds no data. */

@@ -1,4 +1,5 @@
 import type * as z from '../domain/zod.js';
+import { actedBy, eventActor } from '../domain/actors.js';
 import { classifyDecline, type DeclineDetails } from '../domain/declines.js';
 import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
 import { decideChargeRefunded, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
@@ -45,7 +46,7 @@ export function createStripeWebhookHandler(deps: AppDeps): (event: HttpEvent) =>
       const eventLog = log.child({ event_id: envelope.id, event_type: envelope.type });
       // A type it does not handle has nothing to apply: recorded processed in one write, no claim.
       const delivery = APPLIERS.has(envelope.type)
-        ? await processStripeEventOnce(deps, envelope, () => applyStripeEvent(deps, envelope, eventLog), {
+        ? await processStripeEventOnce(deps, envelope, () => applyStripeEvent({ ...deps, billing: actedBy(deps.billing, eventActor('stripe', envelope.id)) }, envelope, eventLog), {
             onReleaseError: (error) => eventLog.error({ err: error }, 'stripe event claim could not be released'),
           })
         : await recordStripeEventOnce<Applied>(deps, envelope, { outcome: 'unhandled' });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as z from '../domain/zod.js';
-import { processorSettingsSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
+import { processorSettingsSchema, simulatedRefundSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
+import { idSchema } from '../domain/ids.js';
 import { DETAIL_TYPES } from '../domain/published-events.js';
 import { membershipEventSchema } from '../domain/use-cases/membership/apply-membership-event.js';
 import { formatInstant, InvalidInstantError, instantSchema, parseDurationMs, toDate } from '../domain/time.js';
@@ -21,6 +22,8 @@ export interface LocalControl {
   putMembership(rawBody: string, userId: string): Promise<{ status: 'applied' | 'failed'; shard_id: string; sequence_number: string; attempts: number } | undefined>;
   /** Runs the ACH pump (after a clock change). */
   afterClockChange(): Promise<unknown>;
+  /** A member token for `userId` (`POST /local/tokens`): scope billing:self, its own user only. */
+  mintToken(userId: string): { token: string; expiresInS: number };
   /** The events published on the local bus, oldest first (docs/design.md section 11). */
   listEvents(filter: { userId?: string | undefined; detailType?: string | undefined }): BusEvent[];
 }
@@ -98,8 +101,12 @@ const ROUTES: Record<string, readonly string[]> = {
   '/local/memberships': ['POST'],
   '/local/processor': ['GET', 'PUT'],
   '/local/processor/charges': ['GET'],
+  '/local/processor/refunds': ['POST'],
   '/local/events': ['GET'],
+  '/local/tokens': ['POST'],
 };
+
+const tokenBodySchema = z.strictObject({ user_id: idSchema });
 
 /** `?user_id=` and `?detail_type=` of GET /local/events: each optional, each at most once. */
 const eventsQuerySchema = z.strictObject({
@@ -160,9 +167,19 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
       control.logger.info({ default: settings.default, users: Object.keys(settings.users).length }, 'processor simulator configured');
       return json(200, control.simulator.current());
     }
+    case '/local/processor/refunds': {
+      const refund = control.simulator.refund(parseBody(request, simulatedRefundSchema));
+      control.logger.info({ refund_id: refund.refund_id, transaction_id: refund.transaction_id }, 'simulated refund made');
+      return json(201, refund);
+    }
     case '/local/events': {
       const query = parseQuery(request, eventsQuerySchema);
       return json(200, { items: control.listEvents({ userId: query.user_id, detailType: query.detail_type }) });
+    }
+    case '/local/tokens': {
+      const body = parseBody(request, tokenBodySchema);
+      const minted = control.mintToken(body.user_id);
+      return json(201, { token: minted.token, token_type: 'Bearer', expires_in: minted.expiresInS, scope: 'billing:self', user_id: body.user_id });
     }
     case '/local/processor/charges':
       return json(200, {

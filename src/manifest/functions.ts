@@ -220,7 +220,7 @@ export const FUNCTIONS = {
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
     secrets: [...COLLECTS.secrets, 'balanceWebhook'],
-    settings: ['MAX_PAYMENT_CENTS'],
+    settings: ['MAX_PAYMENT_CENTS', 'USER_ID_CLAIM', 'API_CLIENT_SCOPES'],
   },
   // retry-billing for each item of a bulk retry run: finds the period by subscription id, runs the
   // attempt, reads the period's newest audit rows when a delivery continues an earlier one, claims

@@ -1,16 +1,9 @@
 import * as instruments from '../handlers/api/instruments.js';
-import type { ResponseComponent } from './responses.js';
+import { readErrors } from './common-responses.js';
 
 /** The instruments routes (DESIGN 3.2) of the OpenAPI document, beside its other operations. */
 
-const errors = {
-  '400': { description: 'Malformed input: the zod issues are in error.details', schema: 'Error' },
-  '401': { description: 'No bearer token, or one the JWT authorizer refuses', schema: ['GatewayMessage', 'Error'] },
-  '403': { description: "The token lacks the route's scope", schema: ['GatewayMessage', 'Error'] },
-  '404': { description: 'No such hold (or route)', schema: ['Error', 'GatewayMessage'] },
-  '500': { description: 'An internal fault: a generic message with a reference id', schema: 'Error' },
-  '503': { description: 'A dependency is briefly unavailable; retry (Retry-After)', schema: 'Error' },
-} as const satisfies Record<string, { description: string; schema: ResponseComponent | readonly ResponseComponent[] }>;
+const errors = { ...readErrors, '404': { description: 'No such hold (or route)', schema: ['Error', 'GatewayMessage'] } } as const;
 
 export const INSTRUMENT_OPERATIONS = {
   'GET /v1/users/{userId}/instruments': {

@@ -29,6 +29,10 @@ export interface Settings {
   readonly balanceThresholdCents: number;
   /** The largest payment any path may create (MAX_PAYMENT_CENTS); the rule is src/domain/payment-maximum.ts. */
   readonly maxPaymentCents: number;
+  /** The JWT claim a member token's user id is read from (USER_ID_CLAIM; default `sub`, DESIGN 8). */
+  readonly userIdClaim?: string;
+  /** Which client may use which scope (API_CLIENT_SCOPES), by `client_id` or `azp`; absent: not checked. */
+  readonly clientScopes?: Readonly<Record<string, readonly string[]>>;
   readonly lockLeaseMs?: number;
   readonly lockHeartbeatMs?: number;
   /** How far the account directory's clock may run behind ours (default ACCOUNT_CLOCK_SKEW_MS); tests on one clock set 0. */

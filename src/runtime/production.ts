@@ -16,7 +16,7 @@ import {
   type ServiceId,
 } from '../manifest/index.js';
 import { systemClock, uuidIds } from './compose.js';
-import { ConfigError, loadBaseConfig, loadRequired, loadTableNames, type BaseConfig } from './config.js';
+import { apiAuthSettings, ConfigError, loadBaseConfig, loadRequired, loadTableNames, type BaseConfig } from './config.js';
 import type { AppDeps, QueuePort } from './deps.js';
 import { functionDeps, notGranted, type SharedDeps } from './function-deps.js';
 import type { NeededAccess } from './grants.js';
@@ -71,7 +71,7 @@ export async function productionDeps(
     ...queues(name, base, queueUrls, wiring),
     metrics: new EmfMetrics(),
     secrets: { stripeWebhook: webhookSecret('stripeWebhook'), achWebhook: webhookSecret('achWebhook'), balanceWebhook: webhookSecret('balanceWebhook') },
-    settings: { stage: base.STAGE, balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS, maxPaymentCents: base.MAX_PAYMENT_CENTS },
+    settings: { stage: base.STAGE, balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS, maxPaymentCents: base.MAX_PAYMENT_CENTS, ...apiAuthSettings(env) },
     ...(cardPayments ? { cardPayments } : {}),
   };
   return functionDeps(name, shared, {

@@ -1,3 +1,4 @@
+import { eventActor } from '../actors.js';
 import { achDebitTally, achReturnTally, addAchRateCounts, type AchRateTally } from '../ach-return-rates.js';
 import { historyRowOf } from '../billing-record.js';
 import { decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchDecision, type AchEffect, type AchEvent, type AchIgnoreReason } from '../ach-outcomes.js';
@@ -80,7 +81,7 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
   const recordsSubmission = decision.after.loc_payment_attempts > payment.loc_payment_attempts;
   const reason = `ach ${event.type} event ${event.event_id}${recordsSubmission ? `; records the submission of attempt ${decision.after.loc_payment_attempts}, whose answer was lost` : ''}`;
   const tallies = [returnCounted(event, now).achRates, recordsSubmission ? achDebitTally(now) : undefined];
-  await ports.payments.update(decision.after, payment.version, { actor: 'system:ach-handler', reason }, sumTallies(tallies));
+  await ports.payments.update(decision.after, payment.version, { actor: eventActor('ach', event.event_id), reason }, sumTallies(tallies));
   return {
     kind: 'applied',
     effect: decision.effect,

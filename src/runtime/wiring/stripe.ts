@@ -21,7 +21,10 @@ export const stripe: ServiceWiring = ({ secret }) => {
     };
   });
   return {
-    processor: { submit: async (request, signal) => (await load()).card.submit(request, signal) },
+    processor: {
+      submit: async (request, signal) => (await load()).card.submit(request, signal),
+      findRefund: async (query, signal) => (await load()).card.findRefund(query, signal),
+    },
     cardPayments: { findReference: async (paymentIntentId) => (await load()).cardPayments.findReference(paymentIntentId) },
   };
 };
