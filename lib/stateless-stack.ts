@@ -159,7 +159,7 @@ export class BillingStatelessStack extends Stack {
     }
 
     const scheduled = HANDLER_NAMES.filter((name) => FUNCTIONS[name].trigger.kind === 'schedule');
-    if (scheduled.length !== 1 || scheduled[0] !== 'collections-job') throw new Error(`the collections schedule targets collections-job; the manifest schedules ${scheduled.join(', ')}`);
+    if (scheduled.join(',') !== 'collections-job,reconciliation-job') throw new Error(`the schedules target collections-job and reconciliation-job; the manifest schedules ${scheduled.join(', ')}`);
     const collectionsJob = functions['collections-job'].function;
     new events.Rule(this, 'CollectionsSchedule', {
       ruleName: resourceName(stage, 'collections-schedule'),
@@ -169,6 +169,14 @@ export class BillingStatelessStack extends Stack {
       targets: [new eventsTargets.LambdaFunction(collectionsJob, { retryAttempts: 0 })],
     });
     collectionsJob.configureAsyncInvoke({ retryAttempts: 0 });
+
+    // DESIGN 14: yesterday (UTC) on every rail, once the processors' reports for it are complete.
+    new events.Rule(this, 'ReconciliationSchedule', {
+      ruleName: resourceName(stage, 'reconciliation-schedule'),
+      description: `Runs ${functionNameFor(stage, 'reconciliation-job')} daily at 06:00 UTC`,
+      schedule: events.Schedule.cron({ minute: '0', hour: '6' }),
+      targets: [new eventsTargets.LambdaFunction(functions['reconciliation-job'].function, { retryAttempts: 2 })],
+    });
 
     // The operator console, served by CloudFront; the API allows its origin (CORS).
     this.console = new OperatorConsole(this, 'OperatorConsole', { stage, retain });

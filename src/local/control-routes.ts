@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import * as z from '../domain/zod.js';
 import { processorSettingsSchema, simulatedRefundSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
+import { FaultTargetsExhaustedError, processorFaultSchema, type SimulatedProcessorReport } from '../adapters/processor/simulator-report.js';
 import { idSchema } from '../domain/ids.js';
 import { DETAIL_TYPES } from '../domain/published-events.js';
 import { membershipEventSchema } from '../domain/use-cases/membership/apply-membership-event.js';
@@ -26,6 +27,9 @@ export interface LocalControl {
   mintToken(userId: string): { token: string; expiresInS: number };
   /** The events published on the local bus, oldest first (docs/design.md section 11). */
   listEvents(filter: { userId?: string | undefined; detailType?: string | undefined }): BusEvent[];
+  /** Reconciliation (DESIGN 9, 14): the simulator's report with its faults, and an on-demand run of a day. */
+  readonly processorReport: SimulatedProcessorReport;
+  runReconciliation(date: string): Promise<unknown>;
 }
 
 const durationSchema = z.pipe(z.string(), z.transform((value, ctx) => {
@@ -104,9 +108,13 @@ const ROUTES: Record<string, readonly string[]> = {
   '/local/processor/refunds': ['POST'],
   '/local/events': ['GET'],
   '/local/tokens': ['POST'],
+  '/local/processor/report': ['GET'],
+  '/local/processor/faults': ['POST'],
+  '/local/reconciliation/run': ['POST'],
 };
 
 const tokenBodySchema = z.strictObject({ user_id: idSchema });
+const dateSchema = z.strictObject({ date: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/, 'YYYY-MM-DD')) });
 
 /** `?user_id=` and `?detail_type=` of GET /local/events: each optional, each at most once. */
 const eventsQuerySchema = z.strictObject({
@@ -194,6 +202,25 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
           ...(c.reinitiated ? { reinitiated: true, entry_description: c.entry_description } : {}),
         })),
       });
+    case '/local/processor/report': {
+      const { date } = parseQuery(request, dateSchema);
+      const from = `${date}T00:00:00Z`;
+      const to = new Date(Date.parse(from) + 86_400_000).toISOString();
+      const items = [];
+      for (const rail of ['card', 'ach', 'pinless'] as const) items.push(...(await control.processorReport.page(rail, from, to, null)).items.map((m) => ({ rail, ...m })));
+      return json(200, { date, items });
+    }
+    case '/local/processor/faults': {
+      const fault = parseBody(request, processorFaultSchema);
+      try {
+        return json(200, { injected: control.processorReport.inject(fault) });
+      } catch (caught) {
+        if (caught instanceof FaultTargetsExhaustedError) return error(409, caught.code, caught.message);
+        throw caught;
+      }
+    }
+    case '/local/reconciliation/run':
+      return json(200, await control.runReconciliation(parseBody(request, dateSchema).date));
     default:
       return error(404, 'not_found', `no local route ${path}`);
   }

@@ -52,6 +52,17 @@ export interface LocalSystem {
  * the manifest behind its trigger (the gateway, the pollers, the scheduler), the payment
  * simulator with its ACH pump, and the control surface. `stop()` takes it all down, in reverse.
  */
+/** The on-demand reconciliation of POST /local/reconciliation/run and the simulator's report behind it. */
+function reconciliationControl(processorReport: LocalControl['processorReport'], handler: ((event: never) => Promise<unknown>) | undefined): Pick<LocalControl, 'processorReport' | 'runReconciliation'> {
+  return {
+    processorReport,
+    runReconciliation: async (date) => {
+      if (!handler) throw new LocalStartupError('no reconciliation-job in the manifest');
+      return handler({ date } as never);
+    },
+  };
+}
+
 export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = {}, env: NodeJS.ProcessEnv = process.env): Promise<LocalSystem> {
   const progress = new StartupProgress();
   const options = resolveOptions(env, {}, overrides);
@@ -87,7 +98,9 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     const sources = await startEventSources({ options, logger: quiet, emulators, functions, http, sqsHooks: { [RUN_QUEUE]: run.consumerHooks() }, cleanups });
     progress.up('pollers');
     progress.mark('pollers');
-    const [scheduled, ...others] = sources.scheduled;
+    // The local scheduler runs the collections; reconciliation runs on demand (POST /local/reconciliation/run).
+    const reconciliation = sources.scheduled.find((s) => s.name === 'reconciliation-job');
+    const [scheduled, ...others] = sources.scheduled.filter((s) => s !== reconciliation);
     if (!scheduled || others.length > 0) throw new LocalStartupError(`the local scheduler runs one scheduled function; the manifest schedules ${sources.scheduled.length}`);
     run.schedules(scheduled.name, scheduled.handler);
     // Stopping, first: no new request, run or delivery; the run in progress ends; then the pollers drain (above).
@@ -100,7 +113,7 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     progress.up('scheduler');
     cleanups.push(startAchPumpTimer(pump, run, logger));
 
-    control = localControl({ clock, simulator, logger, progress, run, pump, emulators, sources, apiToken: options.secrets.apiToken });
+    control = { ...localControl({ clock, simulator, logger, progress, run, pump, emulators, sources, apiToken: options.secrets.apiToken }), ...reconciliationControl(functions.processorReport, reconciliation?.handler) };
 
     const startupMs = Date.now() - progress.started;
     logger.info({ url, ms: startupMs, timings: progress.timings, now: formatInstant(clock.now()), data_dir: options.dataDir }, 'local runtime ready');
@@ -138,7 +151,7 @@ function localControl(parts: {
   readonly emulators: Emulators;
   readonly sources: LocalEventSources;
   readonly apiToken: string;
-}): LocalControl {
+}): Omit<LocalControl, 'processorReport' | 'runReconciliation'> {
   const { clock, simulator, logger, progress, run, pump, emulators, sources } = parts;
   return {
     clock,

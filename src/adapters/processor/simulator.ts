@@ -234,6 +234,11 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     return due;
   }
 
+  /** Whether the ACH outcome of `confirmationId` was handed out (the bank has acted on it). */
+  outcomeDelivered(confirmationId: string): boolean {
+    return this.delivered.has(confirmationId);
+  }
+
   /** Puts an outcome back (delivery failed) so the next pump retries it. */
   redeliver(confirmationId: string): void {
     this.delivered.delete(confirmationId);

@@ -9,15 +9,17 @@ import { lazily, type ServiceWiring } from './types.js';
 export const stripe: ServiceWiring = ({ secret }) => {
   const apiKey = secret('stripeApiKey');
   const load = lazily(async () => {
-    const [{ default: Stripe }, { StripeCardProcessor, StripeCustomerSearchResolver }, { StripePaymentIntentDirectory }] = await Promise.all([
+    const [{ default: Stripe }, { StripeCardProcessor, StripeCustomerSearchResolver }, { StripePaymentIntentDirectory }, { StripeBalanceReport }] = await Promise.all([
       import('stripe'),
       import('../../adapters/stripe/processor.js'),
       import('../../adapters/stripe/payment-directory.js'),
+      import('../../adapters/stripe/balance-report.js'),
     ]);
     const client = new Stripe(apiKey, { maxNetworkRetries: 1, timeout: 10_000 });
     return {
       card: new StripeCardProcessor({ stripe: client, customers: new StripeCustomerSearchResolver(client) }),
       cardPayments: new StripePaymentIntentDirectory(client),
+      report: new StripeBalanceReport(client),
     };
   });
   return {
@@ -26,5 +28,6 @@ export const stripe: ServiceWiring = ({ secret }) => {
       findRefund: async (query, signal) => (await load()).card.findRefund(query, signal),
     },
     cardPayments: { findReference: async (paymentIntentId) => (await load()).cardPayments.findReference(paymentIntentId) },
+    report: { page: async (rail, from, to, cursor) => (await load()).report.page(rail, from, to, cursor) },
   };
 };
