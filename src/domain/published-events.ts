@@ -3,6 +3,7 @@ import { lazySchema, safeParseCold } from './lazy-schema.js';
 import { dunningState } from './dunning.js';
 import { billingFailureView } from './ladder.js';
 import { centsSchema } from './money.js';
+import { HOLD_CODES } from './instruments/holds.js';
 import {
   billingStatusSchema,
   declineClassSchema,
@@ -26,6 +27,7 @@ export const DETAIL_TYPES = [
   'billing.period.waived',
   'billing.period.cancelled',
   'billing.exception.raised',
+  'billing.instrument.held',
 ] as const;
 export const detailTypeSchema = lazySchema(() => z.enum(DETAIL_TYPES));
 export type DetailType = z.infer<typeof detailTypeSchema>;
@@ -119,6 +121,14 @@ export const exceptionRaisedDetailSchema = lazySchema(() => z.object({
   }),
 }));
 
+/** A hold set on an instrument (DESIGN 3.2) by the change this row records. */
+export const instrumentHeldDetailSchema = lazySchema(() => z.object({
+  ...commonDetail.shape,
+  instrument_id: text,
+  hold_code: z.enum(HOLD_CODES),
+  since: text,
+}));
+
 export const DETAIL_SCHEMAS = {
   'billing.period.collected': collectedDetailSchema,
   'billing.period.submitted': submittedDetailSchema,
@@ -130,6 +140,7 @@ export const DETAIL_SCHEMAS = {
   'billing.period.waived': waivedDetailSchema,
   'billing.period.cancelled': cancelledDetailSchema,
   'billing.exception.raised': exceptionRaisedDetailSchema,
+  'billing.instrument.held': instrumentHeldDetailSchema,
 } as const satisfies Record<DetailType, z.ZodMiniType>;
 
 const envelope = <T extends DetailType>(detailType: T) =>
@@ -147,6 +158,7 @@ export const publishedEventSchema = lazySchema(() => z.discriminatedUnion('detai
   envelope('billing.period.waived'),
   envelope('billing.period.cancelled'),
   envelope('billing.exception.raised'),
+  envelope('billing.instrument.held'),
 ]));
 export type PublishedEvent = z.infer<typeof publishedEventSchema>;
 export type DetailOf<T extends DetailType> = z.infer<(typeof DETAIL_SCHEMAS)[T]>;
@@ -181,6 +193,12 @@ export function publishedEventsOf(row: HistoryRow, eventIdOf: EventIdOf): Publis
     }
     events.push({ source: EVENT_SOURCE, 'detail-type': detailType, detail: parsed.data } as PublishedEvent);
   });
+  if (row.held_instrument_id !== undefined && row.hold_code !== undefined && row.hold_since !== undefined) {
+    const detail = { ...commonDetailOf(row, eventIdOf, 'billing.instrument.held'), instrument_id: row.held_instrument_id, hold_code: row.hold_code, since: row.hold_since };
+    const parsed = safeParseCold(instrumentHeldDetailSchema, detail);
+    if (!parsed.success) throw new UnpublishableRowError(row, parsed.error.issues.map((i) => `billing.instrument.held ${i.path.join('.')}: ${i.message}`));
+    events.push({ source: EVENT_SOURCE, 'detail-type': 'billing.instrument.held', detail: parsed.data });
+  }
   return events;
 }
 

@@ -1,6 +1,7 @@
 import { createCollectionsJobHandler } from '../handlers/collections-job.js';
 import { lambdaEntry } from '../runtime/lambda.js';
+import { accounts } from '../runtime/wiring/payments-service.js';
 import { sqs } from '../runtime/wiring/sqs.js';
 
 /** The collections-job Lambda: its handler, wired with exactly the adapters its manifest names (src/manifest/functions.ts). */
-export const handler = lambdaEntry('collections-job', createCollectionsJobHandler, { sqs });
+export const handler = lambdaEntry('collections-job', createCollectionsJobHandler, { sqs, services: { accounts } });

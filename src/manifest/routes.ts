@@ -47,6 +47,8 @@ export const ROUTES = [
   { method: 'POST', path: '/v1/billing/retry-runs', target: 'api', scope: 'billing:operate' },
   { method: 'GET', path: '/v1/billing/retry-runs/{runId}', target: 'api', scope: 'billing:read' },
   { method: 'GET', path: '/v1/billing/retry-runs', target: 'api', scope: 'billing:read' },
+  { method: 'GET', path: '/v1/users/{userId}/instruments', target: 'api', scope: 'billing:read' },
+  { method: 'POST', path: '/v1/users/{userId}/instruments/{instrumentId}/holds/{code}/release', target: 'api', scope: 'billing:operate' },
   { method: 'POST', path: '/webhooks/stripe', target: 'stripe-webhook' },
   { method: 'POST', path: '/webhooks/ach', target: 'ach-handler' },
   // The api Lambda verifies the signature and enqueues for the webhook-balance-worker.

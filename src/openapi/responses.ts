@@ -1,3 +1,4 @@
+import { achEntrySchema, holdSchema, instrumentSchema, presentmentSchema } from '../domain/instruments/instrument.js';
 import * as z from '../domain/zod.js';
 import { NOT_YET_RECORDED } from '../domain/ach-outcomes.js';
 import { HOLD_CODES } from '../domain/collectible.js';
@@ -170,6 +171,7 @@ function conflictSchema(codes: readonly [string, ...string[]], description: stri
       code: z.enum(codes).check(z.describe(description)),
       message: z.string(),
       decided_by: z.optional(z.string()).check(z.describe('the named rule that refused, where a hold or ceiling did (DESIGN 3.2)')),
+      instrument_id: z.optional(z.string().check(z.describe('the instrument held'))),
     }),
   }).check(z.describe(`A conflict: nothing was changed or charged. ${description}`));
 }
@@ -195,8 +197,8 @@ export const waiveConflictSchema = conflictSchema(
 
 /** A loan payment's creation: the account's ACH holds (DESIGN 2.7, 3.1) or a reused Idempotency-Key. */
 export const loanPaymentConflictSchema = conflictSchema(
-  ['ach_authorization_required', 'ach_account_invalid', 'idempotency_key_reused', 'already_exists', 'concurrent_modification'],
-  'ach_authorization_required / ach_account_invalid: the newest ACH payment of this loan from this account was returned unauthorized or for an account error; ' +
+  [...HOLD_CODES, 'idempotency_key_reused', 'already_exists', 'concurrent_modification'],
+  'a hold on the instrument the payment would use (a subscription\'s return holds it too), with decided_by; ' +
     'idempotency_key_reused: the key was used for a payment with other details',
 );
 
@@ -213,6 +215,21 @@ export const resolveExceptionResultSchema = z.strictObject({
   resolution: z.enum(['accept', 'waive', 'refunded_retry']),
   subscription: subscriptionViewSchema,
 }).check(z.describe('The period as the resolution left it: COMPLETED, WAIVED or FAILED, its exception gone'));
+/** A user's instruments (DESIGN 3.2): each with its holds (what set them), presentments and ACH entries. */
+export const instrumentsSchema = z.object({
+  user_id: z.string(),
+  items: z.array(z.object({ ...instrumentSchema.shape, holds: z.array(z.object({ ...holdSchema.shape, operator_releasable: z.boolean() })), presentments: z.array(presentmentSchema), entries: z.array(achEntrySchema) })),
+}).check(z.describe("A user's instruments and their holds"));
+
+export const holdReleasedSchema = z.object({
+  status: z.literal('released'),
+  instrument_id: z.string(),
+  hold_code: z.enum(HOLD_CODES),
+  released_periods: z.int(),
+  instruments: instrumentsSchema,
+});
+
+export const holdConflictSchema = conflictSchema(['hold_not_releasable'], 'hold_not_releasable: NACHA or the card networks decide this hold (decided_by names the rule), not an operator');
 
 /** The ACH webhook (DESIGN 4.1): deliver it again later. */
 export const achConflictSchema = conflictSchema(
@@ -269,6 +286,9 @@ export const RESPONSE_COMPONENTS = {
   Accepted: acceptedSchema,
   AchResult: achResultSchema,
   StripeResult: stripeResultSchema,
+  Instruments: instrumentsSchema,
+  HoldReleased: holdReleasedSchema,
+  HoldConflict: holdConflictSchema,
 } as const;
 
 export type ResponseComponent = keyof typeof RESPONSE_COMPONENTS;

@@ -150,7 +150,9 @@ describe('history rows → published events (DESIGN 11)', () => {
     app.simulator.configure({ users: { [record.user_id]: 'decline:lost_card' } });
     expect((await attempt(record)).kind).toBe('declined');
     const events = eventsOf(await latestRow(record));
-    expect(types(events)).toEqual(['billing.period.declined', 'billing.dunning.exhausted']);
+    // A lost pinless card is held (DESIGN 3.2): the row that set the hold publishes it too.
+    expect(types(events)).toEqual(['billing.period.declined', 'billing.dunning.exhausted', 'billing.instrument.held']);
+    expect(events[2]!.detail).toMatchObject({ hold_code: 'payment_method_required', instrument_id: record.instrument_id ?? expect.stringMatching(/^pinless:/) });
     expect(events[0]!.detail).toMatchObject({ dunning: { state: 'exhausted', next_attempt_at: null }, decline_class: 'do_not_retry' });
     expect(events[1]!.detail).toMatchObject({ decline_code: 'lost_card', decline_class: 'do_not_retry', attempts: 1, cause: 'declined' });
     expect(events[0]!.detail.event_id).not.toBe(events[1]!.detail.event_id);
@@ -208,7 +210,10 @@ describe('history rows → published events (DESIGN 11)', () => {
       const result = how === 'chargeback' ? await ach(record, submitted.transaction_id!, 'chargeback') : await ach(record, submitted.transaction_id!, 'returned', { return_code: how });
       expect(result.kind).toBe('applied');
       const events = eventsOf(await latestRow(record));
-      expect(types(events)).toEqual(['billing.ach.returned']);
+      // R03 holds the account and R10 the authorization (DESIGN 3.2); R01 and a chargeback hold no instrument.
+      const held = how === 'R03' || how === 'R10';
+      expect(types(events)).toEqual(['billing.ach.returned', ...(held ? ['billing.instrument.held'] : [])]);
+      if (held) expect(events[1]!.detail).toMatchObject({ hold_code: how === 'R10' ? 'ach_authorization_required' : 'ach_account_invalid', instrument_id: expect.stringMatching(/^ach:/) });
       expect(events[0]!.detail).toMatchObject({ billing_status: 'FAILED', transaction_id: submitted.transaction_id, ...expected });
       if (how === 'chargeback') expect(events[0]!.detail).not.toHaveProperty('return_code');
     }

@@ -920,7 +920,7 @@ export class BillingWorld {
       // Index keys live on the item only; decline_code/decline_class are on both (DESIGN 5b).
       const indexKeys = new Set(['failing_shard', 'exception_shard', 'exception_at', 'dunning_shard', 'dunning_due_at', 'due_shard', 'due_at', 'held_shard', 'held_at']);
       const itemSide = strip(item, (k) => indexKeys.has(k) || k === 'amount_cents' || tolerated(k));
-      const rowSide = strip(row, (k) => k.startsWith('data_') || k === 'actor' || k === 'reason' || k === 'run_id' || k === 'billing_event' || tolerated(k));
+      const rowSide = strip(row, (k) => k.startsWith('data_') || k === 'actor' || k === 'reason' || k === 'run_id' || k === 'billing_event' || k.startsWith('hold_') || k === 'held_instrument_id' || tolerated(k));
       if (JSON.stringify(itemSide) !== JSON.stringify(rowSide)) {
         problems.push(`${user}: history row ${item.last_run_date} differs from the item ${item.billing_date}: item ${JSON.stringify(itemSide)} row ${JSON.stringify(rowSide)}`);
       }

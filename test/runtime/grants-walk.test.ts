@@ -10,7 +10,8 @@ import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
-import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
+import { createCollectionsJobHandler, isDailySweepRun } from '../../src/handlers/collections-job.js';
+import { sweepHeldPeriods } from '../../src/domain/use-cases/release-held.js';
 import { createMembershipsConsumerHandler } from '../../src/handlers/memberships-consumer.js';
 import { createRetryRunWorkerHandler } from '../../src/handlers/retry-run-worker.js';
 import { createReconciliationJobHandler } from '../../src/handlers/reconciliation-job.js';
@@ -292,6 +293,25 @@ describe('every use case through its function’s grant guard', () => {
     const event = stripeEventOf('payment_intent.succeeded', succeededPaymentIntent({ reference: { user_id: corrupt.user_id, billing_date: corrupt.billing_date, subscription_id: corrupt.subscription_id }, amountCents: corrupt.amount_cents, currency: 'usd' }), app.clock.now().getTime());
     expect((await createStripeWebhookHandler(walked.depsFor('stripe-webhook'))(stripeDelivery(event, { signedAtMs: wallMs() }))).statusCode).toBe(500);
     expect(await app.deps.stripeEvents.get(event.id as string)).toBeUndefined();
+  });
+
+  it('ach-handler holds the instrument of a returned entry; the collections-job sweeps a held period back once a day', async () => {
+    const [period] = await seedRecords(app, dueRecord(app.clock.now(), 'ach'));
+    const message = (r: BillingRecord) => sqsRecord({ user_id: r.user_id, billing_date: r.billing_date, subscription_id: r.subscription_id, process: 'SCHEDULED', enqueued_at: at(0) });
+    await createBatchWorkerHandler(walked.depsFor('batch-worker'))(sqsEvent([message(period)]), lambdaContext());
+    const submitted = (await app.deps.billing.get(period))!;
+    expect(await sendAch(achEventBody(submitted, 'returned', submitted.transaction_id, at(0), { return_code: 'R10' }))).toMatchObject({ status: 'applied' });
+    const next = (await app.deps.billing.listByUser(period.user_id)).items.find((r) => r.subscription_id !== period.subscription_id)!;
+    const restore = app.clock.now().toISOString();
+    app.clock.set(formatInstant(new Date(Date.parse(next.billing_date.slice(0, 10)) + DAY + 5 * 60_000)));
+    await createBatchWorkerHandler(walked.depsFor('batch-worker'))(sqsEvent([message(next)]), lambdaContext());
+    expect((await app.deps.billing.get(next))?.held_on?.code).toBe('ach_authorization_required');
+    app.simulator.configure({ ...app.simulator.current(), accounts: { [period.user_id]: { status: 'active', instruments: { ach: { account_id: 'acct-walk', authorization_id: 'auth-walk' } } } } });
+    // The sweep the collections-job runs first thing each UTC day (its planning is walked above).
+    expect(isDailySweepRun(app.clock.now())).toBe(true);
+    await sweepHeldPeriods(walked.depsFor('collections-job'));
+    expect((await app.deps.billing.get(next))?.held_on).toBeUndefined();
+    app.clock.set(restore);
   });
 
   it('reconciliation-job: reads the day\'s movements, writes its runs and exceptions', async () => {

@@ -108,7 +108,7 @@ describe('production wiring at cold start', () => {
   });
 
   it('refuses an entry whose adapters differ from its manifest (an extra SDK in the bundle, or a missing one)', async () => {
-    await expect(build('collections-job', { sqs, services: { stripe } }, complete)).rejects.toThrow(/wires \[services\.stripe, sqs\]; its manifest calls for \[sqs\]/);
+    await expect(build('collections-job', { sqs, services: { stripe } }, complete)).rejects.toThrow(/wires \[services\.stripe, sqs\]; its manifest calls for \[services\.accounts, sqs\]/);
     await expect(build('ach-handler', {}, complete)).rejects.toThrow(/calls for \[secretsManager\]/);
   });
 

@@ -6,6 +6,10 @@ import { HOLD_RULES } from './holds.js';
 import { currentInstrument, entryLimitReached, instrumentHold, recordHoldBinds, refusalOf, type InstrumentRefusal } from './gate.js';
 import { entryIdOf, type Instrument, type InstrumentRail, type InstrumentsItem, type InstrumentWrite } from './instrument.js';
 
+export { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from './instrument.js';
+export { heldNoteOf } from './returns.js';
+export type { InstrumentRefusal } from './gate.js';
+
 /** What an attempt on a period learns about its instrument once the account is read (DESIGN 3.2). */
 
 export interface InstrumentDecision {

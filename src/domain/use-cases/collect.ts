@@ -13,9 +13,8 @@ import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
-import { decideInstrument, declineHoldWrite, heldOnOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
-import type { InstrumentRefusal } from '../instruments/gate.js';
-import { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from '../instruments/instrument.js';
+import { combineInstrumentWrites, decideInstrument, declineHoldWrite, heldNoteOf, heldOnOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
+import type { Instrument, InstrumentRefusal, InstrumentsItem, InstrumentWrite } from '../instruments/attempt.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
 import { formatInstant, toDate } from '../time.js';
@@ -278,7 +277,7 @@ async function commitAttempt(
   instruments?: InstrumentWrite,
   movements: readonly MoneyMovement[] = [],
 ): Promise<AttemptOutcome> {
-  const history = historyRowOf(after, { ...context, actor: request.actor, reason: request.reason, run_id: request.runId });
+  const history = historyRowOf(after, { ...context, actor: request.actor, reason: request.reason, run_id: request.runId, ...heldNoteOf(instruments) });
   const leftPending = read.billing_status === 'PENDING';
   const next = leftPending ? successorRecord(after, now, deps.ids, after.last_run_date) : undefined;
   await commit({

@@ -2,6 +2,7 @@ import { ROUTES, type RouteKeyOf } from '../../manifest/index.js';
 import { receiveBalanceEvent } from './balance.js';
 import { createPayment, getPayment, getPaymentHistory, listPayments } from './loans.js';
 import { createRetryRun, getRetryRun, listRetryRuns } from './retry-runs.js';
+import { getInstruments, releaseHold } from './instruments.js';
 import type { Route, RouteContext } from './router.js';
 import { changeBillingDateRoute, pay, retryBillingRoute, waiveRoute } from './subscription-actions.js';
 import { resolveExceptionRoute } from './exception-resolution.js';
@@ -31,6 +32,8 @@ const HANDLERS: Record<RouteKeyOf<'api'>, (ctx: RouteContext) => Promise<HttpRes
   'POST /v1/billing/retry-runs': createRetryRun,
   'GET /v1/billing/retry-runs/{runId}': getRetryRun,
   'GET /v1/billing/retry-runs': listRetryRuns,
+  'GET /v1/users/{userId}/instruments': getInstruments,
+  'POST /v1/users/{userId}/instruments/{instrumentId}/holds/{code}/release': releaseHold,
   'POST /webhooks/balance': receiveBalanceEvent,
 };
 
