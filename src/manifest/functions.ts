@@ -117,7 +117,7 @@ export const FUNCTIONS = {
       // and the ACH return-rate counters (base-table Queries of their partitions).
       // Once a day, the held sweep: the held-index, each held period read with the user's instruments
       // item (TransactGetItems) and, when its user's instrument changed, put back due with its audit row.
-      billingActivity: { read: ['get', 'query'], write: ['put', 'update'], indexes: [due, held], queryPartitions: [GAUGE_PARTITION, ACH_RATE_PARTITION] },
+      billingActivity: { read: ['get', 'query'], write: ['put'], indexes: [due, held], queryPartitions: [GAUGE_PARTITION, ACH_RATE_PARTITION] },
       billingActivityHistory: { write: ['put'] },
       instruments: { read: ['get'] },
       // Due RETRY loan payments (GSI2) and the loan payments' ACH return-rate counters.
