@@ -27,6 +27,11 @@ export const HOLD_MESSAGES: Readonly<Record<HoldCode, string>> = {
   payment_method_required: 'the card on file was declined as one that will never be approved (lost, stolen, closed, ...): a new payment method is required',
 };
 
+/** Not a hold on the payer: the period received a payment that does not match it, for an operator to resolve (409). */
+export const PAYMENT_EXCEPTION_CODE = 'payment_exception';
+export const PAYMENT_EXCEPTION_MESSAGE =
+  'this period received a card payment for another amount or currency: an operator resolves it (refund or waive) before it is charged again';
+
 const HOLD_CODE_SET: ReadonlySet<string> = new Set(HOLD_CODES);
 export function isHoldCode(reason: string): reason is HoldCode {
   return HOLD_CODE_SET.has(reason);

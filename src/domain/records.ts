@@ -79,6 +79,7 @@ export const BILLING_EVENTS = [
   'USER_NOT_ACTIVE',
   'REACTIVATED',
   'REACTIVATED_PAUSED', // a reactivation of a period whose pause is not over (intent.ts reactivationEvent)
+  'REACTIVATED_FAILED', // a reactivation of a period attempted before the ban: still declined, its dunning kept
   'DUE_DATE_CHANGED',
   'BILLING_RETRY_REQUESTED',
   'BILLING_FAILURE_RECORDED',

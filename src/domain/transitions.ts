@@ -64,6 +64,7 @@ export const billingTransitions = new TransitionTable<BillingStatus, BillingEven
   USER_NOT_ACTIVE: { from: ['PENDING', 'FAILED', 'PAUSED'], to: 'INACTIVE' },
   REACTIVATED: { from: ['INACTIVE'], to: 'PENDING' },
   REACTIVATED_PAUSED: { from: ['INACTIVE'], to: 'PAUSED' },
+  REACTIVATED_FAILED: { from: ['INACTIVE'], to: 'FAILED' },
   DUE_DATE_CHANGED: { from: ['PENDING'], to: 'same' },
   BILLING_RETRY_REQUESTED: { from: ['PENDING', 'FAILED'], to: 'same' },
   BILLING_FAILURE_RECORDED: { from: ['PENDING', 'FAILED'], to: 'same' },

@@ -287,6 +287,7 @@ const CAN_PUBLISH: Record<BillingEvent, boolean> = {
   USER_NOT_ACTIVE: false,
   REACTIVATED: false,
   REACTIVATED_PAUSED: false,
+  REACTIVATED_FAILED: false,
   DUE_DATE_CHANGED: false,
   BILLING_RETRY_REQUESTED: false,
   BILLING_FAILURE_RECORDED: true,

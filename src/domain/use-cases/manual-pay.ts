@@ -1,4 +1,4 @@
-import { HOLD_MESSAGES, isHoldCode } from '../collectible.js';
+import { HOLD_MESSAGES, isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
 import { LockedError, PaymentHoldError } from '../errors.js';
 import type { BillingRecord } from '../records.js';
 import { runCollectionAttempt, type AttemptOutcome } from './collect.js';
@@ -35,6 +35,7 @@ export async function manualPay(
         ...(request.signal ? { signal: request.signal } : {}),
       });
       if (outcome.kind === 'not_due' && isHoldCode(outcome.reason)) throw new PaymentHoldError(outcome.reason, HOLD_MESSAGES[outcome.reason]);
+      if (outcome.kind === 'not_due' && outcome.reason === 'exception') throw new PaymentHoldError(PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE);
       const current = 'record' in outcome && outcome.record ? outcome.record : ((await deps.billing.get(read)) ?? read);
       if (outcome.kind === 'not_due' && current.last_request_key === request.idempotencyKey) {
         return { replayed: true, outcome, subscription: current };
