@@ -37,6 +37,8 @@ export type CardIgnoreReason =
   /** The record has moved past what the event could change (a late failure after a success). */
   | 'status'
   | 'partial_refund'
+  /** A dispute closed in the cardholder's favour: the money stays withdrawn and the hold stays. */
+  | 'dispute_lost'
   /** A checkout for a user whose billing chain is open: one chain per user (DESIGN 2.9). */
   | 'already_member';
 
@@ -222,6 +224,23 @@ export function decideDisputeCreated(record: BillingRecord, input: DisputeCreate
     set: { payment_error: DISPUTED_PAYMENT_ERROR, card_disputed: true, updated_event: undefined },
   });
   delete after.updated_event;
+  return { kind: 'apply', after, tx: update(record, after) };
+}
+
+export interface DisputeClosed extends PaymentIntentOutcome {
+  readonly dispute_id: string;
+  /** `won`, or `charge.dispute.funds_reinstated`: the money came back to us. */
+  readonly won: boolean;
+}
+
+/** A dispute won returns the money: the period is collected again and its dispute hold lifted; a lost one changes nothing. */
+export function decideDisputeClosed(record: BillingRecord, input: DisputeClosed, now: Date): CardDecision {
+  if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
+  if (record.transaction_id !== input.payment_intent_id) return { kind: 'ignore', reason: 'transaction_mismatch' };
+  if (!input.won) return { kind: 'ignore', reason: 'dispute_lost' };
+  if (record.card_disputed !== true) return { kind: 'ignore', reason: record.billing_status === 'COMPLETED' ? 'already_applied' : 'status' };
+  if (!billingTransitions.allows(record.billing_status, 'DISPUTE_WON')) return { kind: 'ignore', reason: 'status' };
+  const after = applyBillingEvent(record, 'DISPUTE_WON', now, { set: { payment_error: '', card_disputed: undefined } });
   return { kind: 'apply', after, tx: update(record, after) };
 }
 

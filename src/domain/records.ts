@@ -68,6 +68,7 @@ export const BILLING_EVENTS = [
   'ACH_SETTLED',
   'ACH_RETURNED', // the debit came back (also after it settled: returns come up to 60 days later); the period is owed again
   'CHARGED_BACK', // an unauthorized return or dispute after the money was taken
+  'DISPUTE_WON', // a card dispute closed in our favour: the funds are reinstated, the period collected again
   'REFUNDED',
   'WAIVED',
   'CANCEL_REQUESTED',

@@ -53,6 +53,7 @@ export const billingTransitions = new TransitionTable<BillingStatus, BillingEven
   ACH_SETTLED: { from: ['ACHSENT'], to: 'COMPLETED' },
   ACH_RETURNED: { from: ['ACHSENT', 'COMPLETED'], to: 'FAILED' },
   CHARGED_BACK: { from: ['ACHSENT', 'COMPLETED'], to: 'FAILED' },
+  DISPUTE_WON: { from: ['FAILED'], to: 'COMPLETED' },
   REFUNDED: { from: ['COMPLETED'], to: 'REFUNDED' },
   WAIVED: { from: ['PENDING', 'FAILED', 'PAUSED'], to: 'WAIVED' },
   CANCEL_REQUESTED: { from: ['PENDING', 'PAUSED', 'INACTIVE'], to: 'same' },

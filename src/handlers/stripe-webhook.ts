@@ -1,7 +1,7 @@
 import type * as z from '../domain/zod.js';
 import { classifyDecline, type DeclineDetails } from '../domain/declines.js';
 import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
-import { decideChargeRefunded, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
+import { decideChargeRefunded, decideDisputeClosed, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
 import { exceedsPaymentMaximum } from '../domain/payment-maximum.js';
 import { processStripeEventOnce, recordStripeEventOnce } from '../domain/stripe-events.js';
 import type { AppDeps } from '../runtime/deps.js';
@@ -113,6 +113,8 @@ const APPLIERS = new Map<string, Apply>([
   ['payment_intent.payment_failed', applyPaymentIntent],
   ['charge.refunded', applyChargeRefunded],
   ['charge.dispute.created', applyDisputeCreated],
+  ['charge.dispute.closed', applyDisputeClosed],
+  ['charge.dispute.funds_reinstated', applyDisputeClosed],
 ]);
 
 async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: Logger): Promise<Applied> {
@@ -201,6 +203,23 @@ async function applyDisputeCreated(object: unknown, { deps, log, owner }: EventC
     dispute_id: dispute.id,
     // An absent status is read as funds withdrawn, the stricter of the two.
     status: dispute.status ?? 'needs_response',
+  }, owner);
+  return reported(log, result);
+}
+
+/** A dispute won (closed `won`, or its funds reinstated) lifts the period's dispute hold; a lost one changes nothing. */
+async function applyDisputeClosed(object: unknown, { deps, log, owner }: EventContext, type: string): Promise<Applied> {
+  const parsed = safeParseCold(disputeSchema, object);
+  if (!parsed.success) return invalid(log, parsed.error.issues);
+  const dispute = parsed.data;
+  const reference = await referenceOf(deps, dispute.metadata, dispute.payment_intent);
+  if (!reference || !dispute.payment_intent) return unlocated(log, dispute.payment_intent);
+  const result = await applyCardOutcome(deps, decideDisputeClosed, {
+    payment_intent_id: dispute.payment_intent,
+    reference,
+    amount_cents: dispute.amount,
+    dispute_id: dispute.id,
+    won: type === 'charge.dispute.funds_reinstated' || dispute.status === 'won',
   }, owner);
   return reported(log, result);
 }

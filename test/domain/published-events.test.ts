@@ -276,6 +276,7 @@ const CAN_PUBLISH: Record<BillingEvent, boolean> = {
   ACH_SETTLED: true,
   ACH_RETURNED: true,
   CHARGED_BACK: true,
+  DISPUTE_WON: true,
   REFUNDED: true,
   WAIVED: true,
   CANCEL_REQUESTED: false,
