@@ -15,27 +15,13 @@ export interface BalanceObservation {
 }
 
 /** Holds protect the payer or the rails (DESIGN 3.1): they bind every path, a person's included (409). */
-export const HOLD_CODES = ['ach_authorization_required', 'ach_account_invalid', 'ach_representment_limit', 'card_disputed', 'payment_method_required'] as const;
-export type HoldCode = (typeof HOLD_CODES)[number];
-
-/** Customer-safe texts of the 409 answers. */
-export const HOLD_MESSAGES: Readonly<Record<HoldCode, string>> = {
-  ach_authorization_required: 'the account holder reported an ACH debit of this period as unauthorized: a new authorization is required before it is debited again',
-  ach_account_invalid: 'the bank returned an ACH debit of this period for an account error (closed, missing or invalid account): a new account is required',
-  ach_representment_limit: 'this ACH debit was already presented again as often as NACHA allows (twice within 180 days of the original entry)',
-  card_disputed: 'the cardholder disputed a payment of this period: the card is not charged again',
-  payment_method_required: 'the card on file was declined as one that will never be approved (lost, stolen, closed, ...): a new payment method is required',
-};
+export { HOLD_CODES, HOLD_MESSAGES, isHoldCode, type HoldCode } from './instruments/holds.js';
+import type { HoldCode } from './instruments/holds.js';
 
 /** Not a hold on the payer: the period received a payment that does not match it, for an operator to resolve (409). */
 export const PAYMENT_EXCEPTION_CODE = 'payment_exception';
 export const PAYMENT_EXCEPTION_MESSAGE =
   'this period received a card payment for another amount or currency: an operator resolves it (refund or waive) before it is charged again';
-
-const HOLD_CODE_SET: ReadonlySet<string> = new Set(HOLD_CODES);
-export function isHoldCode(reason: string): reason is HoldCode {
-  return HOLD_CODE_SET.has(reason);
-}
 
 const SCHEDULED_GATE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
 export const GATE_CLOSED_ERROR = 'Insufficient available balance.';

@@ -2,6 +2,7 @@ import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 import { centsSchema } from './money.js';
 import { instant, withFields, type SharedFields } from './schema-fields.js';
+import { DECIDED_BY, HOLD_CODES } from './instruments/holds.js';
 
 
 /** DESIGN 2.2. PASTDUE is never stored: `displayStatus` computes it on read. */
@@ -190,6 +191,15 @@ const attemptFields = (f: SharedFields) => ({
   last_request_key: f.optionalString,
 });
 
+/** A scheduled or retry attempt refused by a hold: the period waits in the held index until the instrument changes or is released. */
+export const heldOnSchema = lazySchema(() => withFields((f) => z.object({
+  code: z.enum(HOLD_CODES),
+  decided_by: z.enum(DECIDED_BY),
+  instrument_id: f.optionalText,
+  since: instant,
+})));
+export type HeldOn = z.infer<typeof heldOnSchema>;
+
 /** What ACH returns and card disputes left on the period (the holds of DESIGN 3.1, the exceptions). */
 const holdFields = (f: SharedFields) => ({
   ach_represented: f.optionalCount,
@@ -201,6 +211,12 @@ const holdFields = (f: SharedFields) => ({
   card_disputed: f.optionalBoolean,
   ach_exception: z.optional(achExceptionSchema),
   card_exception: z.optional(cardExceptionSchema),
+  /** The instrument the last payment request named (DESIGN 3.2). */
+  instrument_id: f.optionalText,
+  /** Set while a hold keeps the period off the schedule (held index); the rule that decided it. */
+  held_on: z.optional(heldOnSchema),
+  /** The named rule of the last refusal or stop written on the period. */
+  decided_by: z.optional(z.enum(DECIDED_BY)),
 });
 
 /** Dunning (dunning.ts): the last decline and the schedule of automatic attempts; absent if never declined or reset. */
@@ -282,6 +298,11 @@ export const accountSnapshotSchema = lazySchema(() => z.object({
   blocklisted: z.optional(z.boolean()),
   institution_unreliable: z.optional(z.boolean()),
   ml_override: z.optional(z.boolean()),
+  /** What the user pays with on each rail (DESIGN 3.2); a rail not named is not known to the directory. */
+  instruments: z.optional(z.object({
+    ach: z.optional(z.object({ account_id: z.string().check(z.minLength(1)), authorization_id: z.string().check(z.minLength(1)), authorized_at: z.optional(instant) })),
+    pinless: z.optional(z.object({ fingerprint: z.string().check(z.minLength(1)), brand: z.optional(z.string()) })),
+  })),
 }));
 
 /** A Stripe event's processing claim (DESIGN 2.8, stripe-events.ts). */

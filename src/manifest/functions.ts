@@ -87,6 +87,8 @@ const ATTEMPT = {
   billingActivity: { read: ['get'], write: ['put', 'update'] },
   billingActivityHistory: { write: ['put'] },
   locks: { write: ['put'], delete: true },
+  // The user's instruments item, read with the period (TransactGetItems) and updated in its transaction.
+  instruments: { read: ['get'], write: ['update'] },
 } as const satisfies Partial<Record<TableId, TableGrant>>;
 /** A collecting function calls every payment processor, with the secrets they need, and the accounts service. */
 const COLLECTS = {
@@ -150,6 +152,8 @@ export const FUNCTIONS = {
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
       // The same question for a loan payment: its audit rows (a Query on the payment's partition).
       payments: { read: ['get', 'query'], write: ['put', 'update'] },
+      // A return's hold on the instrument the entry debited (UpdateItem), whatever the period's write does.
+      instruments: { write: ['update'] },
     },
     secrets: ['achWebhook'],
   },
@@ -205,6 +209,8 @@ export const FUNCTIONS = {
       // Bulk retry runs: the idempotency key and the run claimed together (puts), the phase moved
       // (updates), the items written (puts) and listed (a Query on the run's partition).
       retryRuns: { read: ['get', 'query'], write: ['put', 'update'] },
+      // The instruments route, the attempts of manual pay and retry-billing, loan payments, an operator's release.
+      instruments: { read: ['get'], write: ['update'] },
     },
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,

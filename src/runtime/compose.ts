@@ -7,6 +7,8 @@ import type { PaymentsStore } from '../domain/ports/loan-payments.js';
 import type { LockStore } from '../domain/ports/locks.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
 import type { StripeEventStore } from '../domain/ports/stripe-events.js';
+import type { InstrumentStore } from '../domain/ports/instruments.js';
+import { DynamoInstrumentStore } from '../adapters/dynamodb/instruments/store.js';
 import { DynamoBillingStore } from '../adapters/dynamodb/billing/store.js';
 import { DynamoLockStore } from '../adapters/dynamodb/lock-store.js';
 import { DynamoPaymentsStore } from '../adapters/dynamodb/payments-store.js';
@@ -20,12 +22,13 @@ export interface DynamoStores {
   readonly payments: PaymentsStore;
   readonly stripeEvents: StripeEventStore;
   readonly retryRuns: RetryRunStore;
+  readonly instruments: InstrumentStore;
 }
 
 /** The DynamoDB-backed stores on one client: production, the local runtime and tests share this. */
 export function dynamoStores(options: {
   client: DynamoDBClient;
-  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns'>;
+  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments'>;
   statusShardCount?: number;
   paymentShardCount?: number;
 }): DynamoStores {
@@ -36,6 +39,7 @@ export function dynamoStores(options: {
       tableName: tables.billingActivity,
       historyTableName: tables.billingActivityHistory,
       locksTableName: tables.locks,
+      instrumentsTableName: tables.instruments,
       ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}),
     }),
     locks: new DynamoLockStore(client, tables.locks),
@@ -46,6 +50,7 @@ export function dynamoStores(options: {
     }),
     stripeEvents: new DynamoStripeEventStore({ client, tableName: tables.stripeEvents }),
     retryRuns: new DynamoRetryRunStore(client, tables.retryRuns),
+    instruments: new DynamoInstrumentStore(client, tables.instruments),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { InstrumentStore } from '../domain/ports/instruments.js';
 import type { IdGenerator } from '../domain/billing-record.js';
 import type { CardPaymentDirectory } from '../domain/card-outcomes.js';
 import type { AccountDirectory } from '../domain/ports/account-directory.js';
@@ -59,6 +60,8 @@ export interface AppDeps {
   /** Bulk retry runs (DESIGN 8): their store, and the queue that fans their items out to the retry-run-worker. */
   readonly retryRuns: RetryRunStore;
   readonly retryRunsQueue: QueuePort;
+  /** The users' instruments and their holds (DESIGN 3.2), apart from an attempt's own read and write. */
+  readonly instruments: InstrumentStore;
   readonly metrics: MetricsPort;
   readonly secrets: WebhookSecrets;
   readonly settings: Settings;

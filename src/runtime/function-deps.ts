@@ -8,11 +8,11 @@ import { guardedClient, type NeededAccess } from './grants.js';
 import { callsProcessorOf, chargesEveryRail } from './processors.js';
 
 /** What every function of one environment shares before its manifest narrows it: everything but the stores. */
-export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns'>;
+export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments'>;
 
 /** `deps` without its stores: what each function's deps are built from. */
 export function sharedDeps(deps: AppDeps): SharedDeps {
-  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, ...shared } = deps;
+  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, instruments: _instruments, ...shared } = deps;
   return shared;
 }
 
@@ -44,6 +44,7 @@ const STORE_TABLES = {
   payments: 'payments',
   stripeEvents: 'stripeEvents',
   retryRuns: 'retryRuns',
+  instruments: 'instruments',
 } as const satisfies Record<string, TableId>;
 
 const QUEUE_PORTS = { collectionsQueue: 'collections', balanceEventsQueue: 'balanceEvents', retryRunsQueue: 'retryRuns' } as const satisfies Record<string, QueueId>;
@@ -65,6 +66,7 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
       payments: dynamo.tables.payments ?? placeholder,
       stripeEvents: dynamo.tables.stripeEvents ?? placeholder,
       retryRuns: dynamo.tables.retryRuns ?? placeholder,
+      instruments: dynamo.tables.instruments ?? placeholder,
     },
     ...(dynamo.statusShardCount !== undefined ? { statusShardCount: dynamo.statusShardCount } : {}),
     ...(dynamo.paymentShardCount !== undefined ? { paymentShardCount: dynamo.paymentShardCount } : {}),
@@ -84,6 +86,7 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     payments: grantedStore('payments'),
     stripeEvents: grantedStore('stripeEvents'),
     retryRuns: grantedStore('retryRuns'),
+    instruments: grantedStore('instruments'),
     collectionsQueue: grantedQueue('collectionsQueue'),
     balanceEventsQueue: grantedQueue('balanceEventsQueue'),
     retryRunsQueue: grantedQueue('retryRunsQueue'),

@@ -3,7 +3,7 @@ import type { DunningState } from '../../src/domain/dunning.js';
 import { ProvisionedThroughputExceededException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { BillingFailureFields } from '../../src/domain/ladder.js';
 import type { AccountDirectory, AccountSnapshot } from '../../src/domain/ports/account-directory.js';
-import type { BillingTransaction } from '../../src/domain/ports/billing-ledger.js';
+import type { AttemptRead, BillingTransaction } from '../../src/domain/ports/billing-ledger.js';
 import type { BillingStore } from '../../src/domain/ports/billing-store.js';
 import type { LockLease, LockStore } from '../../src/domain/ports/locks.js';
 import type { Page, PageRequest } from '../../src/domain/ports/page.js';
@@ -111,6 +111,13 @@ export class FaultyBillingStore implements BillingStore {
     const record = await this.inner.get(key);
     this.faults.pass('billing.get.after');
     return record;
+  }
+
+  async getForAttempt(key: BillingKey): Promise<AttemptRead> {
+    this.faults.alive('billing.get');
+    const read = await this.inner.getForAttempt(key);
+    this.faults.pass('billing.get.after');
+    return read;
   }
 
   async findBySubscriptionId(subscriptionId: string): Promise<BillingRecord | undefined> {

@@ -4,7 +4,10 @@ import type { AchRateTally } from '../../src/domain/ach-return-rates.js';
 import { MAX_PLACEMENT_PROBES, nextFreeInstant, sameChain } from '../../src/domain/chain.js';
 import { AlreadyExistsError, ConcurrentModificationError } from '../../src/domain/errors.js';
 import { dueKey, isFailureLive, type BillingFailureFields } from '../../src/domain/ladder.js';
-import type { BillingLedger, BillingTransaction, LockRelease } from '../../src/domain/ports/billing-ledger.js';
+import type { AttemptRead, BillingLedger, BillingTransaction, LockRelease } from '../../src/domain/ports/billing-ledger.js';
+import { applyInstrumentWrite, emptyInstruments, type InstrumentsItem, type InstrumentWrite } from '../../src/domain/instruments/instrument.js';
+import type { HoldCode } from '../../src/domain/instruments/holds.js';
+import type { InstrumentStore } from '../../src/domain/ports/instruments.js';
 import type { Page, PageRequest } from '../../src/domain/ports/page.js';
 import type { BillingKey, BillingRecord, HistoryRow } from '../../src/domain/records.js';
 import { COLLECTIBLE_STATUSES } from '../../src/domain/statuses.js';
@@ -18,6 +21,8 @@ const rowKeyOf = (row: HistoryRow): string => `${row.user_id}|${row.last_run_dat
 interface State {
   readonly records: Map<string, BillingRecord>;
   readonly rows: Map<string, HistoryRow>;
+  /** The instruments table, by user (written without conditions, as DESIGN 3.2 says). */
+  readonly instruments: Map<string, InstrumentsItem>;
 }
 
 /**
@@ -29,7 +34,7 @@ interface State {
  * condition tests themselves stay on DynamoDB Local; this is for fast use-case tests.
  */
 export class InMemoryBillingLedger implements BillingLedger {
-  private state: State = { records: new Map(), rows: new Map() };
+  private state: State = { records: new Map(), rows: new Map(), instruments: new Map() };
   /** The ACH return-rate tallies the commits carried, in order. */
   readonly achRates: AchRateTally[] = [];
   readonly calls = { commit: 0, recordBillingFailure: 0 };
@@ -40,6 +45,30 @@ export class InMemoryBillingLedger implements BillingLedger {
   async get(key: BillingKey): Promise<BillingRecord | undefined> {
     const record = this.state.records.get(keyOf(key));
     return record && { ...record };
+  }
+
+  async getForAttempt(key: BillingKey): Promise<AttemptRead> {
+    return { record: await this.get(key), instruments: this.instrumentsOf(key.user_id) };
+  }
+
+  /** The user's instruments item as stored (an empty one when none is). */
+  instrumentsOf(userId: string): InstrumentsItem {
+    return structuredClone(this.state.instruments.get(userId) ?? emptyInstruments(userId));
+  }
+
+  /** The instruments table as its own store, over the same state as the ledger's transactions. */
+  readonly instrumentStore: InstrumentStore = {
+    get: async (userId) => this.instrumentsOf(userId),
+    write: async (write) => this.writeInstruments(this.state, write),
+    release: async (userId: string, instrumentId: string, code: HoldCode) => {
+      if (!this.state.instruments.get(userId)?.holds[instrumentId]?.[code]) return false;
+      this.writeInstruments(this.state, { user_id: userId, releases: [{ instrument_id: instrumentId, code }] });
+      return true;
+    },
+  };
+
+  private writeInstruments(state: State, write: InstrumentWrite): void {
+    state.instruments.set(write.user_id, applyInstrumentWrite(state.instruments.get(write.user_id) ?? emptyInstruments(write.user_id), write));
   }
 
   async listByUser(userId: string, page?: PageRequest): Promise<Page<BillingRecord>> {
@@ -64,7 +93,7 @@ export class InMemoryBillingLedger implements BillingLedger {
 
   async commit(tx: BillingTransaction): Promise<{ created: boolean }> {
     this.calls.commit += 1;
-    const next: State = { records: new Map(this.state.records), rows: new Map(this.state.rows) };
+    const next: State = { records: new Map(this.state.records), rows: new Map(this.state.rows), instruments: new Map(this.state.instruments) };
     let history = [...tx.history];
     for (const write of tx.writes) {
       if (write.kind === 'create') {
@@ -88,6 +117,7 @@ export class InMemoryBillingLedger implements BillingLedger {
       }
     }
     for (const row of history) putRow(next, row);
+    if (tx.instruments) this.writeInstruments(next, tx.instruments);
     if (tx.releaseLock) this.releaseLock(tx.releaseLock);
     this.state = next;
     if (tx.achRates) this.achRates.push(tx.achRates);

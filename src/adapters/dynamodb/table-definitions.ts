@@ -156,6 +156,17 @@ export const retryRunsTable: TableDefinition = {
   timeToLiveAttribute: 'expires_at',
 };
 
+/**
+ * One item per user (DESIGN 3.2): the instruments the user pays with, their holds, presentments and
+ * per-entry re-presentment counts, each part in its own top-level attribute (instruments/item.ts).
+ */
+export const instrumentsTable: TableDefinition = {
+  baseName: 'instruments',
+  envVar: 'INSTRUMENTS_TABLE',
+  partitionKey: { name: 'user_id', type: 'S' },
+  globalSecondaryIndexes: [],
+};
+
 export const allTables = {
   billingActivity: billingActivityTable,
   billingActivityHistory: billingActivityHistoryTable,
@@ -163,6 +174,7 @@ export const allTables = {
   payments: paymentsTable,
   stripeEvents: stripeEventsTable,
   retryRuns: retryRunsTable,
+  instruments: instrumentsTable,
 } as const;
 
 export type TableId = keyof typeof allTables;

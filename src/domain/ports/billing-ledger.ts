@@ -1,4 +1,5 @@
 import type { AchRateTally } from '../ach-return-rates.js';
+import type { InstrumentsItem, InstrumentWrite } from '../instruments/instrument.js';
 import type { BillingFailureFields } from '../ladder.js';
 import type { BillingKey, BillingRecord, HistoryRow } from '../records.js';
 import type { Page, PageRequest } from './page.js';
@@ -28,12 +29,22 @@ export interface BillingTransaction {
   readonly releaseLock?: LockRelease;
   /** An ACH debit originated or returned by this change, added to its day's return-rate counters (DESIGN 4.1). */
   readonly achRates?: AchRateTally;
+  /** The user's instruments item changed with it (DESIGN 3.2): holds, presentments, re-presentment counts. */
+  readonly instruments?: InstrumentWrite;
+}
+
+/** What an attempt reads in one consistent request: the period and the user's instruments. */
+export interface AttemptRead {
+  readonly record: BillingRecord | undefined;
+  readonly instruments: InstrumentsItem;
 }
 
 /** The billing periods and their audit rows as a use case reads and changes them. */
 export interface BillingLedger {
   /** Strongly consistent read of one period. */
   get(key: BillingKey): Promise<BillingRecord | undefined>;
+  /** The period and the user's instruments item in one consistent TransactGetItems (retried on a conflict). */
+  getForAttempt(key: BillingKey): Promise<AttemptRead>;
   /** A user's periods, newest billing_date first (strongly consistent). */
   listByUser(userId: string, page?: PageRequest): Promise<Page<BillingRecord>>;
   /** Keys from the subscription_id-index: eventually consistent, so read the key and check its subscription_id. */

@@ -3,6 +3,7 @@ import { MAX_PLACEMENT_PROBES, nextFreeInstant, sameChain } from '../../../domai
 import type { BillingTransaction } from '../../../domain/ports/billing-ledger.js';
 import type { BillingKey, BillingRecord, HistoryRow } from '../../../domain/records.js';
 import { primaryKey } from '../billing-item.js';
+import { isEmptyInstrumentWrite } from '../../../domain/instruments/instrument.js';
 import { InvalidTransactionError, cancellationCodes } from '../errors.js';
 import { addGaugeCounts, gaugeDelta, NO_GAUGE_COUNTS, type GaugeCounts } from '../gauge-counters.js';
 import { send, type BillingTables } from './tables.js';
@@ -12,6 +13,7 @@ import {
   planDelete,
   planGauges,
   planHistory,
+  planInstruments,
   planLockRelease,
   planUpdate,
   transact,
@@ -38,7 +40,7 @@ export async function commit(t: BillingTables, tx: BillingTransaction): Promise<
     const { planned, creates } = planCommit(t, attempt);
     if (planned.length === 0) throw new InvalidTransactionError('commit: empty transaction');
     try {
-      await transact(t, 'billing.commit', planned);
+      await transactRetryingConflicts(t, planned, attempt.instruments !== undefined);
       return { created: attempt.createIfAbsent !== undefined };
     } catch (error) {
       // Only creates that may move or be dropped are looked at: every other failure is the caller's.
@@ -46,7 +48,7 @@ export async function commit(t: BillingTables, tx: BillingTransaction): Promise<
       if (!taken || probe >= MAX_PLACEMENT_PROBES) throw error;
       const next = await placeAgain(t, attempt, taken, error);
       // Only the next period was asked for, and its chain's record is there: nothing is left to write.
-      if (next.writes.length === 0 && next.history.length === 0 && !next.createIfAbsent && !next.releaseLock && !next.achRates) return { created: false };
+      if (next.writes.length === 0 && next.history.length === 0 && !next.createIfAbsent && !next.releaseLock && !next.achRates && !next.instruments) return { created: false };
       attempt = next;
     }
   }
@@ -65,6 +67,7 @@ function planCommit(t: BillingTables, tx: BillingTransaction): { planned: Planne
   for (const row of tx.history) planned.push(planHistory(t, row));
   if (tx.releaseLock) planned.push(planLockRelease(t, tx.releaseLock));
   if (tx.achRates) planned.push(planAchRates(t, tx.achRates, transactionSeed(tx)));
+  if (tx.instruments && !isEmptyInstrumentWrite(tx.instruments)) planned.push(planInstruments(t, tx.instruments));
   if (tx.createIfAbsent) {
     creates.push({ index: planned.length, record: tx.createIfAbsent.record, movable: true, optional: true, at: -1 });
     planned.push(planCreate(t, tx.createIfAbsent.record), planHistory(t, tx.createIfAbsent.history));
@@ -106,7 +109,22 @@ async function placeAgain(t: BillingTables, tx: BillingTransaction, taken: reado
     ...(createIfAbsent ? { createIfAbsent } : {}),
     ...(tx.releaseLock ? { releaseLock: tx.releaseLock } : {}),
     ...(tx.achRates ? { achRates: tx.achRates } : {}),
+    ...(tx.instruments ? { instruments: tx.instruments } : {}),
   };
+}
+
+/** Tries a transaction with an instruments write again, identically, when another transaction on its items cancelled it. */
+const CONFLICT_RETRIES = 3;
+
+async function transactRetryingConflicts(t: BillingTables, planned: readonly PlannedWrite[], writesInstruments: boolean): Promise<void> {
+  for (let retry = 0; ; retry++) {
+    try {
+      return await transact(t, 'billing.commit', planned);
+    } catch (error) {
+      if (!writesInstruments || retry >= CONFLICT_RETRIES || !cancellationCodes(error)?.includes('TransactionConflict')) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** retry));
+    }
+  }
 }
 
 /** The chain of the record at `key` (strongly consistent, two attributes), or undefined when the key is free. */

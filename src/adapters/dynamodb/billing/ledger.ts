@@ -1,6 +1,8 @@
-import { GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, QueryCommand, TransactGetItemsCommand } from '@aws-sdk/client-dynamodb';
 import type { BillingFailureFields } from '../../../domain/ladder.js';
-import type { BillingLedger, BillingTransaction } from '../../../domain/ports/billing-ledger.js';
+import type { AttemptRead, BillingLedger, BillingTransaction } from '../../../domain/ports/billing-ledger.js';
+import { cancellationCodes, InvalidTransactionError } from '../errors.js';
+import { instrumentsFromItem, instrumentsKey } from '../instruments/item.js';
 import type { Page, PageRequest } from '../../../domain/ports/page.js';
 import type { BillingKey, BillingRecord, HistoryRow } from '../../../domain/records.js';
 import { historyFromItem, primaryKey, recordFromItem } from '../billing-item.js';
@@ -23,6 +25,31 @@ export class DynamoBillingLedger implements BillingLedger {
       this.t.client.send(new GetItemCommand({ TableName: this.t.table, Key: primaryKey(key), ConsistentRead: true })),
     );
     return out.Item ? recordFromItem(out.Item, this.t.table) : undefined;
+  }
+
+  async getForAttempt(key: BillingKey): Promise<AttemptRead> {
+    const instrumentsTable = this.t.instrumentsTable;
+    if (!instrumentsTable) throw new InvalidTransactionError('getForAttempt needs the instruments table');
+    const command = new TransactGetItemsCommand({
+      TransactItems: [
+        { Get: { TableName: this.t.table, Key: primaryKey(key) } },
+        { Get: { TableName: instrumentsTable, Key: instrumentsKey(key.user_id) } },
+      ],
+    });
+    for (let retry = 0; ; retry++) {
+      try {
+        const out = await send('billing.getForAttempt', () => this.t.client.send(command));
+        const [period, instruments] = out.Responses ?? [];
+        return {
+          record: period?.Item ? recordFromItem(period.Item, this.t.table) : undefined,
+          instruments: instrumentsFromItem(instruments?.Item, key.user_id, instrumentsTable),
+        };
+      } catch (error) {
+        // A transaction writing either item meanwhile cancels the read: read again.
+        if (retry >= 3 || !cancellationCodes(error)?.includes('TransactionConflict')) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** retry));
+      }
+    }
   }
 
   async listByUser(userId: string, page?: PageRequest): Promise<Page<BillingRecord>> {

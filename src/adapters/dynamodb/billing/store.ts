@@ -1,7 +1,7 @@
 import type { AchRateCounts } from '../../../domain/ach-return-rates.js';
 import type { DunningState } from '../../../domain/dunning.js';
 import type { BillingFailureFields } from '../../../domain/ladder.js';
-import type { BillingTransaction } from '../../../domain/ports/billing-ledger.js';
+import type { AttemptRead, BillingTransaction } from '../../../domain/ports/billing-ledger.js';
 import type { BillingStore } from '../../../domain/ports/billing-store.js';
 import type { Page, PageRequest } from '../../../domain/ports/page.js';
 import type { BillingKey, BillingRecord, HistoryRow } from '../../../domain/records.js';
@@ -27,6 +27,9 @@ export class DynamoBillingStore implements BillingStore {
 
   get(key: BillingKey): Promise<BillingRecord | undefined> {
     return this.ledger.get(key);
+  }
+  getForAttempt(key: BillingKey): Promise<AttemptRead> {
+    return this.ledger.getForAttempt(key);
   }
   listByUser(userId: string, page?: PageRequest): Promise<Page<BillingRecord>> {
     return this.ledger.listByUser(userId, page);

@@ -15,6 +15,8 @@ export interface DynamoBillingStoreOptions {
   readonly statusShardCount?: number;
   /** locks: needed for a commit that releases the user's lock in its transaction. */
   readonly locksTableName?: string;
+  /** instruments: read with the period by an attempt and written in its transaction (DESIGN 3.2). */
+  readonly instrumentsTableName?: string;
 }
 
 /** What every part of the billing adapter works on: one client, the tables and the index shard count. */
@@ -23,6 +25,7 @@ export interface BillingTables {
   readonly table: string;
   readonly historyTable: string;
   readonly locksTable: string | undefined;
+  readonly instrumentsTable: string | undefined;
   readonly shardCount: number;
 }
 
@@ -32,6 +35,7 @@ export function billingTables(options: DynamoBillingStoreOptions): BillingTables
     table: options.tableName,
     historyTable: options.historyTableName,
     locksTable: options.locksTableName,
+    instrumentsTable: options.instrumentsTableName,
     shardCount: assertShardCount(options.statusShardCount ?? DEFAULT_STATUS_SHARD_COUNT, 'statusShardCount'),
   };
 }

@@ -2,7 +2,9 @@ import { TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/clie
 import type { AchRateTally } from '../../../domain/ach-return-rates.js';
 import type { LockRelease } from '../../../domain/ports/billing-ledger.js';
 import type { BillingKey, BillingRecord, HistoryRow } from '../../../domain/records.js';
+import type { InstrumentWrite } from '../../../domain/instruments/instrument.js';
 import { counterUpdate } from '../ach-rate-counters.js';
+import { instrumentsTransactItem } from '../instruments/item.js';
 import { describeKey, historyItem, primaryItem, primaryKey } from '../billing-item.js';
 import { InvalidTransactionError, toDomainError, type TransactionItemDescription } from '../errors.js';
 import { gaugeCounterAdd, gaugeShardSortKey, isNoChange, type GaugeCounts } from '../gauge-counters.js';
@@ -78,6 +80,16 @@ export function planLockRelease(t: BillingTables, release: LockRelease): Planned
     },
     description: { onConditionFailed: 'concurrent', label: `${t.locksTable} lock (${release.key})` },
     identity: `${t.locksTable}|${release.key}`,
+  };
+}
+
+/** The user's instruments item (DESIGN 3.2): no version condition, so a return applied meanwhile never fails the attempt. */
+export function planInstruments(t: BillingTables, write: InstrumentWrite): PlannedWrite {
+  if (!t.instrumentsTable) throw new InvalidTransactionError('commit: an instruments write needs the instruments table');
+  return {
+    item: instrumentsTransactItem(t.instrumentsTable, write),
+    description: { onConditionFailed: 'concurrent', label: `${t.instrumentsTable} item (user_id=${write.user_id})` },
+    identity: `${t.instrumentsTable}|${write.user_id}`,
   };
 }
 
