@@ -252,3 +252,24 @@ describe('(d) a card period that received a mismatched payment is not charged ag
     expect(await current(record)).toEqual(record);
   });
 });
+
+describe('issue 31 case 5: a lost card is never charged again after BAN and REACTIVATE', () => {
+  it('regression: a lost_card decline (Visa category 1) stays held through BAN+REACTIVATE on every path', async () => {
+    const [seeded] = await seedRecords(app, billingRecord(app, { payment_method: 'card' }));
+    app.simulator.configure({ default: 'approve', users: { [seeded.user_id]: 'decline:lost_card' } });
+    expect(await runCollectionAttempt(app.deps, { key: seeded, process: 'SCHEDULED', owner })).toMatchObject({ kind: 'declined' });
+    expect(await current(seeded)).toMatchObject({ billing_status: 'FAILED', decline_code: 'lost_card', decline_class: 'do_not_retry' });
+    // Any presentment from here on would be charged.
+    app.simulator.configure({ default: 'approve' });
+
+    app.clock.advance(DAY);
+    await applyMembershipEvent(app.deps, { event: membership('BAN', seeded.user_id), owner });
+    app.clock.advance(DAY);
+    await applyMembershipEvent(app.deps, { event: membership('REACTIVATE', seeded.user_id), owner });
+    expect(await current(seeded)).toMatchObject({ billing_status: 'FAILED', decline_class: 'do_not_retry' });
+    expect(await runCollectionAttempt(app.deps, { key: seeded, process: 'RETRY', owner })).toMatchObject({ kind: 'not_due', reason: 'payment_method_required' });
+    const refused = await pay(await current(seeded));
+    expect([refused.status, refused.body.error?.code]).toEqual([409, 'payment_method_required']);
+    expect(chargesOf(seeded.user_id)).toHaveLength(0);
+  });
+});
