@@ -11,6 +11,7 @@ import { allowlistedError, billingFailureView, classifyFailure, dueKey, nextFail
 import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
+import type { InstrumentsItem, InstrumentWrite } from '../instruments/instrument.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
@@ -21,7 +22,7 @@ export { GATE_CLOSED_ERROR, type BalanceObservation } from '../collectible.js';
 export type { NotDueReason } from '../due-work.js';
 
 /** The collection attempt's dependencies: a use case's, with only the ledger part of the billing store. */
-export type AttemptDeps = Omit<UseCaseDeps, 'billing'> & { readonly billing: Pick<BillingLedger, 'get' | 'commit' | 'recordBillingFailure'> };
+export type AttemptDeps = Omit<UseCaseDeps, 'billing'> & { readonly billing: Pick<BillingLedger, 'get' | 'getForAttempt' | 'commit' | 'recordBillingFailure'> };
 
 export interface AttemptRequest {
   readonly key: BillingKey;
@@ -43,6 +44,8 @@ export interface AttemptRequest {
   readonly releaseHeldLock?: boolean;
   /** With heldLock: the record as last read or written under it, not read again; its version still fences the write. */
   readonly read?: BillingRecord;
+  /** With read: the user's instruments item read with it. */
+  readonly instruments?: InstrumentsItem;
 }
 
 export type AttemptOutcome =
@@ -88,7 +91,9 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   const commit: Commit = ownsLock
     ? (tx) => lock.releaseWith((releaseLock) => deps.billing.commit({ ...tx, releaseLock }))
     : (tx) => deps.billing.commit(tx);
-  const read = request.heldLock && request.read ? request.read : await deps.billing.get(request.key);
+  // The period and the user's instruments in one request; a caller's own read names no instruments.
+  const attemptRead = request.heldLock && request.read ? { record: request.read, instruments: request.instruments } : await deps.billing.getForAttempt(request.key);
+  const read = attemptRead.record;
   if (!read) return { kind: 'not_due', reason: 'not_found' };
   const now = deps.clock.now();
   const process = request.process;
@@ -126,11 +131,11 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     if (account.status !== 'active' && deadLease !== undefined) await lock.carryHeldSince(deadLease.held_since ?? 0);
     throwIfAborted(request.signal, lock.signal);
     presented = true;
-    const result = await deps.processor.submit(paymentRequestOf(read), combinedSignal(request.signal, lock.signal));
+    const result = await deps.processor.submit(paymentRequestOf(read, attemptRead.instruments), combinedSignal(request.signal, lock.signal));
     const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
-    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after });
+    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, resolvedCardWrite(read, result));
   } catch (error) {
     return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal), presented);
   }
@@ -167,8 +172,10 @@ function gateClosedDecline(read: BillingRecord, now: Date, process: Process): Bi
   });
 }
 
-function paymentRequestOf(read: BillingRecord): PaymentRequest {
+function paymentRequestOf(read: BillingRecord, instruments: InstrumentsItem | undefined): PaymentRequest {
+  const card = read.payment_method === 'card' ? instruments?.stripe_card : undefined;
   return {
+    ...(card ? { card } : {}),
     idempotency_key: `${read.subscription_id}:${read.payment_attempts + 1}`,
     user_id: read.user_id,
     amount_cents: read.amount_cents,
@@ -201,6 +208,12 @@ function afterSubmission(deps: AttemptDeps, read: BillingRecord, result: Payment
   }
 }
 
+/** A card the processor had to resolve is stored with the attempt's write, so the next one asks Stripe nothing. */
+function resolvedCardWrite(read: BillingRecord, result: PaymentResult): InstrumentWrite | undefined {
+  if (result.outcome === 'submitted' || !result.resolved_card) return undefined;
+  return { user_id: read.user_id, stripe_card: { card: result.resolved_card, replace: false } };
+}
+
 /** The five failure attributes removed: a write that changes the due work without moving the due key. */
 const VOIDED_FAILURE = {
   billing_failed_for: undefined,
@@ -220,6 +233,7 @@ async function commitAttempt(
   request: AttemptRequest,
   now: Date,
   outcome: AttemptOutcome,
+  instruments?: InstrumentWrite,
 ): Promise<AttemptOutcome> {
   const history = historyRowOf(after, { ...context, actor: request.actor, reason: request.reason, run_id: request.runId });
   const leftPending = read.billing_status === 'PENDING';
@@ -230,6 +244,7 @@ async function commitAttempt(
     ...(next ? { createIfAbsent: { record: next, history: historyRowOf(next) } } : {}),
     // Every ACH entry presented counts in its day's debits (NACHA return rates).
     ...(originatesAchDebit(read, after) ? { achRates: achDebitTally(now) } : {}),
+    ...(instruments ? { instruments } : {}),
   });
   return outcome;
 }

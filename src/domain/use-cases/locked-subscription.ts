@@ -1,5 +1,6 @@
 import { NotFoundError } from '../errors.js';
 import { withUserLock, type HeldLock } from '../lock.js';
+import type { InstrumentsItem } from '../instruments/instrument.js';
 import type { BillingKey, BillingRecord } from '../records.js';
 import type { UseCaseDeps } from './deps.js';
 
@@ -29,7 +30,7 @@ export async function findSubscription(deps: Pick<UseCaseDeps, 'billing'>, subsc
 export async function withLockedSubscription<T>(
   deps: UseCaseDeps,
   request: ActorRequest,
-  work: (read: BillingRecord, lock: HeldLock) => Promise<T>,
+  work: (read: BillingRecord, lock: HeldLock, instruments: InstrumentsItem) => Promise<T>,
   options: { readonly attempts?: boolean } = {},
 ): Promise<T> {
   const keys = await deps.billing.locateSubscription(request.subscriptionId);
@@ -40,9 +41,9 @@ export async function withLockedSubscription<T>(
     userId,
     request.owner,
     async (lock) => {
-      const read = await currentRecord(deps, keys.filter((k) => k.user_id === userId), request.subscriptionId);
-      if (!read) throw new NotFoundError(`subscription ${request.subscriptionId} not found`);
-      return work(read, lock);
+      const { read, instruments } = await currentRecord(deps, keys.filter((k) => k.user_id === userId), request.subscriptionId);
+      if (!read || !instruments) throw new NotFoundError(`subscription ${request.subscriptionId} not found`);
+      return work(read, lock, instruments);
     },
     (error) => deps.onError?.(error, { subscription_id: request.subscriptionId, user_id: userId, class: 'transient', recorded: false }),
     // A use case that attempts the period names it on the lease: if it dies between the processor and
@@ -51,9 +52,14 @@ export async function withLockedSubscription<T>(
   );
 }
 
-/** The newest of the keys' consistent reads that is still this subscription. */
-async function currentRecord(deps: Pick<UseCaseDeps, 'billing'>, keys: readonly BillingKey[], subscriptionId: string): Promise<BillingRecord | undefined> {
-  const reads = await Promise.all(keys.map((key) => deps.billing.get(key)));
-  const current = reads.filter((r): r is BillingRecord => r !== undefined && r.subscription_id === subscriptionId);
-  return current.sort((a, b) => (a.last_run_date < b.last_run_date ? 1 : -1))[0];
+/** The newest of the keys' consistent reads that is still this subscription, each read with the user's instruments in one request. */
+async function currentRecord(
+  deps: Pick<UseCaseDeps, 'billing'>,
+  keys: readonly BillingKey[],
+  subscriptionId: string,
+): Promise<{ read: BillingRecord | undefined; instruments: InstrumentsItem | undefined }> {
+  const reads = await Promise.all(keys.map((key) => deps.billing.getForAttempt(key)));
+  const current = reads.filter((r) => r.record !== undefined && r.record.subscription_id === subscriptionId);
+  const newest = current.sort((a, b) => (a.record!.last_run_date < b.record!.last_run_date ? 1 : -1))[0];
+  return { read: newest?.record, instruments: newest?.instruments };
 }

@@ -20,11 +20,12 @@ export async function manualPay(
   request: ActorRequest & { readonly idempotencyKey: string },
 ): Promise<ManualPayResult> {
   try {
-    return await withLockedSubscription(deps, request, async (read, lock) => {
+    return await withLockedSubscription(deps, request, async (read, lock, instruments) => {
       if (read.last_request_key === request.idempotencyKey) return replay(read);
       const outcome = await runCollectionAttempt(deps, {
         key: read,
         read,
+        instruments,
         heldLock: lock,
         releaseHeldLock: true,
         process: 'MANUAL',

@@ -26,7 +26,7 @@ export interface RetryBillingResult {
  * refused before the clear (409); after it the answer is one of three outcomes, never an error.
  */
 export async function retryBilling(deps: UseCaseDeps, request: ActorRequest): Promise<RetryBillingResult> {
-  return withLockedSubscription(deps, request, async (read, lock) => {
+  return withLockedSubscription(deps, request, async (read, lock, instruments) => {
     const now = deps.clock.now();
     const hold = isCollectibleAndDue(read, now) ? holdOf(read, now) : undefined;
     if (hold) throw new PaymentHoldError(hold, HOLD_MESSAGES[hold]);
@@ -55,6 +55,7 @@ export async function retryBilling(deps: UseCaseDeps, request: ActorRequest): Pr
       outcome = await runCollectionAttempt(deps, {
         key: read,
         read: cleared,
+        instruments,
         process: 'OPERATOR_RETRY',
         owner: request.owner,
         heldLock: lock,

@@ -63,7 +63,7 @@ describe('DynamoDB requests per billed subscription', () => {
     const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     const { requests } = await counted(() => createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([message(record, 'SCHEDULED')])));
     expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
-    expect(requests).toEqual(['PutItem', 'GetItem', 'TransactWriteItems']);
+    expect(requests).toEqual(['PutItem', 'TransactGetItems', 'TransactWriteItems']);
   });
 
   it('retry (batch-worker): 3', async () => {
@@ -74,7 +74,7 @@ describe('DynamoDB requests per billed subscription', () => {
     );
     const { requests } = await counted(() => createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([message(record, 'RETRY')])));
     expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
-    expect(requests).toEqual(['PutItem', 'GetItem', 'TransactWriteItems']);
+    expect(requests).toEqual(['PutItem', 'TransactGetItems', 'TransactWriteItems']);
   });
 
   it('batch of ten (batch-worker): 3 per subscription', async () => {
@@ -98,7 +98,7 @@ describe('DynamoDB requests per billed subscription', () => {
     });
     expect(status).toBe(200);
     // The index lookup (keys only), the lock, the consistent read under it, one transaction that releases the lock.
-    expect(requests).toEqual(['Query', 'PutItem', 'GetItem', 'TransactWriteItems']);
+    expect(requests).toEqual(['Query', 'PutItem', 'TransactGetItems', 'TransactWriteItems']);
   });
 
   it('operator retry-billing (api): at most 5', async () => {
@@ -113,7 +113,7 @@ describe('DynamoDB requests per billed subscription', () => {
       expect(res.body).toMatchObject({ outcome: 'billed', subscription: { billing_status: 'COMPLETED' } });
     });
     // Lookup, lock, read, the clear with its audit row, the attempt's transaction (which releases the lock).
-    expect(requests).toEqual(['Query', 'PutItem', 'GetItem', 'TransactWriteItems', 'TransactWriteItems']);
+    expect(requests).toEqual(['Query', 'PutItem', 'TransactGetItems', 'TransactWriteItems', 'TransactWriteItems']);
   });
 
   it('balance webhook (webhook-balance-worker): at most 4', async () => {
@@ -122,7 +122,7 @@ describe('DynamoDB requests per billed subscription', () => {
     const { requests } = await counted(() => createBalanceWorkerHandler(app.depsFor('webhook-balance-worker'))(sqsEvent([sqsRecord(body)])));
     expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
     // The user's recent records, the lock, the consistent read, one transaction that releases the lock.
-    expect(requests).toEqual(['Query', 'PutItem', 'GetItem', 'TransactWriteItems']);
+    expect(requests).toEqual(['Query', 'PutItem', 'TransactGetItems', 'TransactWriteItems']);
   });
 
   it('heartbeats are counted apart: a slow submission renews the lease, the attempt is still 3', async () => {
@@ -133,7 +133,7 @@ describe('DynamoDB requests per billed subscription', () => {
     );
     expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
     expect(heartbeats).toBeGreaterThan(0);
-    expect(requests).toEqual(['PutItem', 'GetItem', 'TransactWriteItems']);
+    expect(requests).toEqual(['PutItem', 'TransactGetItems', 'TransactWriteItems']);
   });
 });
 
