@@ -1,6 +1,7 @@
 import { applyBillingEvent, historyRowOf, successorRecord, type IdGenerator } from './billing-record.js';
 import { dunningAfterDecline } from './dunning.js';
 import { classifyDecline, type DeclineDetails } from './declines.js';
+import type { StripeCard } from './instruments/instrument.js';
 import type { BillingTransaction } from './ports/billing-ledger.js';
 import type { BillingStore } from './ports/billing-store.js';
 import type { Clock } from './ports/clock.js';
@@ -18,9 +19,18 @@ export interface CardPaymentReference {
   readonly subscription_id: string;
 }
 
-/** Finds the reference of a PaymentIntent whose event does not carry it (a dispute names only the ids). */
+/** A Stripe customer's default card as Stripe has it now, and the user its metadata names. */
+export interface CustomerCard {
+  readonly user_id?: string | undefined;
+  readonly card: StripeCard;
+}
+
+/** What the card processor's webhooks read back from Stripe. */
 export interface CardPaymentDirectory {
+  /** The reference of a PaymentIntent whose event does not carry it (a dispute names only the ids). */
   findReference(paymentIntentId: string): Promise<CardPaymentReference | undefined>;
+  /** The customer's default card now (DESIGN 3.2); undefined for a customer Stripe does not have. */
+  cardOfCustomer(customerId: string): Promise<CustomerCard | undefined>;
 }
 
 export interface CardOutcomePorts {

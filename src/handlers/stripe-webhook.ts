@@ -1,6 +1,7 @@
 import type * as z from '../domain/zod.js';
 import { classifyDecline, type DeclineDetails } from '../domain/declines.js';
 import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
+import { refreshStripeCard } from '../domain/use-cases/refresh-stripe-card.js';
 import { decideChargeRefunded, decideDisputeClosed, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
 import { exceedsPaymentMaximum } from '../domain/payment-maximum.js';
 import { processStripeEventOnce, recordStripeEventOnce } from '../domain/stripe-events.js';
@@ -11,9 +12,12 @@ import {
   cardReferenceSchema,
   chargeSchema,
   checkoutSessionSchema,
+  customerSchema,
   declineDetailsOf,
+  detachedFromSchema,
   disputeSchema,
   paymentIntentSchema,
+  paymentMethodSchema,
   StripeSignatureVerificationError,
   stripeEventEnvelopeSchema,
   stripeWebhooks,
@@ -102,6 +106,8 @@ interface EventContext {
   readonly deps: AppDeps;
   readonly log: Logger;
   readonly owner: string;
+  /** The event's `data.previous_attributes`, when it has them. */
+  readonly previous?: Record<string, unknown> | undefined;
 }
 
 type Apply = (object: unknown, ctx: EventContext, type: string) => Promise<Applied>;
@@ -115,12 +121,16 @@ const APPLIERS = new Map<string, Apply>([
   ['charge.dispute.created', applyDisputeCreated],
   ['charge.dispute.closed', applyDisputeClosed],
   ['charge.dispute.funds_reinstated', applyDisputeClosed],
+  ['customer.updated', applyCustomerUpdated],
+  ['payment_method.attached', applyPaymentMethodEvent],
+  ['payment_method.updated', applyPaymentMethodEvent],
+  ['payment_method.detached', applyPaymentMethodEvent],
 ]);
 
 async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: Logger): Promise<Applied> {
   const apply = APPLIERS.get(event.type);
   if (!apply) return { outcome: 'unhandled' };
-  return apply(event.data.object, { deps, log, owner: `stripe:${event.id}` }, event.type);
+  return apply(event.data.object, { deps, log, owner: `stripe:${event.id}`, previous: event.data.previous_attributes }, event.type);
 }
 
 /** A data object every redelivery would fail on too: logged and recorded without effect. */
@@ -156,6 +166,8 @@ async function applyCheckout(object: unknown, { deps, log, owner }: EventContext
     first_billing_date: metadata.first_billing_date,
     friday_billing: metadata.friday_billing,
   }, owner);
+  // The card is stored apart from the chain: a replay or an existing member still updates it.
+  if (parsed.data.customer) await storeCard(deps, log, parsed.data.customer, metadata.user_id);
   return reported(log, result);
 }
 
@@ -222,6 +234,37 @@ async function applyDisputeClosed(object: unknown, { deps, log, owner }: EventCo
     won: type === 'charge.dispute.funds_reinstated' || dispute.status === 'won',
   }, owner);
   return reported(log, result);
+}
+
+/* ---------------- the card instrument (DESIGN 3.2) ---------------- */
+
+async function applyCustomerUpdated(object: unknown, { deps, log }: EventContext): Promise<Applied> {
+  const parsed = safeParseCold(customerSchema, object);
+  if (!parsed.success) return invalid(log, parsed.error.issues);
+  return storeCard(deps, log, parsed.data.id);
+}
+
+/** Attached, updated or detached: the customer it belongs to (a detached card names it in previous_attributes) is read again. */
+async function applyPaymentMethodEvent(object: unknown, { deps, log, previous }: EventContext): Promise<Applied> {
+  const parsed = safeParseCold(paymentMethodSchema, object);
+  if (!parsed.success) return invalid(log, parsed.error.issues);
+  const was = safeParseCold(detachedFromSchema, previous ?? {});
+  const customer = parsed.data.customer ?? (was.success ? was.data.customer : undefined);
+  if (!customer) {
+    log.info({ payment_method: parsed.data.id }, 'payment method names no customer; nothing to store');
+    return { outcome: 'ignored', reason: 'no_customer' };
+  }
+  return storeCard(deps, log, typeof customer === 'string' ? customer : customer.id);
+}
+
+async function storeCard(deps: AppDeps, log: Logger, customerId: string, userIdHint?: string): Promise<Applied> {
+  const result = await refreshStripeCard(deps, customerId, userIdHint);
+  if (result.kind === 'ignored') {
+    log.warn({ customer: customerId, reason: result.reason }, 'stripe card not stored');
+    return { outcome: 'ignored', reason: result.reason };
+  }
+  log.info({ user_id: result.user_id, customer: customerId, card_known: result.card.payment_method !== undefined }, 'stripe card stored');
+  return { outcome: 'applied' };
 }
 
 /** The decline's codes for dunning; a code the table does not know is retry_later and logged. */

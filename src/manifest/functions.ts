@@ -185,6 +185,8 @@ export const FUNCTIONS = {
       // A success for a transaction the period does not show: its audit rows, by subscription id.
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
       locks: { write: ['put'], delete: true },
+      // The user's Stripe card, kept current from checkout and the customer and payment_method events.
+      instruments: { write: ['update'] },
     },
     services: ['stripe'],
     secrets: ['stripeWebhook', 'stripeApiKey'],

@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { StripePaymentIntentDirectory } from '../../src/adapters/stripe/payment-directory.js';
 import { StripeCardProcessor, StripeCustomerSearchResolver } from '../../src/adapters/stripe/processor.js';
+import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
+import { completedCheckoutSession, stripeEventOf } from '../support/stripe-fixtures.js';
+import { stripeDelivery } from '../support/webhooks.js';
+import { parseBody } from './webhook-events.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { FakeStripe, type RecordedRequest } from '../adapters/stripe/fake-stripe.js';
@@ -84,5 +89,78 @@ describe('the Stripe card on the collection path', () => {
     expect(fake.requests[0]!.form.get('payment_method')).toBe('pm_first');
     expect(fake.requests[0]!.form.get('customer')).toBe(`cus_${userId}`);
     expect((await current(next)).billing_status).toBe('COMPLETED');
+  });
+});
+
+describe('the Stripe card kept current from webhooks', () => {
+  async function deliver(type: string, object: Record<string, unknown>, previous?: Record<string, unknown>) {
+    const body = { ...stripeEventOf(type, object, app.clock.now().getTime()), data: { object, ...(previous ? { previous_attributes: previous } : {}) } };
+    const handler = createStripeWebhookHandler(app.depsFor('stripe-webhook', { cardPayments: new StripePaymentIntentDirectory(fake.client()) }));
+    const result = await handler(stripeDelivery(body, { signedAtMs: app.wallClock.now().getTime() }));
+    return { status: result.statusCode, body: parseBody(result) };
+  }
+  const paymentMethod = (id: string, customer: string | null) => ({ ...fixture('payment-method.json'), id, customer });
+
+  /** A card member with a stored card, as a first resolution leaves it. */
+  async function memberWithCard(): Promise<{ userId: string; customerId: string; period: BillingRecord }> {
+    const userId = newUserId();
+    const customerId = `cus_${userId.replace(/-/g, "")}`;
+    customers.set(customerId, customerOf(userId, customerId));
+    const [period] = await seedRecords(app, billingRecord(app, { user_id: userId, payment_method: 'card' }));
+    await app.deps.instruments.write({ user_id: userId, stripe_card: { card: { customer: customerId, payment_method: 'pm_first', fingerprint: 'fp_first' }, replace: false } });
+    fake.requests.length = 0;
+    return { userId, customerId, period };
+  }
+
+  it('payment_method.attached of a new default card replaces the stored one; the next charge uses it in one request', async () => {
+    const { userId, customerId, period } = await memberWithCard();
+    customers.set(customerId, customerOf(userId, customerId, { id: 'pm_second', fingerprint: 'fp_second' }));
+    expect(await deliver('payment_method.attached', paymentMethod('pm_second', customerId))).toEqual({ status: 200, body: { status: 'processed', outcome: 'applied' } });
+    const stored = await app.deps.instruments.get(userId);
+    expect(stored.stripe_card).toMatchObject({ customer: customerId, payment_method: 'pm_second', fingerprint: 'fp_second' });
+    expect(stored.instruments['card:fp_second']).toMatchObject({ rail: 'card', fingerprint: 'fp_second' });
+
+    fake.requests.length = 0;
+    expect(await runCollectionAttempt(app.deps, { key: period, process: 'SCHEDULED', owner })).toMatchObject({ kind: 'collected' });
+    expect(stripeCalls()).toEqual(['POST /v1/payment_intents']);
+    expect(fake.requests[0]!.form.get('payment_method')).toBe('pm_second');
+  });
+
+  it('payment_method.detached (customer in previous_attributes) leaves the customer without a card: the next charge reads it by id, never a search', async () => {
+    const { userId, customerId, period } = await memberWithCard();
+    const bare = customerOf(userId, customerId);
+    customers.set(customerId, { ...bare, invoice_settings: { ...bare.invoice_settings, default_payment_method: null as never } });
+    expect((await deliver('payment_method.detached', paymentMethod('pm_first', null), { customer: customerId })).body).toMatchObject({ outcome: 'applied' });
+    expect((await app.deps.instruments.get(userId)).stripe_card).toEqual({ customer: customerId });
+
+    // The member adds a card in Stripe; the attempt finds it by customer id and stores it.
+    customers.set(customerId, customerOf(userId, customerId, { id: 'pm_third', fingerprint: 'fp_third' }));
+    fake.requests.length = 0;
+    expect(await runCollectionAttempt(app.deps, { key: period, process: 'SCHEDULED', owner })).toMatchObject({ kind: 'collected' });
+    expect(stripeCalls()).toEqual([`GET /v1/customers/${customerId}`, 'POST /v1/payment_intents']);
+    expect((await app.deps.instruments.get(userId)).stripe_card).toMatchObject({ payment_method: 'pm_third', fingerprint: 'fp_third' });
+  });
+
+  it('customer.updated reads the customer again and stores its default card', async () => {
+    const { userId, customerId } = await memberWithCard();
+    customers.set(customerId, customerOf(userId, customerId, { id: 'pm_fourth', fingerprint: 'fp_fourth' }));
+    expect((await deliver('customer.updated', { ...fixture('customer.json'), id: customerId })).body).toMatchObject({ outcome: 'applied' });
+    expect((await app.deps.instruments.get(userId)).stripe_card).toMatchObject({ payment_method: 'pm_fourth', fingerprint: 'fp_fourth' });
+    expect(stripeCalls()).toEqual([`GET /v1/customers/${customerId}`]);
+  });
+
+  it('checkout.session.completed stores the new member\'s card with the chain', async () => {
+    const userId = newUserId();
+    const customerId = `cus_${userId.replace(/-/g, "")}`;
+    customers.set(customerId, customerOf(userId, customerId, { id: 'pm_new', fingerprint: 'fp_new' }));
+    const session = { ...completedCheckoutSession({ userId, amountCents: 1999, firstBillingDate: '2026-12-20T00:00:00Z' }), customer: customerId };
+    expect((await deliver('checkout.session.completed', session)).body).toMatchObject({ outcome: 'applied' });
+    expect((await app.deps.instruments.get(userId)).stripe_card).toMatchObject({ customer: customerId, payment_method: 'pm_new', fingerprint: 'fp_new' });
+  });
+
+  it('a customer Stripe does not have, a card with no customer, and data that is not a PaymentMethod store nothing', async () => {
+    expect((await deliver('customer.updated', { ...fixture('customer.json'), id: 'cus_unknown' })).body).toMatchObject({ outcome: 'ignored', reason: 'customer_not_found' });
+    expect((await deliver('payment_method.updated', paymentMethod('pm_loose', null))).body).toMatchObject({ outcome: 'ignored', reason: 'no_customer' });
+    expect((await deliver('payment_method.attached', { object: 'payment_method', id: 42 })).body).toMatchObject({ outcome: 'ignored', reason: 'invalid_data' });
   });
 });

@@ -93,6 +93,9 @@ class InMemoryCardPayments implements CardPaymentDirectory {
   async findReference(paymentIntentId: string) {
     return this.known.get(paymentIntentId);
   }
+  async cardOfCustomer() {
+    return undefined;
+  }
 }
 
 describe('stripe-webhook: checkout.session.completed', () => {

@@ -166,6 +166,11 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     return { user_id, billing_date, subscription_id };
   }
 
+  /** The simulator keeps no Stripe customers: a card webhook finds none and changes nothing. */
+  async cardOfCustomer(): Promise<undefined> {
+    return undefined;
+  }
+
   charges(): readonly SimulatedCharge[] {
     return this.chargeList;
   }

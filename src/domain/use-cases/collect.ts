@@ -135,7 +135,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
-    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, resolvedCardWrite(read, result));
+    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, resolvedCardWrite(read, result, attemptRead.instruments));
   } catch (error) {
     return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal), presented);
   }
@@ -208,10 +208,13 @@ function afterSubmission(deps: AttemptDeps, read: BillingRecord, result: Payment
   }
 }
 
-/** A card the processor had to resolve is stored with the attempt's write, so the next one asks Stripe nothing. */
-function resolvedCardWrite(read: BillingRecord, result: PaymentResult): InstrumentWrite | undefined {
+/**
+ * A card the processor had to resolve is stored with the attempt's write, so the next one asks Stripe
+ * nothing: in place of a stored customer without a card, else only if a webhook stored none meanwhile.
+ */
+function resolvedCardWrite(read: BillingRecord, result: PaymentResult, instruments: InstrumentsItem | undefined): InstrumentWrite | undefined {
   if (result.outcome === 'submitted' || !result.resolved_card) return undefined;
-  return { user_id: read.user_id, stripe_card: { card: result.resolved_card, replace: false } };
+  return { user_id: read.user_id, stripe_card: { card: result.resolved_card, replace: instruments?.stripe_card !== undefined } };
 }
 
 /** The five failure attributes removed: a write that changes the due work without moving the due key. */

@@ -22,6 +22,9 @@ export const stripe: ServiceWiring = ({ secret }) => {
   });
   return {
     processor: { submit: async (request, signal) => (await load()).card.submit(request, signal) },
-    cardPayments: { findReference: async (paymentIntentId) => (await load()).cardPayments.findReference(paymentIntentId) },
+    cardPayments: {
+      findReference: async (paymentIntentId) => (await load()).cardPayments.findReference(paymentIntentId),
+      cardOfCustomer: async (customerId) => (await load()).cardPayments.cardOfCustomer(customerId),
+    },
   };
 };
