@@ -11,7 +11,7 @@ import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { FakeStripe, type RecordedRequest } from '../adapters/stripe/fake-stripe.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { seedRecords } from '../support/seed.js';
-import { billingRecord, newUserId } from './api-fixtures.js';
+import { billingRecord, callerFor, newUserId } from './api-fixtures.js';
 
 /**
  * The card instrument (DESIGN 3.2): the collection path charges the Stripe card stored on the user's
@@ -162,5 +162,42 @@ describe('the Stripe card kept current from webhooks', () => {
     expect((await deliver('customer.updated', { ...fixture('customer.json'), id: 'cus_unknown' })).body).toMatchObject({ outcome: 'ignored', reason: 'customer_not_found' });
     expect((await deliver('payment_method.updated', paymentMethod('pm_loose', null))).body).toMatchObject({ outcome: 'ignored', reason: 'no_customer' });
     expect((await deliver('payment_method.attached', { object: 'payment_method', id: 42 })).body).toMatchObject({ outcome: 'ignored', reason: 'invalid_data' });
+  });
+});
+
+describe('issue 31 case 6: a card declined as lost is held across periods', () => {
+  it('regression: the next period of a lost card is not charged by the schedule, nor by a person; a new card is', async () => {
+    const userId = newUserId();
+    const customerId = `cus_${userId.replace(/-/g, '')}`;
+    customers.set(customerId, customerOf(userId, customerId, { id: 'pm_lost', fingerprint: 'fp_lost' }));
+    const [first] = await seedRecords(app, billingRecord(app, { user_id: userId, payment_method: 'card' }));
+    const lost = { status: 402, body: { error: { type: 'card_error', code: 'card_declined', decline_code: 'lost_card', message: 'Your card was declined.' } } };
+    fake.reply = (r) => (r.method === 'POST' && r.path === '/v1/payment_intents' && r.form.get('payment_method') === 'pm_lost' ? lost : route(r));
+    try {
+      expect(await runCollectionAttempt(app.deps, { key: first, process: 'SCHEDULED', owner })).toMatchObject({ kind: 'declined', record: { decline_class: 'do_not_retry' } });
+      const held = await app.deps.instruments.get(userId);
+      expect(held.holds['card:fp_lost']?.payment_method_required).toMatchObject({ rule: 'card.do_not_retry', set_by: { kind: 'decline', decline_code: 'lost_card' } });
+
+      const next = (await app.deps.billing.listByUser(userId)).items.find((r) => r.billing_status === 'PENDING')!;
+      app.clock.set(next.billing_date);
+      fake.requests.length = 0;
+      expect(await runCollectionAttempt(app.deps, { key: next, process: 'SCHEDULED', owner })).toMatchObject({ kind: 'not_due', reason: 'payment_method_required' });
+      const api = callerFor(app);
+      const pay = await api('POST', { route: '/v1/subscriptions/{subscriptionId}/pay', pathParameters: { subscriptionId: next.subscription_id }, headers: { 'Idempotency-Key': `pay-${userId}` } });
+      expect([pay.status, pay.body.error?.code]).toEqual([409, 'payment_method_required']);
+      const retry = await api('POST', { route: '/v1/subscriptions/{subscriptionId}/retry-billing', pathParameters: { subscriptionId: next.subscription_id }, body: { reason: 'asked' } });
+      expect([retry.status, retry.body.error?.code]).toEqual([409, 'payment_method_required']);
+      expect(stripeCalls()).toEqual([]);
+
+      // Another card lifts it: stored by the webhook, charged by the next run.
+      customers.set(customerId, customerOf(userId, customerId, { id: 'pm_new', fingerprint: 'fp_new' }));
+      const handler = createStripeWebhookHandler(app.depsFor('stripe-webhook', { cardPayments: new StripePaymentIntentDirectory(fake.client()) }));
+      const object = { ...fixture('payment-method.json'), id: 'pm_new', customer: customerId };
+      await handler(stripeDelivery(stripeEventOf('payment_method.attached', object, app.clock.now().getTime()), { signedAtMs: app.wallClock.now().getTime() }));
+      expect(await runCollectionAttempt(app.deps, { key: next, process: 'SCHEDULED', owner })).toMatchObject({ kind: 'collected' });
+      expect(fake.requests.filter((r) => r.path === '/v1/payment_intents').map((r) => r.form.get('payment_method'))).toEqual(['pm_new']);
+    } finally {
+      fake.reply = route;
+    }
   });
 });

@@ -12,6 +12,7 @@ import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
 import type { InstrumentsItem, InstrumentWrite } from '../instruments/instrument.js';
+import { cardNeverHold, cardRefusal } from '../instruments/card-holds.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
@@ -110,6 +111,9 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   let presented = false;
   try {
     if (isCancelRequested(read)) return await completeCancel(commit, read, now, process);
+    // A hold on the card binds every period and path that would charge it; nothing is presented.
+    const cardHeld = read.payment_method === 'card' ? cardRefusal(attemptRead.instruments) : undefined;
+    if (cardHeld) return { kind: 'not_due', reason: cardHeld.code, record: read };
 
     const account = await deps.accounts.getAccount(read.user_id, combinedSignal(request.signal, lock.signal));
     // A key presented while the account was active and not recorded is resent past the account gate,
@@ -135,7 +139,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
-    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, resolvedCardWrite(read, result, attemptRead.instruments));
+    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, cardInstrumentWrite(read, after, result, attemptRead.instruments));
   } catch (error) {
     return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal), presented);
   }
@@ -209,12 +213,23 @@ function afterSubmission(deps: AttemptDeps, read: BillingRecord, result: Payment
 }
 
 /**
- * A card the processor had to resolve is stored with the attempt's write, so the next one asks Stripe
- * nothing: in place of a stored customer without a card, else only if a webhook stored none meanwhile.
+ * The card's part of the attempt's write: a card the processor had to resolve is stored, so the next
+ * attempt asks Stripe nothing (in place of a stored customer without a card, else only if a webhook
+ * stored none meanwhile); a `do_not_retry` decline holds the card it declined.
  */
-function resolvedCardWrite(read: BillingRecord, result: PaymentResult, instruments: InstrumentsItem | undefined): InstrumentWrite | undefined {
-  if (result.outcome === 'submitted' || !result.resolved_card) return undefined;
-  return { user_id: read.user_id, stripe_card: { card: result.resolved_card, replace: instruments?.stripe_card !== undefined } };
+function cardInstrumentWrite(read: BillingRecord, after: BillingRecord, result: PaymentResult, instruments: InstrumentsItem | undefined): InstrumentWrite | undefined {
+  if (result.outcome === 'submitted') return undefined;
+  const card = result.resolved_card ?? instruments?.stripe_card;
+  const hold =
+    result.outcome === 'declined' && after.decline_class !== undefined
+      ? cardNeverHold(card, { decline_code: after.decline_code ?? result.decline_code, decline_class: after.decline_class }, `subscription:${read.subscription_id}`, after.last_run_date)
+      : undefined;
+  if (!result.resolved_card && !hold) return undefined;
+  return {
+    user_id: read.user_id,
+    ...(result.resolved_card ? { stripe_card: { card: result.resolved_card, replace: instruments?.stripe_card !== undefined } } : {}),
+    ...(hold ? { holds: [hold] } : {}),
+  };
 }
 
 /** The five failure attributes removed: a write that changes the due work without moving the due key. */

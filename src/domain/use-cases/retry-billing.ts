@@ -1,6 +1,7 @@
 import { applyBillingEvent, historyRowOf } from '../billing-record.js';
 import { HOLD_MESSAGES, holdOf, isCollectibleAndDue, isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
 import { hasCardException } from '../due-work.js';
+import { cardRefusal } from '../instruments/card-holds.js';
 import { PaymentHoldError } from '../errors.js';
 import { resetDunning } from '../dunning.js';
 import { billingFailureView, type BillingFailureView } from '../ladder.js';
@@ -28,7 +29,7 @@ export interface RetryBillingResult {
 export async function retryBilling(deps: UseCaseDeps, request: ActorRequest): Promise<RetryBillingResult> {
   return withLockedSubscription(deps, request, async (read, lock, instruments) => {
     const now = deps.clock.now();
-    const hold = isCollectibleAndDue(read, now) ? holdOf(read, now) : undefined;
+    const hold = isCollectibleAndDue(read, now) ? (holdOf(read, now) ?? (read.payment_method === 'card' ? cardRefusal(instruments)?.code : undefined)) : undefined;
     if (hold) throw new PaymentHoldError(hold, HOLD_MESSAGES[hold]);
     if (isCollectibleAndDue(read, now) && hasCardException(read)) throw new PaymentHoldError(PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE);
     const cleared = applyBillingEvent(read, 'BILLING_RETRY_REQUESTED', now, {
