@@ -42,12 +42,18 @@ export function representmentFlags(record: Pick<BillingRecord, 'payment_method' 
   return record.payment_method === 'ach' && (record.ach_represented ?? 0) > 0 ? { reinitiated: true, entry_description: REPRESENTMENT_ENTRY_DESCRIPTION } : {};
 }
 
-/** The same for a loan payment in RETRY after an R01/R09 return. */
-export function loanRepresentmentFlags(payment: Pick<LoanPayment, 'loc_payment_method' | 'loc_status' | 'loc_update_reason'>): Pick<PaymentRequest, 'reinitiated' | 'entry_description'> {
-  const code = /^ach_returned:(R\d{2})$/.exec(payment.loc_update_reason ?? '')?.[1];
-  return payment.loc_payment_method === 'ach' && payment.loc_status === 'RETRY' && code !== undefined && classifyReturnCode(code) === 'represent'
-    ? { reinitiated: true, entry_description: REPRESENTMENT_ENTRY_DESCRIPTION }
-    : {};
+/**
+ * The same for a loan payment in RETRY after an R01/R09 return: from the count the return stored,
+ * which every later write keeps (a processor error or a decline between does not drop the flag).
+ */
+export function loanRepresentmentFlags(
+  payment: Pick<LoanPayment, 'loc_payment_method' | 'loc_status' | 'loc_update_reason' | 'loc_ach_represented' | 'loc_return_code'>,
+): Pick<PaymentRequest, 'reinitiated' | 'entry_description'> {
+  if (payment.loc_payment_method !== 'ach' || payment.loc_status !== 'RETRY') return {};
+  // Payments returned before the count was stored are read from the last return's code.
+  const code = payment.loc_return_code ?? /^ach_returned:(R\d{2})$/.exec(payment.loc_update_reason ?? '')?.[1];
+  const represented = (payment.loc_ach_represented ?? 0) > 0 || (code !== undefined && classifyReturnCode(code) === 'represent');
+  return represented ? { reinitiated: true, entry_description: REPRESENTMENT_ENTRY_DESCRIPTION } : {};
 }
 
 /** Curated, customer-safe texts saved as `payment_error`. */
@@ -248,11 +254,17 @@ export function decideLoanPaymentOutcome(payment: LoanPayment, event: AchEvent, 
       // Kept: the account's next ACH debit meets its hold.
       const returned: Partial<LoanPayment> = { loc_return_code: code };
       if (codeClass === 'unauthorized') return change('CHARGED_BACK', reason, 'unauthorized', returned);
-      const withinWindow = withinRepresentmentWindow(payment.loc_created_date, now);
-      if (codeClass === 'represent' && payment.loc_payment_attempts <= MAX_ACH_REPRESENTMENTS && withinWindow && payment.loc_payment_attempts < LOAN_MAX_ATTEMPTS) {
+      const original = payment.loc_ach_original_entry_date ?? payment.loc_created_date;
+      const withinWindow = withinRepresentmentWindow(original, now);
+      // A payment returned before the count was stored: every attempt after the first was a re-presentment.
+      const represented = payment.loc_ach_represented ?? Math.max(0, payment.loc_payment_attempts - 1);
+      if (codeClass === 'represent' && represented < MAX_ACH_REPRESENTMENTS && withinWindow && payment.loc_payment_attempts < LOAN_MAX_ATTEMPTS) {
         const first = payment.loc_first_declined_at ?? formatInstant(now);
         return change('RETRY_SCHEDULED', reason, 'retry', {
           ...returned,
+          // Granted here and kept on the entry: the retry that presents it flags it RETRY PYMT.
+          loc_ach_represented: represented + 1,
+          loc_ach_original_entry_date: original,
           loc_first_declined_at: first,
           loc_next_attempt_at: nextRetryAt(first, payment.loc_payment_attempts),
         });
@@ -277,7 +289,13 @@ export function loanAchHold(
     if (other.loc_payment_id === payment.loc_payment_id) continue;
     if (other.loc_payment_method !== 'ach' || other.loc_account_last_four !== payment.loc_account_last_four) continue;
     if (other.loc_payment_attempts === 0) continue;
-    if (other.loc_return_code === undefined) return undefined;
+    // Only a debit that settled proves the account debitable again; one still in flight proves nothing.
+    if (other.loc_return_code === undefined) {
+      if (other.loc_status === 'COMPLETED') return undefined;
+      continue;
+    }
+    // A return on an instrument holds that instrument (instruments item); this reads only older returns.
+    if (other.loc_instrument_id !== undefined) continue;
     const cls = classifyReturnCode(other.loc_return_code);
     if (cls === 'unauthorized') return 'ach_authorization_required';
     if (cls === 'account_error') return 'ach_account_invalid';

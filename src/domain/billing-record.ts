@@ -132,7 +132,8 @@ export function withSuccessorLink(record: BillingRecord, successorDate: string, 
 
 export function historyRowOf(
   after: BillingRecord,
-  extra: DecisionContext & { actor?: string | undefined; reason?: string | undefined; run_id?: string | undefined; billing_event?: BillingEvent | undefined } = {},
+  extra: DecisionContext &
+    Partial<Pick<HistoryRow, 'held_instrument_id' | 'hold_code' | 'hold_since'>> & { actor?: string | undefined; reason?: string | undefined; run_id?: string | undefined; billing_event?: BillingEvent | undefined } = {},
 ): HistoryRow {
   const event = madeByEvent.get(after);
   const row: HistoryRow = { ...after, ...(event ? { billing_event: event } : {}) };

@@ -17,6 +17,19 @@ export async function everRecorded(billing: Pick<BillingStore, 'history'>, subsc
   return false;
 }
 
+/** The instrument the audit rows recorded for an entry (an older entry's return sets its hold there). */
+export async function recordedInstrument(billing: Pick<BillingStore, 'history'>, subscriptionId: string, transactionId: string): Promise<string | undefined> {
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const rows = await billing.history(subscriptionId, cursor !== undefined ? { cursor, limit: 100 } : { limit: 100 });
+    const row = rows.items.find((r) => r.transaction_id === transactionId && r.instrument_id !== undefined);
+    if (row) return row.instrument_id;
+    if (rows.next === undefined || rows.next === null) return undefined;
+    cursor = rows.next;
+  }
+  return undefined;
+}
+
 export async function loanEverRecorded(
   payments: Pick<PaymentsStore, 'listHistory'>,
   payment: Pick<LoanPayment, 'loc_user_id' | 'loc_loan_id' | 'loc_payment_id'>,

@@ -52,13 +52,16 @@ export function mayAdvancePause(process: Process): boolean {
   return PAUSE_RUNS.has(process);
 }
 
-/** Why `process` may not attempt the record now, or undefined when it may. */
-export function dueGate(record: BillingRecord, now: Date, process: Process): NotDueReason | undefined {
+/**
+ * Why `process` may not attempt the record now, or undefined when it may. `recordHolds: false`: the
+ * attempt judges the record's holds against the instrument it would use, once the account is read.
+ */
+export function dueGate(record: BillingRecord, now: Date, process: Process, options: { readonly recordHolds?: boolean } = {}): NotDueReason | undefined {
   if (!COLLECTIBLE_STATUSES.has(record.billing_status)) return 'status';
   if (!isCollectibleAndDue(record, now)) return 'not_yet_due';
   // Before any other refusal, which would leave a lapsed cycle keyed and unwritten.
   if (!PERSON_INITIATED.has(process) && dunningLapsed(record, now)) return 'exhausted';
-  const hold = holdOf(record, now);
+  const hold = options.recordHolds === false ? undefined : holdOf(record, now);
   if (hold) return hold;
   // A person is refused too: the period already received money, and charging it in full would take it twice.
   if (hasCardException(record)) return 'exception';
@@ -92,7 +95,7 @@ function eligibleAt(record: BillingRecord): string | undefined {
   const ladder = failureState(record);
   if (ladder === 'parked') return undefined;
   if (ladder === 'retrying') at = Math.max(at, Date.parse(record.billing_next_attempt_at!));
-  if (hasCardException(record)) return undefined;
+  if (hasCardException(record) || record.held_on !== undefined) return undefined;
   const when = new Date(at);
   if (holdOf(record, when)) return undefined;
   return at === Date.parse(record.billing_date) ? record.billing_date : formatInstant(when);

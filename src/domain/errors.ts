@@ -67,9 +67,14 @@ export class PreconditionFailedError extends DomainError {
 export class PaymentHoldError extends DomainError {
   override readonly name = 'PaymentHoldError';
   readonly code: string;
-  constructor(code: string, message: string) {
+  /** The named rule that refused it (DESIGN 3.2), and the instrument held when it is one. */
+  readonly decidedBy: string | undefined;
+  readonly instrumentId: string | undefined;
+  constructor(code: string, message: string, decided?: { readonly decided_by?: string; readonly instrument_id?: string }) {
     super(message);
     this.code = code;
+    this.decidedBy = decided?.decided_by;
+    this.instrumentId = decided?.instrument_id;
   }
 }
 

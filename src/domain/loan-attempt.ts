@@ -1,6 +1,7 @@
 import { loanRepresentmentFlags } from './ach-outcomes.js';
 import type { PaymentRequest } from './ports/processor.js';
 import type { LoanPayment } from './loan-payments.js';
+import type { Instrument } from './instruments/instrument.js';
 
 // Apart from loan-retries.ts: ach-outcomes.ts reads that policy and this reads its flags (one module would be a cycle).
 
@@ -9,8 +10,9 @@ export function loanAttemptKey(read: LoanPayment): string {
 }
 
 /** What every path presents for the payment's next attempt. */
-export function loanAttemptRequest(read: LoanPayment): PaymentRequest {
+export function loanAttemptRequest(read: LoanPayment, instrument?: Instrument): PaymentRequest {
   return {
+    ...(instrument ? { instrument_id: instrument.instrument_id } : {}),
     idempotency_key: loanAttemptKey(read),
     user_id: read.loc_user_id,
     amount_cents: read.loc_amount,

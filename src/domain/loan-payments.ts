@@ -52,6 +52,11 @@ export const loanPaymentSchema = lazySchema(() => withFields((f) => z.object({
   loc_decline_class: z.optional(declineClassSchema),
   /** Kept for the account's holds (DESIGN 3.1). */
   loc_return_code: f.optionalString,
+  /** The instrument the last payment request named (DESIGN 3.2). */
+  loc_instrument_id: f.optionalText,
+  /** R01/R09 re-presentments granted to this entry and its original date: every later write keeps them (NACHA `RETRY PYMT`). */
+  loc_ach_represented: f.optionalCount,
+  loc_ach_original_entry_date: f.optionalInstant,
   /** Processor errors (not declines) of the automatic retries. */
   loc_error_count: f.optionalCount,
   version: f.count,

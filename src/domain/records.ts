@@ -87,6 +87,8 @@ export const BILLING_EVENTS = [
   'BILLING_FAILURE_RECORDED',
   'EXCEPTION_RAISED', // an outcome that does not match the period (amount, currency, a dispute inquiry): flagged, status unchanged
   'DUNNING_EXHAUSTED', // a run found the dunning cycle's 14-day window over: recorded exhausted, nothing presented (DESIGN 5b)
+  'INSTRUMENT_HELD', // a scheduled or retry attempt met a hold on the instrument: off the schedule, still owed, nothing presented (DESIGN 3.2)
+  'HOLD_RELEASED', // the hold that kept the period off the schedule no longer binds it: due again at once
 ] as const;
 export const billingEventSchema = lazySchema(() => z.enum(BILLING_EVENTS));
 export type BillingEvent = z.infer<typeof billingEventSchema>;
@@ -267,6 +269,10 @@ export const auditFieldsSchema = lazySchema(() => withFields((f) => z.object({
   reason: f.optionalString,
   /** The bulk retry run the action belongs to. */
   run_id: f.optionalString,
+  /** A hold this change set on an instrument (DESIGN 3.2): published as `billing.instrument.held`. */
+  held_instrument_id: f.optionalText,
+  hold_code: z.optional(z.enum(HOLD_CODES)),
+  hold_since: f.optionalInstant,
 })));
 
 /** An append-only audit row: the record as written, its decision context, who and why, and the event that made it. */

@@ -70,6 +70,8 @@ export const billingTransitions = new TransitionTable<BillingStatus, BillingEven
   BILLING_RETRY_REQUESTED: { from: ['PENDING', 'FAILED'], to: 'same' },
   BILLING_FAILURE_RECORDED: { from: ['PENDING', 'FAILED'], to: 'same' },
   DUNNING_EXHAUSTED: { from: ['FAILED'], to: 'same' },
+  INSTRUMENT_HELD: { from: ['PENDING', 'FAILED'], to: 'same' },
+  HOLD_RELEASED: { from: ['PENDING', 'FAILED'], to: 'same' },
   // Also on a written-off period (WAIVED, CANCELLED, SKIPPED) that receives a payment it never recorded (unowed_payment).
   EXCEPTION_RAISED: { from: ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED', 'WAIVED', 'CANCELLED', 'SKIPPED'], to: 'same' },
 });

@@ -2,6 +2,7 @@ import type { Context, ScheduledEvent } from 'aws-lambda';
 import { addAchRateCounts, returnRates, returnRateWindow } from '../domain/ach-return-rates.js';
 import { messageIdOf, type CollectionMessage } from '../domain/collections.js';
 import { planCollections, type CollectionsSummary } from '../domain/use-cases/plan-collections.js';
+import { sweepHeldPeriods } from '../domain/use-cases/release-held.js';
 import type { AppDeps } from '../runtime/deps.js';
 
 export type { CollectionsSummary } from '../domain/use-cases/plan-collections.js';
@@ -24,6 +25,11 @@ export interface CollectionsJobOptions {
  * enqueue one collections message per due record and emit the failing- and dunning-subscriptions gauges
  * and the ACH return rates of the trailing 60 days (DESIGN 4.1: two counter queries, not a scan).
  */
+/** The first run of each UTC day (the schedule's default rate is 15 minutes) sweeps the held index. */
+export function isDailySweepRun(now: Date): boolean {
+  return now.getUTCHours() === 0 && now.getUTCMinutes() < 15;
+}
+
 export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJobOptions = {}) {
   return async (event: ScheduledEvent, context?: Context): Promise<CollectionsSummary> => {
     const logger = deps.logger.child({ fn: 'collections-job', request_id: context?.awsRequestId, event_id: event.id });
@@ -74,6 +80,10 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
     };
     if (summary.truncated) logger.warn(log, 'collections run stopped before its deadline; the next run continues');
     else logger.info(log, 'collections run enqueued due work');
+    if (isDailySweepRun(deps.clock.now())) {
+      const swept = await sweepHeldPeriods(deps, { shouldContinue: () => remainingMs() > safety });
+      logger.info(swept, 'held periods swept');
+    }
     return summary;
   };
 }

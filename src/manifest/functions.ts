@@ -74,7 +74,7 @@ export interface FunctionManifest {
   readonly putsEventsOn?: readonly BusId[];
 }
 
-const { bySubscriptionId, failing, exceptions, dunning, due } = BILLING_ACTIVITY_INDEXES;
+const { bySubscriptionId, failing, exceptions, dunning, due, held } = BILLING_ACTIVITY_INDEXES;
 const { byLoanStatus, byStatus: paymentsByStatus, byLoanCreated } = PAYMENTS_INDEXES;
 
 /**
@@ -106,11 +106,16 @@ export const FUNCTIONS = {
     tables: {
       // Due PENDING, FAILED and PAUSED periods (due-index); the failing and dunning gauges' counters
       // and the ACH return-rate counters (base-table Queries of their partitions).
-      billingActivity: { read: ['query'], indexes: [due] },
+      // Once a day, the held sweep: the held-index, each held period read with the user's instruments
+      // item (TransactGetItems) and, when its user's instrument changed, put back due with its audit row.
+      billingActivity: { read: ['get', 'query'], write: ['put', 'update'], indexes: [due, held] },
+      billingActivityHistory: { write: ['put'] },
+      instruments: { read: ['get'] },
       // Due RETRY loan payments (GSI2) and the loan payments' ACH return-rate counters.
       payments: { read: ['query'], indexes: [paymentsByStatus] },
     },
     sendsTo: ['collections'],
+    services: ['accounts'],
   },
   'batch-worker': {
     entry: 'src/functions/batch-worker.ts',

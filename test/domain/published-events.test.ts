@@ -294,6 +294,8 @@ const CAN_PUBLISH: Record<BillingEvent, boolean> = {
   BILLING_FAILURE_RECORDED: true,
   EXCEPTION_RAISED: true,
   DUNNING_EXHAUSTED: true,
+  INSTRUMENT_HELD: false,
+  HOLD_RELEASED: false,
 };
 
 describe('event ids and rows that cannot be published', () => {

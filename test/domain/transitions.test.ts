@@ -39,6 +39,8 @@ const EXPECTED_BILLING: Record<BillingEvent, Partial<Record<BillingStatus, Billi
   BILLING_FAILURE_RECORDED: { PENDING: 'PENDING', FAILED: 'FAILED' },
   // A run found a dunning cycle's 14-day window over: recorded in place, nothing presented.
   DUNNING_EXHAUSTED: { FAILED: 'FAILED' },
+  INSTRUMENT_HELD: { PENDING: 'PENDING', FAILED: 'FAILED' },
+  HOLD_RELEASED: { PENDING: 'PENDING', FAILED: 'FAILED' },
   // A written-off period that receives a payment it never recorded is flagged in place (unowed_payment).
   EXCEPTION_RAISED: { PENDING: 'PENDING', FAILED: 'FAILED', ACHSENT: 'ACHSENT', COMPLETED: 'COMPLETED', WAIVED: 'WAIVED', CANCELLED: 'CANCELLED', SKIPPED: 'SKIPPED' },
 };

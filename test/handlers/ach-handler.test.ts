@@ -173,7 +173,7 @@ describe('ach-handler: subscription outcomes', () => {
     expect(await current(record)).toMatchObject({ billing_status: 'FAILED', updated_event: 'ACH_CHARGEBACK', ach_unauthorized: true });
     app.clock.advance(2 * DAY);
     const retry = await runCollectionAttempt(app.deps, { key: record, process: 'RETRY', owner: 'test' });
-    expect(retry).toMatchObject({ kind: 'not_due', reason: 'ach_authorization_required' });
+    expect(retry).toMatchObject({ kind: 'held', refusal: { code: 'ach_authorization_required', decided_by: 'nacha.unauthorized_return' } });
   });
 });
 
@@ -195,7 +195,7 @@ describe('ach-handler: re-presentment limit', () => {
       if (returnNumber < 3) {
         expect(retry.kind).toBe('submitted');
       } else {
-        expect(retry).toMatchObject({ kind: 'not_due', reason: 'ach_representment_limit' });
+        expect(retry).toMatchObject({ kind: 'held', refusal: { code: 'ach_representment_limit', decided_by: 'nacha.representment_limit' } });
       }
     }
     expect(await current(record)).toMatchObject({ billing_status: 'FAILED', ach_represented: 2, ach_blocked: true, payment_attempts: 3 });

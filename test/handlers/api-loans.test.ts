@@ -156,7 +156,8 @@ describe('POST /v1/users/{userId}/loans/{loanId}/payments', () => {
     expect(chargesOf(user)).toHaveLength(before);
     const missing = await call('GET', { route: PAYMENT, pathParameters: { userId: user, loanId: 'loan-held', paymentId: loanPaymentId(user, 'loan-held', 'second') } });
     expect(missing.status).toBe(404);
-    // Another account is not held.
+    // Another account (the directory's answer changes) is not held.
+    app.simulator.configure({ ...app.simulator.current(), accounts: { [user]: { status: 'active', instruments: { ach: { account_id: `other-${user}`, authorization_id: 'auth-2' } } } } });
     const other = await post(user, 'loan-held', { amount_cents: 2500, payment_method: 'ach', account_last_four: '1111' }, 'third');
     expect(other.status).toBe(201);
   });

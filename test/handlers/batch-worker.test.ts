@@ -182,7 +182,7 @@ describe('batch-worker', () => {
     const record = makeRecord({ billing_date: at(-HOUR) });
     await seedRecords(app, record);
     const guarded = app.depsFor('batch-worker');
-    const deps = { ...guarded, billing: Object.assign(Object.create(guarded.billing) as typeof guarded.billing, { get: async () => { throw new Error('boom'); }, getForAttempt: async () => { throw new Error('boom'); } }) };
+    const deps = { ...guarded, billing: Object.assign(Object.create(guarded.billing) as typeof guarded.billing, { getForAttempt: async () => { throw new Error('boom'); } }) };
     const message = sqsRecord(messageFor(record));
     const response = await createBatchWorkerHandler(deps)(sqsEvent([message]));
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: message.messageId }]);

@@ -181,7 +181,7 @@ describe('issue 31 case 6: a card declined as lost is held across periods', () =
       const next = (await app.deps.billing.listByUser(userId)).items.find((r) => r.billing_status === 'PENDING')!;
       app.clock.set(next.billing_date);
       fake.requests.length = 0;
-      expect(await runCollectionAttempt(app.deps, { key: next, process: 'SCHEDULED', owner })).toMatchObject({ kind: 'not_due', reason: 'payment_method_required' });
+      expect(await runCollectionAttempt(app.deps, { key: next, process: 'SCHEDULED', owner })).toMatchObject({ kind: 'held', refusal: { code: 'payment_method_required', decided_by: 'card.do_not_retry' } });
       const api = callerFor(app);
       const pay = await api('POST', { route: '/v1/subscriptions/{subscriptionId}/pay', pathParameters: { subscriptionId: next.subscription_id }, headers: { 'Idempotency-Key': `pay-${userId}` } });
       expect([pay.status, pay.body.error?.code]).toEqual([409, 'payment_method_required']);
@@ -194,7 +194,7 @@ describe('issue 31 case 6: a card declined as lost is held across periods', () =
       const handler = createStripeWebhookHandler(app.depsFor('stripe-webhook', { cardPayments: new StripePaymentIntentDirectory(fake.client()) }));
       const object = { ...fixture('payment-method.json'), id: 'pm_new', customer: customerId };
       await handler(stripeDelivery(stripeEventOf('payment_method.attached', object, app.clock.now().getTime()), { signedAtMs: app.wallClock.now().getTime() }));
-      expect(await runCollectionAttempt(app.deps, { key: next, process: 'SCHEDULED', owner })).toMatchObject({ kind: 'collected' });
+      expect(await runCollectionAttempt(app.deps, { key: (await app.deps.billing.get(next))!, process: 'SCHEDULED', owner })).toMatchObject({ kind: 'collected' });
       expect(fake.requests.filter((r) => r.path === '/v1/payment_intents').map((r) => r.form.get('payment_method'))).toEqual(['pm_new']);
     } finally {
       fake.reply = route;

@@ -176,6 +176,11 @@ export class FaultyBillingStore implements BillingStore {
     return this.inner.listDunning(state, page, nextAttemptBefore);
   }
 
+  async listHeld(page?: PageRequest): Promise<Page<BillingRecord>> {
+    this.faults.alive('billing.listHeld');
+    return this.inner.listHeld(page);
+  }
+
   async countDunning(): Promise<Record<DunningState, number>> {
     this.faults.alive('billing.countDunning');
     return this.inner.countDunning();

@@ -16,6 +16,7 @@ import { integerNumbers, marshallItem, unmarshallItem, type Item, type NumberDec
 import { parseCold, safeParseCold } from '../../domain/lazy-schema.js';
 import { CorruptItemError } from './errors.js';
 import { shardOf } from './sharding.js';
+import { heldIndexAt } from '../../domain/instruments/attempt.js';
 
 /**
  * BillingRecord / HistoryRow ↔ billing-activity and billing-activity-history items (DESIGN 2.1, 2.5).
@@ -104,6 +105,12 @@ export function dueIndexKey(record: BillingRecord, shardCount: number): { due_sh
   return at === undefined ? undefined : { due_shard: dueShardOf(shardOf(record.user_id, shardCount)), due_at: at };
 }
 
+/** The held-index key (DESIGN 3.2): `HELD#{n}` and since when a hold keeps the period off the schedule. */
+export function heldIndexKey(record: BillingRecord, shardCount: number): { held_shard: string; held_at: string } | undefined {
+  const at = heldIndexAt(record);
+  return at === undefined ? undefined : { held_shard: `HELD#${shardOf(record.user_id, shardCount)}`, held_at: at };
+}
+
 export function primaryKey(key: BillingKey): Item {
   return { user_id: { S: key.user_id }, billing_date: { S: key.billing_date } };
 }
@@ -127,6 +134,7 @@ export function primaryItem(record: BillingRecord, shardCount: number): Item {
     ...exceptionKeys(parsed, shardCount),
     ...dunningIndexKey(parsed, shardCount),
     ...dueIndexKey(parsed, shardCount),
+    ...heldIndexKey(parsed, shardCount),
   });
 }
 
@@ -163,6 +171,8 @@ function decode<T>(schema: z.ZodMiniType<T>, item: Item, label: string): T {
     dunning_due_at: _dunningDue,
     due_shard: _dueShard,
     due_at: _dueAt,
+    held_shard: _heldShard,
+    held_at: _heldAt,
     ...rest
   } = raw;
   const parsed = safeParseCold(schema, { ...rest, amount_cents: amount });

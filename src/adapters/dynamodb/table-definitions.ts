@@ -40,6 +40,8 @@ export const BILLING_ACTIVITY_INDEXES = {
   dunning: 'dunning-index',
   /** Sparse, the planner's only source: records a run may act on without a write, by next eligible instant (`DUE#n`). */
   due: 'due-index',
+  /** Sparse: periods a hold keeps off the schedule (DESIGN 3.2), by when (`HELD#n`); the daily sweep reads it. */
+  held: 'held-index',
 } as const;
 
 export const PAYMENTS_INDEXES = {
@@ -76,6 +78,11 @@ export const billingActivityTable: TableDefinition = {
       indexName: BILLING_ACTIVITY_INDEXES.due,
       partitionKey: { name: 'due_shard', type: 'S' },
       sortKey: { name: 'due_at', type: 'S' },
+    },
+    {
+      indexName: BILLING_ACTIVITY_INDEXES.held,
+      partitionKey: { name: 'held_shard', type: 'S' },
+      sortKey: { name: 'held_at', type: 'S' },
     },
   ],
 };

@@ -8,8 +8,10 @@ import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../doma
 
 /**
  * The in-house payments service (ACH and pinless rails) and accounts service, over HTTPS JSON.
- * Their contract is ours: POST /payments with an Idempotency-Key header answers
- * `{"outcome":"approved"|"submitted"|"declined", ...}`; GET /accounts/{userId} answers a snapshot.
+ * Their contract is ours: POST /payments with an Idempotency-Key header and the `instrument_id` it
+ * debits answers `{"outcome":"approved"|"submitted"|"declined", "instrument_id", ...}`;
+ * GET /accounts/{userId} answers a snapshot with the user's instruments (`instruments.ach`
+ * `{account_id, authorization_id, authorized_at}`, `instruments.pinless` `{fingerprint, brand}`).
  * A decline names its reason in Stripe's decline-code vocabulary (`decline_code`: `lost_card`,
  * `insufficient_funds`, ...), with the debit network's raw response code (`network_decline_code`),
  * its advice code if any, and the card's brand (`card_brand`) when the service knows it; a pinless
@@ -17,8 +19,9 @@ import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../doma
  */
 
 const paymentAnswerSchema = lazySchema(() => z.discriminatedUnion('outcome', [
-  z.object({ outcome: z.literal('approved'), confirmation_id: z.string().check(z.minLength(1)) }),
-  z.object({ outcome: z.literal('submitted'), confirmation_id: z.string().check(z.minLength(1)) }),
+  // `instrument_id`: the instrument debited, as the request named it (DESIGN 3.2).
+  z.object({ outcome: z.literal('approved'), confirmation_id: z.string().check(z.minLength(1)), instrument_id: z.optional(z.string().check(z.minLength(1))) }),
+  z.object({ outcome: z.literal('submitted'), confirmation_id: z.string().check(z.minLength(1)), instrument_id: z.optional(z.string().check(z.minLength(1))) }),
   z.object({
     outcome: z.literal('declined'),
     confirmation_id: z.optional(z.string()),

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import * as z from '../../domain/zod.js';
 import type { CardPaymentDirectory, CardPaymentReference } from '../../domain/card-outcomes.js';
 import { ProcessorError } from '../../domain/errors.js';
@@ -43,6 +43,8 @@ export interface SimulatedCharge {
   readonly rail: PaymentRequest['rail'];
   readonly confirmation_id: string;
   readonly reference: PaymentReference;
+  /** The instrument the request named (DESIGN 3.2): the processor's own log of what it presented. */
+  readonly instrument_id?: string;
   readonly outcome: 'approved' | 'submitted';
   readonly submitted_at: number;
   /** A re-presented R01/R09 entry, as the request flagged it (NACHA `RETRY PYMT`). */
@@ -93,6 +95,15 @@ export function simulatedDecline(outcome: 'decline' | `decline:${string}`): Paym
   return { outcome: 'declined', decline_code: code, ...(Object.hasOwn(STRIPE_DECLINE_EXTRAS, code) ? STRIPE_DECLINE_EXTRAS[code] : {}), card_network: 'visa', message: DECLINE_MESSAGE };
 }
 
+/** Every simulated user has an ACH account under one authorization and a pinless card, unless configured otherwise. */
+export function defaultInstruments(userId: string): NonNullable<AccountSnapshot['instruments']> {
+  const tag = createHash('sha256').update(userId).digest('hex').slice(0, 12);
+  return {
+    ach: { account_id: `acct_${tag}`, authorization_id: `auth_${tag}_1`, authorized_at: '2026-01-01T00:00:00.000Z' },
+    pinless: { fingerprint: `fp_${tag}`, brand: 'visa' },
+  };
+}
+
 export class PaymentSimulator implements PaymentProcessor, AccountDirectory, CardPaymentDirectory {
   private settings = processorSettingsSchema.parse({});
   private readonly results = new Map<string, PaymentResult>();
@@ -128,7 +139,8 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     const confirmation_id = `sim_${randomUUID()}`;
     const now = this.clock.now().getTime();
     const isAch = request.rail === 'ach';
-    const result: PaymentResult = isAch ? { outcome: 'submitted', confirmation_id } : { outcome: 'approved', confirmation_id };
+    const named = request.instrument_id !== undefined ? { instrument_id: request.instrument_id } : {};
+    const result: PaymentResult = isAch ? { outcome: 'submitted', confirmation_id, ...named } : { outcome: 'approved', confirmation_id, ...named };
     this.results.set(request.idempotency_key, result);
     this.chargeList.push({
       idempotency_key: request.idempotency_key,
@@ -137,6 +149,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
       rail: request.rail,
       confirmation_id,
       reference: request.reference,
+      ...named,
       outcome: result.outcome as 'approved' | 'submitted',
       submitted_at: now,
       ...(request.reinitiated ? { reinitiated: true as const } : {}),
@@ -154,8 +167,8 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   }
 
   async getAccount(userId: string): Promise<AccountSnapshot> {
-    const snapshot = this.settings.accounts?.[userId];
-    return snapshot ?? { status: 'active' };
+    const snapshot = this.settings.accounts?.[userId] ?? { status: 'active' as const };
+    return { ...snapshot, instruments: { ...defaultInstruments(userId), ...snapshot.instruments } };
   }
 
   /** The subscription a simulated card payment was for, by its confirmation id (the PaymentIntent id). */

@@ -1,14 +1,8 @@
 import type { DeclineClass } from '../records.js';
-import { instrumentHold, type InstrumentRefusal } from './gate.js';
 import { HOLD_RULES } from './holds.js';
-import { stripeCardInstrument, type Hold, type InstrumentsItem, type StripeCard } from './instrument.js';
+import { stripeCardInstrument, type Hold, type StripeCard } from './instrument.js';
 
-/** Holds on the user's Stripe card (DESIGN 3.2): they bind every period and path that would charge that card. */
-
-/** A hold on the stored card refuses the charge; a card with an unknown fingerprint is charged (Stripe answers for it). */
-export function cardRefusal(item: InstrumentsItem | undefined): InstrumentRefusal | undefined {
-  return item ? instrumentHold(item, stripeCardInstrument(item.stripe_card)) : undefined;
-}
+/** A hold on a Stripe card the attempt resolved itself (DESIGN 3.2): a stored card is held by the instrument's own decline hold. */
 
 /** A `do_not_retry` decline holds the card it declined until another card is stored. */
 export function cardNeverHold(

@@ -130,6 +130,23 @@ export interface InstrumentWrite {
   readonly stripe_card?: { readonly card: StripeCard; readonly replace: boolean };
 }
 
+/** Two writes of one transaction as one (one item, one Update); undefined when neither writes. */
+export function combineInstrumentWrites(...writes: (InstrumentWrite | undefined)[]): InstrumentWrite | undefined {
+  const present = writes.filter((w): w is InstrumentWrite => w !== undefined);
+  if (present.length <= 1) return present[0];
+  const all = <K extends Exclude<keyof InstrumentWrite, 'user_id' | 'stripe_card'>>(key: K) => present.flatMap((w) => (w[key] ?? []) as NonNullable<InstrumentWrite[K]>[number][]);
+  return {
+    user_id: present[0]!.user_id,
+    seen: all('seen'),
+    holds: all('holds'),
+    releases: all('releases'),
+    presentments: all('presentments'),
+    representments: all('representments'),
+    entries: all('entries'),
+    ...(present.find((w) => w.stripe_card) ? { stripe_card: present.find((w) => w.stripe_card)!.stripe_card! } : {}),
+  } as InstrumentWrite;
+}
+
 export function isEmptyInstrumentWrite(write: InstrumentWrite): boolean {
   return write.stripe_card === undefined && [write.seen, write.holds, write.releases, write.presentments, write.representments, write.entries].every((l) => (l?.length ?? 0) === 0);
 }
@@ -165,4 +182,12 @@ export function allHolds(item: InstrumentsItem): Hold[] {
   return Object.values(item.holds)
     .flatMap((holds) => Object.values(holds))
     .sort((a, b) => (a.since < b.since ? 1 : -1));
+}
+
+/** The account of an ACH instrument id (`ach:<account>:<authorization>`); authorization ids carry no `:`. */
+export function achAccountOf(instrumentId: string): string | undefined {
+  if (!instrumentId.startsWith('ach:')) return undefined;
+  const rest = instrumentId.slice('ach:'.length);
+  const cut = rest.lastIndexOf(':');
+  return cut > 0 ? rest.slice(0, cut) : undefined;
 }

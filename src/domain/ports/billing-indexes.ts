@@ -10,6 +10,8 @@ export interface BillingIndexes {
   listExceptions(page?: PageRequest): Promise<Page<BillingRecord>>;
   /** Records whose next eligible instant (due-work.ts) is at or before the bound, oldest first, read page by page. */
   streamDue(dueAtOrBefore: string, options?: { readonly pageSize?: number }): AsyncIterable<readonly BillingRecord[]>;
+  /** Periods a hold keeps off the schedule (DESIGN 3.2), longest held first: what the daily sweep reads. */
+  listHeld(page?: PageRequest): Promise<Page<BillingRecord>>;
   /** Declined periods in dunning `state`, soonest next attempt first; optionally only those due before a bound. */
   listDunning(state: DunningState, page?: PageRequest, nextAttemptBefore?: string): Promise<Page<BillingRecord>>;
 }

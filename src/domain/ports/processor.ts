@@ -13,6 +13,8 @@ export interface PaymentRequest {
   readonly rail: PaymentMethod;
   readonly account_last_four?: string | undefined;
   readonly reference: PaymentReference;
+  /** The instrument debited (DESIGN 3.2); absent only when the account directory names none for the rail. */
+  readonly instrument_id?: string;
   /** NACHA: a re-presented R01/R09 entry is reinitiated, described `RETRY PYMT` (DESIGN 4.1). */
   readonly reinitiated?: true;
   readonly entry_description?: typeof REPRESENTMENT_ENTRY_DESCRIPTION;
@@ -30,9 +32,9 @@ export const REPRESENTMENT_ENTRY_DESCRIPTION = 'RETRY PYMT';
 
 export type PaymentResult =
   /** Pinless or card: the money is collected. */
-  | ({ readonly outcome: 'approved'; readonly confirmation_id: string } & ResolvedCard)
+  | ({ readonly outcome: 'approved'; readonly confirmation_id: string; readonly instrument_id?: string } & ResolvedCard)
   /** ACH: the debit was accepted; the ach-handler settles or returns it later. */
-  | { readonly outcome: 'submitted'; readonly confirmation_id: string }
+  | { readonly outcome: 'submitted'; readonly confirmation_id: string; readonly instrument_id?: string }
   /** The bank said no: `message` is customer-safe; the codes feed the dunning classification (DESIGN 5b). */
   | ({ readonly outcome: 'declined'; readonly confirmation_id?: string; readonly message: string } & DeclineDetails & ResolvedCard);
 

@@ -1,7 +1,13 @@
 import { achDebitTally, achReturnTally, addAchRateCounts, type AchRateTally } from '../ach-return-rates.js';
 import { historyRowOf } from '../billing-record.js';
 import { decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchDecision, type AchEffect, type AchEvent, type AchIgnoreReason } from '../ach-outcomes.js';
-import { everRecorded, loanEverRecorded } from '../booked.js';
+import { everRecorded, loanEverRecorded, recordedInstrument } from '../booked.js';
+import { holdClassOfReturn } from '../instruments/holds.js';
+import type { InstrumentWrite } from '../instruments/instrument.js';
+import { heldNoteOf, returnHoldWrite } from '../instruments/returns.js';
+import type { InstrumentStore } from '../ports/instruments.js';
+import type { BillingRecord } from '../records.js';
+import { formatInstant } from '../time.js';
 import { ConcurrentModificationError } from '../errors.js';
 import type { BillingStore } from '../ports/billing-store.js';
 import type { Clock } from '../ports/clock.js';
@@ -12,6 +18,7 @@ export interface AchOutcomePorts {
   readonly clock: Clock;
   readonly billing: BillingStore;
   readonly payments: PaymentsStore;
+  readonly instruments: Pick<InstrumentStore, 'write'>;
 }
 
 export type AchResult =
@@ -41,11 +48,17 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
     if (!record) return { kind: 'ignored', reason: 'not_found' };
     const decision = await resolveRecorded(ports, record.subscription_id, decideSubscriptionOutcome(record, event, now));
     if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: record.billing_status };
-    if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: record.billing_status };
+    const hold = await subscriptionReturnHold(ports, record, event, now);
+    if (decision.kind === 'ignore') {
+      // The hold binds the instrument whatever the period's own write does (an older entry, a written-off period).
+      if (hold) await ports.instruments.write(hold);
+      return { kind: 'ignored', reason: decision.reason, status: record.billing_status };
+    }
     await ports.billing.commit({
       writes: [{ kind: 'update', read: record, record: decision.after }],
-      history: [historyRowOf(decision.after)],
+      history: [historyRowOf(decision.after, heldNoteOf(hold))],
       ...returnCounted(event, now),
+      ...(hold ? { instruments: hold } : {}),
     });
     return {
       kind: 'applied',
@@ -59,6 +72,9 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
   if (!payment) return { kind: 'ignored', reason: 'not_found' };
   const decision = await resolveLoanRecorded(ports, payment, decideLoanPaymentOutcome(payment, event, now));
   if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: payment.loc_status };
+  // Written first and on its own: the payment's write may be a no-op, the hold still binds the instrument.
+  const hold = event.type === 'returned' ? returnHoldWrite(ref.user_id, payment.loc_instrument_id, returnOf(event, `loan_payment:${payment.loc_payment_id}`), formatInstant(now)) : undefined;
+  if (hold) await ports.instruments.write(hold);
   if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
   // An outcome that records a lost submission as well (decideLoanPaymentOutcome) presents that debit too.
   const recordsSubmission = decision.after.loc_payment_attempts > payment.loc_payment_attempts;
@@ -87,6 +103,20 @@ async function resolveLoanRecorded(ports: AchOutcomePorts, payment: LoanPayment,
   if (decision.kind !== 'unless_recorded') return decision;
   if (await loanEverRecorded(ports.payments, payment, decision.confirmation_id)) return { kind: 'ignore', reason: 'confirmation_mismatch' };
   return resolveLoanRecorded(ports, payment, decision.otherwise);
+}
+
+/** The hold a return sets on the instrument its entry debited: the period's, or an older entry's from the audit rows. */
+async function subscriptionReturnHold(ports: AchOutcomePorts, record: BillingRecord, event: AchEvent, now: Date): Promise<InstrumentWrite | undefined> {
+  if (event.type !== 'returned' || event.return_code === undefined) return undefined;
+  const holdClass = holdClassOfReturn(event.return_code);
+  if (holdClass === undefined || holdClass === 'ach_represent') return undefined;
+  const instrumentId =
+    record.transaction_id === event.confirmation_id ? record.instrument_id : await recordedInstrument(ports.billing, record.subscription_id, event.confirmation_id);
+  return returnHoldWrite(record.user_id, instrumentId, returnOf(event, `subscription:${record.subscription_id}`), formatInstant(now));
+}
+
+function returnOf(event: AchEvent, reference: string) {
+  return { return_code: event.return_code!, event_id: event.event_id, confirmation_id: event.confirmation_id, reference };
 }
 
 /** One day's tallies as one (each is today's); undefined when there are none. */

@@ -11,9 +11,11 @@ import { allowlistedError, billingFailureView, classifyFailure, dueKey, nextFail
 import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
-import type { InstrumentsItem, InstrumentWrite } from '../instruments/instrument.js';
-import { cardNeverHold, cardRefusal } from '../instruments/card-holds.js';
+import { cardNeverHold } from '../instruments/card-holds.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
+import { decideInstrument, declineHoldWrite, heldOnOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
+import type { InstrumentRefusal } from '../instruments/gate.js';
+import { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from '../instruments/instrument.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
 import { formatInstant } from '../time.js';
@@ -45,7 +47,7 @@ export interface AttemptRequest {
   readonly releaseHeldLock?: boolean;
   /** With heldLock: the record as last read or written under it, not read again; its version still fences the write. */
   readonly read?: BillingRecord;
-  /** With read: the user's instruments item read with it. */
+  /** With read: the user's instruments item read with it (DESIGN 3.2); without it the attempt reads both again. */
   readonly instruments?: InstrumentsItem;
 }
 
@@ -57,6 +59,8 @@ export type AttemptOutcome =
   | { readonly kind: 'inactive'; readonly record: BillingRecord }
   | { readonly kind: 'pause_advanced'; readonly record: BillingRecord }
   | { readonly kind: 'gate_closed'; readonly record: BillingRecord }
+  /** A hold on the instrument refused it: nothing presented; a scheduled or retry attempt moved it off the schedule. */
+  | { readonly kind: 'held'; readonly refusal: InstrumentRefusal; readonly record: BillingRecord }
   | { readonly kind: 'skipped_locked' }
   | { readonly kind: 'not_due'; readonly reason: NotDueReason; readonly record?: BillingRecord }
   | { readonly kind: 'failed_counted'; readonly failure: BillingFailureView; readonly record: BillingRecord }
@@ -92,9 +96,8 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   const commit: Commit = ownsLock
     ? (tx) => lock.releaseWith((releaseLock) => deps.billing.commit({ ...tx, releaseLock }))
     : (tx) => deps.billing.commit(tx);
-  // The period and the user's instruments in one request; a caller's own read names no instruments.
-  const attemptRead = request.heldLock && request.read ? { record: request.read, instruments: request.instruments } : await deps.billing.getForAttempt(request.key);
-  const read = attemptRead.record;
+  const { record: read, instruments } =
+    request.heldLock && request.read && request.instruments ? { record: request.read, instruments: request.instruments } : await deps.billing.getForAttempt(request.key);
   if (!read) return { kind: 'not_due', reason: 'not_found' };
   const now = deps.clock.now();
   const process = request.process;
@@ -103,7 +106,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     // Only the pause run (or an ad-hoc batch) advances a pause; a payment path never skips a period.
     return mayAdvancePause(process) ? advancePause(deps, commit, read, now, process) : { kind: 'not_due', reason: 'status', record: read };
   }
-  const notDue = dueGate(read, now, process);
+  const notDue = dueGate(read, now, process, { recordHolds: false });
   if (notDue === 'exhausted' && dunningLapsed(read, now)) return recordLapsedDunning(deps, commit, read, now, request, lock.signal);
   if (notDue) return { kind: 'not_due', reason: notDue, record: read };
 
@@ -111,9 +114,6 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
   let presented = false;
   try {
     if (isCancelRequested(read)) return await completeCancel(commit, read, now, process);
-    // A hold on the card binds every period and path that would charge it; nothing is presented.
-    const cardHeld = read.payment_method === 'card' ? cardRefusal(attemptRead.instruments) : undefined;
-    if (cardHeld) return { kind: 'not_due', reason: cardHeld.code, record: read };
 
     const account = await deps.accounts.getAccount(read.user_id, combinedSignal(request.signal, lock.signal));
     // A key presented while the account was active and not recorded is resent past the account gate,
@@ -122,6 +122,10 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     if (account.status !== 'active' && !mayHoldUnrecordedCharge(read, deadLease)) {
       return await deactivate(commit, read, now, process, account.status);
     }
+
+    const { instrument, refusal } = decideInstrument(read, instruments, account, now);
+    // A dead holder's presentment under this key is resent whatever was held since: it may already hold money.
+    if (refusal && !repairsUnrecordedAttempt(lock.takenOver, read)) return await refuseHeld(commit, read, refusal, now, request);
 
     const decision = balanceDecision(read, account, process, request.balance);
     // A dead holder's attempt of this period may have reached the processor: resend its key first.
@@ -135,11 +139,13 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     if (account.status !== 'active' && deadLease !== undefined) await lock.carryHeldSince(deadLease.held_since ?? 0);
     throwIfAborted(request.signal, lock.signal);
     presented = true;
-    const result = await deps.processor.submit(paymentRequestOf(read, attemptRead.instruments), combinedSignal(request.signal, lock.signal));
+    const result = await deps.processor.submit(paymentRequestOf(read, instrument, instruments), combinedSignal(request.signal, lock.signal));
     const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
+    if (instrument) after.instrument_id = instrument.instrument_id;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
-    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, cardInstrumentWrite(read, after, result, attemptRead.instruments));
+    const instrumentWrite = combineInstrumentWrites(presentmentWrite(read, instrument, now, process), declineHoldWrite(read, after, instrument, now), cardInstrumentWrite(read, after, result, instruments, instrument));
+    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, instrumentWrite);
   } catch (error) {
     return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal), presented);
   }
@@ -176,9 +182,23 @@ function gateClosedDecline(read: BillingRecord, now: Date, process: Process): Bi
   });
 }
 
-function paymentRequestOf(read: BillingRecord, instruments: InstrumentsItem | undefined): PaymentRequest {
+/**
+ * A scheduled or retry attempt writes the period once, held (status kept, no successor) and off the
+ * schedule; any other path writes nothing and answers the refusal (409 for a person).
+ */
+async function refuseHeld(commit: Commit, read: BillingRecord, refusal: InstrumentRefusal, now: Date, request: AttemptRequest): Promise<AttemptOutcome> {
+  if (!HOLDS_OFF_SCHEDULE.has(request.process) || read.held_on?.code === refusal.code) return { kind: 'held', refusal, record: read };
+  const after = applyBillingEvent(read, 'INSTRUMENT_HELD', now, { process: request.process, set: { held_on: heldOnOf(refusal, now), decided_by: refusal.decided_by } });
+  await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after, { actor: request.actor, reason: request.reason, run_id: request.runId })] });
+  return { kind: 'held', refusal, record: after };
+}
+
+const HOLDS_OFF_SCHEDULE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
+
+function paymentRequestOf(read: BillingRecord, instrument: Instrument | undefined, instruments: InstrumentsItem | undefined): PaymentRequest {
   const card = read.payment_method === 'card' ? instruments?.stripe_card : undefined;
   return {
+    ...(instrument ? { instrument_id: instrument.instrument_id } : {}),
     ...(card ? { card } : {}),
     idempotency_key: `${read.subscription_id}:${read.payment_attempts + 1}`,
     user_id: read.user_id,
@@ -193,6 +213,8 @@ function paymentRequestOf(read: BillingRecord, instruments: InstrumentsItem | un
 function afterSubmission(deps: AttemptDeps, read: BillingRecord, result: PaymentResult, now: Date, process: Process): BillingRecord {
   const at = formatInstant(now);
   const set: Partial<BillingRecord> = {
+    // Presented on an instrument no hold binds: the record's own holds from an earlier one are lifted.
+    ...liftsRecordHolds(read),
     payment_attempts: read.payment_attempts + 1,
     last_attempt_date: at,
     first_attempt_date: read.first_attempt_date ?? at,
@@ -217,11 +239,18 @@ function afterSubmission(deps: AttemptDeps, read: BillingRecord, result: Payment
  * attempt asks Stripe nothing (in place of a stored customer without a card, else only if a webhook
  * stored none meanwhile); a `do_not_retry` decline holds the card it declined.
  */
-function cardInstrumentWrite(read: BillingRecord, after: BillingRecord, result: PaymentResult, instruments: InstrumentsItem | undefined): InstrumentWrite | undefined {
+function cardInstrumentWrite(
+  read: BillingRecord,
+  after: BillingRecord,
+  result: PaymentResult,
+  instruments: InstrumentsItem | undefined,
+  instrument: Instrument | undefined,
+): InstrumentWrite | undefined {
   if (result.outcome === 'submitted') return undefined;
   const card = result.resolved_card ?? instruments?.stripe_card;
+  // A card the attempt knew is held by the instrument's own decline hold; only a resolved one is held here.
   const hold =
-    result.outcome === 'declined' && after.decline_class !== undefined
+    !instrument && result.outcome === 'declined' && after.decline_class !== undefined
       ? cardNeverHold(card, { decline_code: after.decline_code ?? result.decline_code, decline_class: after.decline_class }, `subscription:${read.subscription_id}`, after.last_run_date)
       : undefined;
   if (!result.resolved_card && !hold) return undefined;

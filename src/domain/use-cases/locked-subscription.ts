@@ -41,9 +41,9 @@ export async function withLockedSubscription<T>(
     userId,
     request.owner,
     async (lock) => {
-      const { read, instruments } = await currentRecord(deps, keys.filter((k) => k.user_id === userId), request.subscriptionId);
-      if (!read || !instruments) throw new NotFoundError(`subscription ${request.subscriptionId} not found`);
-      return work(read, lock, instruments);
+      const current = await currentRecord(deps, keys.filter((k) => k.user_id === userId), request.subscriptionId);
+      if (!current) throw new NotFoundError(`subscription ${request.subscriptionId} not found`);
+      return work(current.record, lock, current.instruments);
     },
     (error) => deps.onError?.(error, { subscription_id: request.subscriptionId, user_id: userId, class: 'transient', recorded: false }),
     // A use case that attempts the period names it on the lease: if it dies between the processor and
@@ -52,14 +52,13 @@ export async function withLockedSubscription<T>(
   );
 }
 
-/** The newest of the keys' consistent reads that is still this subscription, each read with the user's instruments in one request. */
+/** The newest of the keys' consistent reads that is still this subscription, with the user's instruments read beside it. */
 async function currentRecord(
   deps: Pick<UseCaseDeps, 'billing'>,
   keys: readonly BillingKey[],
   subscriptionId: string,
-): Promise<{ read: BillingRecord | undefined; instruments: InstrumentsItem | undefined }> {
+): Promise<{ record: BillingRecord; instruments: InstrumentsItem } | undefined> {
   const reads = await Promise.all(keys.map((key) => deps.billing.getForAttempt(key)));
-  const current = reads.filter((r) => r.record !== undefined && r.record.subscription_id === subscriptionId);
-  const newest = current.sort((a, b) => (a.record!.last_run_date < b.record!.last_run_date ? 1 : -1))[0];
-  return { read: newest?.record, instruments: newest?.instruments };
+  const current = reads.filter((r): r is { record: BillingRecord; instruments: InstrumentsItem } => r.record !== undefined && r.record.subscription_id === subscriptionId);
+  return current.sort((a, b) => (a.record.last_run_date < b.record.last_run_date ? 1 : -1))[0];
 }

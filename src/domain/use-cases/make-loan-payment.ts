@@ -1,8 +1,9 @@
-import { loanAchHold } from '../ach-outcomes.js';
 import { achDebitTally, originatesLoanAchDebit } from '../ach-return-rates.js';
 import { HOLD_MESSAGES } from '../collectible.js';
 import { AlreadyExistsError, DomainError, NotFoundError, PaymentHoldError } from '../errors.js';
 import { loanAttemptRequest } from '../loan-attempt.js';
+import type { Instrument } from '../instruments/instrument.js';
+import { decideLoanInstrument, loanPresentmentWrite, type LoanInstrumentDeps } from '../instruments/loans.js';
 import { afterLoanDecline, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
 import type { Clock } from '../ports/clock.js';
 import type { LoanPaymentAudit, PaymentsStore } from '../ports/loan-payments.js';
@@ -12,7 +13,7 @@ import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../l
 import { formatInstant } from '../time.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from '../transitions.js';
 
-export interface LoanPaymentDeps {
+export interface LoanPaymentDeps extends LoanInstrumentDeps {
   readonly payments: PaymentsStore;
   readonly processor: PaymentProcessor;
   readonly clock: Clock;
@@ -58,7 +59,11 @@ export async function makeLoanPayment(deps: LoanPaymentDeps, request: LoanPaymen
   const existing = await deps.payments.get(request.user_id, request.loan_id, request.payment_id);
   if (existing) return repeat(deps, existing, request);
 
-  await refuseHeldAccount(deps, { loc_user_id: request.user_id, loc_loan_id: request.loan_id, loc_payment_id: request.payment_id, loc_payment_method: request.payment_method, loc_account_last_four: request.account_last_four });
+  const instrument = await refuseHeld(
+    deps,
+    { loc_user_id: request.user_id, loc_loan_id: request.loan_id, loc_payment_id: request.payment_id, loc_payment_method: request.payment_method, loc_account_last_four: request.account_last_four },
+    request.signal,
+  );
   const audit = auditOf(request);
 
   const now = formatInstant(deps.clock.now());
@@ -87,7 +92,7 @@ export async function makeLoanPayment(deps: LoanPaymentDeps, request: LoanPaymen
     if (!raced) throw error;
     return repeat(deps, raced, request);
   }
-  return { payment: await submit(deps, pending, audit, request.signal), created: true };
+  return { payment: await submit(deps, pending, audit, instrument, request.signal), created: true };
 }
 
 /** A repeat of the same request: the payment as it is, resuming a submission a crash cut short. */
@@ -98,21 +103,22 @@ async function repeat(deps: LoanPaymentDeps, existing: LoanPayment, request: Loa
   if (existing.loc_status === 'PENDING' && existing.loc_process === 'MANUAL') {
     // The interrupted attempt may never have reached the bank, so the hold is judged again; the key
     // is the interrupted attempt's, so this never charges twice.
-    await refuseHeldAccount(deps, existing);
-    return { payment: await submit(deps, existing, auditOf(request), request.signal), created: false };
+    const instrument = await refuseHeld(deps, existing, request.signal);
+    return { payment: await submit(deps, existing, auditOf(request), instrument, request.signal), created: false };
   }
   return { payment: existing, created: false };
 }
 
-/** An ACH debit of an account whose last presented payment came back unauthorized or invalid is refused (409). */
-async function refuseHeldAccount(
+/** A payment on a held instrument (a subscription's return holds it too) is refused (409) before any write. */
+async function refuseHeld(
   deps: LoanPaymentDeps,
   payment: Pick<LoanPayment, 'loc_user_id' | 'loc_loan_id' | 'loc_payment_id' | 'loc_payment_method' | 'loc_account_last_four'>,
-): Promise<void> {
-  if (payment.loc_payment_method !== 'ach') return;
-  const recent = await deps.payments.listByLoan(payment.loc_user_id, payment.loc_loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null });
-  const hold = loanAchHold(payment, recent.items);
-  if (hold) throw new PaymentHoldError(hold, HOLD_MESSAGES[hold].replace('of this period', 'of this account'));
+  signal?: AbortSignal,
+): Promise<Instrument | undefined> {
+  const recent = payment.loc_payment_method === 'ach' ? (await deps.payments.listByLoan(payment.loc_user_id, payment.loc_loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null })).items : [];
+  const { instrument, refusal } = await decideLoanInstrument(deps, payment, recent, deps.clock.now(), signal);
+  if (refusal) throw new PaymentHoldError(refusal.code, HOLD_MESSAGES[refusal.code], refusal);
+  return instrument;
 }
 
 function auditOf(request: LoanPaymentRequest): LoanPaymentAudit {
@@ -129,11 +135,13 @@ function sameRequest(existing: LoanPayment, request: LoanPaymentRequest): boolea
 }
 
 /** Submits with key `{payment_id}:{attempts + 1}` and writes the outcome, conditional on the version read. */
-async function submit(deps: LoanPaymentDeps, read: LoanPayment, audit: LoanPaymentAudit, signal?: AbortSignal): Promise<LoanPayment> {
-  const result = await deps.processor.submit(loanAttemptRequest(read), signal);
+async function submit(deps: LoanPaymentDeps, read: LoanPayment, audit: LoanPaymentAudit, instrument: Instrument | undefined, signal?: AbortSignal): Promise<LoanPayment> {
+  const result = await deps.processor.submit(loanAttemptRequest(read, instrument), signal);
   const now = deps.clock.now();
-  const after = afterSubmission(read, result, now);
+  const after = { ...afterSubmission(read, result, now), ...(instrument ? { loc_instrument_id: instrument.instrument_id } : {}) };
   await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined);
+  const presented = loanPresentmentWrite(read, instrument, now, 'customer');
+  if (presented) await deps.instruments.write(presented);
   return after;
 }
 

@@ -1,7 +1,7 @@
 import { applyBillingEvent, historyRowOf } from '../billing-record.js';
-import { HOLD_MESSAGES, holdOf, isCollectibleAndDue, isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
+import { HOLD_MESSAGES, isCollectibleAndDue, isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
 import { hasCardException } from '../due-work.js';
-import { cardRefusal } from '../instruments/card-holds.js';
+import { decideInstrument } from '../instruments/attempt.js';
 import { PaymentHoldError } from '../errors.js';
 import { resetDunning } from '../dunning.js';
 import { billingFailureView, type BillingFailureView } from '../ladder.js';
@@ -29,8 +29,11 @@ export interface RetryBillingResult {
 export async function retryBilling(deps: UseCaseDeps, request: ActorRequest): Promise<RetryBillingResult> {
   return withLockedSubscription(deps, request, async (read, lock, instruments) => {
     const now = deps.clock.now();
-    const hold = isCollectibleAndDue(read, now) ? (holdOf(read, now) ?? (read.payment_method === 'card' ? cardRefusal(instruments)?.code : undefined)) : undefined;
-    if (hold) throw new PaymentHoldError(hold, HOLD_MESSAGES[hold]);
+    // The instrument the attempt would use decides, so the 409 comes before anything is written.
+    if (isCollectibleAndDue(read, now)) {
+      const { refusal } = decideInstrument(read, instruments, await deps.accounts.getAccount(read.user_id, request.signal), now);
+      if (refusal) throw new PaymentHoldError(refusal.code, HOLD_MESSAGES[refusal.code], refusal);
+    }
     if (isCollectibleAndDue(read, now) && hasCardException(read)) throw new PaymentHoldError(PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE);
     const cleared = applyBillingEvent(read, 'BILLING_RETRY_REQUESTED', now, {
       process: 'OPERATOR_RETRY',
@@ -96,6 +99,9 @@ async function retryResult(
     case 'failed_uncounted':
     case 'skipped_locked':
       return { ...base, outcome: 'still_due', still_due: true, subscription: ('record' in outcome && outcome.record) || cleared };
+    case 'held':
+      // A hold that landed after the check (the ach-handler takes no lock): nothing presented.
+      return { ...base, outcome: 'still_due', still_due: true, subscription: outcome.record };
     case 'not_due':
     case 'gate_closed': {
       // A hold that landed after the check (the ach-handler takes no lock) or a network ceiling: nothing presented.

@@ -1,4 +1,3 @@
-import { loanAchHold } from '../ach-outcomes.js';
 import { achDebitTally, originatesLoanAchDebit } from '../ach-return-rates.js';
 import { ConcurrentModificationError, LockedError } from '../errors.js';
 import { classifyFailure } from '../ladder.js';
@@ -9,10 +8,11 @@ import type { LoanPaymentAudit, PaymentsStore } from '../ports/loan-payments.js'
 import type { PaymentProcessor } from '../ports/processor.js';
 import type { LoanPayment } from '../loan-payments.js';
 import { formatInstant } from '../time.js';
+import { decideLoanInstrument, loanPresentmentWrite, type LoanInstrumentDeps } from '../instruments/loans.js';
 import { loanPaymentTransitions } from '../transitions.js';
 import { afterSubmission } from './make-loan-payment.js';
 
-export interface RetryLoanPaymentDeps extends LockDeps {
+export interface RetryLoanPaymentDeps extends LockDeps, LoanInstrumentDeps {
   readonly payments: PaymentsStore;
   readonly processor: PaymentProcessor;
   readonly onError?: (error: unknown, context: { user_id: string; payment_id: string; class: string }) => void;
@@ -61,8 +61,10 @@ async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRe
     return { kind: 'not_due', reason: 'not_yet_due', payment: read };
   }
 
-  const recent = await deps.payments.listByLoan(read.loc_user_id, read.loc_loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null });
-  const hold = loanAchHold(read, recent.items);
+  const signal = request.signal ? AbortSignal.any([request.signal, lock.signal]) : lock.signal;
+  const recent = read.loc_payment_method === 'ach' ? (await deps.payments.listByLoan(read.loc_user_id, read.loc_loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null })).items : [];
+  const { instrument, refusal } = await decideLoanInstrument(deps, read, recent, now, signal);
+  const hold = refusal?.code;
   if (hold) {
     // A hold ends automatic retries: nothing is presented.
     const failed: LoanPayment = {
@@ -73,15 +75,14 @@ async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRe
       version: read.version + 1,
     };
     delete failed.loc_next_attempt_at;
-    return write(deps, read, failed, 'held', { actor: RETRY_ACTOR, reason: `automatic retry refused by the ${hold} hold` });
+    return write(deps, read, failed, 'held', { actor: RETRY_ACTOR, reason: `automatic retry refused by the ${hold} hold (${refusal.decided_by})` });
   }
 
-  const signal = request.signal ? AbortSignal.any([request.signal, lock.signal]) : lock.signal;
   const key = loanAttemptKey(read);
   let after: LoanPayment;
   try {
-    const result = await deps.processor.submit(loanAttemptRequest(read), signal);
-    after = { ...afterSubmission(read, result, deps.clock.now()), loc_process: 'RETRY' };
+    const result = await deps.processor.submit(loanAttemptRequest(read, instrument), signal);
+    after = { ...afterSubmission(read, result, deps.clock.now()), loc_process: 'RETRY', ...(instrument ? { loc_instrument_id: instrument.instrument_id } : {}) };
   } catch (error) {
     const cls = classifyFailure(error, signal);
     deps.onError?.(error, { user_id: read.loc_user_id, payment_id: read.loc_payment_id, class: cls });
@@ -91,6 +92,8 @@ async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRe
     const kind = moved.loc_status === 'FAILED' ? 'failed' : 'error_rescheduled';
     return write(deps, read, moved, kind, { actor: RETRY_ACTOR, reason: `processor error on attempt key ${key}` });
   }
+  const presented = loanPresentmentWrite(read, instrument, deps.clock.now(), 'merchant');
+  if (presented) await deps.instruments.write(presented);
   const kind =
     after.loc_status === 'COMPLETED' ? 'collected' : after.loc_status === 'ACHSENT' ? 'submitted' : after.loc_status === 'RETRY' ? 'retry_scheduled' : 'failed';
   return write(deps, read, after, kind, { actor: RETRY_ACTOR, reason: `automatic retry, attempt key ${key}` });

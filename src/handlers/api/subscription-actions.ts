@@ -64,6 +64,8 @@ function payOutcome(outcome: AttemptOutcome): { outcome: PayOutcome; not_due_rea
       return { outcome: 'not_due', not_due_reason: outcome.reason };
     case 'gate_closed':
       return { outcome: 'not_due', not_due_reason: 'gate_closed' };
+    case 'held':
+      return { outcome: 'not_due', not_due_reason: outcome.refusal.code };
     case 'skipped_locked':
       // Someone else is billing this user right now: nothing happened, try again shortly.
       throw new LockedError('the subscription is being billed right now');

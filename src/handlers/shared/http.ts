@@ -10,6 +10,7 @@ import {
   IdempotencyKeyReusedError,
   LockedError,
   NotFoundError,
+  PaymentHoldError,
   PreconditionFailedError,
   ProcessorError,
   TransientError,
@@ -127,6 +128,10 @@ export function errorResponse(error: unknown, logger: Logger, context: ErrorCont
   // Store conflicts name the table and key in their message: that stays in the log.
   if (error instanceof ConcurrentModificationError) return conflict(error, 'the subscription changed while this request was processed; retry', logger);
   if (error instanceof AlreadyExistsError) return conflict(error, 'it already exists', logger);
+  if (error instanceof PaymentHoldError) {
+    const named = { ...(error.decidedBy !== undefined ? { decided_by: error.decidedBy } : {}), ...(error.instrumentId !== undefined ? { instrument_id: error.instrumentId } : {}) };
+    return json(409, { error: { ...errorBody(error.code, error.message).error, ...named } });
+  }
   // Domain conflicts (illegal_transition, unbilled_period, ...) are written for the caller.
   if (error instanceof DomainError) return json(409, errorBody(error.code, error.message));
   return internalError(error, logger);

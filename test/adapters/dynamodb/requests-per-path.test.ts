@@ -59,7 +59,7 @@ const message = (record: BillingRecord, process: 'SCHEDULED' | 'RETRY') =>
 const api = () => createApiHandler(app.depsFor('api'));
 
 describe('DynamoDB requests per billed subscription', () => {
-  it('scheduled (batch-worker): 3 — lock, read, one transaction that releases the lock', async () => {
+  it('scheduled (batch-worker): 3 — lock, the period with the instruments item (one TransactGetItems), one transaction that releases the lock', async () => {
     const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     const { requests } = await counted(() => createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([message(record, 'SCHEDULED')])));
     expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');

@@ -25,6 +25,7 @@ const INDEXES = {
   exceptions: { indexName: BILLING_ACTIVITY_INDEXES.exceptions, partitionKey: 'exception_shard', sortKey: 'exception_at', operation: 'billing.listExceptions' },
   dunning: { indexName: BILLING_ACTIVITY_INDEXES.dunning, partitionKey: 'dunning_shard', sortKey: 'dunning_due_at', operation: 'billing.listDunning' },
   due: { indexName: BILLING_ACTIVITY_INDEXES.due, partitionKey: 'due_shard', sortKey: 'due_at', operation: 'billing.streamDue' },
+  held: { indexName: BILLING_ACTIVITY_INDEXES.held, partitionKey: 'held_shard', sortKey: 'held_at', operation: 'billing.listHeld' },
 } as const satisfies Record<string, ShardedIndex>;
 
 /** One read of an index: its partition of each shard, an optional exclusive upper bound on the sort key. */
@@ -47,6 +48,10 @@ export class DynamoBillingIndexes implements BillingIndexes {
 
   async listExceptions(page?: PageRequest): Promise<Page<BillingRecord>> {
     return this.list({ index: INDEXES.exceptions, partitionOf: (n) => `EXCEPTION#${n}` }, 'exceptions', page);
+  }
+
+  async listHeld(page?: PageRequest): Promise<Page<BillingRecord>> {
+    return this.list({ index: INDEXES.held, partitionOf: (n) => `HELD#${n}` }, 'held', page);
   }
 
   async listDunning(state: DunningState, page?: PageRequest, nextAttemptBefore?: string): Promise<Page<BillingRecord>> {

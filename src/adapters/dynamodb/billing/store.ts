@@ -59,6 +59,9 @@ export class DynamoBillingStore implements BillingStore {
   listExceptions(page?: PageRequest): Promise<Page<BillingRecord>> {
     return this.indexes.listExceptions(page);
   }
+  listHeld(page?: PageRequest): Promise<Page<BillingRecord>> {
+    return this.indexes.listHeld(page);
+  }
   listDunning(state: DunningState, page?: PageRequest, nextAttemptBefore?: string): Promise<Page<BillingRecord>> {
     return this.indexes.listDunning(state, page, nextAttemptBefore);
   }

@@ -84,6 +84,6 @@ describe('requests per billed subscription on the scheduled path', () => {
     sent.length = 0;
     const outcome = await runCollectionAttempt({ ...app.deps, lockHeartbeatMs: 60_000 }, { key: record, process: 'SCHEDULED', owner: 'worker' });
     expect(outcome.kind).toBe('collected');
-    expect(sent).toEqual(['PutItemCommand', 'GetItemCommand', 'TransactWriteItemsCommand']);
+    expect(sent).toEqual(['PutItemCommand', 'TransactGetItemsCommand', 'TransactWriteItemsCommand']);
   });
 });

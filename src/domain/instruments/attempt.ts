@@ -1,0 +1,104 @@
+import { holdOf } from '../collectible.js';
+import type { AccountSnapshot } from '../ports/account-directory.js';
+import type { BillingRecord, HeldOn, Process } from '../records.js';
+import { formatInstant } from '../time.js';
+import { HOLD_RULES } from './holds.js';
+import { currentInstrument, entryLimitReached, instrumentHold, recordHoldBinds, refusalOf, type InstrumentRefusal } from './gate.js';
+import { entryIdOf, stripeCardInstrument, type Instrument, type InstrumentRail, type InstrumentsItem, type InstrumentWrite } from './instrument.js';
+
+/** What an attempt on a period learns about its instrument once the account is read (DESIGN 3.2). */
+
+export interface InstrumentDecision {
+  /** The instrument the payment would use; undefined when the directory names none for the rail. */
+  readonly instrument: Instrument | undefined;
+  readonly refusal?: InstrumentRefusal;
+}
+
+/** Person-initiated paths: a refusal answers 409 and writes nothing. */
+const CUSTOMER_INITIATED: ReadonlySet<Process> = new Set(['MANUAL']);
+
+/**
+ * The hold that binds this period on the instrument it would use: the instrument's own, its
+ * account's, the entry's re-presentment limit, or a hold the record carries from before instruments.
+ */
+export function decideInstrument(read: BillingRecord, item: InstrumentsItem, account: Pick<AccountSnapshot, 'instruments'>, now: Date): InstrumentDecision {
+  const instrument = railInstrument(read.payment_method, account, item);
+  const onInstrument = instrumentHold(item, instrument);
+  if (onInstrument) return { instrument, refusal: onInstrument };
+  if (read.payment_method === 'ach' && (read.ach_represented ?? 0) > 0) {
+    const limit = entryLimitReached(item, entryIdOf({ kind: 'subscription', subscription_id: read.subscription_id }), now);
+    if (limit) return { instrument, refusal: limit };
+  }
+  const recordHold = holdOf(read, now);
+  if (recordHold && recordHoldBinds(recordInstrumentOf(read), recordHold, item, instrument)) return { instrument, refusal: refusalOf(recordHold, recordInstrumentOf(read)) };
+  return { instrument };
+}
+
+/** ACH and pinless as the account directory names them; a Stripe card as the instruments item stores it. */
+function railInstrument(rail: InstrumentRail, account: Pick<AccountSnapshot, 'instruments'>, item: InstrumentsItem): Instrument | undefined {
+  return rail === 'card' ? stripeCardInstrument(item.stripe_card) : currentInstrument(account, rail);
+}
+
+/** The instrument a record was on: its last payment's, or the one a hold kept it off. */
+export function recordInstrumentOf(record: Pick<BillingRecord, 'instrument_id' | 'held_on'>): string | undefined {
+  return record.instrument_id ?? record.held_on?.instrument_id;
+}
+
+/** Record holds a change of instrument can lift (the re-presentment limit never lifts). */
+const LIFTABLE: ReadonlySet<string> = new Set(['ach_authorization_required', 'ach_account_invalid', 'payment_method_required']);
+
+/**
+ * The held index's sort key: a period a hold keeps off the schedule that a release or a change of
+ * instrument can bring back, since when; undefined for every other record.
+ */
+export function heldIndexAt(record: BillingRecord): string | undefined {
+  if (record.billing_status !== 'PENDING' && record.billing_status !== 'FAILED') return undefined;
+  if (record.held_on) return record.held_on.since;
+  const legacy = holdOf(record, new Date(Date.parse(record.last_run_date)));
+  return legacy !== undefined && LIFTABLE.has(legacy) && record.payment_method !== 'card' ? record.last_run_date : undefined;
+}
+
+/** The period's record holds that a presentment on another instrument has lifted. */
+export const LIFTED_RECORD_HOLDS = { ach_unauthorized: undefined, ach_blocked: undefined, held_on: undefined } as const;
+
+/** Whether the presentment lifts the record's own holds (it was allowed on a changed instrument). */
+export function liftsRecordHolds(read: BillingRecord): Partial<BillingRecord> {
+  return read.ach_unauthorized || read.ach_blocked || read.held_on ? { ...LIFTED_RECORD_HOLDS } : {};
+}
+
+/** What a presentment adds to the instruments item: the instrument, its presentment, the entry's count. */
+export function presentmentWrite(read: BillingRecord, instrument: Instrument | undefined, now: Date, process: Process): InstrumentWrite | undefined {
+  if (!instrument) return undefined;
+  const at = formatInstant(now);
+  const entryId = entryIdOf({ kind: 'subscription', subscription_id: read.subscription_id });
+  const achEntry = { entry_id: entryId, instrument_id: instrument.instrument_id, first_entry_at: read.ach_original_entry_date ?? at };
+  const representing = instrument.rail === 'ach' && (read.ach_represented ?? 0) > 0;
+  return {
+    user_id: read.user_id,
+    seen: [{ ...instrument, first_seen_at: at }],
+    presentments: [{ instrument_id: instrument.instrument_id, presentment: { at, initiated: CUSTOMER_INITIATED.has(process) ? 'customer' : 'merchant', reference: entryId } }],
+    ...(instrument.rail === 'ach' ? (representing ? { representments: [achEntry] } : { entries: [achEntry] }) : {}),
+  };
+}
+
+/** A pinless card declined as never to be approved holds the card (the Stripe card's hold is set from its own outcomes). */
+export function declineHoldWrite(read: BillingRecord, after: BillingRecord, instrument: Instrument | undefined, now: Date): InstrumentWrite | undefined {
+  if (!instrument || instrument.rail !== 'pinless' || after.billing_status !== 'FAILED' || after.decline_class !== 'do_not_retry') return undefined;
+  const rule = HOLD_RULES.card_never;
+  return {
+    user_id: read.user_id,
+    holds: [{
+      code: rule.code,
+      class: rule.class,
+      rule: rule.decided_by,
+      instrument_id: instrument.instrument_id,
+      since: formatInstant(now),
+      set_by: { kind: 'decline', ...(after.decline_code !== undefined ? { decline_code: after.decline_code } : {}), reference: `subscription:${read.subscription_id}` },
+    }],
+  };
+}
+
+/** The held period's mark: what refused it, on which instrument, since when. */
+export function heldOnOf(refusal: InstrumentRefusal, now: Date): HeldOn {
+  return { code: refusal.code, decided_by: refusal.decided_by, ...(refusal.instrument_id !== undefined ? { instrument_id: refusal.instrument_id } : {}), since: formatInstant(now) };
+}
