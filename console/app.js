@@ -43,10 +43,21 @@ function answerBox(title, answer) {
   return h('div', { class: 'answer', role: 'status' }, h('p', {}, title), h('details', {}, h('summary', {}, 'The API answer (JSON)'), h('pre', {}, JSON.stringify(answer, null, 2))));
 }
 
+/** An instant as people read it (UTC, to the minute), the exact value on hover and for machines. */
 function when(value) {
   if (!value) return '';
   const d = new Date(value);
-  return Number.isNaN(d.getTime()) ? String(value) : d.toISOString().replace('.000Z', 'Z');
+  if (Number.isNaN(d.getTime())) return String(value);
+  const readable = `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, 16)} UTC`;
+  return h('time', { datetime: String(value), title: String(value) }, readable);
+}
+
+const dollars = (cents) => `$${(cents / 100).toFixed(2)}`;
+
+/** A table in its own horizontally scrolling box: a wide table never pushes the page sideways. */
+function scrollBox(table) {
+  const label = table.querySelector('caption')?.textContent ?? 'table';
+  return h('div', { class: 'scroll', role: 'region', tabindex: '0', 'aria-label': `${label} (scrolls sideways)` }, table);
 }
 
 function heading(text) {
@@ -121,7 +132,8 @@ const exceptionColumns = {
 };
 
 const LISTS = {
-  failing: { title: 'Failing subscriptions', billing: 'failing', states: ['retrying', 'parked'], columns: failureColumns },
+  // Every failing period is owed (PENDING or FAILED): the state says what matters, so no status column.
+  failing: { title: 'Failing subscriptions', billing: 'failing', states: ['retrying', 'parked'], columns: failureColumns, noStatus: true },
   dunning: { title: 'Dunning', billing: 'dunning', states: ['retrying', 'exhausted'], columns: dunningColumns },
   exceptions: { title: 'Exceptions', billing: 'exceptions', states: [], columns: exceptionColumns },
 };
@@ -145,13 +157,13 @@ function listView(name, params) {
 
   const table = h('table', {}, h('caption', {}, `${list.title}${state ? ` (${state})` : ''}`));
   table.append(
-    h('thead', {}, h('tr', {}, ['Subscription', 'User', 'Billing date', 'Amount', 'Status', ...list.columns.headers].map((c) => h('th', { scope: 'col' }, c)))),
+    h('thead', {}, h('tr', {}, ['Subscription', 'User', 'Billing date', 'Amount', ...(list.noStatus ? [] : ['Status']), ...list.columns.headers].map((c) => h('th', { scope: 'col' }, c)))),
   );
   const tbody = h('tbody');
   table.append(tbody);
   const count = h('p', { class: 'count' });
   const more = h('div');
-  root.append(count, table, more);
+  root.append(count, scrollBox(table), more);
 
   let shown = 0;
   const pageSize = /^\d{1,3}$/.test(params.get('limit') ?? '') ? Math.min(100, Math.max(1, Number(params.get('limit')))) : 25;
@@ -173,8 +185,8 @@ function listView(name, params) {
             h('td', {}, r.user_id),
             h('td', {}, when(r.billing_date)),
             h('td', { class: 'num' }, `$${r.amount}`),
-            h('td', {}, r.billing_status),
-            ...list.columns.cells(r).map((value, i) => h('td', i === 1 ? { class: 'num' } : {}, String(value))),
+            list.noStatus ? '' : h('td', {}, r.billing_status),
+            ...list.columns.cells(r).map((value, i) => h('td', i === 1 ? { class: 'num' } : {}, value instanceof Node ? value : String(value))),
           ),
         );
       }
@@ -201,15 +213,59 @@ function decisionContext(row) {
   return h('dl', { class: 'context' }, entries.flatMap(([k, v]) => [h('dt', {}, k.slice(DECISION_PREFIX.length)), h('dd', {}, String(v))]));
 }
 
+/** The exception that received money, as the API shows it (ACH or card), or undefined. */
+function receivedException(record) {
+  const e = record.ach_exception ?? record.card_exception;
+  return e && typeof e.received_cents === 'number' ? e : undefined;
+}
+
+/** Everything the API says about the period, one line each. */
+function summaryRows(record) {
+  const f = record.billing_failure;
+  const d = record.dunning;
+  const e = record.ach_exception ?? record.card_exception;
+  const rows = [
+    ['User', record.user_id],
+    ['Billing date', when(record.billing_date)],
+    ['Amount', `$${record.amount}`],
+    ['Status', record.billing_status],
+    ['Payment method', `${record.payment_method}${record.account_last_four ? ` ending ${record.account_last_four}` : ''}`],
+    ['Transaction', record.transaction_id ?? 'none'],
+    ['Billing failure', f ? h('span', {}, `${f.state}, ${f.count} failures, last: ${f.last_error}`, f.next_attempt_at ? h('span', {}, ', next attempt ', when(f.next_attempt_at)) : '') : 'none'],
+    ['Dunning', d ? h('span', {}, `${d.state}, ${d.attempts} attempts, decline ${d.decline_code} (${d.decline_class})`, d.next_attempt_at ? h('span', {}, ', next attempt ', when(d.next_attempt_at)) : ', no automatic attempt left') : 'none'],
+    [
+      'Exception',
+      e
+        ? h(
+            'span',
+            { class: 'flag' },
+            `${record.ach_exception ? 'ACH' : 'card'} ${e.code}`,
+            typeof e.received_cents === 'number' ? `: ${dollars(e.received_cents)}${e.currency ? ` ${e.currency}` : ''} received of $${record.amount}` : '',
+            e.payment_intent_id || e.confirmation_id ? `, transaction ${e.payment_intent_id ?? e.confirmation_id}` : record.ach_exception ? `, transaction ${record.transaction_id ?? ''}` : '',
+            e.dispute_id ? `, dispute ${e.dispute_id} (${e.dispute_status})` : '',
+            ', raised ',
+            when(e.at),
+          )
+        : 'none',
+    ],
+  ];
+  if (typeof record.amount_received_cents === 'number') rows.push(['Received', dollars(record.amount_received_cents)]);
+  if (record.payment_error) rows.push(['Last error', record.payment_error]);
+  if (record.decline_code && !d) rows.push(['Decline', `${record.decline_code}${record.decline_class ? ` (${record.decline_class})` : ''}`]);
+  return rows;
+}
+
 function subscriptionView(id) {
   const root = h('section', { 'aria-labelledby': 'sub-title' });
   const title = heading(`Subscription ${id}`);
   title.id = 'sub-title';
   const summary = h('div');
   const actions = h('div', { class: 'actions' });
+  // The last action's answer stays here while the forms follow the period's new status.
+  const notice = h('div', { class: 'out notice' });
   const periods = h('div');
   const history = h('div');
-  root.append(title, summary, h('h3', {}, 'Actions'), actions, h('h3', {}, 'Periods'), periods, h('h3', {}, 'Audit history'), history);
+  root.append(title, summary, h('h3', {}, 'Actions'), notice, actions, h('h3', {}, 'Periods'), periods, h('h3', {}, 'Audit history'), history);
 
   async function refresh() {
     let record;
@@ -219,21 +275,9 @@ function subscriptionView(id) {
       summary.replaceChildren(errorBox(error, 'Could not load the subscription'));
       return;
     }
-    const f = record.billing_failure;
-    summary.replaceChildren(
-      h(
-        'dl',
-        { class: 'summary' },
-        [
-          ['User', record.user_id],
-          ['Billing date', when(record.billing_date)],
-          ['Amount', `$${record.amount}`],
-          ['Status', record.billing_status],
-          ['Payment method', record.payment_method],
-          ['Billing failure', f ? `${f.state}, ${f.count} failures, last: ${f.last_error}${f.next_attempt_at ? `, next attempt ${when(f.next_attempt_at)}` : ''}` : 'none'],
-        ].flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '')]),
-      ),
-    );
+    summary.replaceChildren(h('dl', { class: 'summary' }, summaryRows(record).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '')])));
+    actions.replaceChildren(...actionsFor(record));
+    if (actions.childElementCount === 0) actions.append(h('p', {}, `No action applies to a ${record.billing_status} period.`));
     void loadPeriods(record.user_id);
     void loadHistory();
   }
@@ -247,7 +291,7 @@ function subscriptionView(id) {
         h('thead', {}, h('tr', {}, ['Billing date', 'Subscription', 'Amount', 'Status', 'Attempts', 'Failure'].map((c) => h('th', { scope: 'col' }, c)))),
         h('tbody'),
       );
-      periods.replaceChildren(table, h('div'));
+      periods.replaceChildren(scrollBox(table), h('div'));
     }
     const more = periods.lastChild;
     try {
@@ -284,7 +328,7 @@ function subscriptionView(id) {
         h('thead', {}, h('tr', {}, ['Written', 'Status', 'Process', 'Event', 'Actor', 'Reason', 'Run', 'Decision context', 'Error'].map((c) => h('th', { scope: 'col' }, c)))),
         h('tbody'),
       );
-      history.replaceChildren(table, h('div'));
+      history.replaceChildren(scrollBox(table), h('div'));
     }
     const more = history.lastChild;
     try {
@@ -299,10 +343,10 @@ function subscriptionView(id) {
             h('td', {}, when(row.last_run_date)),
             h('td', {}, row.billing_status),
             h('td', {}, row.process ?? ''),
-            h('td', {}, row.updated_event ?? ''),
+            h('td', {}, row.billing_event ?? row.updated_event ?? '', row.resolution ? ` (${row.resolution}${typeof row.amount_difference_cents === 'number' ? `, ${row.amount_difference_cents < 0 ? 'short' : 'over'} ${dollars(Math.abs(row.amount_difference_cents))}` : ''}${row.refund_id ? `, refund ${row.refund_id}` : ''})` : ''),
             h('td', {}, row.actor ?? ''),
             h('td', {}, row.reason ?? ''),
-            h('td', {}, row.run_id ?? ''),
+            h('td', {}, row.run_id ? h('a', { href: `#/retry-runs/${encodeURIComponent(row.run_id)}` }, row.run_id) : ''),
             h('td', {}, decisionContext(row)),
             h('td', {}, row.payment_error ?? row.billing_failure?.last_error ?? ''),
           ),
@@ -315,46 +359,89 @@ function subscriptionView(id) {
     }
   }
 
-  actions.append(
-    actionForm({
-      title: 'Retry billing',
-      help: 'Clears the billing failure and attempts the period now.',
-      submit: 'Retry billing',
-      fields: [],
-      call: (reason) => api('POST', `/v1/subscriptions/${encodeURIComponent(id)}/retry-billing`, { body: { reason } }),
-      describe: (b) => `Retry billing: ${b.outcome}${b.still_due ? ' (still due)' : ''}; status ${b.subscription?.billing_status}${b.billing_failure ? `; failure: ${b.billing_failure.last_error}` : ''}`,
+  /** The actions the period's status allows (the API's transition table decides; this only hides what it would refuse). */
+  function actionsFor(record) {
+    const status = record.billing_status === 'PASTDUE' ? (record.dunning ? 'FAILED' : 'PENDING') : record.billing_status;
+    const forms = [];
+    const exception = receivedException(record);
+    if (exception && ['PENDING', 'FAILED', 'ACHSENT'].includes(status)) forms.push(resolveForm(record, exception));
+    if (['PENDING', 'FAILED'].includes(status)) {
+      forms.push(
+        actionForm({
+          title: 'Retry billing',
+          help: 'Clears the billing failure and attempts the period now.',
+          submit: 'Retry billing',
+          fields: [],
+          // It charges the member: a person says yes first.
+          confirm: () => `Charge ${record.user_id} $${record.amount} (${record.payment_method}) now?`,
+          call: (reason) => api('POST', `/v1/subscriptions/${encodeURIComponent(id)}/retry-billing`, { body: { reason } }),
+          describe: (b) => `Retry billing: ${b.outcome}${b.still_due ? ' (still due)' : ''}; status ${b.subscription?.billing_status}${b.billing_failure ? `; failure: ${b.billing_failure.last_error}` : ''}`,
+          after: refresh,
+          notice,
+        }),
+      );
+    }
+    if (['PENDING', 'FAILED', 'PAUSED'].includes(status)) {
+      forms.push(
+        actionForm({
+          title: 'Waive',
+          help: 'Waives this period: it will not be collected.',
+          submit: 'Waive this period',
+          fields: [],
+          call: (reason) => api('POST', `/v1/subscriptions/${encodeURIComponent(id)}/waive`, { body: { reason } }),
+          describe: (b) => `Waived: status ${b.subscription?.billing_status}`,
+          after: refresh,
+          notice,
+        }),
+      );
+    }
+    if (status === 'PENDING') {
+      forms.push(
+        actionForm({
+          title: 'Change due date',
+          help: 'Moves the period to a new billing date (RFC 3339, e.g. 2026-12-15T12:00:00Z).',
+          submit: 'Change due date',
+          fields: [{ name: 'billing_date', label: 'New billing date', placeholder: '2026-12-15T12:00:00Z' }],
+          call: (reason, values) => api('PUT', `/v1/subscriptions/${encodeURIComponent(id)}/billing-date`, { body: { billing_date: values.billing_date, reason } }),
+          describe: (b) => `Due date changed: now ${b.subscription?.billing_date} (subscription ${b.subscription?.subscription_id})`,
+          after: async (b) => {
+            if (b.subscription?.subscription_id && b.subscription.subscription_id !== id) location.hash = `#/subscriptions/${encodeURIComponent(b.subscription.subscription_id)}`;
+            else await refresh();
+          },
+          notice,
+        }),
+      );
+    }
+    return forms;
+  }
+
+  function resolveForm(record, exception) {
+    return actionForm({
+      title: 'Resolve the exception',
+      help: `${exception.code}: ${dollars(exception.received_cents)}${exception.currency ? ` ${exception.currency}` : ''} received for $${record.amount}. Accept settles the period with what arrived; waive writes it off; refunded and retry needs the processor's refund id and makes the full amount owed again. Nothing is charged.`,
+      submit: 'Resolve',
+      fields: [
+        { name: 'resolution', label: 'Resolution', options: [['accept', 'accept: the money received pays the period'], ['waive', 'waive: write the period off'], ['refunded_retry', 'refunded and retry: owed in full again']] },
+        { name: 'refund_id', label: "Refund id (refunded and retry only: the processor's id)", optional: true, placeholder: 're_...' },
+      ],
+      call: (reason, values) =>
+        api('POST', `/v1/subscriptions/${encodeURIComponent(id)}/exception/resolve`, {
+          body: { resolution: values.resolution, reason, ...(values.resolution === 'refunded_retry' ? { refund_id: values.refund_id } : {}) },
+        }),
+      describe: (b) => `Exception resolved (${b.resolution}): status ${b.subscription?.billing_status}`,
       after: refresh,
-    }),
-    actionForm({
-      title: 'Waive',
-      help: 'Waives this period: it will not be collected.',
-      submit: 'Waive this period',
-      fields: [],
-      call: (reason) => api('POST', `/v1/subscriptions/${encodeURIComponent(id)}/waive`, { body: { reason } }),
-      describe: (b) => `Waived: status ${b.subscription?.billing_status}`,
-      after: refresh,
-    }),
-    actionForm({
-      title: 'Change due date',
-      help: 'Moves the period to a new billing date (RFC 3339, e.g. 2026-12-15T12:00:00Z).',
-      submit: 'Change due date',
-      fields: [{ name: 'billing_date', label: 'New billing date', placeholder: '2026-12-15T12:00:00Z' }],
-      call: (reason, values) => api('PUT', `/v1/subscriptions/${encodeURIComponent(id)}/billing-date`, { body: { billing_date: values.billing_date, reason } }),
-      describe: (b) => `Due date changed: now ${when(b.subscription?.billing_date)} (subscription ${b.subscription?.subscription_id})`,
-      after: async (b) => {
-        if (b.subscription?.subscription_id && b.subscription.subscription_id !== id) location.hash = `#/subscriptions/${encodeURIComponent(b.subscription.subscription_id)}`;
-        else await refresh();
-      },
-    }),
-  );
+      notice,
+    });
+  }
+
   void refresh();
   return root;
 }
 
 /** One audited action: its own fields, a required reason, and the API's answer shown below it. */
-function actionForm({ title, help, submit, fields, call, describe, after }) {
+function actionForm({ title, help, submit, fields, call, describe, after, confirm: confirmText, notice }) {
   const reasonId = uid('reason');
-  const out = h('div', { class: 'out' });
+  const out = notice ?? h('div', { class: 'out' });
   const inputs = fields.map((f) => ({ ...f, id: uid(f.name) }));
   const form = h(
     'form',
@@ -362,8 +449,14 @@ function actionForm({ title, help, submit, fields, call, describe, after }) {
     h('fieldset', {}, h('legend', {}, title), h('p', { class: 'help' }, help)),
   );
   const set = form.firstChild;
-  for (const f of inputs) set.append(h('label', { for: f.id }, f.label), h('input', { id: f.id, name: f.name, required: true, placeholder: f.placeholder, autocomplete: 'off' }));
-  set.append(h('label', { for: reasonId }, 'Reason (goes on the audit row)'), h('textarea', { id: reasonId, name: 'reason', required: true, rows: '2' }), h('button', { type: 'submit' }, submit), out);
+  for (const f of inputs) {
+    const control = f.options
+      ? h('select', { id: f.id, name: f.name }, f.options.map(([value, text]) => h('option', { value }, text)))
+      : h('input', { id: f.id, name: f.name, required: !f.optional, placeholder: f.placeholder, autocomplete: 'off' });
+    set.append(h('label', { for: f.id }, f.label), control);
+  }
+  set.append(h('label', { for: reasonId }, 'Reason (goes on the audit row)'), h('textarea', { id: reasonId, name: 'reason', required: true, rows: '2' }), h('button', { type: 'submit' }, submit));
+  if (!notice) set.append(out);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const data = new FormData(form);
@@ -373,6 +466,10 @@ function actionForm({ title, help, submit, fields, call, describe, after }) {
       return;
     }
     const values = Object.fromEntries(inputs.map((f) => [f.name, String(data.get(f.name) ?? '').trim()]));
+    if (confirmText && !window.confirm(confirmText())) {
+      out.replaceChildren(h('p', {}, 'Not sent: nothing was charged.'));
+      return;
+    }
     const button = form.querySelector('button[type=submit]');
     button.disabled = true;
     out.replaceChildren(h('p', {}, 'Sending…'));
@@ -423,6 +520,8 @@ function bulkRetryView() {
   root.append(title, h('p', {}, 'A dry run comes first: it lists the periods the run would retry. Then start the run for those parameters.'), form);
 
   let dryRunOf = null;
+  let dryRunSelected = 0;
+  let dryRunTotal = '';
   // The Idempotency-Key of a run request that got no answer (a timeout, a lost connection, a 5xx):
   // starting the same run again sends the same key, so the API answers the run that request may
   // have created, and finishes creating it, instead of starting a second one.
@@ -455,6 +554,8 @@ function bulkRetryView() {
       out.replaceChildren(h('p', { class: 'error', role: 'alert' }, 'Give a reason: it goes on every audit row.'));
       return;
     }
+    // The run charges: a person says yes to what the dry run showed.
+    if (!dryRun && !window.confirm(`Start the retry run? It attempts to charge the ${dryRunSelected} periods of the dry run${dryRunTotal}.`)) return;
     out.replaceChildren(h('p', {}, 'Sending…'));
     const fingerprint = JSON.stringify(request);
     const key = !dryRun && unanswered?.fingerprint === fingerprint ? unanswered.key : newIdempotencyKey();
@@ -464,12 +565,15 @@ function bulkRetryView() {
       const items = Array.isArray(body?.items) ? body.items : [];
       const text = dryRun ? `Dry run: ${body?.selected ?? items.length} periods would be retried.` : `Retry run ${body?.run_id} started for ${body?.selected ?? items.length} periods.`;
       const box = answerBox(text, body);
-      if (items.length) box.insertBefore(h('ul', {}, items.map((i) => h('li', {}, h('a', { href: `#/subscriptions/${encodeURIComponent(i.subscription_id)}` }, i.subscription_id), ` (user ${i.user_id})`))), box.lastChild);
+      if (items.length) box.insertBefore(await selectionTable(items, dryRun ? 'Periods the run would retry' : 'Periods the run retries'), box.lastChild);
       if (!dryRun && body?.run_id) box.append(h('p', {}, h('a', { href: `#/retry-runs/${encodeURIComponent(body.run_id)}` }, 'Follow this run')));
       out.replaceChildren(box);
       announce(text);
       if (dryRun) {
         dryRunOf = JSON.stringify(request);
+        dryRunSelected = body?.selected ?? items.length;
+        const total = box.querySelector('td.total')?.textContent;
+        dryRunTotal = total ? `, ${total} in all` : '';
         runButton.disabled = false;
       } else {
         dryRunOf = null;
@@ -495,15 +599,51 @@ function bulkRetryView() {
   return root;
 }
 
+/** What each selected period owes (read from the API, at most 100 of them), with the total. */
+async function selectionTable(items, caption) {
+  const shown = items.slice(0, 100);
+  const reads = await Promise.all(shown.map((i) => api('GET', `/v1/subscriptions/${encodeURIComponent(i.subscription_id)}`).then((r) => r.body, () => undefined)));
+  let total = 0;
+  const rows = shown.map((item, n) => {
+    const record = reads[n];
+    if (record) total += record.amount_cents;
+    return h(
+      'tr',
+      {},
+      h('td', {}, h('a', { href: `#/subscriptions/${encodeURIComponent(item.subscription_id)}` }, item.subscription_id)),
+      h('td', {}, item.user_id),
+      h('td', {}, record ? when(record.billing_date) : ''),
+      h('td', { class: 'num' }, record ? `$${record.amount}` : 'unknown'),
+    );
+  });
+  const table = h(
+    'table',
+    {},
+    h('caption', {}, caption),
+    h('thead', {}, h('tr', {}, ['Subscription', 'User', 'Billing date', 'Amount'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', {}, rows),
+    h('tfoot', {}, h('tr', {}, h('th', { scope: 'row', colspan: '3' }, `Total of ${shown.length} periods${items.length > shown.length ? ` (the first ${shown.length} of ${items.length})` : ''}`), h('td', { class: 'num total' }, dollars(total)))),
+  );
+  return scrollBox(table);
+}
+
+/** How long the run page waits between reads while the run is running. */
+const RUN_POLL_MS = 1500;
+
 function retryRunView(runId) {
   const root = h('section', {}, heading(`Retry run ${runId}`));
   const out = h('div');
-  root.append(out, h('button', { type: 'button', onclick: () => load() }, 'Refresh'));
+  const items = h('div');
+  root.append(out, h('button', { type: 'button', onclick: () => load() }, 'Refresh'), items);
+  let timer;
   async function load() {
+    clearTimeout(timer);
+    if (!root.isConnected && timer !== undefined) return;
     try {
       const { body } = await api('GET', `/v1/billing/retry-runs/${encodeURIComponent(runId)}`);
       const c = body.counts ?? {};
       const box = answerBox(`Run ${body.run_id}: ${body.status}; billed ${c.billed ?? 0}, failed ${c.failed ?? 0}, still due ${c.still_due ?? 0}, skipped ${c.skipped ?? 0}`, body);
+      box.insertBefore(h('p', { class: 'meta' }, `${body.dry_run ? 'Dry run' : 'Run'} of ${body.state} periods by ${body.actor}, started `, when(body.created_at), `: ${body.reason}`), box.lastChild);
       if (body.creation === 'interrupted') {
         box.insertBefore(
           h('p', { class: 'error', role: 'alert' }, 'Its creation was interrupted: the request that created it stopped before every period was queued, and its pending periods wait for nobody. Repeat that request (same Idempotency-Key, same body) to finish it; a new request starts a new run.'),
@@ -511,12 +651,85 @@ function retryRunView(runId) {
         );
       }
       out.replaceChildren(box);
+      items.replaceChildren(runItemsTable(body.items ?? []), body.next ? h('p', { class: 'count' }, 'More items than shown: the first page is listed.') : '');
+      // Followed live until done; leaving the page stops it.
+      if (body.status === 'running' && body.creation !== 'interrupted') timer = setTimeout(() => (root.isConnected ? load() : undefined), RUN_POLL_MS);
     } catch (error) {
       out.replaceChildren(errorBox(error, 'Could not load the run'));
     }
   }
   void load();
   return root;
+}
+
+/** Past bulk retry runs, newest first, each a link to its page. */
+function retryRunsView() {
+  const root = h('section', {}, heading('Retry runs'));
+  const table = h(
+    'table',
+    {},
+    h('caption', {}, 'Retry runs, newest first'),
+    h('thead', {}, h('tr', {}, ['Run', 'Started', 'By', 'State', 'Status', 'Selected', 'Billed', 'Failed', 'Still due', 'Skipped', 'Reason'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody'),
+  );
+  const more = h('div');
+  root.append(scrollBox(table), more);
+  async function load(next) {
+    try {
+      const q = new URLSearchParams({ limit: '20' });
+      if (next) q.set('next', next);
+      const { body } = await api('GET', `/v1/billing/retry-runs?${q}`);
+      for (const run of body.items) {
+        const c = run.counts ?? {};
+        table.tBodies[0].append(
+          h(
+            'tr',
+            {},
+            h('td', {}, h('a', { href: `#/retry-runs/${encodeURIComponent(run.run_id)}` }, run.run_id)),
+            h('td', {}, when(run.created_at)),
+            h('td', {}, run.actor),
+            h('td', {}, `${run.state}${run.dry_run ? ' (dry run)' : ''}`),
+            h('td', {}, run.creation === 'interrupted' ? 'interrupted' : run.status),
+            ...[run.selected, c.billed, c.failed, c.still_due, c.skipped].map((n) => h('td', { class: 'num' }, String(n ?? 0))),
+            h('td', {}, run.reason),
+          ),
+        );
+      }
+      if (!next && body.items.length === 0) table.tBodies[0].append(h('tr', {}, h('td', { colspan: '11' }, 'No runs yet.')));
+      more.replaceChildren(body.next ? h('button', { type: 'button', onclick: () => load(body.next) }, 'Older runs') : '');
+    } catch (error) {
+      more.replaceChildren(errorBox(error, 'Could not load the runs'));
+    }
+  }
+  void load();
+  return root;
+}
+
+function runItemsTable(items) {
+  return scrollBox(
+    h(
+      'table',
+      {},
+      h('caption', {}, 'Items of the run'),
+      h('thead', {}, h('tr', {}, ['Subscription', 'User', 'Billing date', 'Outcome', 'Detail', 'Finished'].map((c) => h('th', { scope: 'col' }, c)))),
+      h(
+        'tbody',
+        {},
+        items.map((i) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, h('a', { href: `#/subscriptions/${encodeURIComponent(i.subscription_id)}` }, i.subscription_id)),
+            h('td', {}, i.user_id ?? ''),
+            h('td', {}, when(i.billing_date)),
+            h('td', {}, i.outcome),
+            h('td', {}, i.detail ?? ''),
+            h('td', {}, when(i.finished_at)),
+          ),
+        ),
+      ),
+    ),
+  );
 }
 
 /* ---------------- routing ---------------- */
@@ -539,6 +752,7 @@ function render() {
   else if (name === 'subscriptions' && rest[0]) content = subscriptionView(decodeURIComponent(rest.join('/')));
   else if (name === 'bulk-retry') content = bulkRetryView();
   else if (name === 'retry-runs' && rest[0]) content = retryRunView(decodeURIComponent(rest[0]));
+  else if (name === 'retry-runs') content = retryRunsView();
   else {
     location.hash = '#/failing';
     return;

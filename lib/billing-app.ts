@@ -44,6 +44,8 @@ export function buildBillingApp(app: App, options: BuildBillingAppOptions = {}):
     paymentsApiUrl: config.paymentsApiUrl,
     accountsApiUrl: config.accountsApiUrl,
     balanceThresholdCents: config.balanceThresholdCents,
+    ...(config.userIdClaim ? { userIdClaim: config.userIdClaim } : {}),
+    ...(config.apiClientScopes ? { apiClientScopes: config.apiClientScopes } : {}),
     ...(options.handlerEntry ? { handlerEntry: options.handlerEntry } : {}),
   });
   Tags.of(app).add('service', 'billing');

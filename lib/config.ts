@@ -1,5 +1,5 @@
 import type { Node } from 'constructs';
-import { centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../src/runtime/config.js';
+import { apiAuthSettings, centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../src/runtime/config.js';
 
 /** Deploy-time settings read from CDK context (`--context key=value` or cdk.json). */
 export interface BillingAppConfig {
@@ -15,6 +15,10 @@ export interface BillingAppConfig {
   readonly balanceThresholdCents: number;
   /** Optional e-mail address subscribed to the alarm topic. */
   readonly alarmEmail?: string;
+  /** The JWT claim a member token's user id is read from (context `userIdClaim`, default `sub`). */
+  readonly userIdClaim?: string;
+  /** Which client may use which scope (context `apiClientScopes`, JSON `{"<client id>": ["<scope>", ...]}`). */
+  readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
 }
 
 export const DEFAULT_STAGE = 'dev';
@@ -51,7 +55,24 @@ export function readBillingAppConfig(node: Node): BillingAppConfig {
     accountsApiUrl: String(node.tryGetContext('accountsApiUrl') ?? PLACEHOLDER_ACCOUNTS_API_URL),
     balanceThresholdCents: parseBalanceThreshold(node.tryGetContext('balanceThresholdCents')),
     ...(alarmEmail ? { alarmEmail } : {}),
+    ...memberTokenContext(node),
   };
+}
+
+/** The member-token settings from context, checked as the api checks them at cold start. */
+function memberTokenContext(node: Node): Pick<BillingAppConfig, 'userIdClaim' | 'apiClientScopes'> {
+  const claim = node.tryGetContext('userIdClaim') as unknown;
+  const clients = node.tryGetContext('apiClientScopes') as unknown;
+  const env = {
+    ...(claim === undefined ? {} : { USER_ID_CLAIM: String(claim) }),
+    ...(clients === undefined ? {} : { API_CLIENT_SCOPES: typeof clients === 'string' ? clients : JSON.stringify(clients) }),
+  };
+  try {
+    const { userIdClaim, clientScopes } = apiAuthSettings(env);
+    return { userIdClaim, ...(clientScopes ? { apiClientScopes: clientScopes } : {}) };
+  } catch (error) {
+    throw new InvalidContextError(claim === undefined ? 'apiClientScopes' : 'userIdClaim/apiClientScopes', { claim, clients }, (error as Error).message);
+  }
 }
 
 export function parseBalanceThreshold(value: unknown): number {

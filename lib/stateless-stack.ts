@@ -33,13 +33,22 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly accountsApiUrl: string;
   /** The balance-webhook gate (`BALANCE_THRESHOLD_CENTS` of the webhook-balance-worker). */
   readonly balanceThresholdCents: number;
+  /** The JWT claim a member token's user id is read from (`USER_ID_CLAIM`; default `sub`). */
+  readonly userIdClaim?: string;
+  /** Which client may use which scope (`API_CLIENT_SCOPES`, checked in the api's router); absent: not checked. */
+  readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
 }
 
 /** Values of the settings a manifest can name. */
 function settingValues(props: BillingStatelessStackProps): Record<string, string> {
-  return { BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents), MAX_PAYMENT_CENTS: String(DEFAULT_MAX_PAYMENT_CENTS) };
+  return {
+    BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents),
+    MAX_PAYMENT_CENTS: String(DEFAULT_MAX_PAYMENT_CENTS),
+    USER_ID_CLAIM: props.userIdClaim ?? 'sub',
+    API_CLIENT_SCOPES: JSON.stringify(props.apiClientScopes ?? {}),
+  };
 }
 
 /** Functions, their triggers, the HTTP API, the schedule, and monitoring; holds no data. */
@@ -150,7 +159,7 @@ export class BillingStatelessStack extends Stack {
     }
 
     const scheduled = HANDLER_NAMES.filter((name) => FUNCTIONS[name].trigger.kind === 'schedule');
-    if (scheduled.length !== 1 || scheduled[0] !== 'collections-job') throw new Error(`the collections schedule targets collections-job; the manifest schedules ${scheduled.join(', ')}`);
+    if (scheduled.join(',') !== 'collections-job,reconciliation-job') throw new Error(`the schedules target collections-job and reconciliation-job; the manifest schedules ${scheduled.join(', ')}`);
     const collectionsJob = functions['collections-job'].function;
     new events.Rule(this, 'CollectionsSchedule', {
       ruleName: resourceName(stage, 'collections-schedule'),
@@ -160,6 +169,14 @@ export class BillingStatelessStack extends Stack {
       targets: [new eventsTargets.LambdaFunction(collectionsJob, { retryAttempts: 0 })],
     });
     collectionsJob.configureAsyncInvoke({ retryAttempts: 0 });
+
+    // DESIGN 14: yesterday (UTC) on every rail, once the processors' reports for it are complete.
+    new events.Rule(this, 'ReconciliationSchedule', {
+      ruleName: resourceName(stage, 'reconciliation-schedule'),
+      description: `Runs ${functionNameFor(stage, 'reconciliation-job')} daily at 06:00 UTC`,
+      schedule: events.Schedule.cron({ minute: '0', hour: '6' }),
+      targets: [new eventsTargets.LambdaFunction(functions['reconciliation-job'].function, { retryAttempts: 2 })],
+    });
 
     // The operator console, served by CloudFront; the API allows its origin (CORS).
     this.console = new OperatorConsole(this, 'OperatorConsole', { stage, retain });

@@ -6,7 +6,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { ManifestRoute } from '../../src/manifest/index.js';
+import { routeScopes, type ManifestRoute } from '../../src/manifest/index.js';
 import type { HandlerName } from '../handlers.js';
 
 export interface BillingHttpApiProps {
@@ -99,7 +99,8 @@ export class BillingHttpApi extends Construct {
         path: route.path,
         methods: [route.method as apigwv2.HttpMethod],
         integration: integrationFor(route.target),
-        ...(route.scope ? { authorizer, authorizationScopes: [route.scope] } : {}),
+        // Any listed scope passes the authorizer; the api decides which one applies (a staff scope over billing:self).
+        ...(route.scope ? { authorizer, authorizationScopes: [...routeScopes(route)] } : {}),
       });
       if (!route.scope && created) {
         Validations.of(created).acknowledge({

@@ -6,6 +6,9 @@ import { TERMINAL_STATUSES } from './statuses.js';
 import { formatInstant, toDate } from './time.js';
 import { billingTransitions } from './transitions.js';
 
+/** An exception's resolution, on its audit row only. */
+type ResolutionFields = Partial<Pick<HistoryRow, 'resolution' | 'refund_id' | 'amount_difference_cents'>>;
+
 /** Source of fresh identifiers (subscription ids, lock versions, claim tokens). */
 export interface IdGenerator {
   newId(): string;
@@ -133,7 +136,7 @@ export function withSuccessorLink(record: BillingRecord, successorDate: string, 
 export function historyRowOf(
   after: BillingRecord,
   extra: DecisionContext &
-    Partial<Pick<HistoryRow, 'held_instrument_id' | 'hold_code' | 'hold_since'>> & { actor?: string | undefined; reason?: string | undefined; run_id?: string | undefined; billing_event?: BillingEvent | undefined } = {},
+    Partial<Pick<HistoryRow, 'held_instrument_id' | 'hold_code' | 'hold_since'>> & { actor?: string | undefined; reason?: string | undefined; run_id?: string | undefined; billing_event?: BillingEvent | undefined } & ResolutionFields = {},
 ): HistoryRow {
   const event = madeByEvent.get(after);
   const row: HistoryRow = { ...after, ...(event ? { billing_event: event } : {}) };

@@ -56,7 +56,13 @@ const dunningDetail = lazySchema(() => z.object({
   next_attempt_at: z.nullable(text),
 }));
 
-export const collectedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: z.optional(text) }));
+/** An operator accepted an exception's money as the payment: what was received, and received minus owed (negative: a shortfall). */
+const acceptedDetail = () => ({
+  resolution: z.optional(z.literal('accept')),
+  amount_received_cents: z.optional(centsSchema),
+  amount_difference_cents: z.optional(z.int()),
+});
+export const collectedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: z.optional(text), ...acceptedDetail() }));
 export const submittedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: z.optional(text) }));
 export const declinedDetailSchema = lazySchema(() => z.object({
   ...commonDetail.shape,
@@ -91,7 +97,7 @@ export const achReturnedDetailSchema = lazySchema(() => z.object({
   payment_error: z.string(),
 }));
 export const refundedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, transaction_id: z.optional(text) }));
-export const waivedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape }));
+export const waivedDetailSchema = lazySchema(() => z.object({ ...commonDetail.shape, resolution: z.optional(z.literal('waive')) }));
 export const cancelledDetailSchema = lazySchema(() => z.object({
   ...commonDetail.shape,
   /** A cancel the member asked for, completed at the billing date, or a closed account. */
@@ -221,6 +227,14 @@ function addEventsOf(row: HistoryRow, add: AddEvent): void {
       return add('billing.period.refunded', transaction);
     case 'WAIVED':
       return add('billing.period.waived', {});
+    case 'EXCEPTION_ACCEPTED':
+      return add('billing.period.collected', {
+        ...transaction,
+        resolution: 'accept',
+        ...present({ amount_received_cents: row.amount_received_cents, amount_difference_cents: row.amount_difference_cents }),
+      });
+    case 'EXCEPTION_WAIVED':
+      return add('billing.period.waived', { resolution: 'waive' });
     case 'CANCEL_COMPLETED':
       return add('billing.period.cancelled', { cause: 'cancel_requested' });
     case 'ACCOUNT_CLOSED':

@@ -87,6 +87,9 @@ export const BILLING_EVENTS = [
   'BILLING_FAILURE_RECORDED',
   'EXCEPTION_RAISED', // an outcome that does not match the period (amount, currency, a dispute inquiry): flagged, status unchanged
   'DUNNING_EXHAUSTED', // a run found the dunning cycle's 14-day window over: recorded exhausted, nothing presented (DESIGN 5b)
+  'EXCEPTION_ACCEPTED', // an operator accepted the money an exception received as the period's payment
+  'EXCEPTION_WAIVED', // an operator wrote the period off; the received money stays recorded
+  'EXCEPTION_REFUNDED', // an operator refunded the received money at the processor: owed in full again
   'INSTRUMENT_HELD', // a scheduled or retry attempt met a hold on the instrument: off the schedule, still owed, nothing presented (DESIGN 3.2)
   'HOLD_RELEASED', // the hold that kept the period off the schedule no longer binds it: due again at once
 ] as const;
@@ -213,6 +216,8 @@ const holdFields = (f: SharedFields) => ({
   card_disputed: f.optionalBoolean,
   ach_exception: z.optional(achExceptionSchema),
   card_exception: z.optional(cardExceptionSchema),
+  /** What an accepted exception received, when it settled the period for another amount. */
+  amount_received_cents: f.optionalCount,
   /** The instrument the last payment request named (DESIGN 3.2). */
   instrument_id: f.optionalText,
   /** Set while a hold keeps the period off the schedule (held index); the rule that decided it. */
@@ -269,6 +274,10 @@ export const auditFieldsSchema = lazySchema(() => withFields((f) => z.object({
   reason: f.optionalString,
   /** The bulk retry run the action belongs to. */
   run_id: f.optionalString,
+  /** An exception's resolution (exception-resolution.ts): how, the processor's refund, received minus owed. */
+  resolution: z.optional(z.enum(['accept', 'waive', 'refunded_retry'])),
+  refund_id: f.optionalString,
+  amount_difference_cents: f.optionalInt,
   /** A hold this change set on an instrument (DESIGN 3.2): published as `billing.instrument.held`. */
   held_instrument_id: f.optionalText,
   hold_code: z.optional(z.enum(HOLD_CODES)),

@@ -74,6 +74,10 @@ export const billingTransitions = new TransitionTable<BillingStatus, BillingEven
   HOLD_RELEASED: { from: ['PENDING', 'FAILED'], to: 'same' },
   // Also on a written-off period (WAIVED, CANCELLED, SKIPPED) that receives a payment it never recorded (unowed_payment).
   EXCEPTION_RAISED: { from: ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED', 'WAIVED', 'CANCELLED', 'SKIPPED'], to: 'same' },
+  // An operator's resolution of an exception (DESIGN 12, exception-resolution.ts).
+  EXCEPTION_ACCEPTED: { from: ['PENDING', 'FAILED', 'ACHSENT'], to: 'COMPLETED' },
+  EXCEPTION_WAIVED: { from: ['PENDING', 'FAILED', 'ACHSENT'], to: 'WAIVED' },
+  EXCEPTION_REFUNDED: { from: ['PENDING', 'FAILED', 'ACHSENT'], to: 'FAILED' },
 });
 
 /** Events on a loan payment (DESIGN 2.7). */

@@ -17,6 +17,7 @@ import { createCollectionsJobHandler } from '../handlers/collections-job.js';
 import { createEventsPublisherHandler } from '../handlers/events-publisher.js';
 import { createMembershipsConsumerHandler } from '../handlers/memberships-consumer.js';
 import { createRetryRunWorkerHandler } from '../handlers/retry-run-worker.js';
+import { createReconciliationJobHandler } from '../handlers/reconciliation-job.js';
 import { createStripeWebhookHandler } from '../handlers/stripe-webhook.js';
 import { createBalanceWorkerHandler } from '../handlers/webhook-balance-worker.js';
 import type { FUNCTIONS, FunctionName } from '../manifest/index.js';
@@ -48,6 +49,7 @@ export const HANDLER_FACTORIES = {
   api: createApiHandler,
   'retry-run-worker': createRetryRunWorkerHandler,
   'events-publisher': createEventsPublisherHandler,
+  'reconciliation-job': createReconciliationJobHandler,
 } as const satisfies { readonly [F in FunctionName]: (deps: never) => HandlerOf<F> };
 
 /** What a function's handler factory is built from (AppDeps, or the events-publisher's own). */

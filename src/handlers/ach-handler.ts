@@ -1,4 +1,5 @@
 import { achEventSchema } from '../domain/ach-outcomes.js';
+import { actedBy, eventActor } from '../domain/actors.js';
 import { applyAchEvent } from '../domain/use-cases/apply-ach-outcome.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { errorBody, errorResponse, header, json, parseJsonBody, rawBody, type HttpEvent, type HttpResult } from './shared/http.js';
@@ -30,7 +31,7 @@ export function createAchHandler(deps: AppDeps): (event: HttpEvent) => Promise<H
         ...(ref.kind === 'subscription' ? { billing_date: ref.billing_date } : { loan_id: ref.loan_id, payment_id: ref.payment_id }),
         ...(achEvent.return_code ? { return_code: achEvent.return_code } : {}),
       });
-      const result = await applyAchEvent(deps, achEvent);
+      const result = await applyAchEvent({ ...deps, billing: actedBy(deps.billing, eventActor('ach', achEvent.event_id)) }, achEvent);
       if (result.kind === 'ignored') {
         const level = result.reason === 'already_applied' ? 'info' : 'warn';
         eventLog[level]({ reason: result.reason, status: result.status }, 'ach outcome ignored');

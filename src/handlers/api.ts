@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AppDeps } from '../runtime/deps.js';
 import { API_ROUTES } from './api/routes.js';
-import { authorize, matchRoute, routeKeyOf, type RouteContext } from './api/router.js';
+import { assertOwnPath, projectForMember } from './api/member-view.js';
+import { authorizeCaller, matchRoute, routeKeyOf, type RouteContext } from './api/router.js';
 import { errorBody, errorResponse, json, type HttpEvent, type HttpResult } from './shared/http.js';
 
 /**
@@ -26,12 +27,15 @@ export function createApiHandler(deps: AppDeps): (event: HttpEvent) => Promise<H
         result = json(405, errorBody('method_not_allowed', 'this method is not allowed on this path'), { allow: match.allow.join(', ') });
       } else {
         route = routeKeyOf(match.route);
-        const actor = match.route.scope ? authorize(event, match.route.scope) : undefined;
+        const caller = match.route.scope ? authorizeCaller(event, { scope: match.route.scope, member: match.route.member }, deps.settings) : undefined;
+        // Ownership first: before any read, lock or Idempotency-Key lookup.
+        if (caller) assertOwnPath(caller, match.params);
         const ctx: RouteContext = {
           event,
           deps,
           params: match.params,
-          actor,
+          actor: caller?.sub,
+          ...(caller ? { caller } : {}),
           owner: `api:${requestId}`,
           get log() {
             return log;
@@ -41,7 +45,7 @@ export function createApiHandler(deps: AppDeps): (event: HttpEvent) => Promise<H
             log = base.child(known);
           },
         };
-        result = await match.route.handle(ctx);
+        result = projectForMember(await match.route.handle(ctx), caller);
       }
     } catch (error) {
       const method = String(event?.requestContext?.http?.method ?? '').toUpperCase();

@@ -1,5 +1,6 @@
 import { CorruptItemError } from '../runtime/stored-items.js';
 import { collectionMessageSchema, isLoanPaymentRetry, type LoanPaymentRetryMessage } from '../domain/collections.js';
+import { actedBy, scheduledActor } from '../domain/actors.js';
 import { runCollectionAttempt } from '../domain/use-cases/collect.js';
 import { retryLoanPayment } from '../domain/use-cases/retry-loan-payment.js';
 import type { AppDeps } from '../runtime/deps.js';
@@ -15,7 +16,7 @@ export function createBatchWorkerHandler(deps: AppDeps) {
   return perUserSqsHandler(deps, 'batch-worker', collectionMessageSchema, async (message, { owner, logger, attemptDeps }) => {
     if (isLoanPaymentRetry(message)) return loanRetry(deps, message, owner, logger);
     const { user_id, subscription_id, billing_date, process } = message;
-    const outcome = await runCollectionAttempt(attemptDeps, { key: { user_id, billing_date }, process, owner });
+    const outcome = await runCollectionAttempt({ ...attemptDeps, billing: actedBy(attemptDeps.billing, scheduledActor(process)) }, { key: { user_id, billing_date }, process, owner });
     const retry = shouldRetryOutcome(outcome);
     logger.info({ user_id, subscription_id, process, ...outcomeFields(outcome), retry }, 'collection attempt');
     return retry;

@@ -3,6 +3,7 @@ import { addAchRateCounts, returnRates, returnRateWindow } from '../domain/ach-r
 import { messageIdOf, type CollectionMessage } from '../domain/collections.js';
 import { planCollections, type CollectionsSummary } from '../domain/use-cases/plan-collections.js';
 import { sweepHeldPeriods } from '../domain/use-cases/release-held.js';
+import { actedBy, SYSTEM_ACTORS } from '../domain/actors.js';
 import type { AppDeps } from '../runtime/deps.js';
 
 export type { CollectionsSummary } from '../domain/use-cases/plan-collections.js';
@@ -81,7 +82,7 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
     if (summary.truncated) logger.warn(log, 'collections run stopped before its deadline; the next run continues');
     else logger.info(log, 'collections run enqueued due work');
     if (isDailySweepRun(deps.clock.now())) {
-      const swept = await sweepHeldPeriods(deps, { shouldContinue: () => remainingMs() > safety });
+      const swept = await sweepHeldPeriods({ ...deps, billing: actedBy(deps.billing, SYSTEM_ACTORS.collections) }, { shouldContinue: () => remainingMs() > safety });
       logger.info(swept, 'held periods swept');
     }
     return summary;

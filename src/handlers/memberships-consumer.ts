@@ -1,4 +1,5 @@
 import type { Context, KinesisStreamBatchResponse, KinesisStreamEvent, KinesisStreamRecord } from 'aws-lambda';
+import { actedBy, eventActor } from '../domain/actors.js';
 import { LockedError } from '../domain/errors.js';
 import { safeParseCold } from '../domain/lazy-schema.js';
 import { aboveMaximumMessage, exceedsPaymentMaximum } from '../domain/payment-maximum.js';
@@ -68,7 +69,7 @@ export function createMembershipsConsumerHandler(deps: AppDeps) {
           return true;
         }
         try {
-          const outcome = await applyMembershipEvent(attemptDeps, { event: item.event, owner });
+          const outcome = await applyMembershipEvent({ ...attemptDeps, billing: actedBy(attemptDeps.billing, eventActor('membership', event_id)) }, { event: item.event, owner });
           logger.info({ ...fields, ...outcomeLog(outcome) }, 'membership event');
           return false;
         } catch (error) {

@@ -1,3 +1,4 @@
+import { actedBy } from '../domain/actors.js';
 import { retryRunMessageSchema } from '../domain/retry-runs.js';
 import { runRetryItem } from '../domain/use-cases/run-retry-item.js';
 import type { AppDeps } from '../runtime/deps.js';
@@ -10,7 +11,7 @@ import { perUserSqsHandler } from './shared/batch.js';
  */
 export function createRetryRunWorkerHandler(deps: AppDeps) {
   return perUserSqsHandler(deps, 'retry-run-worker', retryRunMessageSchema, async (message, { owner, messageId, logger, attemptDeps }) => {
-    const outcome = await runRetryItem({ ...attemptDeps, retryRuns: deps.retryRuns }, message, { owner, claimId: messageId });
+    const outcome = await runRetryItem({ ...attemptDeps, billing: actedBy(attemptDeps.billing, message.actor), retryRuns: deps.retryRuns }, message, { owner, claimId: messageId });
     const retry = outcome.kind === 'redeliver' || outcome.kind === 'missing';
     const ids = { run_id: message.run_id, subscription_id: message.subscription_id, user_id: message.user_id, process: 'OPERATOR_RETRY' };
     if (outcome.kind === 'missing') logger.error({ ...ids, retry }, 'retry run item not found');

@@ -1,7 +1,9 @@
 import type * as z from '../domain/zod.js';
+import { actedBy, eventActor } from '../domain/actors.js';
 import { classifyDecline, type DeclineDetails } from '../domain/declines.js';
 import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
 import { refreshStripeCard } from '../domain/use-cases/refresh-stripe-card.js';
+import { chargeRefundedMovement, disputeCreatedMovement, paymentSucceededMovement, type StripeEventStamp } from '../domain/card-movements.js';
 import { decideChargeRefunded, decideDisputeClosed, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
 import { exceedsPaymentMaximum } from '../domain/payment-maximum.js';
 import { processStripeEventOnce, recordStripeEventOnce } from '../domain/stripe-events.js';
@@ -49,7 +51,7 @@ export function createStripeWebhookHandler(deps: AppDeps): (event: HttpEvent) =>
       const eventLog = log.child({ event_id: envelope.id, event_type: envelope.type });
       // A type it does not handle has nothing to apply: recorded processed in one write, no claim.
       const delivery = APPLIERS.has(envelope.type)
-        ? await processStripeEventOnce(deps, envelope, () => applyStripeEvent(deps, envelope, eventLog), {
+        ? await processStripeEventOnce(deps, envelope, () => applyStripeEvent({ ...deps, billing: actedBy(deps.billing, eventActor('stripe', envelope.id)) }, envelope, eventLog), {
             onReleaseError: (error) => eventLog.error({ err: error }, 'stripe event claim could not be released'),
           })
         : await recordStripeEventOnce<Applied>(deps, envelope, { outcome: 'unhandled' });
@@ -108,6 +110,8 @@ interface EventContext {
   readonly owner: string;
   /** The event's `data.previous_attributes`, when it has them. */
   readonly previous?: Record<string, unknown> | undefined;
+  /** The event's id and Stripe's `created` instant: the day its money moved (DESIGN 14). */
+  readonly stamp: StripeEventStamp;
 }
 
 type Apply = (object: unknown, ctx: EventContext, type: string) => Promise<Applied>;
@@ -130,7 +134,8 @@ const APPLIERS = new Map<string, Apply>([
 async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: Logger): Promise<Applied> {
   const apply = APPLIERS.get(event.type);
   if (!apply) return { outcome: 'unhandled' };
-  return apply(event.data.object, { deps, log, owner: `stripe:${event.id}`, previous: event.data.previous_attributes }, event.type);
+  const occurredAt = event.created !== undefined ? new Date(event.created * 1000) : deps.clock.now();
+  return apply(event.data.object, { deps, log, owner: `stripe:${event.id}`, stamp: { event_id: event.id, occurred_at: occurredAt }, previous: event.data.previous_attributes }, event.type);
 }
 
 /** A data object every redelivery would fail on too: logged and recorded without effect. */
@@ -171,14 +176,15 @@ async function applyCheckout(object: unknown, { deps, log, owner }: EventContext
   return reported(log, result);
 }
 
-async function applyPaymentIntent(object: unknown, { deps, log, owner }: EventContext, type: string): Promise<Applied> {
+async function applyPaymentIntent(object: unknown, { deps, log, owner, stamp }: EventContext, type: string): Promise<Applied> {
   const parsed = safeParseCold(paymentIntentSchema, object);
   if (!parsed.success) return invalid(log, parsed.error.issues);
   const intent = parsed.data;
   const input = { payment_intent_id: intent.id, reference: intent.metadata, amount_cents: intent.amount };
+  const succeeded = { ...input, received_cents: intent.amount_received ?? intent.amount, currency: intent.currency ?? PERIOD_CURRENCY };
   const result =
     type === 'payment_intent.succeeded'
-      ? await applyCardOutcome(deps, decidePaymentSucceeded, { ...input, received_cents: intent.amount_received ?? intent.amount, currency: intent.currency ?? PERIOD_CURRENCY }, owner)
+      ? await applyCardOutcome(deps, decidePaymentSucceeded, succeeded, owner, paymentSucceededMovement(stamp, succeeded))
       : await applyCardOutcome(deps, decidePaymentFailed, {
           ...input,
           message: cardDeclineMessage(intent.last_payment_error?.decline_code, intent.last_payment_error?.code),
@@ -187,35 +193,32 @@ async function applyPaymentIntent(object: unknown, { deps, log, owner }: EventCo
   return reported(log, result);
 }
 
-async function applyChargeRefunded(object: unknown, { deps, log, owner }: EventContext): Promise<Applied> {
+async function applyChargeRefunded(object: unknown, { deps, log, owner, stamp }: EventContext): Promise<Applied> {
   const parsed = safeParseCold(chargeSchema, object);
   if (!parsed.success) return invalid(log, parsed.error.issues);
   const charge = parsed.data;
   const reference = await referenceOf(deps, charge.metadata, charge.payment_intent);
   if (!reference || !charge.payment_intent) return unlocated(log, charge.payment_intent);
-  const result = await applyCardOutcome(deps, decideChargeRefunded, {
-    payment_intent_id: charge.payment_intent,
-    reference,
-    amount_cents: charge.amount,
-    fully_refunded: charge.refunded,
-  }, owner);
+  const refund = { payment_intent_id: charge.payment_intent, reference, amount_cents: charge.amount, fully_refunded: charge.refunded };
+  const result = await applyCardOutcome(deps, decideChargeRefunded, refund, owner, chargeRefundedMovement(stamp, { ...refund, refunded_cents: charge.amount_refunded }));
   return reported(log, result);
 }
 
-async function applyDisputeCreated(object: unknown, { deps, log, owner }: EventContext): Promise<Applied> {
+async function applyDisputeCreated(object: unknown, { deps, log, owner, stamp }: EventContext): Promise<Applied> {
   const parsed = safeParseCold(disputeSchema, object);
   if (!parsed.success) return invalid(log, parsed.error.issues);
   const dispute = parsed.data;
   const reference = await referenceOf(deps, dispute.metadata, dispute.payment_intent);
   if (!reference || !dispute.payment_intent) return unlocated(log, dispute.payment_intent);
-  const result = await applyCardOutcome(deps, decideDisputeCreated, {
+  const disputed = {
     payment_intent_id: dispute.payment_intent,
     reference,
     amount_cents: dispute.amount,
     dispute_id: dispute.id,
     // An absent status is read as funds withdrawn, the stricter of the two.
     status: dispute.status ?? 'needs_response',
-  }, owner);
+  };
+  const result = await applyCardOutcome(deps, decideDisputeCreated, disputed, owner, disputeCreatedMovement(stamp, disputed));
   return reported(log, result);
 }
 

@@ -1,3 +1,4 @@
+import { actedBy, eventActor } from '../domain/actors.js';
 import { balanceEventSchema, type BalanceEvent } from '../domain/balance-events.js';
 import { collectOnBalanceEvent } from '../domain/use-cases/collect-on-balance-event.js';
 import type { UseCaseDeps } from '../domain/use-cases/deps.js';
@@ -10,7 +11,7 @@ export { balanceEventSchema, type BalanceEvent } from '../domain/balance-events.
 /** Collects the user's due records through the balance gate; true when the message must be retried. */
 async function collectOnBalance(deps: AppDeps, attemptDeps: UseCaseDeps, event: BalanceEvent, owner: string, logger: Logger): Promise<boolean> {
   let retry = false;
-  const done = await collectOnBalanceEvent(attemptDeps, {
+  const done = await collectOnBalanceEvent({ ...attemptDeps, billing: actedBy(attemptDeps.billing, eventActor('balance', event.event_id)) }, {
     event,
     thresholdCents: deps.settings.balanceThresholdCents,
     owner,

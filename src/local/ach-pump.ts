@@ -1,3 +1,4 @@
+import { NOT_YET_RECORDED } from '../domain/ach-outcomes.js';
 import type { Clock } from '../domain/ports/clock.js';
 import type { PaymentSimulator, PendingAchOutcome } from '../adapters/processor/simulator.js';
 import { signPayload } from '../handlers/shared/signature.js';
@@ -32,6 +33,15 @@ export function achEventBody(outcome: PendingAchOutcome, occurredAt: Date): Reco
   };
 }
 
+function notYetRecorded(response: GatewayResponse | undefined): boolean {
+  if (response?.status !== 409) return false;
+  try {
+    return (JSON.parse(response.body) as { error?: { code?: unknown } }).error?.code === NOT_YET_RECORDED;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The bank's side of ACH, locally: takes the simulator's outcomes that are due at the simulated
  * now and posts each to `POST /webhooks/ach` through the gateway, signed with the shared secret
@@ -41,6 +51,7 @@ export function achEventBody(outcome: PendingAchOutcome, occurredAt: Date): Reco
  */
 export class AchSettlementPump {
   private running: Promise<AchPumpResult> | undefined;
+  private stopped = false;
   private readonly failures = new Map<string, number>();
 
   constructor(
@@ -55,6 +66,12 @@ export class AchSettlementPump {
       readonly dispatch: (request: GatewayRequest) => Promise<GatewayResponse>;
     },
   ) {}
+
+  /** On stop: no new delivery starts (the outcomes stay in the simulator's journal); resolves once the one in progress ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running?.catch(() => undefined);
+  }
 
   async pump(): Promise<AchPumpResult> {
     // Chain pumps so that two triggers never deliver the same outcomes concurrently.
@@ -71,8 +88,13 @@ export class AchSettlementPump {
   private async deliverDue(): Promise<AchPumpResult> {
     const { clock, wallClock, simulator, secret, logger, dispatch } = this.deps;
     const result: AchPumpResult = { settled: 0, returned: 0, failed: 0 };
+    if (this.stopped) return result;
     const due = simulator.takeDueAchOutcomes(clock.now().getTime());
-    for (const outcome of due) {
+    for (const [at, outcome] of due.entries()) {
+      if (this.stopped) {
+        for (const left of due.slice(at)) simulator.redeliver(left.charge.confirmation_id);
+        break;
+      }
       const now = clock.now();
       const body = JSON.stringify(achEventBody(outcome, now));
       let response: GatewayResponse | undefined;
@@ -91,6 +113,7 @@ export class AchSettlementPump {
         logger.error({ err: error, confirmation_id: outcome.charge.confirmation_id }, 'ach webhook delivery raised');
       }
       if (response && response.status >= 200 && response.status < 300) {
+        simulator.acknowledge(outcome.charge.confirmation_id);
         result[outcome.type === 'settled' ? 'settled' : 'returned'] += 1;
         logger.info(
           { confirmation_id: outcome.charge.confirmation_id, user_id: outcome.charge.user_id, type: outcome.type, return_code: outcome.return_code },
@@ -99,12 +122,14 @@ export class AchSettlementPump {
       } else {
         result.failed += 1;
         const id = outcome.charge.confirmation_id;
-        const failures = (this.failures.get(id) ?? 0) + 1;
+        // The submission's record is being repaired (a crash lost its answer): delivered again until it is recorded.
+        const waiting = notYetRecorded(response);
+        const failures = (this.failures.get(id) ?? 0) + (waiting ? 0 : 1);
         this.failures.set(id, failures);
         const details = { confirmation_id: id, status: response?.status, answer: response?.body.slice(0, 300), failures };
         if (failures < MAX_DELIVERIES) {
           simulator.redeliver(id);
-          logger.warn(details, 'ach webhook not accepted; will retry on the next pump');
+          logger[waiting ? 'info' : 'warn'](details, 'ach webhook not accepted; will retry on the next pump');
         } else {
           logger.error(details, 'ach webhook not accepted after repeated deliveries; giving up on this outcome');
         }

@@ -49,9 +49,11 @@ class ObservedQueue implements QueuePort {
 class DeliveryWatch {
   private readonly expected = new Map<string, number>();
   private resolveDone: (() => void) | undefined;
+  private abandoned = false;
   deliveredCount = 0;
 
   expect(bodies: readonly string[]): () => void {
+    if (this.abandoned) return () => undefined;
     for (const b of bodies) this.expected.set(b, (this.expected.get(b) ?? 0) + 1);
     return () => {
       for (const b of bodies) this.take(b);
@@ -78,6 +80,13 @@ class DeliveryWatch {
         resolve(true);
       };
     });
+  }
+
+  /** Stops waiting: `settled` resolves at once with what was delivered so far. */
+  abandon(): void {
+    this.abandoned = true;
+    this.expected.clear();
+    this.check();
   }
 
   private take(body: string): void {
@@ -113,6 +122,7 @@ export class CollectionsRun {
   private active: ActiveRun | undefined;
   private job: ScheduledHandler | undefined;
   private collecting = false;
+  private stopped = false;
 
   constructor(
     private readonly deps: {
@@ -151,7 +161,18 @@ export class CollectionsRun {
     this.job = async (event) => handler(event, lambdaContext(functionName));
   }
 
+  /**
+   * On stop: the run in progress stops waiting for its queue (what is still queued stays due and
+   * the next run after a restart takes it) and no new run starts. Resolves once the run ended.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.active?.watch.abandon();
+    await this.tail.catch(() => undefined);
+  }
+
   run(trigger: 'control' | 'schedule'): Promise<CollectionsRunSummary> {
+    if (this.stopped) return Promise.reject(new Error('the local runtime is stopping'));
     const next = this.tail.catch(() => undefined).then(() => this.runOnce(trigger));
     this.tail = next;
     return next;

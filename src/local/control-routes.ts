@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import * as z from '../domain/zod.js';
-import { processorSettingsSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
+import { processorSettingsSchema, simulatedRefundSchema, type PaymentSimulator } from '../adapters/processor/simulator.js';
+import { FaultTargetsExhaustedError, processorFaultSchema, type SimulatedProcessorReport } from '../adapters/processor/simulator-report.js';
+import { idSchema } from '../domain/ids.js';
 import { DETAIL_TYPES } from '../domain/published-events.js';
 import { membershipEventSchema } from '../domain/use-cases/membership/apply-membership-event.js';
 import { formatInstant, InvalidInstantError, instantSchema, parseDurationMs, toDate } from '../domain/time.js';
@@ -21,8 +23,13 @@ export interface LocalControl {
   putMembership(rawBody: string, userId: string): Promise<{ status: 'applied' | 'failed'; shard_id: string; sequence_number: string; attempts: number } | undefined>;
   /** Runs the ACH pump (after a clock change). */
   afterClockChange(): Promise<unknown>;
+  /** A member token for `userId` (`POST /local/tokens`): scope billing:self, its own user only. */
+  mintToken(userId: string): { token: string; expiresInS: number };
   /** The events published on the local bus, oldest first (docs/design.md section 11). */
   listEvents(filter: { userId?: string | undefined; detailType?: string | undefined }): BusEvent[];
+  /** Reconciliation (DESIGN 9, 14): the simulator's report with its faults, and an on-demand run of a day. */
+  readonly processorReport: SimulatedProcessorReport;
+  runReconciliation(date: string): Promise<unknown>;
 }
 
 const durationSchema = z.pipe(z.string(), z.transform((value, ctx) => {
@@ -98,8 +105,16 @@ const ROUTES: Record<string, readonly string[]> = {
   '/local/memberships': ['POST'],
   '/local/processor': ['GET', 'PUT'],
   '/local/processor/charges': ['GET'],
+  '/local/processor/refunds': ['POST'],
   '/local/events': ['GET'],
+  '/local/tokens': ['POST'],
+  '/local/processor/report': ['GET'],
+  '/local/processor/faults': ['POST'],
+  '/local/reconciliation/run': ['POST'],
 };
+
+const tokenBodySchema = z.strictObject({ user_id: idSchema });
+const dateSchema = z.strictObject({ date: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/, 'YYYY-MM-DD')) });
 
 /** `?user_id=` and `?detail_type=` of GET /local/events: each optional, each at most once. */
 const eventsQuerySchema = z.strictObject({
@@ -160,9 +175,19 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
       control.logger.info({ default: settings.default, users: Object.keys(settings.users).length }, 'processor simulator configured');
       return json(200, control.simulator.current());
     }
+    case '/local/processor/refunds': {
+      const refund = control.simulator.refund(parseBody(request, simulatedRefundSchema));
+      control.logger.info({ refund_id: refund.refund_id, transaction_id: refund.transaction_id }, 'simulated refund made');
+      return json(201, refund);
+    }
     case '/local/events': {
       const query = parseQuery(request, eventsQuerySchema);
       return json(200, { items: control.listEvents({ userId: query.user_id, detailType: query.detail_type }) });
+    }
+    case '/local/tokens': {
+      const body = parseBody(request, tokenBodySchema);
+      const minted = control.mintToken(body.user_id);
+      return json(201, { token: minted.token, token_type: 'Bearer', expires_in: minted.expiresInS, scope: 'billing:self', user_id: body.user_id });
     }
     case '/local/processor/charges':
       return json(200, {
@@ -177,6 +202,25 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
           ...(c.reinitiated ? { reinitiated: true, entry_description: c.entry_description } : {}),
         })),
       });
+    case '/local/processor/report': {
+      const { date } = parseQuery(request, dateSchema);
+      const from = `${date}T00:00:00Z`;
+      const to = new Date(Date.parse(from) + 86_400_000).toISOString();
+      const items = [];
+      for (const rail of ['card', 'ach', 'pinless'] as const) items.push(...(await control.processorReport.page(rail, from, to, null)).items.map((m) => ({ rail, ...m })));
+      return json(200, { date, items });
+    }
+    case '/local/processor/faults': {
+      const fault = parseBody(request, processorFaultSchema);
+      try {
+        return json(200, { injected: control.processorReport.inject(fault) });
+      } catch (caught) {
+        if (caught instanceof FaultTargetsExhaustedError) return error(409, caught.code, caught.message);
+        throw caught;
+      }
+    }
+    case '/local/reconciliation/run':
+      return json(200, await control.runReconciliation(parseBody(request, dateSchema).date));
     default:
       return error(404, 'not_found', `no local route ${path}`);
   }

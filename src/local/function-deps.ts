@@ -2,10 +2,12 @@ import { EventBridgePublisher } from '../adapters/eventbridge/event-bus.js';
 import { eventIdOf } from '../adapters/eventbridge/event-id.js';
 import { EmfMetrics } from '../adapters/metrics/emf.js';
 import type { PaymentSimulator } from '../adapters/processor/simulator.js';
+import { SimulatedProcessorReport } from '../adapters/processor/simulator-report.js';
+import { EventBridgeReconciliationEvents } from '../adapters/eventbridge/reconciliation-events.js';
 import { SqsQueue } from '../adapters/sqs/queue.js';
 import type { FactoryDepsOf } from '../functions/handler-factories.js';
 import type { EventsPublisherDeps } from '../handlers/events-publisher.js';
-import { FUNCTIONS, type FunctionName, type QueueId } from '../manifest/index.js';
+import type { FunctionName, QueueId } from '../manifest/index.js';
 import { dynamoStores, systemClock, uuidIds, type DynamoStores } from '../runtime/compose.js';
 import type { AppDeps, QueuePort } from '../runtime/deps.js';
 import { functionDeps, sharedDeps } from '../runtime/function-deps.js';
@@ -24,6 +26,8 @@ export interface LocalFunctionDeps {
   readonly stores: DynamoStores;
   /** The deps a function's handler factory takes, by manifest name: only what its manifest grants, guarded as deployed. */
   depsOf<F extends FunctionName>(name: F): FactoryDepsOf<F>;
+  /** The simulator's report of what it moved, with its injected faults (DESIGN 9, 14). */
+  readonly processorReport: SimulatedProcessorReport;
 }
 
 /**
@@ -52,6 +56,7 @@ export function localFunctionDeps(input: {
   const metricsLogger = logger.child({ part: 'metrics' });
   // Per-attempt, per-request and per-batch lines at debug; the runtime's own summaries stay at info.
   const quiet = demoteInfo(logger);
+  const processorReport = new SimulatedProcessorReport(simulator);
   const deps: AppDeps = {
     ...stores,
     billing: tally.wrap(stores.billing),
@@ -64,6 +69,8 @@ export function localFunctionDeps(input: {
     processor: simulator,
     accounts: simulator,
     cardPayments: simulator,
+    processorReports: { card: processorReport, ach: processorReport, pinless: processorReport },
+    reconciliationEvents: new EventBridgeReconciliationEvents(emulators.eventBridge, eventBus.busName),
     collectionsQueue: queue('collections'),
     balanceEventsQueue: queue('balanceEvents'),
     retryRunsQueue: queue('retryRuns'),
@@ -90,9 +97,10 @@ export function localFunctionDeps(input: {
   return {
     deps,
     stores,
+    processorReport,
     // A function that puts events on a bus gets the publisher's deps (its manifest grants no table).
     depsOf: <F extends FunctionName>(name: F) =>
-      ((FUNCTIONS[name] as { putsEventsOn?: readonly string[] }).putsEventsOn?.length ? publisherDeps : granted(name)) as FactoryDepsOf<F>,
+      (name === 'events-publisher' ? publisherDeps : granted(name)) as FactoryDepsOf<F>,
   };
 }
 

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { ROUTES, type ManifestRoute as ApiRoute } from '../manifest/index.js';
+import { ROUTES, routeScopes, type ManifestRoute as ApiRoute } from '../manifest/index.js';
 import type { Logger } from '../runtime/logger.js';
 import { LOCAL_ACCOUNT, lambdaContext, type FunctionName } from './lambda-shapes.js';
+import { verifyMemberToken } from './member-tokens.js';
 
 export type HttpHandler = (event: APIGatewayProxyEventV2, context?: Context) => Promise<APIGatewayProxyResultV2>;
 
@@ -102,6 +103,9 @@ const apiGatewayMessage = (status: number, message: string): GatewayResponse => 
  */
 export class LocalGateway {
   private server: Server | undefined;
+  private draining = false;
+  private inFlight = 0;
+  private readonly idleWaiters: (() => void)[] = [];
 
   constructor(private readonly options: GatewayOptions) {}
 
@@ -121,6 +125,17 @@ export class LocalGateway {
     return `http://${host}:${address.port}`;
   }
 
+  /** On stop: requests that arrive from now on answer 503 `stopping`; those in flight run to their answer. */
+  beginDrain(): void {
+    this.draining = true;
+  }
+
+  /** Resolves once no request is in flight. */
+  idle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
   async close(): Promise<void> {
     const server = this.server;
     if (!server) return;
@@ -133,6 +148,21 @@ export class LocalGateway {
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.draining) {
+      res.writeHead(503, { 'content-type': 'application/json', connection: 'close', 'retry-after': '5' });
+      res.end(JSON.stringify({ error: { code: 'stopping', message: 'the local runtime is stopping' } }));
+      return;
+    }
+    this.inFlight += 1;
+    try {
+      await this.answer(req, res);
+    } finally {
+      this.inFlight -= 1;
+      if (this.inFlight === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = Date.now();
     let response: GatewayResponse;
     let closeAfter = false;
@@ -171,13 +201,15 @@ export class LocalGateway {
     let authorizer: Record<string, unknown> | undefined;
     if (route.route.scope) {
       const token = /^Bearer\s+(.+)$/i.exec(headers.authorization ?? '')?.[1]?.trim();
-      if (!token || token !== this.options.apiToken) return apiGatewayMessage(401, 'Unauthorized');
-      const scopes = [...ALL_SCOPES];
-      if (!scopes.includes(route.route.scope)) return apiGatewayMessage(403, 'Forbidden');
       const nowS = Math.floor(Date.now() / 1000);
+      const member = token && token !== this.options.apiToken ? verifyMemberToken(this.options.apiToken, token, nowS) : undefined;
+      if (!token || (token !== this.options.apiToken && !member)) return apiGatewayMessage(401, 'Unauthorized');
+      const scopes: string[] = member ? [member.scope] : [...ALL_SCOPES];
+      // As the JWT authorizer: any of the route's scopes lets the request in; the api decides which applies.
+      if (!routeScopes(route.route).some((scope) => scopes.includes(scope))) return apiGatewayMessage(403, 'Forbidden');
       authorizer = {
         jwt: {
-          claims: { sub: this.options.operatorSub, scope: scopes.join(' '), iss: 'local', aud: 'billing-api', iat: nowS, exp: nowS + 3600 },
+          claims: member ?? { sub: this.options.operatorSub, scope: scopes.join(' '), iss: 'local', aud: 'billing-api', iat: nowS, exp: nowS + 3600 },
           scopes,
         },
         principalId: '',

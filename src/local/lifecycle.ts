@@ -27,6 +27,7 @@ export class StartupProgress {
 /** Everything started is stopped again, in reverse, also when a later step fails. */
 export class Cleanups {
   private readonly steps: (() => Promise<void> | void)[] = [];
+  private readonly finalSteps: (() => Promise<void> | void)[] = [];
 
   constructor(private readonly logger: Logger) {}
 
@@ -34,8 +35,13 @@ export class Cleanups {
     this.steps.push(...steps);
   }
 
+  /** Runs after every pushed step, whenever it was registered (DynamoDB Local: the handlers' writes land first). */
+  pushFinal(step: () => Promise<void> | void): void {
+    this.finalSteps.push(step);
+  }
+
   async runAll(): Promise<void> {
-    for (const step of this.steps.reverse()) {
+    for (const step of [...this.steps.reverse(), ...this.finalSteps]) {
       try {
         await step();
       } catch (error) {
@@ -43,6 +49,7 @@ export class Cleanups {
       }
     }
     this.steps.length = 0;
+    this.finalSteps.length = 0;
   }
 }
 

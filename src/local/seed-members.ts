@@ -22,7 +22,20 @@ export type SeedScenario =
   | 'refunded'
   | 'retrying'
   | 'parked'
-  | 'pastdue';
+  | 'pastdue'
+  /** A card period declined for insufficient funds, in dunning with its next automatic attempt tomorrow. */
+  | 'dunning'
+  /** A card period Stripe reported paid for less than it owes: an amount_mismatch exception. */
+  | 'exception';
+
+/** The last members of a seed of at least this many are the dunning and exception examples. */
+const EXAMPLES_FROM = 10;
+
+function scenarioOf(index: number, total: number): SeedScenario {
+  if (total >= EXAMPLES_FROM && index === total - 1) return 'exception';
+  if (total >= EXAMPLES_FROM && index === total - 2) return 'dunning';
+  return pickScenario(index);
+}
 
 const SCENARIOS: readonly [SeedScenario, number][] = [
   ['pending_due', 18],
@@ -78,9 +91,10 @@ export function planMembers(total: number, random: () => number): UserPlan[] {
     const term: Term = i % 5 === 4 ? 'ANNUAL' : 'MONTHLY';
     plans.push({
       userId: `seed-user-${String(i + 1).padStart(4, '0')}`,
-      scenario: pickScenario(i),
+      scenario: scenarioOf(i, total),
       term,
-      rail: RAILS[Math.floor(i / 3) % RAILS.length]!,
+      // The examples are card periods: dunning's decline codes and Stripe's exception are card things.
+      rail: scenarioOf(i, total) === 'dunning' || scenarioOf(i, total) === 'exception' ? 'card' : RAILS[Math.floor(i / 3) % RAILS.length]!,
       tier: tier.tier,
       amountCents: term === 'ANNUAL' ? tier.monthly * 10 : tier.monthly,
       ...(i % 11 === 0 ? { fridayBilling: 1 + (i % 5) } : {}),
@@ -262,7 +276,39 @@ function addCurrentPeriod(seed: MemberSeed, periods: readonly string[], upcoming
     case 'parked':
       seed.add(record, [failedAttempts(plan.scenario, date, now)], at);
       break;
+    case 'dunning':
+      seed.add(record, [declinedInDunning(now)], at, [seed.decision(record)]);
+      next();
+      break;
+    case 'exception':
+      seed.add(record, [shortPayment(plan.amountCents, now)], at);
+      break;
   }
+}
+
+/** Declined once for insufficient funds a day ago (retry_later): dunning retries it tomorrow. */
+function declinedInDunning(now: Date): Partial<BillingRecord> {
+  const declined = formatInstant(new Date(now.getTime() - DAY));
+  return {
+    billing_status: 'FAILED',
+    payment_attempts: 1,
+    transaction_id: 'pi_seed_declined',
+    payment_error: 'The card has insufficient funds.',
+    first_attempt_date: declined,
+    last_attempt_date: declined,
+    decline_code: 'insufficient_funds',
+    decline_class: 'retry_later',
+    dunning_first_declined_at: declined,
+    dunning_attempts: 1,
+    dunning_next_attempt_at: formatInstant(new Date(now.getTime() + DAY)),
+    dunning_presented_at: [declined],
+    card_network: 'visa',
+  };
+}
+
+/** Stripe reported the period's PaymentIntent succeeded for 5.00 less than owed: flagged, still PENDING. */
+function shortPayment(amountCents: number, now: Date): Partial<BillingRecord> {
+  return { card_exception: { code: 'amount_mismatch', payment_intent_id: 'pi_seed_short', received_cents: Math.max(1, amountCents - 500), currency: 'usd', at: formatInstant(new Date(now.getTime() - 2 * HOUR)) } };
 }
 
 /** A saved failure on the ladder: two counted failures (retrying) or the eighth (parked). */

@@ -60,7 +60,11 @@ async function startServers(options: LocalSystemOptions, cleanups: Cleanups): Pr
     startLocalSqs({ prefix: LOCAL_PREFIX, visibilityTimeoutS: options.sqsVisibilityTimeoutS, maxReceiveCount: options.sqsMaxReceiveCount }),
     startLocalKinesis({ streamName: `${LOCAL_PREFIX}-memberships`, shardCount: options.kinesisShardCount }),
   ] as const);
-  for (const one of started) if (one.status === 'fulfilled') cleanups.push(() => one.value.stop());
+  started.forEach((one, i) => {
+    if (one.status !== 'fulfilled') return;
+    if (i === 0) cleanups.pushFinal(() => one.value.stop());
+    else cleanups.push(() => one.value.stop());
+  });
   const failed = started.find((e): e is PromiseRejectedResult => e.status === 'rejected');
   if (failed) {
     const error: unknown = failed.reason;

@@ -64,14 +64,11 @@ export function localGateway(input: {
 }
 
 /**
- * The checks a start makes before it touches any data: Java, a fixed DynamoDB Local port, and a
- * DynamoDB Local still on this data directory (another runtime's: refused; an orphan: stopped).
- * Only after them may `--fresh` delete anything.
+ * The first thing a start does, before its port checks: the children an earlier run recorded on
+ * this data directory (DynamoDB Local's pid file, or found in /proc) are another live runtime's
+ * (refused) or orphans of a killed one (stopped, so their ports and files are free again).
  */
-export async function preflight(options: LocalSystemOptions, logger: Logger, progress: StartupProgress): Promise<void> {
-  assertJavaAvailable();
-  if (options.dynamoPort) await assertPortFree(options.dynamoPort, 'DynamoDB Local', 'DYNAMO_LOCAL_PORT');
-  progress.mark('java');
+export async function reapOrphans(options: LocalSystemOptions, logger: Logger): Promise<void> {
   try {
     const reaped = await reapStaleDynamoLocal(join(options.dataDir, 'dynamodb'));
     if (reaped.length > 0) logger.warn({ pids: reaped }, 'stopped a stale DynamoDB Local left on this data directory by an earlier run');
@@ -79,6 +76,16 @@ export async function preflight(options: LocalSystemOptions, logger: Logger, pro
     if (error instanceof DynamoLocalInUseError) throw new LocalStartupError(error.message);
     throw error;
   }
+}
+
+/**
+ * The checks a start makes, after the gateway bound its port, before it touches any data: Java
+ * and a fixed DynamoDB Local port. Only after them may `--fresh` delete anything.
+ */
+export async function preflight(options: LocalSystemOptions, progress: StartupProgress): Promise<void> {
+  assertJavaAvailable();
+  if (options.dynamoPort) await assertPortFree(options.dynamoPort, 'DynamoDB Local', 'DYNAMO_LOCAL_PORT');
+  progress.mark('java');
 }
 
 /** Wipes the data directory on `--fresh`, then resumes the saved clock (or starts it at `--now`). */

@@ -1,4 +1,6 @@
 import type { TableNames } from '../adapters/dynamodb/table-definitions.js';
+import { join } from 'node:path';
+import { FileSimulatorJournal } from '../adapters/processor/journal.js';
 import { PaymentSimulator } from '../adapters/processor/simulator.js';
 import { formatInstant } from '../domain/time.js';
 import type { FunctionName } from '../manifest/index.js';
@@ -10,8 +12,9 @@ import type { SimulatedClock } from './clock.js';
 import { CollectionsRun, RUN_QUEUE, startAchPumpTimer, startSchedule, type CollectionsRunSummary } from './collections-run.js';
 import type { LocalControl } from './control-routes.js';
 import type { LocalEventBus } from './event-bus.js';
-import { startEventSources } from './event-sources.js';
+import { startEventSources, type LocalEventSources } from './event-sources.js';
 import { localFunctionDeps } from './function-deps.js';
+import { MEMBER_TOKEN_TTL_S, mintMemberToken } from './member-tokens.js';
 import type { HttpHandler } from './gateway.js';
 import { Cleanups, StartupProgress } from './lifecycle.js';
 import { resolveOptions, type LocalSystemOptions } from './options.js';
@@ -19,8 +22,8 @@ import { OutcomeTally } from './outcome-tally.js';
 import { demoteInfo } from './quiet-logger.js';
 import { LocalStartupError } from './runtime-errors.js';
 import { seedOnce, type SeedResult } from './seed.js';
-import { startEmulators } from './start-emulators.js';
-import { localGateway, preflight, prepareDataDir } from './startup.js';
+import { startEmulators, type Emulators } from './start-emulators.js';
+import { localGateway, preflight, prepareDataDir, reapOrphans } from './startup.js';
 
 export { LOCAL_PREFIX } from './emulators.js';
 export type { CollectionsRunSummary } from './collections-run.js';
@@ -49,6 +52,17 @@ export interface LocalSystem {
  * the manifest behind its trigger (the gateway, the pollers, the scheduler), the payment
  * simulator with its ACH pump, and the control surface. `stop()` takes it all down, in reverse.
  */
+/** The on-demand reconciliation of POST /local/reconciliation/run and the simulator's report behind it. */
+function reconciliationControl(processorReport: LocalControl['processorReport'], handler: ((event: never) => Promise<unknown>) | undefined): Pick<LocalControl, 'processorReport' | 'runReconciliation'> {
+  return {
+    processorReport,
+    runReconciliation: async (date) => {
+      if (!handler) throw new LocalStartupError('no reconciliation-job in the manifest');
+      return handler({ date } as never);
+    },
+  };
+}
+
 export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = {}, env: NodeJS.ProcessEnv = process.env): Promise<LocalSystem> {
   const progress = new StartupProgress();
   const options = resolveOptions(env, {}, overrides);
@@ -58,15 +72,16 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
   let control: LocalControl | undefined;
   const { gateway, listen } = localGateway({ options, logger, progress, handlers: http, control: () => control });
   try {
+    await reapOrphans(options, logger);
     const url = await listen();
     cleanups.push(() => gateway.close());
     progress.up('gateway');
     progress.mark('gateway');
-    await preflight(options, logger, progress);
+    await preflight(options, progress);
     const clock = prepareDataDir(options);
     clock.startPersisting();
     cleanups.push(() => clock.stop());
-    const simulator = new PaymentSimulator(clock);
+    const simulator = new PaymentSimulator(clock, new FileSimulatorJournal(join(options.dataDir, 'processor-journal.jsonl')));
     const emulators = await startEmulators(options, logger, cleanups, progress);
 
     const quiet = demoteInfo(logger);
@@ -78,29 +93,27 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     progress.up('seed');
     progress.mark('seed');
 
+    // Stopping, after the pollers finished their invocations: the answers in flight, then the clients and emulators.
+    cleanups.push(() => gateway.idle());
     const sources = await startEventSources({ options, logger: quiet, emulators, functions, http, sqsHooks: { [RUN_QUEUE]: run.consumerHooks() }, cleanups });
     progress.up('pollers');
     progress.mark('pollers');
-    const [scheduled, ...others] = sources.scheduled;
+    // The local scheduler runs the collections; reconciliation runs on demand (POST /local/reconciliation/run).
+    const reconciliation = sources.scheduled.find((s) => s.name === 'reconciliation-job');
+    const [scheduled, ...others] = sources.scheduled.filter((s) => s !== reconciliation);
     if (!scheduled || others.length > 0) throw new LocalStartupError(`the local scheduler runs one scheduled function; the manifest schedules ${sources.scheduled.length}`);
     run.schedules(scheduled.name, scheduled.handler);
+    // Stopping, first: no new request, run or delivery; the run in progress ends; then the pollers drain (above).
+    cleanups.push(async () => {
+      gateway.beginDrain();
+      await run.stop();
+      await pump.stop();
+    });
     cleanups.push(startSchedule(run, options.collectionsIntervalMs, logger));
     progress.up('scheduler');
     cleanups.push(startAchPumpTimer(pump, run, logger));
 
-    control = {
-      clock,
-      simulator,
-      logger,
-      health: () => ({ ready: progress.ready, parts: { ...progress.parts } }),
-      runCollections: () => run.run('control'),
-      afterClockChange: () => pump.pump(),
-      listEvents: (filter) => emulators.eventBus.list(filter),
-      putMembership: async (rawBody, userId) => {
-        const settled = await sources.putOnStream('memberships', userId, rawBody);
-        return settled ? { status: settled.status, shard_id: settled.shardId, sequence_number: settled.sequenceNumber, attempts: settled.attempts } : undefined;
-      },
-    };
+    control = { ...localControl({ clock, simulator, logger, progress, run, pump, emulators, sources, apiToken: options.secrets.apiToken }), ...reconciliationControl(functions.processorReport, reconciliation?.handler) };
 
     const startupMs = Date.now() - progress.started;
     logger.info({ url, ms: startupMs, timings: progress.timings, now: formatInstant(clock.now()), data_dir: options.dataDir }, 'local runtime ready');
@@ -125,4 +138,33 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     await cleanups.runAll();
     throw error;
   }
+}
+
+/** The control surface of the finished runtime (src/local/control-routes.ts). */
+function localControl(parts: {
+  readonly clock: SimulatedClock;
+  readonly simulator: PaymentSimulator;
+  readonly logger: Logger;
+  readonly progress: StartupProgress;
+  readonly run: CollectionsRun;
+  readonly pump: AchSettlementPump;
+  readonly emulators: Emulators;
+  readonly sources: LocalEventSources;
+  readonly apiToken: string;
+}): Omit<LocalControl, 'processorReport' | 'runReconciliation'> {
+  const { clock, simulator, logger, progress, run, pump, emulators, sources } = parts;
+  return {
+    clock,
+    simulator,
+    logger,
+    health: () => ({ ready: progress.ready, parts: { ...progress.parts } }),
+    runCollections: () => run.run('control'),
+    afterClockChange: () => pump.pump(),
+    listEvents: (filter) => emulators.eventBus.list(filter),
+    mintToken: (userId) => ({ token: mintMemberToken(parts.apiToken, userId, Math.floor(Date.now() / 1000)).token, expiresInS: MEMBER_TOKEN_TTL_S }),
+    putMembership: async (rawBody, userId) => {
+      const settled = await sources.putOnStream('memberships', userId, rawBody);
+      return settled ? { status: settled.status, shard_id: settled.shardId, sequence_number: settled.sequenceNumber, attempts: settled.attempts } : undefined;
+    },
+  };
 }

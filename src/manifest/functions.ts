@@ -89,6 +89,8 @@ const ATTEMPT = {
   locks: { write: ['put'], delete: true },
   // The user's instruments item, read with the period (TransactGetItems) and updated in its transaction.
   instruments: { read: ['get'], write: ['update'] },
+  // The debit a presentment moved, appended in the attempt's transaction (DESIGN 14).
+  moneyMovements: { write: ['put'] },
 } as const satisfies Partial<Record<TableId, TableGrant>>;
 /** A collecting function calls every payment processor, with the secrets they need, and the accounts service. */
 const COLLECTS = {
@@ -159,6 +161,8 @@ export const FUNCTIONS = {
       payments: { read: ['get', 'query'], write: ['put', 'update'] },
       // A return's hold on the instrument the entry debited (UpdateItem), whatever the period's write does.
       instruments: { write: ['update'] },
+      // Every outcome's movement row, in its transaction, or alone when no record changes (DESIGN 14).
+      moneyMovements: { write: ['put'] },
     },
     secrets: ['achWebhook'],
   },
@@ -192,6 +196,8 @@ export const FUNCTIONS = {
       locks: { write: ['put'], delete: true },
       // The user's Stripe card, kept current from checkout and the customer and payment_method events.
       instruments: { write: ['update'] },
+      // Every card outcome's movement row, in its transaction, or alone when no record changes (DESIGN 14).
+      moneyMovements: { write: ['put'] },
     },
     services: ['stripe'],
     secrets: ['stripeWebhook', 'stripeApiKey'],
@@ -218,11 +224,13 @@ export const FUNCTIONS = {
       retryRuns: { read: ['get', 'query'], write: ['put', 'update'] },
       // The instruments route, the attempts of manual pay and retry-billing, loan payments, an operator's release.
       instruments: { read: ['get'], write: ['update'] },
+      // The debits manual pay, retry-billing and loan payments present (DESIGN 14).
+      moneyMovements: { write: ['put'] },
     },
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
     secrets: [...COLLECTS.secrets, 'balanceWebhook'],
-    settings: ['MAX_PAYMENT_CENTS'],
+    settings: ['MAX_PAYMENT_CENTS', 'USER_ID_CLAIM', 'API_CLIENT_SCOPES'],
   },
   // retry-billing for each item of a bulk retry run: finds the period by subscription id, runs the
   // attempt, reads the period's newest audit rows when a delivery continues an earlier one, claims
@@ -248,6 +256,23 @@ export const FUNCTIONS = {
     timeoutSeconds: 60,
     trigger: { kind: 'dynamodb-stream', table: 'billingActivityHistory', batchSize: 100, retryAttempts: 10, maxRecordAgeHours: 24 },
     tables: {},
+    putsEventsOn: ['billing'],
+  },
+  // DESIGN 14: reads the day's money-movements rows (never the billing records) and the processors'
+  // reports, writes only its own table; daily on the schedule, or invoked with {"date"}.
+  'reconciliation-job': {
+    entry: 'src/functions/reconciliation-job.ts',
+    description: 'Reconciles what the processors moved with the money-movements rows, per rail and day',
+    timeoutSeconds: 300,
+    memoryMb: 1024,
+    trigger: { kind: 'schedule' },
+    tables: {
+      moneyMovements: { read: ['query'] },
+      // The run put, each exception upserted (UpdateItem keeps a resolution) and its pointer put.
+      reconciliation: { write: ['put', 'update'] },
+    },
+    services: [...PROCESSORS],
+    secrets: COLLECTS.secrets,
     putsEventsOn: ['billing'],
   },
 } as const satisfies Record<string, FunctionManifest>;

@@ -72,4 +72,8 @@ export type SettingEnv =
   /** The balance gate (webhook-balance-worker). */
   | 'BALANCE_THRESHOLD_CENTS'
   /** The largest payment a path may create: loan payments (api), NEW plans (memberships-consumer), checkouts (stripe-webhook). */
-  | 'MAX_PAYMENT_CENTS';
+  | 'MAX_PAYMENT_CENTS'
+  /** The JWT claim a member token's user id is read from (api; default `sub`). */
+  | 'USER_ID_CLAIM'
+  /** Which client (the token's `client_id` or `azp`) may use which scope, as JSON (api; `{}`: not checked). */
+  | 'API_CLIENT_SCOPES';

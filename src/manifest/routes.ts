@@ -7,6 +7,9 @@ import type { FunctionName } from './functions.js';
  */
 
 export type BillingScope = 'billing:read' | 'billing:write' | 'billing:operate';
+/** A member's app (DESIGN 8): reaches only the token's own user, on the routes marked `member`. */
+export const MEMBER_SCOPE = 'billing:self';
+export type RouteScope = BillingScope | typeof MEMBER_SCOPE;
 export type Method = 'GET' | 'POST' | 'PUT';
 
 export interface ManifestRoute {
@@ -17,23 +20,33 @@ export interface ManifestRoute {
   readonly target: FunctionName;
   /** JWT scope the gateway requires; absent only on signed webhooks, verified in the handler. */
   readonly scope?: BillingScope;
+  /** A member route: `billing:self` reaches it too, for the token's own user only. */
+  readonly member?: true;
+}
+
+/** The scopes that reach a route, staff scope first: the authorizer lets any of them in, the api decides which applies. */
+export function routeScopes(route: { readonly scope?: BillingScope | undefined; readonly member?: boolean | undefined }): readonly RouteScope[] {
+  if (!route.scope) return [];
+  return route.member ? [route.scope, MEMBER_SCOPE] : [route.scope];
 }
 
 export const ROUTES = [
-  { method: 'GET', path: '/v1/users/{userId}/subscriptions', target: 'api', scope: 'billing:read' },
+  { method: 'GET', path: '/v1/users/{userId}/subscriptions', target: 'api', scope: 'billing:read', member: true },
   { method: 'GET', path: '/v1/subscriptions', target: 'api', scope: 'billing:read' },
-  { method: 'GET', path: '/v1/subscriptions/{subscriptionId}', target: 'api', scope: 'billing:read' },
-  { method: 'GET', path: '/v1/subscriptions/{subscriptionId}/history', target: 'api', scope: 'billing:read' },
-  { method: 'POST', path: '/v1/subscriptions/{subscriptionId}/pay', target: 'api', scope: 'billing:write' },
+  { method: 'GET', path: '/v1/subscriptions/{subscriptionId}', target: 'api', scope: 'billing:read', member: true },
+  { method: 'GET', path: '/v1/subscriptions/{subscriptionId}/history', target: 'api', scope: 'billing:read', member: true },
+  { method: 'POST', path: '/v1/subscriptions/{subscriptionId}/pay', target: 'api', scope: 'billing:write', member: true },
   { method: 'POST', path: '/v1/subscriptions/{subscriptionId}/retry-billing', target: 'api', scope: 'billing:operate' },
   { method: 'POST', path: '/v1/subscriptions/{subscriptionId}/waive', target: 'api', scope: 'billing:operate' },
   { method: 'PUT', path: '/v1/subscriptions/{subscriptionId}/billing-date', target: 'api', scope: 'billing:operate' },
-  { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments', target: 'api', scope: 'billing:read' },
-  { method: 'POST', path: '/v1/users/{userId}/loans/{loanId}/payments', target: 'api', scope: 'billing:write' },
-  { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments/{paymentId}', target: 'api', scope: 'billing:read' },
-  { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history', target: 'api', scope: 'billing:read' },
+  { method: 'POST', path: '/v1/subscriptions/{subscriptionId}/exception/resolve', target: 'api', scope: 'billing:operate' },
+  { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments', target: 'api', scope: 'billing:read', member: true },
+  { method: 'POST', path: '/v1/users/{userId}/loans/{loanId}/payments', target: 'api', scope: 'billing:write', member: true },
+  { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments/{paymentId}', target: 'api', scope: 'billing:read', member: true },
+  { method: 'GET', path: '/v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history', target: 'api', scope: 'billing:read', member: true },
   { method: 'POST', path: '/v1/billing/retry-runs', target: 'api', scope: 'billing:operate' },
   { method: 'GET', path: '/v1/billing/retry-runs/{runId}', target: 'api', scope: 'billing:read' },
+  { method: 'GET', path: '/v1/billing/retry-runs', target: 'api', scope: 'billing:read' },
   { method: 'POST', path: '/webhooks/stripe', target: 'stripe-webhook' },
   { method: 'POST', path: '/webhooks/ach', target: 'ach-handler' },
   // The api Lambda verifies the signature and enqueues for the webhook-balance-worker.

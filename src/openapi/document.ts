@@ -1,6 +1,5 @@
 import * as z from '../domain/zod.js';
 import { achEventSchema } from '../domain/ach-outcomes.js';
-import { HOLD_CODES } from '../domain/collectible.js';
 import { instantSchema } from '../domain/time.js';
 import { stripeEventEnvelopeSchema } from '../adapters/stripe/events.js';
 import { balanceEventSchema } from '../domain/balance-events.js';
@@ -8,11 +7,14 @@ import * as loans from '../handlers/api/loans.js';
 import { idempotencyKeySchema, pageQuerySchema } from '../handlers/api/request.js';
 import { API_ROUTES } from '../handlers/api/routes.js';
 import { routeKeyOf, type Scope } from '../handlers/api/router.js';
+import { MEMBER_SCOPE, routeScopes } from '../manifest/index.js';
 import * as actions from '../handlers/api/subscription-actions.js';
 import * as retryRuns from '../handlers/api/retry-runs.js';
 import * as subscriptions from '../handlers/api/subscriptions.js';
 import { retryRunRequestSchema } from '../domain/retry-runs.js';
 import { RESPONSE_COMPONENTS, type ResponseComponent } from './responses.js';
+import { INTERNAL, UNAVAILABLE, PAYMENT_CONFLICT, readErrors, actionErrors } from './common-responses.js';
+import { OPERATOR_OPERATIONS } from './operator-operations.js';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API (DESIGN 8), generated from the zod schemas the
@@ -63,23 +65,6 @@ const signatureHeader = (name: string, secret: string): HeaderParameter => ({
   description: `\`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">\` with ${secret}; 5-minute tolerance, checked before the body is read.`,
   schema: z.string().check(z.minLength(1)),
 });
-
-const GATEWAY_401 = { description: 'No bearer token, or one the JWT authorizer refuses', schema: ['GatewayMessage', 'Error'] } as const;
-const GATEWAY_403 = { description: 'The token lacks the route\'s scope', schema: ['GatewayMessage', 'Error'] } as const;
-const BAD_REQUEST = { description: 'Malformed input: the zod issues are in error.details', schema: 'Error' } as const;
-const NOT_FOUND = { description: 'No such subscription (or route)', schema: ['Error', 'GatewayMessage'] } as const;
-const CONFLICT = { description: 'locked (being billed right now), an illegal transition, or unbilled_period', schema: 'Error' } as const;
-const INTERNAL = { description: 'An internal fault: a generic message with a reference id, never keys or table names', schema: 'Error' } as const;
-const UNAVAILABLE = { description: 'A dependency is briefly unavailable; retry (Retry-After)', schema: 'Error' } as const;
-
-/** Manual pay and retry-billing: the holds that bind every path (DESIGN 3.1) answer 409 with their code. */
-const PAYMENT_CONFLICT = {
-  description: `locked (being billed right now), a hold that binds every path, or payment_exception (the period received a card payment for another amount or currency), nothing changed or charged: ${HOLD_CODES.map((c) => `\`${c}\``).join(', ')}`,
-  schema: 'PaymentConflict',
-} as const;
-
-const readErrors = { '400': BAD_REQUEST, '401': GATEWAY_401, '403': GATEWAY_403, '404': NOT_FOUND, '500': INTERNAL, '503': UNAVAILABLE };
-const actionErrors = { ...readErrors, '409': CONFLICT };
 
 /** Every route of the HTTP API, by route key (`METHOD /path`, as API Gateway names it). */
 export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
@@ -269,6 +254,7 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
       '500': INTERNAL,
     },
   },
+  ...OPERATOR_OPERATIONS,
 };
 
 /** Schemas a JSON Schema cannot express from zod alone (transforms): what the input must look like. */
@@ -355,8 +341,9 @@ export function openApiDocument(options: DocumentOptions = {}): JsonObject {
       responses: Object.fromEntries(
         Object.entries(spec.responses).map(([status, r]) => [status, { description: r.description, content: { 'application/json': { schema: responseSchema(r.schema) } } }]),
       ),
-      security: scope ? [{ bearerJwt: [scope] }] : [{ [`${spec.security ?? 'balance'}Signature`]: [] }],
-      ...(scope ? { 'x-required-scope': scope } : {}),
+      // Alternatives: the staff scope, or billing:self on a member route (the token's own user only).
+      security: scope ? routeScopes(route!).map((one) => ({ bearerJwt: [one] })) : [{ [`${spec.security ?? 'balance'}Signature`]: [] }],
+      ...(scope ? { 'x-required-scope': scope, ...(route?.member ? { 'x-member-scope': MEMBER_SCOPE } : {}) } : {}),
     };
     (paths[path] ??= {})[method.toLowerCase()] = operation;
   }
@@ -385,7 +372,7 @@ export function openApiDocument(options: DocumentOptions = {}): JsonObject {
           scheme: 'bearer',
           bearerFormat: 'JWT',
           description:
-            'A JWT from the configured issuer, checked by the HTTP API\'s JWT authorizer. Each operation lists the scope it needs: billing:read (reads), billing:write (pay, loan payments), billing:operate (operator actions). Locally, LOCAL_API_TOKEN carries every scope.',
+            'A JWT from the configured issuer, checked by the HTTP API\'s JWT authorizer. Each operation lists the scope it needs: billing:read (reads), billing:write (pay, loan payments), billing:operate (operator actions). billing:self is a member\'s app: it reaches only the token\'s own user (its id from the USER_ID_CLAIM claim, default sub) on the operations that list it, another user\'s resource answers 404, and answers leave out data_* and show staff actors as staff. Locally, LOCAL_API_TOKEN carries every staff scope and POST /local/tokens {"user_id"} mints a member token.',
         },
         stripeSignature: { type: 'apiKey', in: 'header', name: 'Stripe-Signature', description: 'Stripe webhook signature over the raw body (STRIPE_WEBHOOK_SECRET)' },
         achSignature: { type: 'apiKey', in: 'header', name: 'X-ACH-Signature', description: 'HMAC-SHA256 over "<t>.<raw body>" (ACH_WEBHOOK_SECRET)' },

@@ -150,6 +150,11 @@ export const retryRunSchema = z.strictObject({
   next: nextToken,
 }).check(z.describe('A bulk retry run: status, counts and one page of its items')); 
 
+export const retryRunListSchema = z.strictObject({
+  items: z.array(z.strictObject(retryRunFields)),
+  next: nextToken,
+}).check(z.describe('Past bulk retry runs, newest first (without their items)'));
+
 export const errorSchema = z.strictObject({
   error: z.strictObject({
     code: z.string().check(z.describe('stable machine-readable code, e.g. invalid_body, not_found, locked, unbilled_period')),
@@ -164,6 +169,7 @@ function conflictSchema(codes: readonly [string, ...string[]], description: stri
     error: z.strictObject({
       code: z.enum(codes).check(z.describe(description)),
       message: z.string(),
+      decided_by: z.optional(z.string()).check(z.describe('the named rule that refused, where a hold or ceiling did (DESIGN 3.2)')),
     }),
   }).check(z.describe(`A conflict: nothing was changed or charged. ${description}`));
 }
@@ -193,6 +199,20 @@ export const loanPaymentConflictSchema = conflictSchema(
   'ach_authorization_required / ach_account_invalid: the newest ACH payment of this loan from this account was returned unauthorized or for an account error; ' +
     'idempotency_key_reused: the key was used for a payment with other details',
 );
+
+/** An exception's resolution (DESIGN 12): nothing is booked that the period did not receive, nothing charged twice. */
+export const resolveConflictSchema = conflictSchema(
+  ['locked', 'concurrent_modification', 'illegal_transition', 'no_exception', 'refund_not_found', 'refund_mismatch', 'currency_mismatch', ATTEMPT_OUTCOME_UNKNOWN],
+  'locked: being billed right now, retry shortly; concurrent_modification: changed meanwhile, retry; ' +
+    'illegal_transition: the period is not PENDING, FAILED or ACHSENT; no_exception: it carries no exception that received money; ' +
+    'refund_not_found: the processor knows no refund with that id; refund_mismatch: the refund is not a full refund of the money this exception received (or it failed); ' +
+    'currency_mismatch: money in another currency cannot be accepted, refund it; attempt_outcome_unknown: an attempt reached the processor unrecorded, retry-billing first',
+);
+
+export const resolveExceptionResultSchema = z.strictObject({
+  resolution: z.enum(['accept', 'waive', 'refunded_retry']),
+  subscription: subscriptionViewSchema,
+}).check(z.describe('The period as the resolution left it: COMPLETED, WAIVED or FAILED, its exception gone'));
 
 /** The ACH webhook (DESIGN 4.1): deliver it again later. */
 export const achConflictSchema = conflictSchema(
@@ -242,6 +262,9 @@ export const RESPONSE_COMPONENTS = {
   LoanPaymentConflict: loanPaymentConflictSchema,
   AchConflict: achConflictSchema,
   WaiveConflict: waiveConflictSchema,
+  ResolveConflict: resolveConflictSchema,
+  ResolveExceptionResult: resolveExceptionResultSchema,
+  RetryRunList: retryRunListSchema,
   GatewayMessage: gatewayMessageSchema,
   Accepted: acceptedSchema,
   AchResult: achResultSchema,

@@ -5,6 +5,10 @@ import type { BillingStore } from '../domain/ports/billing-store.js';
 import type { Clock } from '../domain/ports/clock.js';
 import type { PaymentsStore } from '../domain/ports/loan-payments.js';
 import type { LockStore } from '../domain/ports/locks.js';
+import type { MoneyMovementStore } from '../domain/ports/money-movements.js';
+import { DynamoMoneyMovementStore } from '../adapters/dynamodb/money-movements.js';
+import { DynamoReconciliationStore } from '../adapters/dynamodb/reconciliation-store.js';
+import type { ReconciliationStore } from '../domain/ports/reconciliation.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
 import type { StripeEventStore } from '../domain/ports/stripe-events.js';
 import type { InstrumentStore } from '../domain/ports/instruments.js';
@@ -23,12 +27,14 @@ export interface DynamoStores {
   readonly stripeEvents: StripeEventStore;
   readonly retryRuns: RetryRunStore;
   readonly instruments: InstrumentStore;
+  readonly movements: MoneyMovementStore;
+  readonly reconciliation: ReconciliationStore;
 }
 
 /** The DynamoDB-backed stores on one client: production, the local runtime and tests share this. */
 export function dynamoStores(options: {
   client: DynamoDBClient;
-  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments'>;
+  tables: Pick<TableNames, 'billingActivity' | 'billingActivityHistory' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments'> & Partial<Pick<TableNames, 'moneyMovements' | 'reconciliation'>>;
   statusShardCount?: number;
   paymentShardCount?: number;
 }): DynamoStores {
@@ -40,17 +46,21 @@ export function dynamoStores(options: {
       historyTableName: tables.billingActivityHistory,
       locksTableName: tables.locks,
       instrumentsTableName: tables.instruments,
+      ...(tables.moneyMovements ? { movementsTableName: tables.moneyMovements } : {}),
       ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}),
     }),
     locks: new DynamoLockStore(client, tables.locks),
     payments: new DynamoPaymentsStore({
       client,
       tableName: tables.payments,
+      ...(tables.moneyMovements ? { movementsTableName: tables.moneyMovements } : {}),
       ...(options.paymentShardCount !== undefined ? { paymentShardCount: options.paymentShardCount } : {}),
     }),
     stripeEvents: new DynamoStripeEventStore({ client, tableName: tables.stripeEvents }),
     retryRuns: new DynamoRetryRunStore(client, tables.retryRuns),
     instruments: new DynamoInstrumentStore(client, tables.instruments),
+    movements: new DynamoMoneyMovementStore(client, tables.moneyMovements ?? 'money-movements-not-configured'),
+    reconciliation: new DynamoReconciliationStore(client, tables.reconciliation ?? 'reconciliation-not-configured'),
   };
 }
 

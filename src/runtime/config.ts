@@ -175,3 +175,28 @@ function requiredValues(env: NodeJS.ProcessEnv, keys: readonly string[]): string
   if (problems.length > 0) throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   return values;
 }
+
+const SCOPE_WORD = /^[\x21-\x7e]{1,128}$/;
+
+/** `{"<client id>": ["billing:self", ...]}`; `{}` or absent: no client is checked. */
+export const clientScopesSchema = lazySchema(() => z.record(z.string().check(z.minLength(1), z.maxLength(256)), z.array(z.string().check(z.regex(SCOPE_WORD)))));
+
+/**
+ * The api's member-token settings (DESIGN 8, 15): the user id claim, and which client may use
+ * which scope. Parsed at cold start; a malformed value is a startup error.
+ */
+export function apiAuthSettings(env: NodeJS.ProcessEnv = process.env): { userIdClaim: string; clientScopes?: Readonly<Record<string, readonly string[]>> } {
+  const claim = env.USER_ID_CLAIM === undefined || env.USER_ID_CLAIM === '' ? 'sub' : env.USER_ID_CLAIM;
+  if (!/^[\w:./-]{1,128}$/.test(claim)) throw new ConfigError('invalid configuration: USER_ID_CLAIM: a claim name (letters, digits, _ : . / -)');
+  const raw = env.API_CLIENT_SCOPES;
+  if (raw === undefined || raw.trim() === '') return { userIdClaim: claim };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('invalid configuration: API_CLIENT_SCOPES: not JSON');
+  }
+  const checked = clientScopesSchema.safeParse(parsed);
+  if (!checked.success) throw new ConfigError('invalid configuration: API_CLIENT_SCOPES: {"<client id>": ["<scope>", ...]}');
+  return Object.keys(checked.data).length === 0 ? { userIdClaim: claim } : { userIdClaim: claim, clientScopes: checked.data };
+}

@@ -7,6 +7,10 @@ import type { Clock } from '../domain/ports/clock.js';
 import type { MetricsPort } from '../domain/ports/gauges.js';
 import type { PaymentsStore } from '../domain/ports/loan-payments.js';
 import type { LockStore } from '../domain/ports/locks.js';
+import type { MoneyMovementStore } from '../domain/ports/money-movements.js';
+import type { ProcessorReport } from '../domain/ports/processor-report.js';
+import type { ReconciliationEvents, ReconciliationStore } from '../domain/ports/reconciliation.js';
+import type { PaymentMethod } from '../domain/records.js';
 import type { PaymentProcessor } from '../domain/ports/processor.js';
 import type { QueuePort } from '../domain/ports/queue.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
@@ -29,6 +33,10 @@ export interface Settings {
   readonly balanceThresholdCents: number;
   /** The largest payment any path may create (MAX_PAYMENT_CENTS); the rule is src/domain/payment-maximum.ts. */
   readonly maxPaymentCents: number;
+  /** The JWT claim a member token's user id is read from (USER_ID_CLAIM; default `sub`, DESIGN 8). */
+  readonly userIdClaim?: string;
+  /** Which client may use which scope (API_CLIENT_SCOPES), by `client_id` or `azp`; absent: not checked. */
+  readonly clientScopes?: Readonly<Record<string, readonly string[]>>;
   readonly lockLeaseMs?: number;
   readonly lockHeartbeatMs?: number;
   /** How far the account directory's clock may run behind ours (default ACCOUNT_CLOCK_SKEW_MS); tests on one clock set 0. */
@@ -62,6 +70,12 @@ export interface AppDeps {
   readonly retryRunsQueue: QueuePort;
   /** The users' instruments and their holds (DESIGN 3.2), apart from an attempt's own read and write. */
   readonly instruments: InstrumentStore;
+  /** money-movements (DESIGN 14): written inside the effects' transactions; read by the reconciliation job. */
+  readonly movements: MoneyMovementStore;
+  /** Reconciliation (DESIGN 14): its runs and exceptions, the processors' reports by rail, and its events. */
+  readonly reconciliation: ReconciliationStore;
+  readonly processorReports?: Partial<Record<PaymentMethod, ProcessorReport>>;
+  readonly reconciliationEvents?: ReconciliationEvents;
   readonly metrics: MetricsPort;
   readonly secrets: WebhookSecrets;
   readonly settings: Settings;

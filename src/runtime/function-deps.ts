@@ -8,11 +8,11 @@ import { guardedClient, type NeededAccess } from './grants.js';
 import { callsProcessorOf, chargesEveryRail } from './processors.js';
 
 /** What every function of one environment shares before its manifest narrows it: everything but the stores. */
-export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments'>;
+export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments' | 'movements' | 'reconciliation'>;
 
 /** `deps` without its stores: what each function's deps are built from. */
 export function sharedDeps(deps: AppDeps): SharedDeps {
-  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, instruments: _instruments, ...shared } = deps;
+  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, instruments: _instruments, movements: _movements, reconciliation: _reconciliation, ...shared } = deps;
   return shared;
 }
 
@@ -45,6 +45,8 @@ const STORE_TABLES = {
   stripeEvents: 'stripeEvents',
   retryRuns: 'retryRuns',
   instruments: 'instruments',
+  movements: 'moneyMovements',
+  reconciliation: 'reconciliation',
 } as const satisfies Record<string, TableId>;
 
 const QUEUE_PORTS = { collectionsQueue: 'collections', balanceEventsQueue: 'balanceEvents', retryRunsQueue: 'retryRuns' } as const satisfies Record<string, QueueId>;
@@ -67,6 +69,8 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
       stripeEvents: dynamo.tables.stripeEvents ?? placeholder,
       retryRuns: dynamo.tables.retryRuns ?? placeholder,
       instruments: dynamo.tables.instruments ?? placeholder,
+      moneyMovements: dynamo.tables.moneyMovements ?? placeholder,
+      reconciliation: dynamo.tables.reconciliation ?? placeholder,
     },
     ...(dynamo.statusShardCount !== undefined ? { statusShardCount: dynamo.statusShardCount } : {}),
     ...(dynamo.paymentShardCount !== undefined ? { paymentShardCount: dynamo.paymentShardCount } : {}),
@@ -87,10 +91,13 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     stripeEvents: grantedStore('stripeEvents'),
     retryRuns: grantedStore('retryRuns'),
     instruments: grantedStore('instruments'),
+    movements: grantedStore('movements'),
+    reconciliation: grantedStore('reconciliation'),
     collectionsQueue: grantedQueue('collectionsQueue'),
     balanceEventsQueue: grantedQueue('balanceEventsQueue'),
     retryRunsQueue: grantedQueue('retryRunsQueue'),
-    processor: chargesEveryRail(manifest) ? shared.processor : notGranted('the payment processor', name),
+    // Every charging path reads the account first; a function of the processors alone (reconciliation) reads reports, never charges.
+    processor: chargesEveryRail(manifest) && services.has('accounts') ? shared.processor : notGranted('the payment processor', name),
     accounts: services.has('accounts') ? shared.accounts : notGranted('the accounts service', name),
     // Card payments are looked up at the card processor.
     ...(callsProcessorOf(manifest, 'card') && cardPayments ? { cardPayments } : {}),

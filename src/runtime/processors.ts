@@ -27,11 +27,17 @@ export function processorByRail(clients: Partial<Record<ServiceId, ServiceClient
     if (built.processor) for (const rail of railsOf(id)) byRail.set(rail, built.processor);
   }
   if (byRail.size === 0) return undefined;
+  const of = (rail: Rail) => {
+    const processor = byRail.get(rail);
+    if (!processor) throw new ConfigError(`no processor is wired for the ${rail} rail`);
+    return processor;
+  };
   return {
-    submit: (request, signal) => {
-      const processor = byRail.get(request.rail);
-      if (!processor) throw new ConfigError(`no processor is wired for the ${request.rail} rail`);
-      return processor.submit(request, signal);
+    submit: (request, signal) => of(request.rail).submit(request, signal),
+    findRefund: async (query, signal) => {
+      const processor = of(query.rail);
+      if (!processor.findRefund) throw new ConfigError(`the ${query.rail} processor cannot look up refunds`);
+      return processor.findRefund(query, signal);
     },
   };
 }

@@ -1,7 +1,11 @@
 import { createDynamoClient } from '../adapters/dynamodb/client.js';
 import type { TableId, TableNames } from '../adapters/dynamodb/table-definitions.js';
 import { EmfMetrics } from '../adapters/metrics/emf.js';
+import type { ProcessorReport } from '../domain/ports/processor-report.js';
+import type { ReconciliationEvents } from '../domain/ports/reconciliation.js';
+import { lazily } from './wiring/types.js';
 import {
+  BUSES,
   FUNCTIONS,
   isFunctionName,
   QUEUES,
@@ -11,12 +15,13 @@ import {
   type FunctionManifest,
   type FunctionName,
   type QueueId,
+  type Rail,
   type SecretId,
   type ServiceEntry,
   type ServiceId,
 } from '../manifest/index.js';
 import { systemClock, uuidIds } from './compose.js';
-import { ConfigError, loadBaseConfig, loadRequired, loadTableNames, type BaseConfig } from './config.js';
+import { apiAuthSettings, ConfigError, loadBaseConfig, loadRequired, loadTableNames, type BaseConfig } from './config.js';
 import type { AppDeps, QueuePort } from './deps.js';
 import { functionDeps, notGranted, type SharedDeps } from './function-deps.js';
 import type { NeededAccess } from './grants.js';
@@ -71,8 +76,9 @@ export async function productionDeps(
     ...queues(name, base, queueUrls, wiring),
     metrics: new EmfMetrics(),
     secrets: { stripeWebhook: webhookSecret('stripeWebhook'), achWebhook: webhookSecret('achWebhook'), balanceWebhook: webhookSecret('balanceWebhook') },
-    settings: { stage: base.STAGE, balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS, maxPaymentCents: base.MAX_PAYMENT_CENTS },
+    settings: { stage: base.STAGE, balanceThresholdCents: base.BALANCE_THRESHOLD_CENTS, maxPaymentCents: base.MAX_PAYMENT_CENTS, ...apiAuthSettings(env) },
     ...(cardPayments ? { cardPayments } : {}),
+    ...reconciliationPorts(name, manifest, env, base, clients),
   };
   return functionDeps(name, shared, {
     client: createDynamoClient({ region: base.DYNAMO_REGION, ...(base.DYNAMO_ENDPOINT ? { endpoint: base.DYNAMO_ENDPOINT } : {}) }),
@@ -81,6 +87,26 @@ export async function productionDeps(
     paymentShardCount: base.PAYMENT_SHARD_COUNT,
     ...(options.observeDynamo ? { observe: options.observeDynamo } : {}),
   });
+}
+
+/** The reconciliation-job's processor reports (by the rails each service runs) and its events on the billing bus, loaded on first use. */
+function reconciliationPorts(name: FunctionName, manifest: FunctionManifest, env: NodeJS.ProcessEnv, base: BaseConfig, clients: Partial<Record<ServiceId, ServiceClients>>): Partial<SharedDeps> {
+  if (name !== 'reconciliation-job') return {};
+  const reports: Partial<Record<Rail, ProcessorReport>> = {};
+  for (const [id, built] of Object.entries(clients) as [ServiceId, ServiceClients | undefined][]) {
+    for (const rail of (SERVICES[id] as ServiceEntry).rails ?? []) if (built?.report) reports[rail] = built.report;
+  }
+  if (!(manifest.putsEventsOn ?? []).includes('billing')) return { processorReports: reports };
+  const busName = loadRequired(env, [BUSES.billing.nameEnv] as const)[BUSES.billing.nameEnv];
+  const load = lazily(async () => {
+    const [{ createEventBridgeClient }, { EventBridgeReconciliationEvents }] = await Promise.all([
+      import('../adapters/eventbridge/event-bus.js'),
+      import('../adapters/eventbridge/reconciliation-events.js'),
+    ]);
+    return new EventBridgeReconciliationEvents(createEventBridgeClient({ region: base.DYNAMO_REGION, endpoint: env.EVENTBRIDGE_ENDPOINT || undefined }), busName);
+  });
+  const events: ReconciliationEvents = { completed: async (run) => (await load()).completed(run), exception: async (e) => (await load()).exception(e) };
+  return { processorReports: reports, reconciliationEvents: events };
 }
 
 function urlEnvOf(id: ServiceId): string | undefined {

@@ -294,6 +294,10 @@ const CAN_PUBLISH: Record<BillingEvent, boolean> = {
   BILLING_FAILURE_RECORDED: true,
   EXCEPTION_RAISED: true,
   DUNNING_EXHAUSTED: true,
+  EXCEPTION_ACCEPTED: true,
+  EXCEPTION_WAIVED: true,
+  // The money went back and the period is owed again: no event of DESIGN 11 says that; the next attempt's does.
+  EXCEPTION_REFUNDED: false,
   INSTRUMENT_HELD: false,
   HOLD_RELEASED: false,
 };

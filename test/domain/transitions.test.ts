@@ -43,6 +43,10 @@ const EXPECTED_BILLING: Record<BillingEvent, Partial<Record<BillingStatus, Billi
   HOLD_RELEASED: { PENDING: 'PENDING', FAILED: 'FAILED' },
   // A written-off period that receives a payment it never recorded is flagged in place (unowed_payment).
   EXCEPTION_RAISED: { PENDING: 'PENDING', FAILED: 'FAILED', ACHSENT: 'ACHSENT', COMPLETED: 'COMPLETED', WAIVED: 'WAIVED', CANCELLED: 'CANCELLED', SKIPPED: 'SKIPPED' },
+  // An operator's resolution of an exception, from the statuses money can arrive on unbooked (DESIGN 12).
+  EXCEPTION_ACCEPTED: { PENDING: 'COMPLETED', FAILED: 'COMPLETED', ACHSENT: 'COMPLETED' },
+  EXCEPTION_WAIVED: { PENDING: 'WAIVED', FAILED: 'WAIVED', ACHSENT: 'WAIVED' },
+  EXCEPTION_REFUNDED: { PENDING: 'FAILED', FAILED: 'FAILED', ACHSENT: 'FAILED' },
 };
 
 const EXPECTED_LOAN: Record<LoanPaymentEvent, Partial<Record<LoanPaymentStatus, LoanPaymentStatus>>> = {

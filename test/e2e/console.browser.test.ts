@@ -1,7 +1,9 @@
+import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_SECRET_DEFAULTS } from '../../src/local/options.js';
 import { chargesFor, LADDER_WAITS, LOCAL_TOKEN, newMember, periodOf, ROOT, startLocalRuntime, type LocalRuntime } from '../support/local-runtime.js';
 
 /**
@@ -37,6 +39,14 @@ async function newPage(): Promise<Page> {
     if (url.origin !== runtime.base && url.protocol !== 'data:') throw new Error(`the console called ${request.url()}`);
   });
   return page;
+}
+
+/** A settlement, return or the like as the bank sends it: signed with the default ACH secret and the wall clock. */
+async function signedAch(target: LocalRuntime, event: Record<string, unknown>) {
+  const body = JSON.stringify({ occurred_at: new Date().toISOString(), ...event });
+  const t = Math.floor(Date.now() / 1000);
+  const signature = `t=${t},v1=${createHmac('sha256', LOCAL_SECRET_DEFAULTS.ACH_WEBHOOK_SECRET).update(`${t}.${body}`).digest('hex')}`;
+  return target.call('POST', '/webhooks/ach', body, { 'x-ach-signature': signature });
 }
 
 async function signIn(page: Page, token: string): Promise<void> {
@@ -92,6 +102,8 @@ describe('operator console in headless Chromium', () => {
     await signIn(page, 'not-the-token');
     await expect.poll(() => page.locator('#sign-in-error').innerText(), { timeout: 15_000 }).toContain('the API refused this token (401 Unauthorized)');
     expect(await page.getByRole('heading', { name: 'Sign in' }).isVisible()).toBe(true);
+    // The hint names the local default, which works when pasted.
+    expect(await page.locator('#sign-in').innerText()).toContain(`locally: ${LOCAL_TOKEN}`);
     expect(await page.getByRole('navigation', { name: 'Views' }).isVisible()).toBe(false);
     expect(await page.evaluate('Object.keys(sessionStorage).length')).toBe(0);
     await page.context().close();
@@ -101,8 +113,8 @@ describe('operator console in headless Chromium', () => {
     const page = await newPage();
     await signIn(page, LOCAL_TOKEN);
     await page.getByRole('heading', { name: 'Failing subscriptions' }).waitFor();
-    // The token lives in session storage only: not in the page, not in the URL.
-    expect(await page.content()).not.toContain(LOCAL_TOKEN);
+    // The token lives in session storage only: not in the page (the sign-in hint names the local default, nothing else does), not in the URL.
+    expect((await page.content()).replace(/<section id="sign-in"[\s\S]*?<\/section>/, '')).not.toContain(LOCAL_TOKEN);
     expect(page.url()).not.toContain(LOCAL_TOKEN);
     expect(await page.getByLabel('API token').inputValue()).toBe('');
 
@@ -111,7 +123,9 @@ describe('operator console in headless Chromium', () => {
     const row = table.getByRole('row').filter({ hasText: 'console-parked' });
     await row.waitFor();
     const cells = await row.getByRole('cell').allInnerTexts();
-    expect(cells).toEqual([parkedId, 'console-parked', expect.any(String), '$19.99', 'PENDING', 'parked', '8', 'none (parked)', expect.stringMatching(/\S/)]);
+    // A parked period shows its state, not PENDING beside it; times are readable, the instant on hover.
+    expect(cells).toEqual([parkedId, 'console-parked', expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/), '$19.99', 'parked', '8', 'none (parked)', expect.stringMatching(/\S/)]);
+    expect(await row.locator('time').first().getAttribute('title')).toBe(parkedDate);
     // The retrying one is not parked: it is not in this list.
     expect(await table.getByRole('row').filter({ hasText: 'console-retrying' }).count()).toBe(0);
     await page.screenshot({ path: join(RESULTS, 'console-list.png'), fullPage: true });
@@ -147,8 +161,18 @@ describe('operator console in headless Chromium', () => {
     await page.keyboard.type(reason);
     await page.keyboard.press('Tab');
     expect(await retry.getByRole('button', { name: 'Retry billing' }).evaluate((el: any) => el === el.ownerDocument.activeElement && el.matches(':focus-visible'))).toBe(true);
+    // It charges: the console asks first, naming the member and the amount.
+    const asked: string[] = [];
+    page.once('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept();
+    });
     await page.keyboard.press('Enter');
-    await expect.poll(() => retry.locator('.answer').innerText().catch(() => ''), { timeout: 15_000 }).toContain('Retry billing: billed; status COMPLETED');
+    await expect.poll(() => page.locator('#view .notice .answer').innerText().catch(() => ''), { timeout: 15_000 }).toContain('Retry billing: billed; status COMPLETED');
+    expect(asked).toEqual(['Charge console-parked $19.99 (pinless) now?']);
+    // A COMPLETED period offers no retry, waive or due-date change.
+    await expect.poll(() => page.locator('#view .actions').innerText(), { timeout: 15_000 }).toContain('No action applies to a COMPLETED period.');
+    expect(await page.getByRole('form', { name: 'Waive' }).count()).toBe(0);
 
     // Two audit rows carry the reason: the retry request, then the collected period.
     const audited = history.getByRole('row').filter({ hasText: reason }).filter({ hasText: 'COMPLETED' });
@@ -185,6 +209,11 @@ describe('operator console in headless Chromium', () => {
     expect((await declined.getByRole('cell').allInnerTexts()).slice(3)).toEqual(['$19.99', 'FAILED', 'exhausted', '1', 'none (exhausted)', 'lost_card (do_not_retry)']);
 
     expect((await runtime.call('PUT', '/local/processor', { default: 'approve' })).status).toBe(200);
+    const asked: string[] = [];
+    page.on('dialog', (dialog) => {
+      asked.push(dialog.message());
+      void dialog.accept();
+    });
     await page.getByRole('link', { name: 'Bulk retry' }).click();
     await page.getByRole('heading', { name: 'Bulk retry' }).waitFor();
     const run = page.getByRole('button', { name: 'Start the retry run' });
@@ -196,6 +225,10 @@ describe('operator console in headless Chromium', () => {
     await expect.poll(() => answer.first().innerText().catch(() => ''), { timeout: 15_000 }).toContain('Dry run: 1 periods would be retried.');
     const bulk = await periodOf(runtime, 'console-bulk', bulkDate);
     expect(await answer.first().innerText()).toContain(bulk.subscription_id);
+    // Each period with what it owes, and the total.
+    const selection = page.getByRole('table', { name: 'Periods the run would retry' });
+    expect(await selection.getByRole('row').filter({ hasText: 'console-bulk' }).getByRole('cell').last().innerText()).toBe('$19.99');
+    expect(await selection.locator('tfoot').innerText()).toMatch(/Total of 1 periods\s+\$19\.99/);
     // The dry run charged nothing and changed nothing.
     expect(await chargesFor(runtime, 'console-bulk')).toHaveLength(0);
     expect((await periodOf(runtime, 'console-bulk', bulkDate)).billing_failure).toMatchObject({ state: 'parked' });
@@ -223,18 +256,14 @@ describe('operator console in headless Chromium', () => {
     expect(await answer.first().innerText()).toContain(`Retry run ${lostRunId} started`);
     expect(keys).toHaveLength(2);
     expect(keys[1]).toBe(keys[0]);
+    expect(asked).toEqual(Array(2).fill('Start the retry run? It attempts to charge the 1 periods of the dry run, $19.99 in all.'));
     await page.unroute(`${runtime.base}/v1/billing/retry-runs`);
     await page.getByRole('link', { name: 'Follow this run' }).click();
     await page.getByRole('heading', { name: /^Retry run / }).waitFor();
-    await expect
-      .poll(
-        async () => {
-          await page.getByRole('button', { name: 'Refresh' }).click();
-          return page.locator('#view .answer').first().innerText().catch(() => '');
-        },
-        { timeout: 30_000, interval: 500 },
-      )
-      .toMatch(/: done; billed 1, failed 0, still due 0, skipped 0/);
+    // The page follows the run by itself until it is done, its items in a table.
+    await expect.poll(() => page.locator('#view .answer').first().innerText().catch(() => ''), { timeout: 30_000, interval: 500 }).toMatch(/: done; billed 1, failed 0, still due 0, skipped 0/);
+    const item = page.getByRole('table', { name: 'Items of the run' }).getByRole('row').filter({ hasText: 'console-bulk' });
+    expect((await item.getByRole('cell').allInnerTexts()).slice(0, 4)).toEqual([bulk.subscription_id, 'console-bulk', expect.stringMatching(/UTC$/), 'billed']);
     await page.screenshot({ path: join(RESULTS, 'console-retry-run.png'), fullPage: true });
     // A run whose creation was interrupted (the API says so: test/handlers/retry-runs.test.ts) is
     // shown as stuck, with what finishes it. The answer is the API's own, with that one field changed.
@@ -249,7 +278,87 @@ describe('operator console in headless Chromium', () => {
     const billed = await periodOf(runtime, 'console-bulk', bulkDate);
     expect(billed.billing_status).toBe('COMPLETED');
     expect(await chargesFor(runtime, 'console-bulk')).toHaveLength(1);
+
+    // The run id on the period's audit rows leads back to the run.
+    await item.getByRole('link', { name: bulk.subscription_id }).click();
+    const history = page.getByRole('table', { name: 'Audit rows, newest first' });
+    const runRow = history.getByRole('row').filter({ hasText: 'bulk retry after the outage (console test)' }).first();
+    await runRow.waitFor();
+    expect(await runRow.innerText()).toContain('local-operator');
+    await runRow.getByRole('link', { name: lostRunId }).click();
+    await page.getByRole('heading', { name: `Retry run ${lostRunId}` }).waitFor();
+
+    // Past runs are listed, newest first: the run and its dry run.
+    await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Runs' }).click();
+    const runs = page.getByRole('table', { name: 'Retry runs, newest first' });
+    const listedRun = runs.getByRole('row').filter({ has: page.getByRole('link', { name: lostRunId }) });
+    await listedRun.waitFor();
+    expect((await listedRun.getByRole('cell').allInnerTexts()).slice(2, 7)).toEqual(['local-operator', 'parked', 'done', '1', '1']);
+    expect(await runs.getByRole('row').filter({ hasText: 'parked (dry run)' }).count()).toBeGreaterThanOrEqual(1);
     await page.context().close();
+  });
+
+  it("shows a period's exception and dunning, and resolves the exception with a reason", async () => {
+    // An ACH debit the bank settles for 15.00 of 19.99: an amount_mismatch exception (DESIGN 4.1).
+    expect((await runtime.call('PUT', '/local/processor', { default: 'approve', ach_settle_delay_ms: 30 * 86_400_000 })).status).toBe(200);
+    const shortDate = await newMember(runtime, 'console-short', 'ach');
+    expect((await runtime.call('POST', '/local/collections/run')).status).toBe(200);
+    const sent = await periodOf(runtime, 'console-short', shortDate);
+    expect(sent.billing_status).toBe('ACHSENT');
+    const settled = await signedAch(runtime, { event_id: 'console-short-settled', type: 'settled', confirmation_id: sent.transaction_id, amount_cents: 1500, reference: { kind: 'subscription', user_id: 'console-short', billing_date: shortDate } });
+    expect(settled.status).toBe(200);
+
+    const page = await newPage();
+    await signIn(page, LOCAL_TOKEN);
+    await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Exceptions' }).click();
+    const listed = page.getByRole('table', { name: 'Exceptions' }).getByRole('row').filter({ hasText: 'console-short' });
+    await listed.getByRole('link', { name: sent.subscription_id }).click();
+    const summary = page.locator('dl.summary');
+    await expect.poll(() => summary.innerText(), { timeout: 15_000 }).toMatch(/Exception\s+ACH amount_mismatch: \$15\.00 received of \$19\.99, transaction \S+/);
+    expect(await summary.innerText()).toContain(sent.transaction_id);
+    // ACHSENT: no retry, waive or due-date change; only the resolution.
+    expect(await page.locator('#view form.action').evaluateAll((forms) => forms.map((f) => f.getAttribute('aria-label')))).toEqual(['Resolve the exception']);
+    await page.screenshot({ path: join(RESULTS, 'console-exception.png'), fullPage: true });
+
+    const resolve = page.getByRole('form', { name: 'Resolve the exception' });
+    await resolve.getByLabel('Resolution').selectOption('accept');
+    await resolve.getByLabel('Reason (goes on the audit row)').fill('member agreed to the partial amount (console test)');
+    await resolve.getByRole('button', { name: 'Resolve' }).click();
+    await expect.poll(() => page.locator('#view .notice').innerText(), { timeout: 15_000 }).toContain('Exception resolved (accept): status COMPLETED');
+    await expect.poll(() => summary.innerText(), { timeout: 15_000 }).toMatch(/Exception\s+none/);
+    expect(await summary.innerText()).toMatch(/Received\s+\$15\.00/);
+    const row = page.getByRole('table', { name: 'Audit rows, newest first' }).getByRole('row').filter({ hasText: 'EXCEPTION_ACCEPTED' });
+    expect(await row.innerText()).toMatch(/accept, short \$4\.99/);
+    expect(await row.innerText()).toContain('local-operator');
+    // The settlement's own row names the ACH event that wrote it.
+    expect(await page.getByRole('table', { name: 'Audit rows, newest first' }).innerText()).toContain('ach:console-short-settled');
+    expect(await chargesFor(runtime, 'console-short')).toHaveLength(1);
+
+    // The declined member's period shows its dunning state and decline class.
+    await page.goto(`${runtime.base}/console/#/dunning`);
+    await page.getByRole('table', { name: 'Dunning' }).getByRole('row').filter({ hasText: 'console-declined' }).getByRole('link').click();
+    await expect.poll(() => summary.innerText(), { timeout: 15_000 }).toMatch(/Dunning\s+exhausted, 1 attempts, decline lost_card \(do_not_retry\), no automatic attempt left/);
+    await page.context().close();
+  });
+
+  it('every page is usable at 390 px: tables scroll in their own box, the page never sideways', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(`${runtime.base}/console`);
+    await page.getByLabel('API token').fill(LOCAL_TOKEN);
+    await page.keyboard.press('Enter');
+    const pages = ['#/failing', '#/dunning', '#/exceptions', '#/bulk-retry', '#/retry-runs', `#/subscriptions/${encodeURIComponent(parkedId)}`];
+    for (const hash of pages) {
+      await page.goto(`${runtime.base}/console/${hash}`);
+      await page.locator('#view h2').waitFor();
+      await page.waitForLoadState('networkidle');
+      // A string: the test's types have no DOM.
+      const widths = await page.evaluate('({ doc: document.documentElement.scrollWidth, body: document.body.scrollWidth, header: document.querySelector("header").getBoundingClientRect().width })');
+      expect(widths, hash).toEqual({ doc: 390, body: 390, header: 390 });
+    }
+    await page.screenshot({ path: join(RESULTS, 'console-390.png'), fullPage: true });
+    await context.close();
   });
 
   it('serves /openapi.json and a readable /docs page from the local runtime', async () => {

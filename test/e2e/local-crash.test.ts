@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/adapters/dynamodb/local-server.js';
 
 /**
- * The real `npm start` process tree (npm → sh → tsx → node → java) under crashes: SIGKILL of the
+ * The real `npm start` process tree (npm → sh → node → java) under crashes: SIGKILL of the
  * whole tree, restarts on the same data directory, and starts that must refuse.
  */
 
@@ -157,20 +157,28 @@ function listeningSockets(pids: ReadonlySet<number>): { address: string; pid: nu
   return sockets;
 }
 
-/** Pids in process group `pgid` (field 5 of /proc/<pid>/stat). */
+/** Pids in process group `pgid` (field 5 of /proc/<pid>/stat), and their children in groups of their own (DynamoDB Local). */
 function groupPids(pgid: number): Set<number> {
   const pids = new Set<number>();
+  const parents = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (Number(fields[2]) === pgid) pids.add(Number(entry));
+      else parents.set(Number(entry), Number(fields[1]));
     } catch {
       // Exited meanwhile.
     }
   }
+  for (const [pid, parent] of parents) if (pids.has(parent)) pids.add(pid);
   return pids;
+}
+
+function groupOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
 }
 
 function commandLine(pid: number): string {
@@ -227,6 +235,8 @@ describe.skipIf(!canInspect)('npm start binds loopback only, and DynamoDB Local 
     expect(sockets.map((s) => s.address)).toContain(`127.0.0.1:${port}`);
     const java = [...pids].find((pid) => commandLine(pid).includes('DynamoDBLocal'));
     expect(java, 'a DynamoDB Local in the tree').toBeDefined();
+    // In a process group of its own: a terminal's Ctrl-C reaches node, which stops it last.
+    expect(groupOf(java!)).not.toBe(runtime.child.pid);
     expect(sockets.some((s) => s.pid === java)).toBe(true);
 
     // Same data directory, another port: refused in one line, the first one untouched.

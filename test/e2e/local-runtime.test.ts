@@ -1,8 +1,13 @@
+import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BILLING_RETRY_WAITS_MS } from '../../src/domain/ladder.js';
 import { parseDurationMs } from '../../src/domain/time.js';
 import { LOCAL_SECRET_DEFAULTS } from '../../src/local/options.js';
+import { tryCommands } from '../../src/local/terminal.js';
+
+const run = promisify(execFile);
 import { chargesFor, LADDER_WAITS, newMember, periodOf, simulatedNow, startLocalRuntime, type LocalRuntime } from '../support/local-runtime.js';
 
 /**
@@ -140,4 +145,24 @@ describe('local runtime (npm start)', () => {
     expect(exhausted.body.items.map((r: any) => `${r.user_id} ${r.dunning.attempts}`).sort()).toEqual(['tour-lost 1', 'tour-low 8']);
     expect(await chargesFor(runtime, 'tour-lost')).toHaveLength(0);
   }, 120_000);
+});
+
+describe('the way in', () => {
+  it("runs the banner's Try lines as printed: each answers JSON, none Unauthorized", async () => {
+    const commands = tryCommands(runtime.output());
+    expect(commands.length, runtime.output()).toBeGreaterThanOrEqual(5);
+    for (const command of commands) {
+      const { stdout } = await run('/bin/sh', ['-c', `${command} -w '\\n%{http_code}'`]);
+      const [body, status] = [stdout.slice(0, stdout.lastIndexOf('\n')), stdout.slice(stdout.lastIndexOf('\n') + 1)];
+      expect(status, `${command}: ${body}`).toBe('200');
+      expect(() => JSON.parse(body), command).not.toThrow();
+      expect(body, command).not.toContain('Unauthorized');
+    }
+  }, 60_000);
+
+  it('GET / leads to the console', async () => {
+    const root = await fetch(`${runtime.base}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/console/');
+  });
 });

@@ -300,6 +300,18 @@ describe('POST /v1/billing/retry-runs', () => {
     }
     expect(seen.map((i) => i.subscription_id).sort()).toEqual(created.body.items.map((i: any) => i.subscription_id).sort());
   });
+
+  it('lists past runs newest first, with status, counts, actor and reason, in pages', async () => {
+    const older = await post({ state: 'parked', reason: 'the older run', dry_run: true });
+    app.clock.advance(60_000);
+    const newer = await post({ state: 'exhausted', reason: 'the newer run', dry_run: true });
+    const first = await call('GET', { route: ROUTE, query: { limit: '1' } });
+    expect(first.status).toBe(200);
+    expect(first.body.items).toEqual([expect.objectContaining({ run_id: newer.body.run_id, status: 'done', state: 'exhausted', actor: 'operator-1', reason: 'the newer run', counts: expect.any(Object) })]);
+    expect(first.body.items[0]).not.toHaveProperty('items');
+    const second = await call('GET', { route: ROUTE, query: { limit: '1', next: first.body.next } });
+    expect(second.body.items.map((r: any) => r.run_id)).toEqual([older.body.run_id]);
+  });
 });
 
 describe('the retry-run-worker never charges an item twice', () => {

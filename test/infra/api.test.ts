@@ -29,7 +29,20 @@ const V1_ROUTES: [string, string][] = [
   ['GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history', 'billing:read'],
   ['POST /v1/billing/retry-runs', 'billing:operate'],
   ['GET /v1/billing/retry-runs/{runId}', 'billing:read'],
+  ['POST /v1/subscriptions/{subscriptionId}/exception/resolve', 'billing:operate'],
+  ['GET /v1/billing/retry-runs', 'billing:read'],
 ];
+/** DESIGN 8's member routes: `billing:self` passes the authorizer too (the api keeps it to the token's own user). */
+const MEMBER_ROUTES = new Set([
+  'GET /v1/users/{userId}/subscriptions',
+  'GET /v1/subscriptions/{subscriptionId}',
+  'GET /v1/subscriptions/{subscriptionId}/history',
+  'POST /v1/subscriptions/{subscriptionId}/pay',
+  'GET /v1/users/{userId}/loans/{loanId}/payments',
+  'POST /v1/users/{userId}/loans/{loanId}/payments',
+  'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}',
+  'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history',
+]);
 const WEBHOOKS: [string, string][] = [
   ['POST /webhooks/stripe', 'prod-billing-stripe-webhook'],
   ['POST /webhooks/ach', 'prod-billing-ach-handler'],
@@ -63,8 +76,20 @@ describe('HTTP API', () => {
     const route = routeFor(key);
     expect(route.AuthorizationType).toBe('JWT');
     expect(route.AuthorizerId).toEqual({ Ref: authorizerId });
-    expect(route.AuthorizationScopes).toEqual([scope]);
+    expect(route.AuthorizationScopes).toEqual(MEMBER_ROUTES.has(key) ? [scope, 'billing:self'] : [scope]);
     expect(functionBehind(key)).toBe('prod-billing-api');
+  });
+
+  it('gives the api the member-token settings: the user id claim and which client may use which scope', () => {
+    const withClients = synthBilling({ stage: 'prod', jwtIssuer: 'https://issuer.test/', jwtAudience: 'billing', userIdClaim: 'https://billing.example.com/user_id', apiClientScopes: '{"member-app":["billing:self"]}' });
+    withClients.statelessTemplate.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: 'prod-billing-api',
+      Environment: { Variables: Match.objectLike({ USER_ID_CLAIM: 'https://billing.example.com/user_id', API_CLIENT_SCOPES: '{"member-app":["billing:self"]}' }) },
+    });
+    prod.statelessTemplate.hasResourceProperties('AWS::Lambda::Function', {
+      FunctionName: 'prod-billing-api',
+      Environment: { Variables: Match.objectLike({ USER_ID_CLAIM: 'sub', API_CLIENT_SCOPES: '{}' }) },
+    });
   });
 
   it.each(WEBHOOKS)('%s is open at the gateway and goes to %s', (key, functionName) => {

@@ -37,10 +37,10 @@ describe('the billing bus', () => {
     expect(Object.keys(resourcesOfType(prod.statefulTemplate, 'AWS::Events::EventBus'))).toHaveLength(1);
   });
 
-  it('is named to the events-publisher by EVENT_BUS_NAME, and to no other function', () => {
+  it('is named by EVENT_BUS_NAME to the events-publisher and the reconciliation-job (its own events), and to no other function', () => {
     const functions = Object.values(resourcesOfType(prod.statelessTemplate, 'AWS::Lambda::Function')).map((f) => f.Properties as Record<string, any>);
     const withBus = functions.filter((f) => f.Environment?.Variables?.EVENT_BUS_NAME !== undefined);
-    expect(withBus.map((f) => f.FunctionName)).toEqual(['prod-billing-events-publisher']);
+    expect(withBus.map((f) => f.FunctionName)).toEqual(['prod-billing-events-publisher', 'prod-billing-reconciliation-job']);
     expect(JSON.stringify(withBus[0]!.Environment.Variables.EVENT_BUS_NAME)).toContain(statefulId(prod.stateful.eventBus));
   });
 });

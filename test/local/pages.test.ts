@@ -26,8 +26,20 @@ describe('local pages', () => {
     expect(answer.headers['content-security-policy']).toContain("default-src 'none'");
   });
 
+  it('renders the descriptions\' Markdown (no literal backticks) and links every $ref to its schema', async () => {
+    const body = (await get('/docs'))!.body;
+    const text = body.replace(/<pre>[\s\S]*?<\/pre>/g, '');
+    expect(text).not.toContain('`');
+    expect(body).toContain('<code>billing=exceptions</code>');
+    const linked = new Set([...body.matchAll(/<a href="#schema-([A-Za-z]+)">/g)].map((m) => m[1]));
+    for (const name of ['SubscriptionResult', 'ResolveConflict', 'RetryRunList', 'Error']) expect(linked, name).toContain(name);
+    for (const name of linked) expect(body, name).toContain(`id="schema-${name}"`);
+    expect(body).not.toMatch(/<code>\{&quot;\$ref&quot;/);
+  });
+
   it('serves the console from its folder and nothing outside it', async () => {
     expect((await get('/console'))).toMatchObject({ status: 302, headers: { location: '/console/' } });
+    expect((await get('/'))).toMatchObject({ status: 302, headers: { location: '/console/' } });
     const index = (await get('/console/'))!;
     expect(index.status).toBe(200);
     expect(index.body).toContain('<title>Billing operator console</title>');

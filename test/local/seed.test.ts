@@ -42,3 +42,13 @@ describe('seed data: loan payments in RETRY', () => {
     expect(history.items.map((r) => `${r.loc_status} ${r.actor}`)).toEqual(['FAILED system:collections', 'RETRY system:seed']);
   });
 });
+
+describe('seed data: something in every list', () => {
+  it('seeds a card period in dunning (retrying, insufficient funds) and a card period with an amount_mismatch exception', async () => {
+    const dunning = (await app.deps.billing.listDunning('retrying', { limit: 100 })).items.filter((r) => r.user_id.startsWith('seed-user-'));
+    expect(dunning.map((r) => [r.user_id, r.decline_code, r.decline_class])).toContainEqual(['seed-user-0019', 'insufficient_funds', 'retry_later']);
+    const exceptions = (await app.deps.billing.listExceptions({ limit: 100 })).items.filter((r) => r.user_id.startsWith('seed-user-'));
+    expect(exceptions.map((r) => [r.user_id, r.billing_status, r.card_exception?.code])).toEqual([['seed-user-0020', 'PENDING', 'amount_mismatch']]);
+    expect(exceptions[0]!.card_exception!.received_cents).toBeLessThan(exceptions[0]!.amount_cents);
+  });
+});

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/local/clock.js';
-import { LOCAL_SECRET_DEFAULTS, resolveOptions } from '../../src/local/options.js';
+import { resolveOptions } from '../../src/local/options.js';
 import type { LocalSystem } from '../../src/local/system.js';
-import { startupBanner } from '../../src/local/terminal.js';
+import { startupBanner, tryCommands } from '../../src/local/terminal.js';
 
 const saved = process.env.LOCAL_API_TOKEN;
 afterEach(() => {
@@ -21,17 +21,24 @@ function system(env: NodeJS.ProcessEnv, seeded: LocalSystem['seeded']): LocalSys
 }
 
 describe('the startup banner', () => {
-  it('never prints the token, the default or a chosen one, and says where it comes from', () => {
+  it('prints the documented default token and uses it in the Try lines; a chosen token is never printed', () => {
     delete process.env.LOCAL_API_TOKEN;
     const byDefault = startupBanner(system({}, undefined));
-    expect(byDefault).not.toContain(LOCAL_SECRET_DEFAULTS.LOCAL_API_TOKEN);
-    expect(byDefault).toMatch(/API token +not shown: the documented default \(README "Secrets and configuration"; set LOCAL_API_TOKEN/);
+    expect(byDefault).toMatch(/API token +local-dev-token +\(the documented default; set LOCAL_API_TOKEN to choose your own\)/);
+    for (const line of tryCommands(byDefault).filter((l) => l.includes('/v1/'))) expect(line).toContain('Bearer local-dev-token');
+    expect(byDefault).not.toContain('$LOCAL_API_TOKEN');
 
     process.env.LOCAL_API_TOKEN = 'my-own-secret-token';
     const chosen = startupBanner(system({ LOCAL_API_TOKEN: 'my-own-secret-token' }, undefined));
     expect(chosen).not.toContain('my-own-secret-token');
     expect(chosen).toContain('not shown: the value of LOCAL_API_TOKEN in this shell');
     expect(chosen).toContain('Bearer $LOCAL_API_TOKEN');
+  });
+
+  it('says where the console and the API reference are', () => {
+    const banner = startupBanner(system({}, undefined));
+    expect(banner).toMatch(/console +http:\/\/127\.0\.0\.1:3000\/console/);
+    expect(banner).toMatch(/API reference +http:\/\/127\.0\.0\.1:3000\/docs/);
   });
 
   it('suggests a seeded user only when the run seeded one', () => {

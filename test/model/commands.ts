@@ -1,9 +1,10 @@
 import * as fc from 'fast-check';
 import { TransientError } from '../../src/domain/errors.js';
+import type { MembershipEventType } from '../../src/domain/membership-events.js';
 import { RETRY_RUN_STATES } from '../../src/domain/retry-runs.js';
 import type { FaultPoint, FaultSpec } from '../support/faults.js';
 import { DAY, MINUTE } from '../support/time.js';
-import { PAYMENT_METHODS } from '../support/unions.js';
+import { MEMBERSHIP_EVENT_TYPES, PAYMENT_METHODS } from '../support/unions.js';
 import type { BillingWorld } from './harness.js';
 import { currentChain, isBanned, iso, ms, type Method, type ModelState, type Plan, type Term } from './reference-model.js';
 
@@ -107,7 +108,11 @@ export function checkoutEvent(userId: string, plan: Plan, nowMs: number): Record
   return { id: `evt_${Math.random().toString(36).slice(2)}`, object: 'event', api_version: '2025-10-29.clover', created: Math.floor(nowMs / 1000), livemode: false, pending_webhooks: 1, type: 'checkout.session.completed', data: { object: session } };
 }
 
-type SimpleType = 'PAUSE' | 'UNPAUSE' | 'CANCEL' | 'CLOSEACCOUNT' | 'REACTIVATE' | 'BAN';
+type SimpleType = Exclude<MembershipEventType, 'NEW'>;
+/** Every membership event type but NEW (which carries a plan), read off the schema: a new type is driven without an edit here. */
+const SIMPLE_TYPES = MEMBERSHIP_EVENT_TYPES.filter((type): type is SimpleType => type !== 'NEW');
+/** How often each type is sent, relative to the other commands; a type not listed is sent at weight 1. */
+const MEMBERSHIP_WEIGHTS: Partial<Record<SimpleType, number>> = { PAUSE: 3, UNPAUSE: 2, CANCEL: 2 };
 
 class Membership extends Step {
   constructor(
@@ -495,6 +500,11 @@ export function initialPlansArbitrary(users: number): fc.Arbitrary<NewMember[]> 
   ).map((plans) => plans.map((p, user) => new NewMember(user, p.method, p.term, p.friday, p.offset, p.amount)));
 }
 
+function membershipArbitrary(u: fc.Arbitrary<number>, type: SimpleType): fc.Arbitrary<Cmd> {
+  if (type === 'PAUSE') return fc.tuple(u, fc.integer({ min: 1, max: 3 })).map(([user, months]) => new Membership(user, type, months));
+  return u.map((user) => new Membership(user, type, 0));
+}
+
 /** The weighted command arbitraries. */
 export function commandArbitraries(options: CommandOptions): fc.Arbitrary<Cmd>[] {
   const u = fc.integer({ min: 0, max: options.users - 1 });
@@ -512,12 +522,7 @@ export function commandArbitraries(options: CommandOptions): fc.Arbitrary<Cmd>[]
       weight: 1,
       arb: fc.tuple(u, fc.constantFrom<Term>('MONTHLY', 'ANNUAL'), fc.option(fc.integer({ min: 1, max: 5 }), { freq: 4 }), fc.integer({ min: 1, max: 30 })).map(([user, term, friday, offset]) => new Checkout(user, term, friday ?? undefined, offset)),
     },
-    { name: 'PAUSE', weight: 3, arb: fc.tuple(u, fc.integer({ min: 1, max: 3 })).map(([user, months]) => new Membership(user, 'PAUSE', months)) },
-    { name: 'UNPAUSE', weight: 2, arb: u.map((user) => new Membership(user, 'UNPAUSE', 0)) },
-    { name: 'CANCEL', weight: 2, arb: u.map((user) => new Membership(user, 'CANCEL', 0)) },
-    { name: 'CLOSEACCOUNT', weight: 1, arb: u.map((user) => new Membership(user, 'CLOSEACCOUNT', 0)) },
-    { name: 'REACTIVATE', weight: 1, arb: u.map((user) => new Membership(user, 'REACTIVATE', 0)) },
-    { name: 'BAN', weight: 1, arb: u.map((user) => new Membership(user, 'BAN', 0)) },
+    ...SIMPLE_TYPES.map((type) => ({ name: type, weight: MEMBERSHIP_WEIGHTS[type] ?? 1, arb: membershipArbitrary(u, type) })),
     { name: 'REPLAY_MEMBERSHIP', weight: 2, arb: fc.nat({ max: 40 }).map((p) => new ReplayMembership(p)) },
     {
       name: 'STALE_MEMBERSHIP',

@@ -1,3 +1,4 @@
+import type { MembershipEventType } from '../../src/domain/membership-events.js';
 import { DAY, HOUR } from '../support/time.js';
 
 /**
@@ -225,7 +226,7 @@ function landingSlot(chain: Chain, t: number): Slot {
 
 /* ---------------- membership events ---------------- */
 
-export type MembershipType = 'NEW' | 'PAUSE' | 'UNPAUSE' | 'CANCEL' | 'CLOSEACCOUNT' | 'REACTIVATE' | 'BAN';
+export type MembershipType = MembershipEventType;
 
 export interface MembershipInput {
   readonly event_id: string;

@@ -1,3 +1,4 @@
+import type { MembershipEventType } from '../../src/domain/membership-events.js';
 import { describe, expect, it } from 'vitest';
 import { DAY, LOCK_LEASE_MS, MINUTE } from '../support/time.js';
 import { checkoutEvent } from './commands.js';
@@ -36,7 +37,7 @@ async function join(w: BillingWorld, user: number, p: Plan): Promise<void> {
   await w.sendMembership(w.membershipBody(user, 'NEW', { plan: p }));
 }
 
-async function member(w: BillingWorld, user: number, type: 'PAUSE' | 'UNPAUSE' | 'CANCEL' | 'CLOSEACCOUNT' | 'REACTIVATE' | 'BAN', months?: number): Promise<void> {
+async function member(w: BillingWorld, user: number, type: Exclude<MembershipEventType, 'NEW'>, months?: number): Promise<void> {
   await w.sendMembership(w.membershipBody(user, type, months !== undefined ? { months } : {}));
 }
 

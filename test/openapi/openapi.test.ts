@@ -4,7 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HOLD_CODES } from '../../src/domain/collectible.js';
 import type { BillingRecord } from '../../src/domain/records.js';
-import { ROUTES as STACK_ROUTES, type ManifestRoute } from '../../src/manifest/index.js';
+import { ROUTES as STACK_ROUTES, routeScopes, type ManifestRoute } from '../../src/manifest/index.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';
@@ -103,6 +103,11 @@ beforeAll(async () => {
     billing_last_error: 'processor error',
   }));
 
+  const exceptionAt = instantAt(app, -3_600_000);
+  const shortPaid = { billing_status: 'ACHSENT' as const, payment_method: 'ach' as const, transaction_id: 'conf-short', payment_attempts: 1, ach_exception: { code: 'amount_mismatch' as const, received_cents: 1200, at: exceptionAt } };
+  const [accepted] = await seedRecords(app, billingRecord(app, shortPaid));
+  const [unrefunded] = await seedRecords(app, billingRecord(app, shortPaid));
+
   const sub = (id: string) => ({ subscriptionId: id });
   const loan = { userId: read.user_id, loanId: 'loan-1' };
   const balanceBody = {
@@ -195,6 +200,7 @@ beforeAll(async () => {
       send: viaApi,
       status: 202,
     },
+    { routeKey: 'GET /v1/billing/retry-runs', build: jwt('GET', '/v1/billing/retry-runs', { query: { limit: '5' } }), send: viaApi, status: 200, nonEmpty: true },
     {
       routeKey: 'GET /v1/billing/retry-runs/{runId}',
       build: (body) => {
@@ -207,6 +213,21 @@ beforeAll(async () => {
     { routeKey: 'POST /v1/subscriptions/{subscriptionId}/retry-billing', body: { reason: 'processor fixed' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/retry-billing', { pathParameters: sub(parked.subscription_id) }), send: viaApi, status: 200 },
     { routeKey: 'GET /v1/subscriptions/{subscriptionId}/history', build: jwt('GET', '/v1/subscriptions/{subscriptionId}/history', { pathParameters: sub(parked.subscription_id) }), send: viaApi, status: 200 },
     { routeKey: 'POST /v1/subscriptions/{subscriptionId}/waive', body: { reason: 'goodwill' }, build: jwt('POST', '/v1/subscriptions/{subscriptionId}/waive', { pathParameters: sub(waived.subscription_id) }), send: viaApi, status: 200 },
+    {
+      routeKey: 'POST /v1/subscriptions/{subscriptionId}/exception/resolve',
+      body: { resolution: 'accept', reason: 'member agreed' },
+      build: jwt('POST', '/v1/subscriptions/{subscriptionId}/exception/resolve', { pathParameters: sub(accepted.subscription_id) }),
+      send: viaApi,
+      status: 200,
+    },
+    {
+      routeKey: 'POST /v1/subscriptions/{subscriptionId}/exception/resolve',
+      body: { resolution: 'refunded_retry', reason: 'refunded', refund_id: 're_unknown' },
+      build: jwt('POST', '/v1/subscriptions/{subscriptionId}/exception/resolve', { pathParameters: sub(unrefunded.subscription_id) }),
+      send: viaApi,
+      status: 409,
+      code: 'refund_not_found',
+    },
     {
       routeKey: 'PUT /v1/subscriptions/{subscriptionId}/billing-date',
       body: { billing_date: instantAt(app, 7 * DAY), reason: 'member asked for payday' },
@@ -269,7 +290,7 @@ describe('GET /openapi.json document', () => {
     expect(new Set(documentedRouteKeys())).toEqual(new Set([...tableKeys, ...stackKeys]));
     for (const route of STACK_ROUTES as readonly ManifestRoute[]) {
       const operation = operationOf(`${route.method} ${route.path}`);
-      if (route.scope) expect(operation.security).toEqual([{ bearerJwt: [route.scope] }]);
+      if (route.scope) expect(operation.security).toEqual(routeScopes(route).map((scope) => ({ bearerJwt: [scope] })));
       else expect(Object.keys((operation.security as JsonObject[])[0]!)[0]).toMatch(/Signature$/);
       const documentedParams = ((operation.parameters ?? []) as JsonObject[]).filter((p) => p.in === 'path').map((p) => p.name);
       expect(documentedParams.sort(), route.path).toEqual([...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort());
@@ -326,6 +347,8 @@ describe('GET /openapi.json document', () => {
     expect([...answered('POST /v1/users/{userId}/loans/{loanId}/payments')].sort()).toEqual(['ach_account_invalid', 'ach_authorization_required']);
     expect(conflictCodes('POST /v1/subscriptions/{subscriptionId}/waive')).toEqual(expect.arrayContaining(['locked', 'attempt_outcome_unknown']));
     expect(answered('POST /v1/subscriptions/{subscriptionId}/waive')).toContain('attempt_outcome_unknown');
+    expect(conflictCodes('POST /v1/subscriptions/{subscriptionId}/exception/resolve')).toEqual(expect.arrayContaining(['refund_not_found', 'no_exception', 'illegal_transition']));
+    expect(answered('POST /v1/subscriptions/{subscriptionId}/exception/resolve')).toContain('refund_not_found');
     expect(conflictCodes('POST /webhooks/ach')).toContain('not_yet_recorded');
     expect(answered('POST /webhooks/ach')).toEqual(new Set(['not_yet_recorded']));
     const billing = (operationOf('GET /v1/subscriptions').parameters as { name: string; schema: { enum?: string[] } }[]).find((p) => p.name === 'billing')!;

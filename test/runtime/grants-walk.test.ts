@@ -12,6 +12,8 @@ import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
 import { createMembershipsConsumerHandler } from '../../src/handlers/memberships-consumer.js';
 import { createRetryRunWorkerHandler } from '../../src/handlers/retry-run-worker.js';
+import { createReconciliationJobHandler } from '../../src/handlers/reconciliation-job.js';
+import { SimulatedProcessorReport } from '../../src/adapters/processor/simulator-report.js';
 import { attemptDepsOf } from '../../src/handlers/shared/attempt-deps.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
@@ -287,6 +289,17 @@ describe('every use case through its function’s grant guard', () => {
     const event = stripeEventOf('payment_intent.succeeded', succeededPaymentIntent({ reference: { user_id: corrupt.user_id, billing_date: corrupt.billing_date, subscription_id: corrupt.subscription_id }, amountCents: corrupt.amount_cents, currency: 'usd' }), app.clock.now().getTime());
     expect((await createStripeWebhookHandler(walked.depsFor('stripe-webhook'))(stripeDelivery(event, { signedAtMs: wallMs() }))).statusCode).toBe(500);
     expect(await app.deps.stripeEvents.get(event.id as string)).toBeUndefined();
+  });
+
+  it('reconciliation-job: reads the day\'s movements, writes its runs and exceptions', async () => {
+    const [record] = await seedRecords(app, billingRecord(app, { payment_method: 'pinless' }));
+    await runCollectionAttempt(walked.depsFor('batch-worker'), { key: record, process: 'SCHEDULED', owner: `walk-${randomUUID()}` });
+    const report = new SimulatedProcessorReport(app.simulator);
+    const date = formatInstant(app.clock.now()).slice(0, 10);
+    report.inject({ kind: 'drop', date, user_id: record.user_id });
+    const events = { completed: async () => {}, exception: async () => {} };
+    const job = createReconciliationJobHandler(walked.depsFor('reconciliation-job', { processorReports: { card: report, ach: report, pinless: report }, reconciliationEvents: events }));
+    expect((await job({ date })).failed).toEqual([]);
   });
 
   it('used every permission each manifest grants, but those no path of the function needs', () => {

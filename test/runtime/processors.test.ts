@@ -27,8 +27,9 @@ describe('the payment processors (SERVICES with rails)', () => {
 
   it('are all called by every function given a processor, and each such function calls the accounts service', () => {
     const collectors = allFunctions().filter(([, manifest]) => chargesEveryRail(manifest));
-    expect(collectors.map(([name]) => name).sort()).toEqual(['api', 'batch-worker', 'memberships-consumer', 'retry-run-worker', 'webhook-balance-worker']);
-    for (const [name, manifest] of collectors) expect([...(manifest.services ?? [])].sort(), name).toEqual([...PROCESSORS, 'accounts'].sort());
+    expect(collectors.map(([name]) => name).sort()).toEqual(['api', 'batch-worker', 'memberships-consumer', 'reconciliation-job', 'retry-run-worker', 'webhook-balance-worker']);
+    // The reconciliation-job reads every processor's report and charges nothing: no accounts, no processor port.
+    for (const [name, manifest] of collectors.filter(([n]) => n !== 'reconciliation-job')) expect([...(manifest.services ?? [])].sort(), name).toEqual([...PROCESSORS, 'accounts'].sort());
   });
 
   it('are each wired for the collecting functions (src/runtime/wiring/collecting.ts), with the accounts service and nothing else', () => {

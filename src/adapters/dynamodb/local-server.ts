@@ -215,7 +215,8 @@ export async function startDynamoLocal(options: { port?: number; path?: string }
     ...(dbPath ? ['-dbPath', dbPath] : ['-inMemory']),
   ];
   // stdin stays an open pipe for the child's lifetime: its end-of-file is the launcher's signal to exit.
-  const child: ChildProcess = spawn('java', args, { cwd: dirname(jar), stdio: ['pipe', 'pipe', 'pipe'] });
+  // Its own process group: a Ctrl-C reaches the runtime, which stops DynamoDB Local after its handlers drained.
+  const child: ChildProcess = spawn('java', args, { cwd: dirname(jar), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   let exited: string | undefined;
   let output = '';
   const keep = (chunk: Buffer) => {

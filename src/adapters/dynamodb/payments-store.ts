@@ -9,6 +9,8 @@ import { marshallItem, unmarshallItem, type Item } from './attribute-codec.js';
 import { CorruptItemError, InvalidTransactionError, toDomainError } from './errors.js';
 import { DEFAULT_PAGE_LIMIT, decodeStartKey, encodeStartKey, listAcrossShards, pageLimit, streamAcrossShards } from './pagination.js';
 import { assertShardCount, shardOf } from './sharding.js';
+import type { MoneyMovement } from '../../domain/money-movements.js';
+import { movementPut } from './money-movements.js';
 import { PAYMENTS_INDEXES } from './table-definitions.js';
 
 export const DEFAULT_PAYMENT_SHARD_COUNT = 8;
@@ -82,6 +84,8 @@ export interface DynamoPaymentsStoreOptions {
   readonly tableName: string;
   /** Shards of GSI2 (DESIGN 2.7); default 8. */
   readonly paymentShardCount?: number;
+  /** money-movements: for an update that carries movement rows (DESIGN 14). */
+  readonly movementsTableName?: string;
 }
 
 /**
@@ -93,10 +97,12 @@ export class DynamoPaymentsStore implements PaymentsStore {
   private readonly client: DynamoDBClient;
   private readonly table: string;
   private readonly shardCount: number;
+  private readonly movementsTable: string | undefined;
 
   constructor(options: DynamoPaymentsStoreOptions) {
     this.client = options.client;
     this.table = options.tableName;
+    this.movementsTable = options.movementsTableName;
     this.shardCount = assertShardCount(options.paymentShardCount ?? DEFAULT_PAYMENT_SHARD_COUNT, 'paymentShardCount');
   }
 
@@ -281,11 +287,11 @@ export class DynamoPaymentsStore implements PaymentsStore {
     await this.write('payments.create', payment, audit, 'attribute_not_exists(PK)', undefined, 'exists');
   }
 
-  async update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally): Promise<void> {
+  async update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally, movements: readonly MoneyMovement[] = []): Promise<void> {
     if (payment.version !== expectedVersion + 1) {
       throw new InvalidTransactionError(`payments.update: version must be ${expectedVersion + 1}`);
     }
-    await this.write('payments.update', payment, audit, 'version = :expected', { ':expected': { N: String(expectedVersion) } }, 'concurrent', achRates);
+    await this.write('payments.update', payment, audit, 'version = :expected', { ':expected': { N: String(expectedVersion) } }, 'concurrent', achRates, movements);
   }
 
   async achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts> {
@@ -301,7 +307,9 @@ export class DynamoPaymentsStore implements PaymentsStore {
     values: Record<string, { N: string }> | undefined,
     meaning: 'exists' | 'concurrent',
     achRates?: AchRateTally,
+    movements: readonly MoneyMovement[] = [],
   ): Promise<void> {
+    if (movements.length > 0 && !this.movementsTable) throw new InvalidTransactionError(`${operation}: a movement needs the money-movements table`);
     const parsed = parseCold(loanPaymentSchema, payment);
     const item = marshallItem({ ...parsed, ...paymentKeys(parsed, this.shardCount) });
     const row: LoanPaymentHistoryRow = parseCold(loanPaymentHistoryRowSchema, {
@@ -326,6 +334,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
             },
             { Put: { TableName: this.table, Item: historyItem, ConditionExpression: 'attribute_not_exists(PK)' } },
             ...(achRates ? [counterUpdate(this.table, COUNTER_KEYS, achRates, parsed.loc_user_id)] : []),
+            ...movements.map((m) => movementPut(this.movementsTable!, m)),
           ],
         }),
       );
@@ -337,6 +346,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
           // Rows are keyed by version, so an existing row means another writer took this version.
           { onConditionFailed: 'concurrent', label: `${label} audit row v${parsed.version}` },
           ...(achRates ? [{ onConditionFailed: 'concurrent' as const, label: `${this.table} ACH return-rate counter (${achRates.day})` }] : []),
+          ...movements.map((m) => ({ onConditionFailed: 'concurrent' as const, label: `money movement ${m.movement_id}` })),
         ],
       });
     }

@@ -64,6 +64,10 @@ const itemSchema = lazySchema(() => z.object({
 const keySchema = lazySchema(() => z.object({ run_id: z.string(), fingerprint: z.string() }));
 
 const runPk = (runId: string) => `RUN#${runId}`;
+/** One partition lists every run, newest first: runs are started by people, a few a day. */
+const RUNS_PK = 'RUNS';
+const listingSk = (run: Pick<RetryRun, 'created_at' | 'run_id'>) => `${run.created_at}#${run.run_id}`;
+const listingSchema = lazySchema(() => z.object({ run_id: z.string() }));
 const itemSk = (subscriptionId: string) => `ITEM#${subscriptionId}`;
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 /** The caller and the key, hashed: an actor or key of any characters makes a fixed-size partition key. */
@@ -138,6 +142,8 @@ export class DynamoRetryRunStore implements RetryRunStore {
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
+      // Its sort key names the run, so it is new whenever the run is.
+      { Put: { TableName: this.table, Item: marshallItem({ pk: RUNS_PK, sk: listingSk(run), run_id: run.run_id, expires_at: expires }) } },
     ];
     try {
       await this.client.send(new TransactWriteItemsCommand({ TransactItems: transaction }));
@@ -211,6 +217,24 @@ export class DynamoRetryRunStore implements RetryRunStore {
       ConditionExpression: 'phase = :selected',
       ExpressionAttributeValues: { ':enqueued': { S: 'enqueued' }, ':selected': { S: 'selected' } },
     });
+  }
+
+  async listRuns(page?: PageRequest): Promise<Page<RetryRun>> {
+    const out = await this.send('retryRuns.listRuns', () =>
+      this.client.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': { S: RUNS_PK } },
+          ScanIndexForward: false,
+          Limit: pageLimit(page),
+          ExclusiveStartKey: decodeStartKey(page?.cursor, ['pk', 'sk'], { pk: RUNS_PK }),
+        }),
+      ),
+    );
+    const ids = (out.Items ?? []).map((item) => decode(listingSchema, item, 'retry run listing').run_id);
+    const runs = await Promise.all(ids.map((id) => this.get(id)));
+    return { items: runs.filter((run): run is RetryRun => run !== undefined), next: encodeStartKey(out.LastEvaluatedKey) };
   }
 
   async listItems(runId: string, page?: PageRequest): Promise<Page<RetryRunItem>> {

@@ -174,6 +174,32 @@ export const instrumentsTable: TableDefinition = {
   globalSecondaryIndexes: [],
 };
 
+/**
+ * Our side of reconciliation (DESIGN 14): one append-only row per money movement, written in the
+ * transaction of its effect. `recon_key = {rail}#{YYYY-MM-DD}#{shard}`, `sk = {occurred_at}#{movement_id}`:
+ * a day's read is a Query per shard and grows with the day's movements, not with the table.
+ */
+export const moneyMovementsTable: TableDefinition = {
+  baseName: 'money-movements',
+  envVar: 'MONEY_MOVEMENTS_TABLE',
+  partitionKey: { name: 'recon_key', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
+  globalSecondaryIndexes: [],
+};
+
+/**
+ * Reconciliation runs and their exceptions (DESIGN 14): `pk = RUN#{date}#{rail}` holds the run
+ * (`sk = RUN`) and its exceptions (`sk = EXC#{exception_id}`); `pk = EXC#{exception_id}` points at
+ * the run that holds an exception, so a resolution finds it by id.
+ */
+export const reconciliationTable: TableDefinition = {
+  baseName: 'reconciliation',
+  envVar: 'RECONCILIATION_TABLE',
+  partitionKey: { name: 'pk', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
+  globalSecondaryIndexes: [],
+};
+
 export const allTables = {
   billingActivity: billingActivityTable,
   billingActivityHistory: billingActivityHistoryTable,
@@ -182,6 +208,8 @@ export const allTables = {
   stripeEvents: stripeEventsTable,
   retryRuns: retryRunsTable,
   instruments: instrumentsTable,
+  moneyMovements: moneyMovementsTable,
+  reconciliation: reconciliationTable,
 } as const;
 
 export type TableId = keyof typeof allTables;

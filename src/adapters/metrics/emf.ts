@@ -11,6 +11,9 @@ export const ACH_RETURN_RATE_METRIC = 'billing_ach_return_rate';
 /** The denominator: ACH debits originated in the same window (no dimension). */
 export const ACH_DEBITS_METRIC = 'billing_ach_debits_60d';
 
+export const RECONCILIATION_GROSS_DRIFT_METRIC = 'billing_reconciliation_gross_drift_cents';
+export const RECONCILIATION_OPEN_EXCEPTIONS_METRIC = 'billing_reconciliation_open_exceptions';
+
 type Unit = 'Count' | 'Percent';
 
 /**
@@ -39,6 +42,11 @@ export class EmfMetrics implements MetricsPort {
   achReturnRates(rates: Readonly<Record<ReturnRateClass, ReturnRate>>): void {
     for (const cls of RETURN_RATE_CLASSES) this.emit({ class: cls }, ACH_RETURN_RATE_METRIC, rates[cls].percent, 'Percent');
     this.emit({}, ACH_DEBITS_METRIC, rates.overall.debits);
+  }
+
+  reconciliation(gauge: { readonly rail: string; readonly grossDriftCents: number; readonly openExceptions: number }): void {
+    this.emit({ rail: gauge.rail }, RECONCILIATION_GROSS_DRIFT_METRIC, gauge.grossDriftCents);
+    this.emit({ rail: gauge.rail }, RECONCILIATION_OPEN_EXCEPTIONS_METRIC, gauge.openExceptions);
   }
 
   private emit(dimensions: Record<string, string>, metric: string, value: number, unit: Unit = 'Count'): void {

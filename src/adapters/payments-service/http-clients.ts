@@ -4,7 +4,7 @@ import { cardNetworkOf } from '../../domain/declines.js';
 import { ProcessorError, TransientError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
 import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
-import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../domain/ports/processor.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult, ProcessorRefund, RefundQuery } from '../../domain/ports/processor.js';
 
 /**
  * The in-house payments service (ACH and pinless rails) and accounts service, over HTTPS JSON.
@@ -16,6 +16,7 @@ import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../doma
  * `insufficient_funds`, ...), with the debit network's raw response code (`network_decline_code`),
  * its advice code if any, and the card's brand (`card_brand`) when the service knows it; a pinless
  * card whose brand is not said gets every network's reattempt ceiling (dunning.ts).
+ * GET /refunds/{refundId} answers a refund (`refundAnswerSchema`), or 404 when the service knows none.
  */
 
 const paymentAnswerSchema = lazySchema(() => z.discriminatedUnion('outcome', [
@@ -34,10 +35,19 @@ const paymentAnswerSchema = lazySchema(() => z.discriminatedUnion('outcome', [
   }),
 ]));
 
+const refundAnswerSchema = lazySchema(() => z.object({
+  refund_id: z.string().check(z.minLength(1)),
+  transaction_id: z.string().check(z.minLength(1)),
+  amount_cents: z.int().check(z.positive()),
+  status: z.enum(['pending', 'succeeded', 'failed', 'canceled']),
+}));
 
 type Fetch = typeof fetch;
 
-async function call(fetchImpl: Fetch, url: string, init: RequestInit): Promise<unknown> {
+/** Answered for a 404 when the caller asked for one: the service knows no such thing. */
+const NOT_FOUND = Symbol('not found');
+
+async function call(fetchImpl: Fetch, url: string, init: RequestInit, options: { notFound?: true } = {}): Promise<unknown> {
   let response: Response;
   try {
     response = await fetchImpl(url, init);
@@ -48,6 +58,7 @@ async function call(fetchImpl: Fetch, url: string, init: RequestInit): Promise<u
   if (response.status === 429 || response.status >= 500) {
     throw new TransientError(`payments service answered ${response.status}`);
   }
+  if (response.status === 404 && options.notFound) return NOT_FOUND;
   if (!response.ok) throw new ProcessorError('processor_rejected', 'The payment processor rejected the request.');
   try {
     return await response.json();
@@ -76,6 +87,15 @@ export class HttpPaymentsService implements PaymentProcessor {
     const network = cardNetworkOf(card_brand);
     return { ...decline, ...(network ? { card_network: network } : {}) };
   }
+
+  async findRefund(query: RefundQuery, signal?: AbortSignal): Promise<ProcessorRefund | undefined> {
+    const url = new URL(`/refunds/${encodeURIComponent(query.refund_id)}`, this.baseUrl).toString();
+    const body = await call(this.fetchImpl, url, { method: 'GET', ...(signal ? { signal } : {}) }, { notFound: true });
+    if (body === NOT_FOUND) return undefined;
+    const parsed = safeParseCold(refundAnswerSchema, body);
+    if (!parsed.success) throw new ProcessorError('processor_bad_answer', 'The payment processor is unavailable.');
+    return parsed.data;
+  }
 }
 
 export class HttpAccountDirectory implements AccountDirectory {
@@ -101,5 +121,11 @@ export class RailRouter implements PaymentProcessor {
 
   submit(request: PaymentRequest, signal?: AbortSignal): Promise<PaymentResult> {
     return this.rails[request.rail].submit(request, signal);
+  }
+
+  async findRefund(query: RefundQuery, signal?: AbortSignal): Promise<ProcessorRefund | undefined> {
+    const processor = this.rails[query.rail];
+    if (!processor.findRefund) throw new ProcessorError('refund_lookup_unavailable', `the ${query.rail} processor cannot look up refunds`);
+    return processor.findRefund(query, signal);
   }
 }

@@ -5,7 +5,8 @@ import { ProcessorError } from '../../domain/errors.js';
 import { accountSnapshotSchema } from '../../domain/records.js';
 import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
 import type { Clock } from '../../domain/ports/clock.js';
-import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult } from '../../domain/ports/processor.js';
+import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult, ProcessorRefund, RefundQuery } from '../../domain/ports/processor.js';
+import type { SimulatorJournal } from './journal.js';
 
 /**
  * The local payment processor: per-user and default outcomes, charges recorded by idempotency key
@@ -35,6 +36,13 @@ export const processorSettingsSchema = z.strictObject({
   accounts: z.optional(z.record(z.string().check(z.minLength(1)), simulatedAccountSchema)),
 });
 export type ProcessorSettings = z.input<typeof processorSettingsSchema>;
+
+/** A refund an operator makes at the processor (`POST /local/processor/refunds`), of any payment it names. */
+export const simulatedRefundSchema = z.strictObject({
+  transaction_id: z.string().check(z.minLength(1), z.maxLength(256)),
+  amount_cents: z.int().check(z.positive()),
+});
+export type SimulatedRefundRequest = z.infer<typeof simulatedRefundSchema>;
 
 export interface SimulatedCharge {
   readonly idempotency_key: string;
@@ -109,9 +117,23 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   private readonly results = new Map<string, PaymentResult>();
   private readonly chargeList: SimulatedCharge[] = [];
   private readonly delivered = new Set<string>();
+  private readonly refunds = new Map<string, ProcessorRefund>();
   private achDelayMs = 0;
 
-  constructor(private readonly clock: Clock) {}
+  /** With a journal, what it promised before a restart is restored, and every new promise is written before it is answered. */
+  constructor(
+    private readonly clock: Clock,
+    private readonly journal?: SimulatorJournal,
+  ) {
+    for (const entry of journal?.load() ?? []) {
+      if ('charge' in entry) {
+        this.chargeList.push(entry.charge);
+        const { outcome, confirmation_id, instrument_id } = entry.charge;
+        this.results.set(entry.charge.idempotency_key, { outcome, confirmation_id, ...(instrument_id !== undefined ? { instrument_id } : {}) } as PaymentResult);
+      } else if ('declined' in entry) this.results.set(entry.declined.idempotency_key, entry.declined.result);
+      else this.delivered.add(entry.delivered);
+    }
+  }
 
   configure(input: ProcessorSettings): void {
     this.settings = processorSettingsSchema.parse(input);
@@ -133,6 +155,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     if (outcome === 'error') throw new ProcessorError('processor_unavailable', 'The payment processor is unavailable.');
     if (outcome === 'decline' || outcome.startsWith('decline:')) {
       const declined = simulatedDecline(outcome as 'decline' | `decline:${string}`);
+      this.journal?.append({ declined: { idempotency_key: request.idempotency_key, result: declined } });
       this.results.set(request.idempotency_key, declined);
       return declined;
     }
@@ -141,8 +164,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     const isAch = request.rail === 'ach';
     const named = request.instrument_id !== undefined ? { instrument_id: request.instrument_id } : {};
     const result: PaymentResult = isAch ? { outcome: 'submitted', confirmation_id, ...named } : { outcome: 'approved', confirmation_id, ...named };
-    this.results.set(request.idempotency_key, result);
-    this.chargeList.push({
+    const charge: SimulatedCharge = {
       idempotency_key: request.idempotency_key,
       user_id: request.user_id,
       amount_cents: request.amount_cents,
@@ -162,7 +184,10 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
             },
           }
         : {}),
-    });
+    };
+    this.journal?.append({ charge });
+    this.results.set(request.idempotency_key, result);
+    this.chargeList.push(charge);
     return result;
   }
 
@@ -184,6 +209,17 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     return undefined;
   }
 
+  /** Refunds money at once, as a dashboard refund does; the payment need not be one the simulator took. */
+  refund(request: SimulatedRefundRequest): ProcessorRefund {
+    const refund: ProcessorRefund = { refund_id: `re_sim_${randomUUID().replace(/-/g, '')}`, status: 'succeeded', ...request };
+    this.refunds.set(refund.refund_id, refund);
+    return refund;
+  }
+
+  async findRefund(query: RefundQuery): Promise<ProcessorRefund | undefined> {
+    return this.refunds.get(query.refund_id);
+  }
+
   charges(): readonly SimulatedCharge[] {
     return this.chargeList;
   }
@@ -203,8 +239,18 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     return due;
   }
 
+  /** Whether the ACH outcome of `confirmationId` was handed out (the bank has acted on it). */
+  outcomeDelivered(confirmationId: string): boolean {
+    return this.delivered.has(confirmationId);
+  }
+
   /** Puts an outcome back (delivery failed) so the next pump retries it. */
   redeliver(confirmationId: string): void {
     this.delivered.delete(confirmationId);
+  }
+
+  /** The bank's receiver accepted the outcome: it is never handed out again, also after a restart. */
+  acknowledge(confirmationId: string): void {
+    this.journal?.append({ delivered: confirmationId });
   }
 }

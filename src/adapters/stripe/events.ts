@@ -18,6 +18,8 @@ const metadataSchema = lazySchema(() => z.nullish(z.record(z.string(), z.string(
 export const stripeEventEnvelopeSchema = lazySchema(() => z.object({
   id: idSchema,
   type: nonEmpty,
+  /** Unix seconds: the day a movement it reports is reconciled on (DESIGN 14). */
+  created: z.optional(z.number().check(z.int(), z.nonnegative())),
   data: z.object({
     object: z.record(z.string(), z.unknown()),
     /** On `*.updated` and `payment_method.detached`: what changed (a detached card's `customer`). */

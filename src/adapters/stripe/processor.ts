@@ -1,7 +1,7 @@
 import type Stripe from 'stripe';
 import { InterruptedError, ProcessorError, TransientError } from '../../domain/errors.js';
 import type { StripeCard } from '../../domain/instruments/instrument.js';
-import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult } from '../../domain/ports/processor.js';
+import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult, ProcessorRefund, RefundQuery } from '../../domain/ports/processor.js';
 import { cardDeclineMessage } from './decline-messages.js';
 import { declineDetailsOf } from './decline-details.js';
 
@@ -91,6 +91,32 @@ export class StripeCardProcessor implements PaymentProcessor {
       throw mapStripeError(error, this.stripe.errors);
     }
   }
+
+  /** A refund by its id (`re_...`); Stripe's `resource_missing` means it knows none. */
+  async findRefund(query: RefundQuery, signal?: AbortSignal): Promise<ProcessorRefund | undefined> {
+    if (query.rail !== 'card') throw new ProcessorError('unsupported_rail', REJECTED);
+    throwIfAborted(signal);
+    let refund: Stripe.Refund;
+    try {
+      refund = await this.stripe.refunds.retrieve(query.refund_id);
+    } catch (error) {
+      if (error instanceof this.stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing') return undefined;
+      throw mapStripeError(error, this.stripe.errors);
+    }
+    // Our payments are PaymentIntents; a refund of a bare charge names the charge, which matches none of ours.
+    const refunded = idOf(refund.payment_intent) ?? idOf(refund.charge) ?? '';
+    return { refund_id: refund.id, transaction_id: refunded, amount_cents: refund.amount, status: refundStatusOf(refund.status) };
+  }
+}
+
+function idOf(value: string | { readonly id: string } | null | undefined): string | undefined {
+  return typeof value === 'string' ? value : value?.id;
+}
+
+/** Stripe's refund statuses, as the port names them: `requires_action` is still pending. */
+function refundStatusOf(status: string | null): ProcessorRefund['status'] {
+  if (status === 'succeeded' || status === 'failed' || status === 'canceled') return status;
+  return 'pending';
 }
 
 /** The metadata every PaymentIntent carries (DESIGN 6): the webhook finds the record by it. */

@@ -1,6 +1,7 @@
 import type { AchRateTally } from '../ach-return-rates.js';
 import type { InstrumentsItem, InstrumentWrite } from '../instruments/instrument.js';
 import type { BillingFailureFields } from '../ladder.js';
+import type { MoneyMovement } from '../money-movements.js';
 import type { BillingKey, BillingRecord, HistoryRow } from '../records.js';
 import type { Page, PageRequest } from './page.js';
 
@@ -31,6 +32,8 @@ export interface BillingTransaction {
   readonly achRates?: AchRateTally;
   /** The user's instruments item changed with it (DESIGN 3.2): holds, presentments, re-presentment counts. */
   readonly instruments?: InstrumentWrite;
+  /** The money this change moved or learned of, appended to money-movements in the same transaction (DESIGN 14). */
+  readonly movements?: readonly MoneyMovement[];
 }
 
 /** What an attempt reads in one consistent request: the period and the user's instruments. */

@@ -19,4 +19,6 @@ export interface MetricsPort {
   dunningSubscriptions(counts: { retrying: number; exhausted: number }): void;
   /** ACH return rates over the trailing 60 days by NACHA class (DESIGN 4.1 `billing_ach_return_rate{class}`). */
   achReturnRates(rates: Readonly<Record<ReturnRateClass, ReturnRate>>): void;
+  /** A reconciliation run's gauges (DESIGN 14): `billing_reconciliation_gross_drift_cents{rail}`, `billing_reconciliation_open_exceptions{rail}`. */
+  reconciliation?(gauge: { readonly rail: string; readonly grossDriftCents: number; readonly openExceptions: number }): void;
 }

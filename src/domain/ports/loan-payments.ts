@@ -1,4 +1,5 @@
 import type { AchRateCounts, AchRateTally } from '../ach-return-rates.js';
+import type { MoneyMovement } from '../money-movements.js';
 import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../loan-payments.js';
 import type { Page, PageRequest } from './page.js';
 
@@ -31,8 +32,8 @@ export interface PaymentsStore {
   listHistory(userId: string, loanId: string, paymentId: string, page?: PageRequest): Promise<Page<LoanPaymentHistoryRow>>;
   /** Put with attribute_not_exists and its audit row, in one transaction; AlreadyExistsError when the payment id is taken. */
   create(payment: LoanPayment, audit: LoanPaymentAudit): Promise<void>;
-  /** Full put conditioned on `expectedVersion`, with its audit row and any ACH tally, in one transaction. */
-  update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally): Promise<void>;
+  /** Full put conditioned on `expectedVersion`, with its audit row, any ACH tally and the money it moved (DESIGN 14), in one transaction. */
+  update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally, movements?: readonly MoneyMovement[]): Promise<void>;
   /** The loan payments' ACH return-rate counters summed over the UTC days `fromDay`..`toDay` (both included). */
   achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts>;
 }

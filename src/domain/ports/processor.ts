@@ -44,4 +44,25 @@ export type PaymentResult =
  */
 export interface PaymentProcessor {
   submit(request: PaymentRequest, signal?: AbortSignal): Promise<PaymentResult>;
+  /**
+   * The processor's record of a refund on `rail`, or undefined when it does not know `refund_id`.
+   * Every processor adapter has it; optional so that test doubles of `submit` need not: a caller
+   * that finds it absent refuses (RefundLookupUnavailableError), never guesses.
+   */
+  findRefund?(query: RefundQuery, signal?: AbortSignal): Promise<ProcessorRefund | undefined>;
+}
+
+export interface RefundQuery {
+  readonly refund_id: string;
+  readonly rail: PaymentMethod;
+}
+
+/** A refund as the processor keeps it: which payment it returned money from, and how much. */
+export interface ProcessorRefund {
+  readonly refund_id: string;
+  /** The refunded payment: the PaymentIntent for a card, the settled entry's confirmation id otherwise. */
+  readonly transaction_id: string;
+  readonly amount_cents: number;
+  /** Only `failed` and `canceled` returned nothing. */
+  readonly status: 'pending' | 'succeeded' | 'failed' | 'canceled';
 }

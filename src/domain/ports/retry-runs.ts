@@ -27,6 +27,8 @@ export interface RetryRunStore {
   /** `selecting` → `selected` with the item count, conditional on the claim token. False when the claim was lost. */
   markSelected(runId: string, token: string, selected: number): Promise<boolean>;
   markEnqueued(runId: string): Promise<void>;
+  /** Runs, newest first, paged (runs created before the listing existed are not listed). */
+  listRuns(page?: PageRequest): Promise<Page<RetryRun>>;
   /** Items in subscription id order, paged. */
   listItems(runId: string, page?: PageRequest): Promise<Page<RetryRunItem>>;
   /** pending → processing under `claimId` (the message id); a redelivery or a claim older than `staleBefore` retakes it. */

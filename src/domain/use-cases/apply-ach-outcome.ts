@@ -1,7 +1,9 @@
+import { eventActor } from '../actors.js';
 import { achDebitTally, achReturnTally, addAchRateCounts, type AchRateTally } from '../ach-return-rates.js';
 import { historyRowOf } from '../billing-record.js';
 import { decideLoanPaymentOutcome, decideSubscriptionOutcome, type AchDecision, type AchEffect, type AchEvent, type AchIgnoreReason } from '../ach-outcomes.js';
 import { everRecorded, loanEverRecorded, recordedInstrument } from '../booked.js';
+import { loanDebitMovements } from '../loan-attempt.js';
 import { holdClassOfReturn } from '../instruments/holds.js';
 import type { InstrumentWrite } from '../instruments/instrument.js';
 import { heldNoteOf, returnHoldWrite } from '../instruments/returns.js';
@@ -13,11 +15,14 @@ import type { BillingStore } from '../ports/billing-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { PaymentsStore } from '../ports/loan-payments.js';
 import type { LoanPayment } from '../loan-payments.js';
+import { achMovement, loanRecordKey, subscriptionRecordKey, type KnownException } from '../money-movements.js';
+import type { MoneyMovementStore } from '../ports/money-movements.js';
 
 export interface AchOutcomePorts {
   readonly clock: Clock;
   readonly billing: BillingStore;
   readonly payments: PaymentsStore;
+  readonly movements: MoneyMovementStore;
   readonly instruments: Pick<InstrumentStore, 'write'>;
 }
 
@@ -48,10 +53,12 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
     if (!record) return { kind: 'ignored', reason: 'not_found' };
     const decision = await resolveRecorded(ports, record.subscription_id, decideSubscriptionOutcome(record, event, now));
     if (decision.kind === 'not_yet_recorded') return { kind: 'not_yet_recorded', status: record.billing_status };
+    const movement = achMovement(event, record.payment_method, subscriptionRecordKey(record), knownException(decision));
     const hold = await subscriptionReturnHold(ports, record, event, now);
     if (decision.kind === 'ignore') {
       // The hold binds the instrument whatever the period's own write does (an older entry, a written-off period).
       if (hold) await ports.instruments.write(hold);
+      if (movesMoneyUnrecorded(decision.reason)) await ports.movements.record(movement);
       return { kind: 'ignored', reason: decision.reason, status: record.billing_status };
     }
     await ports.billing.commit({
@@ -59,6 +66,7 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
       history: [historyRowOf(decision.after, heldNoteOf(hold))],
       ...returnCounted(event, now),
       ...(hold ? { instruments: hold } : {}),
+      movements: [movement],
     });
     return {
       kind: 'applied',
@@ -75,12 +83,17 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
   // Written first and on its own: the payment's write may be a no-op, the hold still binds the instrument.
   const hold = event.type === 'returned' ? returnHoldWrite(ref.user_id, payment.loc_instrument_id, returnOf(event, `loan_payment:${payment.loc_payment_id}`), formatInstant(now)) : undefined;
   if (hold) await ports.instruments.write(hold);
-  if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
+  const movement = achMovement(event, payment.loc_payment_method, loanRecordKey(payment));
+  if (decision.kind === 'ignore') {
+    if (movesMoneyUnrecorded(decision.reason)) await ports.movements.record(movement);
+    return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
+  }
   // An outcome that records a lost submission as well (decideLoanPaymentOutcome) presents that debit too.
   const recordsSubmission = decision.after.loc_payment_attempts > payment.loc_payment_attempts;
   const reason = `ach ${event.type} event ${event.event_id}${recordsSubmission ? `; records the submission of attempt ${decision.after.loc_payment_attempts}, whose answer was lost` : ''}`;
   const tallies = [returnCounted(event, now).achRates, recordsSubmission ? achDebitTally(now) : undefined];
-  await ports.payments.update(decision.after, payment.version, { actor: 'system:ach-handler', reason }, sumTallies(tallies));
+  const submission = recordsSubmission ? loanDebitMovements(payment, decision.after, now, true) : [];
+  await ports.payments.update(decision.after, payment.version, { actor: eventActor('ach', event.event_id), reason }, sumTallies(tallies), [...submission, movement]);
   return {
     kind: 'applied',
     effect: decision.effect,
@@ -88,6 +101,21 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
     amount_mismatch: event.amount_cents !== payment.loc_amount,
     reversed: decision.reversed === true,
   };
+}
+
+/**
+ * An outcome the record does not take (a refund or return of a waived, cancelled or older entry, a
+ * loan refund) still moved money: its row is written on its own. A replay or an unknown record writes none.
+ */
+function movesMoneyUnrecorded(reason: AchIgnoreReason): boolean {
+  return reason === 'status' || reason === 'confirmation_mismatch' || reason === 'unsupported';
+}
+
+/** The 4.1 exception a settlement raises is known to reconciliation from its row. */
+function knownException(decision: AchDecision<BillingRecord>): KnownException | undefined {
+  if (decision.kind !== 'apply' || decision.effect !== 'exception') return undefined;
+  const code = decision.after.ach_exception?.code;
+  return code === 'amount_mismatch' || code === 'unowed_payment' ? code : undefined;
 }
 
 /** An `unless_recorded` decision asks the period's audit rows whether it ever recorded that entry (rare: one Query, paged). */

@@ -6,6 +6,8 @@ import { hasOpenChain } from '../intent.js';
 import { withUserLock, type LockDeps } from '../lock.js';
 import type { IdGenerator } from '../billing-record.js';
 import type { BillingRecord } from '../records.js';
+import type { CardMovementOf } from '../card-movements.js';
+import type { MoneyMovementStore } from '../ports/money-movements.js';
 
 /** Records of the user read to see whether a chain is open. */
 const RECENT_RECORDS = 24;
@@ -65,14 +67,25 @@ type Decide<I> = (record: BillingRecord, input: I, now: Date, ids: IdGenerator) 
  * submission for its attempt is retaken under the lock: an attempt holding it is about to record its
  * own answer, so the event is refused (409) and Stripe redelivers it.
  */
-export async function applyCardOutcome<I extends PaymentIntentOutcome>(ports: CardOutcomePorts & LockDeps, decide: Decide<I>, input: I, owner: string): Promise<CardResult> {
+export async function applyCardOutcome<I extends PaymentIntentOutcome>(
+  ports: CardOutcomePorts & LockDeps & { readonly movements: MoneyMovementStore },
+  decide: Decide<I>,
+  input: I,
+  owner: string,
+  movementOf?: CardMovementOf,
+): Promise<CardResult> {
   const once = async (locked: boolean): Promise<CardResult> => {
     const record = await ports.billing.get({ user_id: input.reference.user_id, billing_date: input.reference.billing_date });
     if (!record) return { kind: 'ignored', reason: 'not_found' };
     const decision = await resolveRecorded(ports, record.subscription_id, decide(record, input, ports.clock.now(), ports.ids));
-    if (decision.kind === 'ignore') return { kind: 'ignored', reason: decision.reason, record };
+    // Money moved though the period takes nothing (a partial refund, a waived period): its row alone (DESIGN 14).
+    const movement = movementOf?.(record, decision);
+    if (decision.kind === 'ignore') {
+      if (movement) await ports.movements.record(movement);
+      return { kind: 'ignored', reason: decision.reason, record };
+    }
     if (decision.records_submission === true && !locked) return withUserLock(ports, input.reference.user_id, owner, () => once(true));
-    await ports.billing.commit(decision.tx);
+    await ports.billing.commit(movement ? { ...decision.tx, movements: [...(decision.tx.movements ?? []), movement] } : decision.tx);
     return { kind: 'applied', record: decision.after, ...(decision.exception ? { exception: decision.exception } : {}) };
   };
   try {

@@ -1,7 +1,8 @@
 import { applyBillingEvent, applyIntentChange, historyRowOf, successorRecord, withFailure } from '../billing-record.js';
 import { balanceDecision, GATE_CLOSED_ERROR, type BalanceObservation } from '../collectible.js';
 import { dueGate, mayAdvancePause, type NotDueReason } from '../due-work.js';
-import { deadHolderFoundAccountInactive, mayHoldUnrecordedCharge, repairsUnrecordedAttempt } from '../takeover.js';
+import { deadHolderFoundAccountInactive, isPresentedUnrecorded, mayHoldUnrecordedCharge, repairsUnrecordedAttempt } from '../takeover.js';
+import { debitMovement, subscriptionRecordKey, type MoneyMovement } from '../money-movements.js';
 import { achDebitTally, originatesAchDebit } from '../ach-return-rates.js';
 import { CLEARED_DUNNING, EXHAUSTED_DUNNING, dunningAfterDecline, dunningLapsed, isInDunning } from '../dunning.js';
 import { classifyDecline } from '../declines.js';
@@ -18,7 +19,7 @@ import type { InstrumentRefusal } from '../instruments/gate.js';
 import { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from '../instruments/instrument.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
-import { formatInstant } from '../time.js';
+import { formatInstant, toDate } from '../time.js';
 import type { UseCaseDeps } from './deps.js';
 
 export { GATE_CLOSED_ERROR, type BalanceObservation } from '../collectible.js';
@@ -145,7 +146,8 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     if (instrument) after.instrument_id = instrument.instrument_id;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
     const instrumentWrite = combineInstrumentWrites(presentmentWrite(read, instrument, now, process), declineHoldWrite(read, after, instrument, now), cardInstrumentWrite(read, after, result, instruments, instrument));
-    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, instrumentWrite);
+    const movements = debitOf(read, result, presentedAt(lock, read, now));
+    return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, instrumentWrite, movements);
   } catch (error) {
     return handleFailure(deps, read, error, request, now, combinedSignal(request.signal, lock.signal), presented);
   }
@@ -208,6 +210,29 @@ function paymentRequestOf(read: BillingRecord, instrument: Instrument | undefine
     reference: { kind: 'subscription', user_id: read.user_id, billing_date: read.billing_date, subscription_id: read.subscription_id },
     ...representmentFlags(read),
   };
+}
+
+/** The money an accepted presentment moved (DESIGN 14); a decline moved none. */
+function debitOf(read: BillingRecord, result: PaymentResult, at: Date): MoneyMovement[] {
+  if (result.outcome === 'declined') return [];
+  return [
+    debitMovement({
+      rail: read.payment_method,
+      transaction_id: result.confirmation_id,
+      amount_cents: read.amount_cents,
+      presented_at: at,
+      ...{ user_id: read.user_id, record_key: subscriptionRecordKey(read) },
+      idempotency_key: `${read.subscription_id}:${read.payment_attempts + 1}`,
+    }),
+  ];
+}
+
+/** A repair's key was first presented by the attempt that died (its lease's `held_since`) or failed (its saved failure). */
+function presentedAt(lock: HeldLock, read: BillingRecord, now: Date): Date {
+  const dead = lock.takenOver;
+  if (dead?.held_since !== undefined && repairsUnrecordedAttempt(dead, read)) return new Date(dead.held_since);
+  if (isPresentedUnrecorded(read) && read.billing_failed_at !== undefined) return toDate(read.billing_failed_at);
+  return now;
 }
 
 function afterSubmission(deps: AttemptDeps, read: BillingRecord, result: PaymentResult, now: Date, process: Process): BillingRecord {
@@ -281,6 +306,7 @@ async function commitAttempt(
   now: Date,
   outcome: AttemptOutcome,
   instruments?: InstrumentWrite,
+  movements: readonly MoneyMovement[] = [],
 ): Promise<AttemptOutcome> {
   const history = historyRowOf(after, { ...context, actor: request.actor, reason: request.reason, run_id: request.runId });
   const leftPending = read.billing_status === 'PENDING';
@@ -292,6 +318,7 @@ async function commitAttempt(
     // Every ACH entry presented counts in its day's debits (NACHA return rates).
     ...(originatesAchDebit(read, after) ? { achRates: achDebitTally(now) } : {}),
     ...(instruments ? { instruments } : {}),
+    ...(movements.length > 0 ? { movements } : {}),
   });
   return outcome;
 }

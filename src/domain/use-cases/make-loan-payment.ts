@@ -1,7 +1,7 @@
 import { achDebitTally, originatesLoanAchDebit } from '../ach-return-rates.js';
 import { HOLD_MESSAGES } from '../collectible.js';
 import { AlreadyExistsError, DomainError, NotFoundError, PaymentHoldError } from '../errors.js';
-import { loanAttemptRequest } from '../loan-attempt.js';
+import { loanAttemptRequest, loanDebitMovements } from '../loan-attempt.js';
 import type { Instrument } from '../instruments/instrument.js';
 import { decideLoanInstrument, loanPresentmentWrite, type LoanInstrumentDeps } from '../instruments/loans.js';
 import { afterLoanDecline, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
@@ -139,7 +139,7 @@ async function submit(deps: LoanPaymentDeps, read: LoanPayment, audit: LoanPayme
   const result = await deps.processor.submit(loanAttemptRequest(read, instrument), signal);
   const now = deps.clock.now();
   const after = { ...afterSubmission(read, result, now), ...(instrument ? { loc_instrument_id: instrument.instrument_id } : {}) };
-  await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined);
+  await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined, loanDebitMovements(read, after, now));
   const presented = loanPresentmentWrite(read, instrument, now, 'customer');
   if (presented) await deps.instruments.write(presented);
   return after;

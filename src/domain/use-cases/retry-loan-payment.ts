@@ -1,7 +1,7 @@
 import { achDebitTally, originatesLoanAchDebit } from '../ach-return-rates.js';
 import { ConcurrentModificationError, LockedError } from '../errors.js';
 import { classifyFailure } from '../ladder.js';
-import { loanAttemptKey, loanAttemptRequest } from '../loan-attempt.js';
+import { loanAttemptKey, loanAttemptRequest, loanDebitMovements } from '../loan-attempt.js';
 import { acceptedButUnreadable, afterLoanProcessorError, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
 import { withUserLock, type HeldLock, type LockDeps } from '../lock.js';
 import type { LoanPaymentAudit, PaymentsStore } from '../ports/loan-payments.js';
@@ -107,7 +107,8 @@ async function write(
   audit: LoanPaymentAudit,
 ): Promise<RetryLoanPaymentOutcome> {
   try {
-    await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(deps.clock.now()) : undefined);
+    const now = deps.clock.now();
+    await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined, loanDebitMovements(read, after, now));
   } catch (error) {
     // Another writer moved the payment; a submission of ours is recorded by the next attempt's same key.
     if (error instanceof ConcurrentModificationError) return { kind: 'raced' };

@@ -4,12 +4,23 @@ import { NotFoundError } from '../../domain/errors.js';
 import { creationOf, retryRunRequestSchema, runStatus, type RetryRun, type RetryRunItem } from '../../domain/retry-runs.js';
 import { startRetryRun } from '../../domain/use-cases/start-retry-run.js';
 import { json, parseJsonBody, type HttpResult } from '../shared/http.js';
-import { cursorSchema, idSchema, idempotencyKey, pathParams, queryParams } from './request.js';
+import { cursorSchema, idSchema, idempotencyKey, limitSchema, pathParams, queryParams } from './request.js';
 import type { RouteContext } from './router.js';
 
 /** Bulk retry runs (DESIGN 8): POST creates (or replays) a run, GET reads its status, counts and items. */
 
 export const retryRunParams = lazySchema(() => z.object({ runId: idSchema }));
+
+/** Runs per page of the list: 1-100, default 20. */
+export const retryRunListQuerySchema = lazySchema(() => z.strictObject({ limit: limitSchema, next: z.optional(cursorSchema) }));
+
+/** `GET /v1/billing/retry-runs`: past runs, newest first, each as GET of one run shows it (without items). */
+export async function listRetryRuns(ctx: RouteContext): Promise<HttpResult> {
+  const query = queryParams(ctx.event, retryRunListQuerySchema);
+  const page = await ctx.deps.retryRuns.listRuns({ limit: query.limit, cursor: query.next ?? null });
+  const now = ctx.deps.clock.now();
+  return json(200, { items: page.items.map((run) => runView(run, now)), next: page.next });
+}
 
 /** Items per page of GET: 1-1000, default 100. */
 export const retryRunQuerySchema = lazySchema(() => z.strictObject({

@@ -1,9 +1,19 @@
 import type { AppDeps } from '../../runtime/deps.js';
 import type { Logger } from '../../runtime/logger.js';
+import { idSchema } from '../../domain/ids.js';
+import { MEMBER_SCOPE } from '../../manifest/index.js';
 import { HttpError, type HttpEvent, type HttpResult } from '../shared/http.js';
 
 export const SCOPES = { read: 'billing:read', write: 'billing:write', operate: 'billing:operate' } as const;
 export type Scope = (typeof SCOPES)[keyof typeof SCOPES];
+
+/**
+ * Who is calling a /v1 route: staff (a staff scope decided) or a member (only `billing:self`
+ * reached a member route: the token's own user, read from the configured claim).
+ */
+export type Caller =
+  | { readonly kind: 'staff'; readonly sub: string }
+  | { readonly kind: 'member'; readonly sub: string; readonly userId: string };
 
 export type Method = 'GET' | 'POST' | 'PUT';
 
@@ -14,6 +24,8 @@ export interface RouteContext {
   readonly params: Readonly<Record<string, string | undefined>>;
   /** The JWT `sub` on /v1 routes; absent on webhooks. */
   readonly actor: string | undefined;
+  /** Staff or a member; absent on webhooks. A member reaches only its own user's resources (404 otherwise). */
+  readonly caller?: Caller;
   /** Lock owner name for this invocation. */
   readonly owner: string;
   readonly log: Logger;
@@ -27,6 +39,8 @@ export interface Route {
   readonly path: string;
   /** Required JWT scope; undefined for the signed webhooks, which carry no JWT. */
   readonly scope: Scope | undefined;
+  /** A member route: `billing:self` reaches it for the token's own user. */
+  readonly member?: boolean;
   readonly handle: (ctx: RouteContext) => Promise<HttpResult>;
 }
 
@@ -101,16 +115,40 @@ export function scopesOf(event: HttpEvent): Set<string> {
   return scopes;
 }
 
-/**
- * 401 without an authorizer context or a subject, 403 without the route's scope.
- * Answers the caller's `sub`, the actor of audited actions.
- */
-export function authorize(event: HttpEvent, scope: Scope): string {
+/** The JWT claims API Gateway's authorizer passed on. */
+function claimsOf(event: HttpEvent): Record<string, unknown> | undefined {
   const jwt = event.requestContext?.authorizer?.jwt;
-  const sub = jwt?.claims?.sub;
-  if (!jwt || typeof jwt !== 'object' || typeof sub !== 'string' || sub.trim() === '') {
-    throw new HttpError(401, 'unauthorized', 'a valid bearer token is required');
-  }
-  if (!scopesOf(event).has(scope)) throw new HttpError(403, 'forbidden', `this action requires the ${scope} scope`);
-  return sub;
+  return jwt && typeof jwt === 'object' && jwt.claims && typeof jwt.claims === 'object' ? (jwt.claims as Record<string, unknown>) : undefined;
+}
+
+/**
+ * The caller of a /v1 route (DESIGN 8, 15): 401 without claims or a subject; staff when the token
+ * carries the route's staff scope (it decides even beside `billing:self`); a member when only
+ * `billing:self` reaches a member route (its user id from `userIdClaim`, 401 when that claim is
+ * not an id); 403 otherwise, and 403 when the token's client may not use the scope that decided.
+ */
+export function authorizeCaller(
+  event: HttpEvent,
+  route: { readonly scope: Scope; readonly member?: boolean | undefined },
+  settings: Pick<AppDeps['settings'], 'userIdClaim' | 'clientScopes'>,
+): Caller {
+  const claims = claimsOf(event);
+  const sub = claims?.sub;
+  if (!claims || typeof sub !== 'string' || sub.trim() === '') throw new HttpError(401, 'unauthorized', 'a valid bearer token is required');
+  const scopes = scopesOf(event);
+  const decided = scopes.has(route.scope) ? route.scope : route.member && scopes.has(MEMBER_SCOPE) ? MEMBER_SCOPE : undefined;
+  if (!decided) throw new HttpError(403, 'forbidden', `this action requires the ${route.scope} scope`);
+  checkClientScope(claims, decided, settings.clientScopes);
+  if (decided !== MEMBER_SCOPE) return { kind: 'staff', sub };
+  const userId = idSchema.safeParse(claims[settings.userIdClaim ?? 'sub']);
+  if (!userId.success) throw new HttpError(401, 'unauthorized', 'the token names no user');
+  return { kind: 'member', sub, userId: userId.data };
+}
+
+/** The HTTP API's authorizer holds one audience list per route, so which client may use which scope is checked here. */
+function checkClientScope(claims: Record<string, unknown>, scope: string, clientScopes: Readonly<Record<string, readonly string[]>> | undefined): void {
+  if (!clientScopes) return;
+  const client = typeof claims.client_id === 'string' ? claims.client_id : typeof claims.azp === 'string' ? claims.azp : undefined;
+  const allowed = client !== undefined && Object.hasOwn(clientScopes, client) ? clientScopes[client]! : [];
+  if (!allowed.includes(scope)) throw new HttpError(403, 'client_scope_not_allowed', `this client may not use the ${scope} scope`);
 }

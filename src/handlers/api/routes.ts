@@ -1,9 +1,10 @@
 import { ROUTES, type RouteKeyOf } from '../../manifest/index.js';
 import { receiveBalanceEvent } from './balance.js';
 import { createPayment, getPayment, getPaymentHistory, listPayments } from './loans.js';
-import { createRetryRun, getRetryRun } from './retry-runs.js';
+import { createRetryRun, getRetryRun, listRetryRuns } from './retry-runs.js';
 import type { Route, RouteContext } from './router.js';
 import { changeBillingDateRoute, pay, retryBillingRoute, waiveRoute } from './subscription-actions.js';
+import { resolveExceptionRoute } from './exception-resolution.js';
 import { getSubscription, getSubscriptionHistory, listSubscriptions, listUserSubscriptions } from './subscriptions.js';
 import type { HttpResult } from '../shared/http.js';
 
@@ -22,12 +23,14 @@ const HANDLERS: Record<RouteKeyOf<'api'>, (ctx: RouteContext) => Promise<HttpRes
   'POST /v1/subscriptions/{subscriptionId}/retry-billing': retryBillingRoute,
   'POST /v1/subscriptions/{subscriptionId}/waive': waiveRoute,
   'PUT /v1/subscriptions/{subscriptionId}/billing-date': changeBillingDateRoute,
+  'POST /v1/subscriptions/{subscriptionId}/exception/resolve': resolveExceptionRoute,
   'GET /v1/users/{userId}/loans/{loanId}/payments': listPayments,
   'POST /v1/users/{userId}/loans/{loanId}/payments': createPayment,
   'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}': getPayment,
   'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}/history': getPaymentHistory,
   'POST /v1/billing/retry-runs': createRetryRun,
   'GET /v1/billing/retry-runs/{runId}': getRetryRun,
+  'GET /v1/billing/retry-runs': listRetryRuns,
   'POST /webhooks/balance': receiveBalanceEvent,
 };
 
@@ -36,5 +39,6 @@ export const API_ROUTES: readonly Route[] = ROUTES.filter((route) => route.targe
   method: route.method,
   path: route.path,
   scope: 'scope' in route ? route.scope : undefined,
+  member: 'member' in route && route.member === true,
   handle: HANDLERS[`${route.method} ${route.path}` as RouteKeyOf<'api'>],
 }));

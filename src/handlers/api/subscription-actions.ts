@@ -1,4 +1,5 @@
 import { attemptDepsOf } from '../shared/attempt-deps.js';
+import { actedBy } from '../../domain/actors.js';
 import * as z from '../../domain/zod.js';
 import { lazySchema } from '../../domain/lazy-schema.js';
 import type { AttemptOutcome } from '../../domain/use-cases/collect.js';
@@ -15,6 +16,7 @@ import { json, parseJsonBody, type HttpResult } from '../shared/http.js';
 import { serializeSubscription } from '../shared/serialize.js';
 import { idSchema, idempotencyKey, pathParams, reasonSchema } from './request.js';
 import type { RouteContext } from './router.js';
+import { findSubscription } from './subscriptions.js';
 
 /** Manual pay, operator retry-billing, waive and due-date change (DESIGN 5 and 8), all audited. */
 
@@ -23,8 +25,10 @@ export const optionalReasonBody = lazySchema(() => z.optional(z.strictObject({ r
 export const waiveBody = lazySchema(() => z.strictObject({ reason: reasonSchema }));
 export const billingDateBody = lazySchema(() => z.strictObject({ billing_date: instantSchema, reason: z.optional(reasonSchema) }));
 
-function attemptDeps(ctx: RouteContext): UseCaseDeps {
-  return attemptDepsOf(ctx.deps, ctx.log);
+/** The use case's deps for one request: every audit row it writes names the caller. */
+export function attemptDeps(ctx: RouteContext): UseCaseDeps {
+  const deps = attemptDepsOf(ctx.deps, ctx.log);
+  return ctx.actor === undefined ? deps : { ...deps, billing: actedBy(deps.billing, ctx.actor) };
 }
 
 function subscriptionId(ctx: RouteContext): string {
@@ -88,6 +92,8 @@ function replayOutcome(record: BillingRecord): PayOutcome {
 }
 
 export async function pay(ctx: RouteContext): Promise<HttpResult> {
+  // A member's ownership first: one read before the lock and the Idempotency-Key lookup.
+  if (ctx.caller?.kind === 'member') await findSubscription(ctx);
   const id = subscriptionId(ctx);
   const key = idempotencyKey(ctx.event);
   const body = parseJsonBody(ctx.event, optionalReasonBody);

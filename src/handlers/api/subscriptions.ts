@@ -11,6 +11,7 @@ import type { AppDeps } from '../../runtime/deps.js';
 import { json, type HttpResult } from '../shared/http.js';
 import { serializeHistoryRow, serializePage, serializeSubscription } from '../shared/serialize.js';
 import { cursorSchema, idSchema, limitSchema, pageQuerySchema, pathParams, queryParams } from './request.js';
+import { assertOwnUser } from './member-view.js';
 import type { RouteContext } from './router.js';
 
 /** Subscription reads (DESIGN 8): by user, by id, its history, the live billing failures and the exceptions. */
@@ -33,6 +34,7 @@ export async function findSubscription(ctx: RouteContext): Promise<BillingRecord
   ctx.annotate({ subscription_id: subscriptionId });
   const record = await ctx.deps.billing.findBySubscriptionId(subscriptionId);
   if (!record) throw new NotFoundError(`subscription ${subscriptionId} not found`);
+  assertOwnUser(ctx, record.user_id, `subscription ${subscriptionId} not found`);
   ctx.annotate({ user_id: record.user_id });
   return record;
 }

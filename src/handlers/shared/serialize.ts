@@ -47,6 +47,7 @@ const RECORD_ATTRIBUTES = [
   'card_exception',
   'decline_code',
   'decline_class',
+  'amount_received_cents',
 ] as const satisfies readonly (keyof BillingRecord)[];
 
 const HISTORY_ATTRIBUTES = [
@@ -64,6 +65,10 @@ const HISTORY_ATTRIBUTES = [
   'actor',
   'reason',
   'run_id',
+  'billing_event',
+  'resolution',
+  'refund_id',
+  'amount_difference_cents',
 ] as const satisfies readonly (keyof HistoryRow)[];
 
 function copyPresent<T extends object>(target: Record<string, unknown>, source: T, names: readonly (keyof T)[]): void {

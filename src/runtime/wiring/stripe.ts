@@ -9,22 +9,28 @@ import { lazily, type ServiceWiring } from './types.js';
 export const stripe: ServiceWiring = ({ secret }) => {
   const apiKey = secret('stripeApiKey');
   const load = lazily(async () => {
-    const [{ default: Stripe }, { StripeCardProcessor, StripeCustomerSearchResolver }, { StripePaymentIntentDirectory }] = await Promise.all([
+    const [{ default: Stripe }, { StripeCardProcessor, StripeCustomerSearchResolver }, { StripePaymentIntentDirectory }, { StripeBalanceReport }] = await Promise.all([
       import('stripe'),
       import('../../adapters/stripe/processor.js'),
       import('../../adapters/stripe/payment-directory.js'),
+      import('../../adapters/stripe/balance-report.js'),
     ]);
     const client = new Stripe(apiKey, { maxNetworkRetries: 1, timeout: 10_000 });
     return {
       card: new StripeCardProcessor({ stripe: client, customers: new StripeCustomerSearchResolver(client) }),
       cardPayments: new StripePaymentIntentDirectory(client),
+      report: new StripeBalanceReport(client),
     };
   });
   return {
-    processor: { submit: async (request, signal) => (await load()).card.submit(request, signal) },
+    processor: {
+      submit: async (request, signal) => (await load()).card.submit(request, signal),
+      findRefund: async (query, signal) => (await load()).card.findRefund(query, signal),
+    },
     cardPayments: {
       findReference: async (paymentIntentId) => (await load()).cardPayments.findReference(paymentIntentId),
       cardOfCustomer: async (customerId) => (await load()).cardPayments.cardOfCustomer(customerId),
     },
+    report: { page: async (rail, from, to, cursor) => (await load()).report.page(rail, from, to, cursor) },
   };
 };

@@ -1,6 +1,7 @@
 import type { CardPaymentDirectory } from '../../domain/card-outcomes.js';
 import type { AccountDirectory } from '../../domain/ports/account-directory.js';
 import type { PaymentProcessor } from '../../domain/ports/processor.js';
+import type { ProcessorReport } from '../../domain/ports/processor-report.js';
 import type { QueuePort } from '../../domain/ports/queue.js';
 import type { SecretId, ServiceId } from '../../manifest/index.js';
 
@@ -29,6 +30,8 @@ export interface ServiceClients {
   readonly processor?: PaymentProcessor;
   readonly accounts?: AccountDirectory;
   readonly cardPayments?: CardPaymentDirectory;
+  /** What the processor reports it moved, per rail it runs (DESIGN 14). */
+  readonly report?: ProcessorReport;
 }
 
 /** Builds one service's clients from its URL (services with a `urlEnv`) and the function's secrets. */

@@ -115,4 +115,27 @@ describe('payments and accounts service clients against a local HTTP server', ()
     await router.submit({ ...request, rail: 'pinless' });
     expect(calls).toEqual(['card', 'pinless']);
   });
+
+  it('looks a refund up by id: its answer read through the schema, 404 as unknown, a bad answer refused', async () => {
+    const service = new HttpPaymentsService(base);
+    answer = { status: 200, body: JSON.stringify({ refund_id: 'rf/1', transaction_id: 'conf-1', amount_cents: 1200, status: 'succeeded' }) };
+    expect(await service.findRefund({ refund_id: 'rf/1', rail: 'ach' })).toEqual({ refund_id: 'rf/1', transaction_id: 'conf-1', amount_cents: 1200, status: 'succeeded' });
+    expect(seen.at(-1)).toMatchObject({ method: 'GET', url: '/refunds/rf%2F1' });
+    answer = { status: 404, body: JSON.stringify({ error: 'not found' }) };
+    expect(await service.findRefund({ refund_id: 'rf-2', rail: 'ach' })).toBeUndefined();
+    answer = { status: 200, body: JSON.stringify({ refund_id: 'rf-3', amount_cents: 1200 }) };
+    await expect(service.findRefund({ refund_id: 'rf-3', rail: 'ach' })).rejects.toBeInstanceOf(ProcessorError);
+    answer = { status: 503, body: '{}' };
+    await expect(service.findRefund({ refund_id: 'rf-4', rail: 'ach' })).rejects.toBeInstanceOf(TransientError);
+  });
+
+  it("routes a refund lookup to its rail's processor", async () => {
+    const looked: string[] = [];
+    const named = (name: string) => ({
+      submit: async () => ({ outcome: 'approved' as const, confirmation_id: name }),
+      findRefund: async () => (looked.push(name), undefined),
+    });
+    await new RailRouter({ ach: named('ach'), pinless: named('pinless'), card: named('card') }).findRefund({ refund_id: 're_1', rail: 'card' });
+    expect(looked).toEqual(['card']);
+  });
 });

@@ -1,4 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FileSimulatorJournal } from '../../../src/adapters/processor/journal.js';
 import { PaymentSimulator } from '../../../src/adapters/processor/simulator.js';
 import { ProcessorError } from '../../../src/domain/errors.js';
 import type { PaymentRequest } from '../../../src/domain/ports/processor.js';
@@ -72,5 +76,69 @@ describe('the local payment simulator', () => {
     const sim = new PaymentSimulator(new ManualClock());
     expect(() => sim.configure({ default: 'maybe' as never })).toThrow();
     expect(() => sim.configure({ users: { u1: 'ach_return:X1' } })).toThrow();
+  });
+
+  it('knows the refunds made at it, and no others', async () => {
+    const sim = new PaymentSimulator(new ManualClock());
+    const refund = sim.refund({ transaction_id: 'pi_1', amount_cents: 1500 });
+    expect(refund).toMatchObject({ transaction_id: 'pi_1', amount_cents: 1500, status: 'succeeded' });
+    expect(await sim.findRefund({ refund_id: refund.refund_id, rail: 'card' })).toEqual(refund);
+    expect(await sim.findRefund({ refund_id: 're_other', rail: 'card' })).toBeUndefined();
+  });
+});
+
+describe('the payment simulator across a restart (its journal in the data directory)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sim-journal-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  let n = 0;
+  const journalFile = () => join(dir, `journal-${++n}.jsonl`);
+
+  it('keeps every pending ACH outcome and answers a repeated key as before, without a second charge', async () => {
+    const file = journalFile();
+    const clock = new ManualClock('2026-12-01T00:00:00Z');
+    const before = new PaymentSimulator(clock, new FileSimulatorJournal(file));
+    before.configure({ users: { u3: 'ach_return:R01', u4: 'decline:insufficient_funds' }, ach_settle_delay_ms: 60_000 });
+    const settled = await before.submit(request({ rail: 'ach', instrument_id: 'ach-acct-1' }));
+    const returned = await before.submit(request({ rail: 'ach', user_id: 'u3', idempotency_key: 'sub-3:1' }));
+    const declined = await before.submit(request({ user_id: 'u4', idempotency_key: 'sub-4:1' }));
+
+    // A new process on the same file, with default settings (a restart forgets PUT /local/processor).
+    const after = new PaymentSimulator(clock, new FileSimulatorJournal(file));
+    expect(await after.submit(request({ rail: 'ach', instrument_id: 'ach-acct-1' }))).toEqual(settled);
+    expect(settled).toMatchObject({ instrument_id: 'ach-acct-1' });
+    expect(await after.submit(request({ rail: 'ach', user_id: 'u3', idempotency_key: 'sub-3:1' }))).toEqual(returned);
+    expect(await after.submit(request({ user_id: 'u4', idempotency_key: 'sub-4:1' }))).toEqual(declined);
+    expect(after.charges()).toHaveLength(2);
+    clock.advance(60_000);
+    expect(after.takeDueAchOutcomes(clock.now().getTime()).map((o) => [o.charge.user_id, o.type, o.return_code])).toEqual([
+      ['u1', 'settled', undefined],
+      ['u3', 'returned', 'R01'],
+    ]);
+  });
+
+  it('hands out again after a restart an outcome taken but never acknowledged, and never one the receiver accepted', async () => {
+    const file = journalFile();
+    const clock = new ManualClock('2026-12-01T00:00:00Z');
+    const before = new PaymentSimulator(clock, new FileSimulatorJournal(file));
+    await before.submit(request({ rail: 'ach' }));
+    await before.submit(request({ rail: 'ach', user_id: 'u2', idempotency_key: 'sub-2:1' }));
+    const taken = before.takeDueAchOutcomes(clock.now().getTime());
+    expect(taken).toHaveLength(2);
+    before.acknowledge(taken[0]!.charge.confirmation_id);
+
+    const after = new PaymentSimulator(clock, new FileSimulatorJournal(file));
+    expect(after.takeDueAchOutcomes(clock.now().getTime()).map((o) => o.charge.user_id)).toEqual(['u2']);
+  });
+
+  it('skips the torn last line of a killed write, and the next entry starts a line of its own', async () => {
+    const file = journalFile();
+    const clock = new ManualClock('2026-12-01T00:00:00Z');
+    await new PaymentSimulator(clock, new FileSimulatorJournal(file)).submit(request({ rail: 'ach' }));
+    appendFileSync(file, '{"charge":{"idempotency_key":"sub-9');
+    const after = new PaymentSimulator(clock, new FileSimulatorJournal(file));
+    expect(after.charges().map((c) => c.user_id)).toEqual(['u1']);
+    await after.submit(request({ rail: 'ach', user_id: 'u2', idempotency_key: 'sub-2:1' }));
+    expect(new PaymentSimulator(clock, new FileSimulatorJournal(file)).charges().map((c) => c.user_id)).toEqual(['u1', 'u2']);
+    expect(readFileSync(file, 'utf8').split('\n').filter((line) => line.startsWith('{"charge"'))).toHaveLength(3);
   });
 });

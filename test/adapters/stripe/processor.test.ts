@@ -220,6 +220,33 @@ describe('StripeCardProcessor with the real resolver: Stripe requests per paymen
   });
 });
 
+describe('StripeCardProcessor.findRefund', () => {
+  const refundFixture = JSON.parse(readFileSync(new URL('../../fixtures/stripe/refund.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+
+  it("reads Stripe's refund object: the PaymentIntent it refunded, the amount and the status", async () => {
+    fake.reply = () => ({ status: 200, body: { ...refundFixture, payment_intent: 'pi_123', amount: 1500 } });
+    expect(await processor().findRefund({ refund_id: refundFixture.id as string, rail: 'card' })).toEqual({
+      refund_id: refundFixture.id,
+      transaction_id: 'pi_123',
+      amount_cents: 1500,
+      status: 'succeeded',
+    });
+    expect(fake.requests[0]).toMatchObject({ method: 'GET', path: `/v1/refunds/${refundFixture.id as string}` });
+  });
+
+  it('a refund of a bare charge names the charge, which matches none of our PaymentIntents', async () => {
+    fake.reply = () => ({ status: 200, body: refundFixture });
+    expect(await processor().findRefund({ refund_id: 're_1', rail: 'card' })).toMatchObject({ transaction_id: refundFixture.charge });
+  });
+
+  it("Stripe's resource_missing is an unknown refund; an outage stays transient", async () => {
+    fake.reply = () => stripeError(404, { type: 'invalid_request_error', code: 'resource_missing', message: 'No such refund' });
+    expect(await processor().findRefund({ refund_id: 're_missing', rail: 'card' })).toBeUndefined();
+    fake.reply = () => stripeError(500, { type: 'api_error', message: 'boom' });
+    expect(await rejection(processor().findRefund({ refund_id: 're_1', rail: 'card' }))).toBeInstanceOf(TransientError);
+  });
+});
+
 describe('StripeCustomerSearchResolver', () => {
   const resolver = () => new StripeCustomerSearchResolver(fake.client());
   const searchResult = (data: unknown[]) => ({ status: 200, body: { object: 'search_result', url: '/v1/customers/search', has_more: false, data } });

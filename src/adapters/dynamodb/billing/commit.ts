@@ -15,6 +15,7 @@ import {
   planHistory,
   planInstruments,
   planLockRelease,
+  planMovement,
   planUpdate,
   transact,
   type PlannedWrite,
@@ -48,7 +49,7 @@ export async function commit(t: BillingTables, tx: BillingTransaction): Promise<
       if (!taken || probe >= MAX_PLACEMENT_PROBES) throw error;
       const next = await placeAgain(t, attempt, taken, error);
       // Only the next period was asked for, and its chain's record is there: nothing is left to write.
-      if (next.writes.length === 0 && next.history.length === 0 && !next.createIfAbsent && !next.releaseLock && !next.achRates && !next.instruments) return { created: false };
+      if (next.writes.length === 0 && next.history.length === 0 && !next.createIfAbsent && !next.releaseLock && !next.achRates && !next.instruments && !next.movements?.length) return { created: false };
       attempt = next;
     }
   }
@@ -68,6 +69,7 @@ function planCommit(t: BillingTables, tx: BillingTransaction): { planned: Planne
   if (tx.releaseLock) planned.push(planLockRelease(t, tx.releaseLock));
   if (tx.achRates) planned.push(planAchRates(t, tx.achRates, transactionSeed(tx)));
   if (tx.instruments && !isEmptyInstrumentWrite(tx.instruments)) planned.push(planInstruments(t, tx.instruments));
+  for (const movement of tx.movements ?? []) planned.push(planMovement(t, movement));
   if (tx.createIfAbsent) {
     creates.push({ index: planned.length, record: tx.createIfAbsent.record, movable: true, optional: true, at: -1 });
     planned.push(planCreate(t, tx.createIfAbsent.record), planHistory(t, tx.createIfAbsent.history));
@@ -110,6 +112,7 @@ async function placeAgain(t: BillingTables, tx: BillingTransaction, taken: reado
     ...(tx.releaseLock ? { releaseLock: tx.releaseLock } : {}),
     ...(tx.achRates ? { achRates: tx.achRates } : {}),
     ...(tx.instruments ? { instruments: tx.instruments } : {}),
+    ...(tx.movements ? { movements: tx.movements } : {}),
   };
 }
 

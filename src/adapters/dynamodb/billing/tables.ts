@@ -17,6 +17,8 @@ export interface DynamoBillingStoreOptions {
   readonly locksTableName?: string;
   /** instruments: read with the period by an attempt and written in its transaction (DESIGN 3.2). */
   readonly instrumentsTableName?: string;
+  /** money-movements: needed for a commit that carries movement rows (DESIGN 14). */
+  readonly movementsTableName?: string;
 }
 
 /** What every part of the billing adapter works on: one client, the tables and the index shard count. */
@@ -26,6 +28,7 @@ export interface BillingTables {
   readonly historyTable: string;
   readonly locksTable: string | undefined;
   readonly instrumentsTable: string | undefined;
+  readonly movementsTable?: string | undefined;
   readonly shardCount: number;
 }
 
@@ -36,6 +39,7 @@ export function billingTables(options: DynamoBillingStoreOptions): BillingTables
     historyTable: options.historyTableName,
     locksTable: options.locksTableName,
     instrumentsTable: options.instrumentsTableName,
+    movementsTable: options.movementsTableName,
     shardCount: assertShardCount(options.statusShardCount ?? DEFAULT_STATUS_SHARD_COUNT, 'statusShardCount'),
   };
 }

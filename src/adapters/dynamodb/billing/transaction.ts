@@ -1,8 +1,10 @@
 import { TransactWriteItemsCommand, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { AchRateTally } from '../../../domain/ach-return-rates.js';
 import type { LockRelease } from '../../../domain/ports/billing-ledger.js';
+import type { MoneyMovement } from '../../../domain/money-movements.js';
 import type { BillingKey, BillingRecord, HistoryRow } from '../../../domain/records.js';
 import type { InstrumentWrite } from '../../../domain/instruments/instrument.js';
+import { movementPut } from '../money-movements.js';
 import { counterUpdate } from '../ach-rate-counters.js';
 import { instrumentsTransactItem } from '../instruments/item.js';
 import { describeKey, historyItem, primaryItem, primaryKey } from '../billing-item.js';
@@ -111,6 +113,17 @@ export function planGauges(t: BillingTables, delta: GaugeCounts, seed: string): 
     item,
     description: { onConditionFailed: 'concurrent', label: `${t.table} gauge counter (${item.Update!.Key![COUNTER_KEYS.sort]!.S})` },
     identity: `${t.table}|${JSON.stringify(item.Update!.Key)}`,
+  };
+}
+
+/** A money movement row (DESIGN 14), unconditional: the same interaction is the same row. */
+export function planMovement(t: BillingTables, movement: MoneyMovement): PlannedWrite {
+  if (!t.movementsTable) throw new InvalidTransactionError('commit: a movement needs the money-movements table');
+  const item = movementPut(t.movementsTable, movement);
+  return {
+    item,
+    description: { onConditionFailed: 'concurrent', label: `${t.movementsTable} row (${movement.movement_id})` },
+    identity: `${t.movementsTable}|${item.Put!.Item!.recon_key!.S}|${item.Put!.Item!.sk!.S}`,
   };
 }
 

@@ -1,16 +1,16 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runCollectionAttempt, type AttemptRequest } from '../../src/domain/use-cases/collect.js';
-import type { UseCaseDeps } from '../../src/domain/use-cases/deps.js';
-import { TransientError } from '../../src/domain/errors.js';
-import { acquireUserLock } from '../../src/domain/lock.js';
-import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
-import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
-import type { BillingRecord } from '../../src/domain/records.js';
-import { formatInstant } from '../../src/domain/time.js';
-import { createTestApp, type TestApp } from '../support/app.js';
-import { makeRecord } from '../support/billing-fixtures.js';
-import { seedRecords } from '../support/seed.js';
-import { BILLING_RETRY_WAITS_MS, HOUR } from '../support/time.js';
+import { runCollectionAttempt, type AttemptRequest } from '../../../src/domain/use-cases/collect.js';
+import type { UseCaseDeps } from '../../../src/domain/use-cases/deps.js';
+import { TransientError } from '../../../src/domain/errors.js';
+import { acquireUserLock } from '../../../src/domain/lock.js';
+import { retryBilling } from '../../../src/domain/use-cases/retry-billing.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../../src/domain/ports/processor.js';
+import type { BillingRecord } from '../../../src/domain/records.js';
+import { formatInstant } from '../../../src/domain/time.js';
+import { createTestApp, type TestApp } from '../../support/app.js';
+import { makeRecord } from '../../support/billing-fixtures.js';
+import { seedRecords } from '../../support/seed.js';
+import { BILLING_RETRY_WAITS_MS, HOUR } from '../../support/time.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
 

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { loanRetryMessage, messageIdOf, type BillingPeriodMessage as CollectionMessage } from '../../src/domain/collections.js';
-import { nextEligibleAt } from '../../src/domain/due-work.js';
-import { failureState } from '../../src/domain/ladder.js';
-import { planCollections } from '../../src/domain/use-cases/plan-collections.js';
-import type { BillingStore } from '../../src/domain/ports/billing-store.js';
-import type { DueLoanPaymentRetry, PaymentsStore } from '../../src/domain/ports/loan-payments.js';
-import type { BillingRecord } from '../../src/domain/records.js';
-import { formatInstant } from '../../src/domain/time.js';
-import { makeRecord } from '../support/billing-fixtures.js';
-import { ManualClock } from '../support/fakes.js';
-import { HOUR } from '../support/time.js';
+import { loanRetryMessage, messageIdOf, type BillingPeriodMessage as CollectionMessage } from '../../../src/domain/collections.js';
+import { nextEligibleAt } from '../../../src/domain/due-work.js';
+import { failureState } from '../../../src/domain/ladder.js';
+import { planCollections } from '../../../src/domain/use-cases/plan-collections.js';
+import type { BillingStore } from '../../../src/domain/ports/billing-store.js';
+import type { DueLoanPaymentRetry, PaymentsStore } from '../../../src/domain/ports/loan-payments.js';
+import type { BillingRecord } from '../../../src/domain/records.js';
+import { formatInstant } from '../../../src/domain/time.js';
+import { makeRecord } from '../../support/billing-fixtures.js';
+import { ManualClock } from '../../support/fakes.js';
+import { HOUR } from '../../support/time.js';
 
 /** No loan payment is due in these planning tests (the loan stream has its own tests on DynamoDB Local). */
 const noLoanRetries = { async *streamDueRetries(): AsyncGenerator<readonly DueLoanPaymentRetry[]> {} };

@@ -1,25 +1,25 @@
 import fc from 'fast-check';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DUNNING_RETRY_DAYS, DUNNING_WINDOW_MS, NETWORK_CEILINGS } from '../../src/domain/dunning.js';
-import { PaymentHoldError } from '../../src/domain/errors.js';
-import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
-import type { BillingRecord, Process } from '../../src/domain/records.js';
-import { formatInstant } from '../../src/domain/time.js';
-import { collectOnBalanceEvent } from '../../src/domain/use-cases/collect-on-balance-event.js';
-import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
-import type { UseCaseDeps } from '../../src/domain/use-cases/deps.js';
-import { manualPay } from '../../src/domain/use-cases/manual-pay.js';
-import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
-import { applyMembershipEvent, membershipEventSchema } from '../../src/domain/use-cases/membership/apply-membership-event.js';
-import { publishedEventsOf } from '../../src/domain/published-events.js';
-import { eventIdOf } from '../../src/adapters/eventbridge/event-id.js';
-import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
-import { callerFor, type Caller } from '../handlers/api-fixtures.js';
-import { createTestApp, type TestApp } from '../support/app.js';
-import { scheduledEvent } from '../support/aws-events.js';
-import { makeRecord } from '../support/billing-fixtures.js';
-import { seedRecords } from '../support/seed.js';
-import { DAY, HOUR } from '../support/time.js';
+import { DUNNING_RETRY_DAYS, DUNNING_WINDOW_MS, NETWORK_CEILINGS } from '../../../src/domain/dunning.js';
+import { PaymentHoldError } from '../../../src/domain/errors.js';
+import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../../src/domain/ports/processor.js';
+import type { BillingRecord, Process } from '../../../src/domain/records.js';
+import { formatInstant } from '../../../src/domain/time.js';
+import { collectOnBalanceEvent } from '../../../src/domain/use-cases/collect-on-balance-event.js';
+import { runCollectionAttempt } from '../../../src/domain/use-cases/collect.js';
+import type { UseCaseDeps } from '../../../src/domain/use-cases/deps.js';
+import { manualPay } from '../../../src/domain/use-cases/manual-pay.js';
+import { retryBilling } from '../../../src/domain/use-cases/retry-billing.js';
+import { applyMembershipEvent, membershipEventSchema } from '../../../src/domain/use-cases/membership/apply-membership-event.js';
+import { publishedEventsOf } from '../../../src/domain/published-events.js';
+import { eventIdOf } from '../../../src/adapters/eventbridge/event-id.js';
+import { createCollectionsJobHandler } from '../../../src/handlers/collections-job.js';
+import { callerFor, type Caller } from '../../handlers/api-fixtures.js';
+import { createTestApp, type TestApp } from '../../support/app.js';
+import { scheduledEvent } from '../../support/aws-events.js';
+import { makeRecord } from '../../support/billing-fixtures.js';
+import { seedRecords } from '../../support/seed.js';
+import { DAY, HOUR } from '../../support/time.js';
 
 /**
  * Dunning through the real attempt on DynamoDB Local (DESIGN 5b): what each decline code costs the
