@@ -6,6 +6,8 @@ import { HOLD_RULES } from './holds.js';
 import { currentInstrument, entryLimitReached, instrumentHold, recordHoldBinds, refusalOf, type InstrumentRefusal } from './gate.js';
 import { entryIdOf, stripeCardInstrument, type Instrument, type InstrumentRail, type InstrumentsItem, type InstrumentWrite } from './instrument.js';
 
+export { cardInstrumentWrite } from './card-holds.js';
+
 /** What an attempt on a period learns about its instrument once the account is read (DESIGN 3.2). */
 
 export interface InstrumentDecision {

@@ -12,9 +12,8 @@ import { allowlistedError, billingFailureView, classifyFailure, dueKey, nextFail
 import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
-import { cardNeverHold } from '../instruments/card-holds.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
-import { decideInstrument, declineHoldWrite, heldOnOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
+import { cardInstrumentWrite, decideInstrument, declineHoldWrite, heldOnOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
 import type { InstrumentRefusal } from '../instruments/gate.js';
 import { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from '../instruments/instrument.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
@@ -198,10 +197,8 @@ async function refuseHeld(commit: Commit, read: BillingRecord, refusal: Instrume
 const HOLDS_OFF_SCHEDULE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
 
 function paymentRequestOf(read: BillingRecord, instrument: Instrument | undefined, instruments: InstrumentsItem | undefined): PaymentRequest {
-  const card = read.payment_method === 'card' ? instruments?.stripe_card : undefined;
   return {
-    ...(instrument ? { instrument_id: instrument.instrument_id } : {}),
-    ...(card ? { card } : {}),
+    ...(instrument ? { instrument_id: instrument.instrument_id } : {}), ...(read.payment_method === 'card' && instruments?.stripe_card ? { card: instruments.stripe_card } : {}),
     idempotency_key: `${read.subscription_id}:${read.payment_attempts + 1}`,
     user_id: read.user_id,
     amount_cents: read.amount_cents,
@@ -257,33 +254,6 @@ function afterSubmission(deps: AttemptDeps, read: BillingRecord, result: Payment
       return applyBillingEvent(read, 'DECLINED', now, { process, set: { ...set, payment_error: result.message, ...dunning } });
     }
   }
-}
-
-/**
- * The card's part of the attempt's write: a card the processor had to resolve is stored, so the next
- * attempt asks Stripe nothing (in place of a stored customer without a card, else only if a webhook
- * stored none meanwhile); a `do_not_retry` decline holds the card it declined.
- */
-function cardInstrumentWrite(
-  read: BillingRecord,
-  after: BillingRecord,
-  result: PaymentResult,
-  instruments: InstrumentsItem | undefined,
-  instrument: Instrument | undefined,
-): InstrumentWrite | undefined {
-  if (result.outcome === 'submitted') return undefined;
-  const card = result.resolved_card ?? instruments?.stripe_card;
-  // A card the attempt knew is held by the instrument's own decline hold; only a resolved one is held here.
-  const hold =
-    !instrument && result.outcome === 'declined' && after.decline_class !== undefined
-      ? cardNeverHold(card, { decline_code: after.decline_code ?? result.decline_code, decline_class: after.decline_class }, `subscription:${read.subscription_id}`, after.last_run_date)
-      : undefined;
-  if (!result.resolved_card && !hold) return undefined;
-  return {
-    user_id: read.user_id,
-    ...(result.resolved_card ? { stripe_card: { card: result.resolved_card, replace: instruments?.stripe_card !== undefined } } : {}),
-    ...(hold ? { holds: [hold] } : {}),
-  };
 }
 
 /** The five failure attributes removed: a write that changes the due work without moving the due key. */
