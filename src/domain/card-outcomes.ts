@@ -1,6 +1,7 @@
 import { applyBillingEvent, historyRowOf, successorRecord, type IdGenerator } from './billing-record.js';
 import { dunningAfterDecline } from './dunning.js';
 import { classifyDecline, type DeclineDetails } from './declines.js';
+import type { StripeCard } from './instruments/instrument.js';
 import type { BillingTransaction } from './ports/billing-ledger.js';
 import type { BillingStore } from './ports/billing-store.js';
 import type { Clock } from './ports/clock.js';
@@ -18,9 +19,18 @@ export interface CardPaymentReference {
   readonly subscription_id: string;
 }
 
-/** Finds the reference of a PaymentIntent whose event does not carry it (a dispute names only the ids). */
+/** A Stripe customer's default card as Stripe has it now, and the user its metadata names. */
+export interface CustomerCard {
+  readonly user_id?: string | undefined;
+  readonly card: StripeCard;
+}
+
+/** What the card processor's webhooks read back from Stripe. */
 export interface CardPaymentDirectory {
+  /** The reference of a PaymentIntent whose event does not carry it (a dispute names only the ids). */
   findReference(paymentIntentId: string): Promise<CardPaymentReference | undefined>;
+  /** The customer's default card now (DESIGN 3.2); undefined for a customer Stripe does not have. */
+  cardOfCustomer(customerId: string): Promise<CustomerCard | undefined>;
 }
 
 export interface CardOutcomePorts {
@@ -37,6 +47,8 @@ export type CardIgnoreReason =
   /** The record has moved past what the event could change (a late failure after a success). */
   | 'status'
   | 'partial_refund'
+  /** A dispute closed in the cardholder's favour: the money stays withdrawn and the hold stays. */
+  | 'dispute_lost'
   /** A checkout for a user whose billing chain is open: one chain per user (DESIGN 2.9). */
   | 'already_member';
 
@@ -222,6 +234,23 @@ export function decideDisputeCreated(record: BillingRecord, input: DisputeCreate
     set: { payment_error: DISPUTED_PAYMENT_ERROR, card_disputed: true, updated_event: undefined },
   });
   delete after.updated_event;
+  return { kind: 'apply', after, tx: update(record, after) };
+}
+
+export interface DisputeClosed extends PaymentIntentOutcome {
+  readonly dispute_id: string;
+  /** `won`, or `charge.dispute.funds_reinstated`: the money came back to us. */
+  readonly won: boolean;
+}
+
+/** A dispute won returns the money: the period is collected again and its dispute hold lifted; a lost one changes nothing. */
+export function decideDisputeClosed(record: BillingRecord, input: DisputeClosed, now: Date): CardDecision {
+  if (record.subscription_id !== input.reference.subscription_id) return { kind: 'ignore', reason: 'subscription_mismatch' };
+  if (record.transaction_id !== input.payment_intent_id) return { kind: 'ignore', reason: 'transaction_mismatch' };
+  if (!input.won) return { kind: 'ignore', reason: 'dispute_lost' };
+  if (record.card_disputed !== true) return { kind: 'ignore', reason: record.billing_status === 'COMPLETED' ? 'already_applied' : 'status' };
+  if (!billingTransitions.allows(record.billing_status, 'DISPUTE_WON')) return { kind: 'ignore', reason: 'status' };
+  const after = applyBillingEvent(record, 'DISPUTE_WON', now, { set: { payment_error: '', card_disputed: undefined } });
   return { kind: 'apply', after, tx: update(record, after) };
 }
 

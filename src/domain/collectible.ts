@@ -18,6 +18,11 @@ export interface BalanceObservation {
 export { HOLD_CODES, HOLD_MESSAGES, isHoldCode, type HoldCode } from './instruments/holds.js';
 import type { HoldCode } from './instruments/holds.js';
 
+/** Not a hold on the payer: the period received a payment that does not match it, for an operator to resolve (409). */
+export const PAYMENT_EXCEPTION_CODE = 'payment_exception';
+export const PAYMENT_EXCEPTION_MESSAGE =
+  'this period received a card payment for another amount or currency: an operator resolves it (refund or waive) before it is charged again';
+
 const SCHEDULED_GATE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
 export const GATE_CLOSED_ERROR = 'Insufficient available balance.';
 

@@ -66,9 +66,10 @@ export function dueGate(record: BillingRecord, now: Date, process: Process, opti
   if (!PERSON_INITIATED.has(process) && dunningLapsed(record, now)) return 'exhausted';
   const hold = options.recordHolds === false ? undefined : holdOf(record, now);
   if (hold) return hold;
+  // A person is refused too: the period already received money, and charging it in full would take it twice.
+  if (hasCardException(record)) return 'exception';
   const dunning = dunningGate(record, now, process);
   if (PERSON_INITIATED.has(process)) return dunning;
-  if (hasCardException(record)) return 'exception';
   if (isHeldByLadder(record, now)) return failureState(record) === 'parked' ? 'parked' : 'waiting';
   return dunning;
 }
@@ -103,7 +104,7 @@ function eligibleAt(record: BillingRecord): string | undefined {
   return at === Date.parse(record.billing_date) ? record.billing_date : formatInstant(when);
 }
 
-/** A payment for another amount or currency was received: no automatic charge until a person looks. */
-function hasCardException(record: Pick<BillingRecord, 'card_exception'>): boolean {
+/** A payment for another amount or currency was received: no charge on any path until an operator resolves it. */
+export function hasCardException(record: Pick<BillingRecord, 'card_exception'>): boolean {
   return record.card_exception !== undefined && record.card_exception.code !== 'dispute_inquiry';
 }

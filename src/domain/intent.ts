@@ -52,8 +52,12 @@ export function resumedStatus(intent: Pick<MembershipIntent, 'paused_months'>): 
   return (intent.paused_months ?? 0) > 0 ? 'PAUSED' : 'PENDING';
 }
 
-/** A ban keeps the intent: a reactivated period is PAUSED again while its pause is not over. */
-export function reactivationEvent(record: Pick<BillingRecord, 'paused_months'>): 'REACTIVATED' | 'REACTIVATED_PAUSED' {
+/**
+ * A ban keeps the intent and what was owed: a period attempted before the ban comes back FAILED (its
+ * dunning, holds and waits still bind), one whose pause is not over PAUSED.
+ */
+export function reactivationEvent(record: Pick<BillingRecord, 'paused_months' | 'last_attempt_date'>): 'REACTIVATED' | 'REACTIVATED_PAUSED' | 'REACTIVATED_FAILED' {
+  if (record.last_attempt_date !== undefined) return 'REACTIVATED_FAILED';
   return resumedStatus(record) === 'PAUSED' ? 'REACTIVATED_PAUSED' : 'REACTIVATED';
 }
 

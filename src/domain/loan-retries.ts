@@ -1,5 +1,6 @@
 import { DUNNING_RETRY_DAYS } from './dunning.js';
 import { classifyDecline } from './declines.js';
+import { ProcessorError } from './errors.js';
 import type { PaymentResult } from './ports/processor.js';
 import type { LoanPayment } from './loan-payments.js';
 import { formatInstant } from './time.js';
@@ -20,6 +21,7 @@ export const LOAN_RETRY_REASONS = {
   exhausted: 'Payment declined on its last allowed attempt (max retries).',
   processorError: 'The payments service failed before an answer; the retry is rescheduled.',
   processorErrorsExhausted: 'The payments service kept failing; automatic retries stopped.',
+  unreadableAnswer: 'The payments service accepted the request but its answer could not be read; the same attempt is sent again until it answers.',
 } as const;
 
 export function afterLoanDecline(read: LoanPayment, result: Extract<PaymentResult, { outcome: 'declined' }>, now: Date): LoanPayment {
@@ -59,11 +61,24 @@ export function nextRetryAt(firstDeclinedAt: string, attempts: number): string {
   return formatInstant(new Date(Date.parse(firstDeclinedAt) + days * DAY_MS));
 }
 
-/** Nothing was presented (or the same key goes again), so the attempt count stays; the next attempt moves. */
-export function afterLoanProcessorError(read: LoanPayment, now: Date): LoanPayment {
+/** The processor's codes for a 2xx whose body could not be read: it accepted the request, so money may have moved. */
+const ACCEPTED_UNREADABLE: ReadonlySet<string> = new Set(['processor_bad_answer']);
+
+export function acceptedButUnreadable(error: unknown): boolean {
+  return error instanceof ProcessorError && ACCEPTED_UNREADABLE.has(error.code);
+}
+
+/**
+ * Nothing was presented (or the same key goes again), so the attempt count stays; the next attempt moves.
+ * An accepted request is never ended at the error limit: only the same key can record the charge it may hold.
+ */
+export function afterLoanProcessorError(read: LoanPayment, now: Date, mayHoldCharge = false): LoanPayment {
   const at = formatInstant(now);
   const errors = (read.loc_error_count ?? 0) + 1;
   const base: LoanPayment = { ...read, loc_error_count: errors, loc_last_updated: at, version: read.version + 1 };
+  if (errors >= LOAN_MAX_ERRORS && mayHoldCharge) {
+    return { ...base, loc_next_attempt_at: formatInstant(new Date(now.getTime() + DAY_MS)), loc_update_reason: LOAN_RETRY_REASONS.unreadableAnswer };
+  }
   if (errors >= LOAN_MAX_ERRORS) {
     delete base.loc_next_attempt_at;
     return { ...base, loc_status: loanPaymentTransitions.apply(read.loc_status, 'RETRIES_EXHAUSTED'), loc_update_reason: LOAN_RETRY_REASONS.processorErrorsExhausted };

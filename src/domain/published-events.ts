@@ -224,6 +224,7 @@ function addEventsOf(row: HistoryRow, add: AddEvent): void {
   switch (row.billing_event) {
     case 'COLLECTED':
     case 'ACH_SETTLED':
+    case 'DISPUTE_WON':
       return add('billing.period.collected', transaction);
     case 'ACH_SUBMITTED':
       return add('billing.period.submitted', transaction);

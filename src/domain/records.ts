@@ -69,6 +69,7 @@ export const BILLING_EVENTS = [
   'ACH_SETTLED',
   'ACH_RETURNED', // the debit came back (also after it settled: returns come up to 60 days later); the period is owed again
   'CHARGED_BACK', // an unauthorized return or dispute after the money was taken
+  'DISPUTE_WON', // a card dispute closed in our favour: the funds are reinstated, the period collected again
   'REFUNDED',
   'WAIVED',
   'CANCEL_REQUESTED',
@@ -80,6 +81,7 @@ export const BILLING_EVENTS = [
   'USER_NOT_ACTIVE',
   'REACTIVATED',
   'REACTIVATED_PAUSED', // a reactivation of a period whose pause is not over (intent.ts reactivationEvent)
+  'REACTIVATED_FAILED', // a reactivation of a period attempted before the ban: still declined, its dunning kept
   'DUE_DATE_CHANGED',
   'BILLING_RETRY_REQUESTED',
   'BILLING_FAILURE_RECORDED',

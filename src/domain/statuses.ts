@@ -10,6 +10,11 @@ const allows = (status: BillingStatus, event: Parameters<typeof billingTransitio
 /** A collection attempt may present a payment: the statuses a collection leaves (PENDING, FAILED). */
 export const COLLECTIBLE_STATUSES: ReadonlySet<BillingStatus> = new Set(billingTransitions.sourcesOf('COLLECTED'));
 
+/** Money taken or on its way for the period (COMPLETED, ACHSENT, REFUNDED). */
+export const COLLECTED_STATUSES: ReadonlySet<BillingStatus> = new Set(
+  (['COLLECTED', 'ACH_SUBMITTED'] as const).map((event) => billingTransitions.apply('PENDING', event)).concat(billingTransitions.apply('COMPLETED', 'REFUNDED')),
+);
+
 /** Closed: no settlement is pending and no account closure applies (COMPLETED, WAIVED, CANCELLED, SKIPPED, REFUNDED). */
 export const TERMINAL_STATUSES = statusesWhere((status) => !allows(status, 'ACH_SETTLED') && !allows(status, 'ACCOUNT_CLOSED'));
 

@@ -2,8 +2,9 @@ import type * as z from '../domain/zod.js';
 import { actedBy, eventActor } from '../domain/actors.js';
 import { classifyDecline, type DeclineDetails } from '../domain/declines.js';
 import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
+import { refreshStripeCard } from '../domain/use-cases/refresh-stripe-card.js';
 import { chargeRefundedMovement, disputeCreatedMovement, paymentSucceededMovement, type StripeEventStamp } from '../domain/card-movements.js';
-import { decideChargeRefunded, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
+import { decideChargeRefunded, decideDisputeClosed, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
 import { exceedsPaymentMaximum } from '../domain/payment-maximum.js';
 import { processStripeEventOnce, recordStripeEventOnce } from '../domain/stripe-events.js';
 import type { AppDeps } from '../runtime/deps.js';
@@ -13,9 +14,12 @@ import {
   cardReferenceSchema,
   chargeSchema,
   checkoutSessionSchema,
+  customerSchema,
   declineDetailsOf,
+  detachedFromSchema,
   disputeSchema,
   paymentIntentSchema,
+  paymentMethodSchema,
   StripeSignatureVerificationError,
   stripeEventEnvelopeSchema,
   stripeWebhooks,
@@ -104,6 +108,8 @@ interface EventContext {
   readonly deps: AppDeps;
   readonly log: Logger;
   readonly owner: string;
+  /** The event's `data.previous_attributes`, when it has them. */
+  readonly previous?: Record<string, unknown> | undefined;
   /** The event's id and Stripe's `created` instant: the day its money moved (DESIGN 14). */
   readonly stamp: StripeEventStamp;
 }
@@ -117,13 +123,19 @@ const APPLIERS = new Map<string, Apply>([
   ['payment_intent.payment_failed', applyPaymentIntent],
   ['charge.refunded', applyChargeRefunded],
   ['charge.dispute.created', applyDisputeCreated],
+  ['charge.dispute.closed', applyDisputeClosed],
+  ['charge.dispute.funds_reinstated', applyDisputeClosed],
+  ['customer.updated', applyCustomerUpdated],
+  ['payment_method.attached', applyPaymentMethodEvent],
+  ['payment_method.updated', applyPaymentMethodEvent],
+  ['payment_method.detached', applyPaymentMethodEvent],
 ]);
 
 async function applyStripeEvent(deps: AppDeps, event: StripeEventEnvelope, log: Logger): Promise<Applied> {
   const apply = APPLIERS.get(event.type);
   if (!apply) return { outcome: 'unhandled' };
   const occurredAt = event.created !== undefined ? new Date(event.created * 1000) : deps.clock.now();
-  return apply(event.data.object, { deps, log, owner: `stripe:${event.id}`, stamp: { event_id: event.id, occurred_at: occurredAt } }, event.type);
+  return apply(event.data.object, { deps, log, owner: `stripe:${event.id}`, stamp: { event_id: event.id, occurred_at: occurredAt }, previous: event.data.previous_attributes }, event.type);
 }
 
 /** A data object every redelivery would fail on too: logged and recorded without effect. */
@@ -159,6 +171,8 @@ async function applyCheckout(object: unknown, { deps, log, owner }: EventContext
     first_billing_date: metadata.first_billing_date,
     friday_billing: metadata.friday_billing,
   }, owner);
+  // The card is stored apart from the chain: a replay or an existing member still updates it.
+  if (parsed.data.customer) await storeCard(deps, log, parsed.data.customer, metadata.user_id);
   return reported(log, result);
 }
 
@@ -206,6 +220,54 @@ async function applyDisputeCreated(object: unknown, { deps, log, owner, stamp }:
   };
   const result = await applyCardOutcome(deps, decideDisputeCreated, disputed, owner, disputeCreatedMovement(stamp, disputed));
   return reported(log, result);
+}
+
+/** A dispute won (closed `won`, or its funds reinstated) lifts the period's dispute hold; a lost one changes nothing. */
+async function applyDisputeClosed(object: unknown, { deps, log, owner }: EventContext, type: string): Promise<Applied> {
+  const parsed = safeParseCold(disputeSchema, object);
+  if (!parsed.success) return invalid(log, parsed.error.issues);
+  const dispute = parsed.data;
+  const reference = await referenceOf(deps, dispute.metadata, dispute.payment_intent);
+  if (!reference || !dispute.payment_intent) return unlocated(log, dispute.payment_intent);
+  const result = await applyCardOutcome(deps, decideDisputeClosed, {
+    payment_intent_id: dispute.payment_intent,
+    reference,
+    amount_cents: dispute.amount,
+    dispute_id: dispute.id,
+    won: type === 'charge.dispute.funds_reinstated' || dispute.status === 'won',
+  }, owner);
+  return reported(log, result);
+}
+
+/* ---------------- the card instrument (DESIGN 3.2) ---------------- */
+
+async function applyCustomerUpdated(object: unknown, { deps, log }: EventContext): Promise<Applied> {
+  const parsed = safeParseCold(customerSchema, object);
+  if (!parsed.success) return invalid(log, parsed.error.issues);
+  return storeCard(deps, log, parsed.data.id);
+}
+
+/** Attached, updated or detached: the customer it belongs to (a detached card names it in previous_attributes) is read again. */
+async function applyPaymentMethodEvent(object: unknown, { deps, log, previous }: EventContext): Promise<Applied> {
+  const parsed = safeParseCold(paymentMethodSchema, object);
+  if (!parsed.success) return invalid(log, parsed.error.issues);
+  const was = safeParseCold(detachedFromSchema, previous ?? {});
+  const customer = parsed.data.customer ?? (was.success ? was.data.customer : undefined);
+  if (!customer) {
+    log.info({ payment_method: parsed.data.id }, 'payment method names no customer; nothing to store');
+    return { outcome: 'ignored', reason: 'no_customer' };
+  }
+  return storeCard(deps, log, typeof customer === 'string' ? customer : customer.id);
+}
+
+async function storeCard(deps: AppDeps, log: Logger, customerId: string, userIdHint?: string): Promise<Applied> {
+  const result = await refreshStripeCard(deps, customerId, userIdHint);
+  if (result.kind === 'ignored') {
+    log.warn({ customer: customerId, reason: result.reason }, 'stripe card not stored');
+    return { outcome: 'ignored', reason: result.reason };
+  }
+  log.info({ user_id: result.user_id, customer: customerId, card_known: result.card.payment_method !== undefined }, 'stripe card stored');
+  return { outcome: 'applied' };
 }
 
 /** The decline's codes for dunning; a code the table does not know is retry_later and logged. */

@@ -205,6 +205,8 @@ export const FUNCTIONS = {
       // A success for a transaction the period does not show: its audit rows, by subscription id.
       billingActivityHistory: { write: ['put'], indexes: [bySubscriptionId] },
       locks: { write: ['put', 'update'], delete: true },
+      // The user's Stripe card, kept current from checkout and the customer and payment_method events.
+      instruments: { write: ['update'] },
       // Every card outcome's movement row, in its transaction, or alone when no record changes (DESIGN 14).
       moneyMovements: { write: ['put'] },
     },

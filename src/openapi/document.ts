@@ -126,7 +126,7 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
     path: actions.subscriptionParams,
     body: { schema: actions.optionalReasonBody, required: false, description: 'The reason goes on the audit row with the caller as actor' },
     description: 'A hold (DESIGN 3.1) is checked before the clear: it answers 409 with its code and changes nothing.',
-    responses: { '200': { description: 'billed, failed (with the new failure) or still_due', schema: 'RetryBillingResult' }, ...actionErrors, '409': PAYMENT_CONFLICT },
+    responses: { '200': { description: 'billed, failed (with the new failure), still_due, or not_billed (nothing charged and nothing owed now: the member is inactive, the period cancelled or not yet due)', schema: 'RetryBillingResult' }, ...actionErrors, '409': PAYMENT_CONFLICT },
   },
   'POST /v1/subscriptions/{subscriptionId}/waive': {
     operationId: 'waive',

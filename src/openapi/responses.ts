@@ -100,7 +100,7 @@ export const payResultSchema = z.strictObject({
 });
 
 export const retryBillingResultSchema = z.strictObject({
-  outcome: z.enum(['billed', 'failed', 'still_due']),
+  outcome: z.enum(['billed', 'failed', 'still_due', 'not_billed']),
   billing_failure: z.optional(billingFailureViewSchema),
   still_due: z.boolean(),
   subscription: subscriptionViewSchema,

@@ -155,6 +155,10 @@ export function limitedCardPayments(directory: CardPaymentDirectory, limiter: Pr
       await limiter.take('stripe');
       return directory.findReference(paymentIntentId);
     },
+    cardOfCustomer: async (customerId) => {
+      await limiter.take('stripe');
+      return directory.cardOfCustomer(customerId);
+    },
   };
 }
 

@@ -69,7 +69,7 @@ function intentFor(request: RecordedRequest): Record<string, any> {
   return intent;
 }
 
-const customers: StripeCustomerResolver = { customerFor: async () => ({ customer: 'cus_DvnENrEbZJeIQE', payment_method: 'pm_card_visa' }) };
+const customers: StripeCustomerResolver = { cardFor: async () => ({ customer: 'cus_DvnENrEbZJeIQE', payment_method: 'pm_card_visa' }) };
 
 /** Runs `between` after Stripe answered the attempt and before the attempt writes (the webhook racing the answer). */
 class RacingProcessor implements PaymentProcessor {

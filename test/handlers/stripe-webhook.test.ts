@@ -93,6 +93,9 @@ class InMemoryCardPayments implements CardPaymentDirectory {
   async findReference(paymentIntentId: string) {
     return this.known.get(paymentIntentId);
   }
+  async cardOfCustomer() {
+    return undefined;
+  }
 }
 
 describe('stripe-webhook: checkout.session.completed', () => {
@@ -227,7 +230,7 @@ describe('stripe-webhook: refunds and disputes', () => {
     expect(after.updated_event).toBeUndefined();
 
     app.clock.advance(3 * DAY);
-    expect(await runCollectionAttempt(app.deps, { key: record, process: 'RETRY', owner: 'test' })).toMatchObject({ kind: 'not_due', reason: 'card_disputed' });
+    expect(await runCollectionAttempt(app.deps, { key: record, process: 'RETRY', owner: 'test' })).toMatchObject({ kind: 'held', refusal: { code: 'card_disputed', decided_by: 'card.dispute' } });
   });
 
   it('charge.dispute.created that cannot be located is recorded and answered 200', async () => {

@@ -89,7 +89,7 @@ describe('poison records', () => {
 describe('throttling', () => {
   it('a throttle the SDK retries away is invisible: the attempt collects, nothing is counted', async () => {
     const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
-    throttle.commands = ['TransactWriteItemsCommand', 'GetItemCommand', 'PutItemCommand'];
+    throttle.commands = ['TransactWriteItemsCommand', 'TransactGetItemsCommand', 'PutItemCommand'];
     throttle.remaining = 2;
     const out = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent([collectionMessage(record)]));
     expect(throttle.thrown).toBe(2);
@@ -98,7 +98,7 @@ describe('throttling', () => {
     expect(await ledgerViolations(app, record.user_id, { settled: true, lockFree: true, maxCountedFailures: 0 })).toEqual([]);
   });
 
-  it.each(['GetItemCommand', 'TransactWriteItemsCommand', 'DeleteItemCommand'])(
+  it.each(['TransactGetItemsCommand', 'TransactWriteItemsCommand', 'DeleteItemCommand'])(
     'persistent throttling of %s is reported as a batch item failure, uncounted; the redelivery collects once',
     async (command) => {
       const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
@@ -159,7 +159,7 @@ describe('throttling', () => {
 
   it('the API answers a throttled manual pay with 503 unavailable and retry-after, nothing counted', async () => {
     const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless'));
-    throttle.commands = ['GetItemCommand'];
+    throttle.commands = ['TransactGetItemsCommand'];
     throttle.remaining = 1_000;
     const result = await createApiHandler(app.depsFor('api'))(
       httpEvent('POST', { route: '/v1/subscriptions/{subscriptionId}/pay', pathParameters: { subscriptionId: record.subscription_id }, headers: { 'idempotency-key': 'k1' } }),

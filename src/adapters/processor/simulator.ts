@@ -234,6 +234,11 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
     if (this.settings.auth === 'revoked') throw new ProcessorOutageError(service, 'processor_auth');
   }
 
+  /** The simulator keeps no Stripe customers: a card webhook finds none and changes nothing. */
+  async cardOfCustomer(): Promise<undefined> {
+    return undefined;
+  }
+
   /** Refunds money at once, as a dashboard refund does; the payment need not be one the simulator took. */
   refund(request: SimulatedRefundRequest): ProcessorRefund {
     const refund: ProcessorRefund = { refund_id: `re_sim_${randomUUID().replace(/-/g, '')}`, status: 'succeeded', ...request };

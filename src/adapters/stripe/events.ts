@@ -20,7 +20,11 @@ export const stripeEventEnvelopeSchema = lazySchema(() => z.object({
   type: nonEmpty,
   /** Unix seconds: the day a movement it reports is reconciled on (DESIGN 14). */
   created: z.optional(z.number().check(z.int(), z.nonnegative())),
-  data: z.object({ object: z.record(z.string(), z.unknown()) }),
+  data: z.object({
+    object: z.record(z.string(), z.unknown()),
+    /** On `*.updated` and `payment_method.detached`: what changed (a detached card's `customer`). */
+    previous_attributes: z.optional(z.record(z.string(), z.unknown())),
+  }),
 }));
 export type StripeEventEnvelope = z.infer<typeof stripeEventEnvelopeSchema>;
 
@@ -41,6 +45,8 @@ export const checkoutSessionSchema = lazySchema(() => z.object({
   object: z.literal('checkout.session'),
   amount_total: z.nullish(centsSchema),
   payment_status: z.nullish(z.string()),
+  /** The Stripe customer the session made or used: its card is stored on the user's instruments. */
+  customer: z.nullish(z.string()),
   metadata: z.object({
     amount: z.optional(z.pipe(dollarStringSchema, z.transform((dollars) => dollarsToCents(dollars)))),
     user_id: idSchema,
@@ -92,4 +98,24 @@ export const disputeSchema = lazySchema(() => z.object({
   /** `warning_*`: an inquiry, no funds withdrawn (DESIGN 6.1). */
   status: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
   metadata: metadataSchema,
+}));
+
+const stripeIdSchema = lazySchema(() => z.string().check(z.regex(/^[a-z]+_[A-Za-z0-9_]{1,250}$/, 'a Stripe id')));
+
+/** A customer (`customer.updated`): only its id is read; its card is read back from Stripe as it is now. */
+export const customerSchema = lazySchema(() => z.object({
+  id: stripeIdSchema,
+  object: z.literal('customer'),
+}));
+
+/** A PaymentMethod (`payment_method.*`): the customer it belongs to, now or (detached) before. */
+export const paymentMethodSchema = lazySchema(() => z.object({
+  id: stripeIdSchema,
+  object: z.literal('payment_method'),
+  customer: z.nullish(z.union([stripeIdSchema, z.object({ id: stripeIdSchema })])),
+}));
+
+/** `previous_attributes` of a detached PaymentMethod: the customer it was attached to. */
+export const detachedFromSchema = lazySchema(() => z.object({
+  customer: z.union([stripeIdSchema, z.object({ id: stripeIdSchema })]),
 }));

@@ -1,5 +1,6 @@
 import type Stripe from 'stripe';
 import { InterruptedError, ProcessorError, ProcessorOutageError, ProcessorThrottledError, TransientError } from '../../domain/errors.js';
+import type { StripeCard } from '../../domain/instruments/instrument.js';
 import type { PaymentProcessor, PaymentReference, PaymentRequest, PaymentResult, ProcessorRefund, RefundQuery } from '../../domain/ports/processor.js';
 import { cardDeclineMessage } from './decline-messages.js';
 import { declineDetailsOf } from './decline-details.js';
@@ -11,19 +12,14 @@ import { declineDetailsOf } from './decline-details.js';
  * Metadata carries the record's key so that webhook events find it.
  */
 
-/** The Stripe customer and saved card to charge for a user. */
-export interface StripeCustomer {
-  readonly customer: string;
-  readonly payment_method: string;
-}
-
 /**
- * We store no Stripe ids on billing records, so the processor asks this port who to charge.
- * `StripeCustomerSearchResolver` finds the customer by `metadata.user_id` (set when Checkout
- * created it) and charges its `invoice_settings.default_payment_method`.
+ * Who to charge when the attempt has no stored card (DESIGN 3.2): the customer named by id when it is
+ * known (`customers.retrieve`), else the one whose `metadata.user_id` is the user (a search, once per
+ * member: the attempt stores what it finds). The default payment method comes expanded, with its
+ * card's fingerprint.
  */
 export interface StripeCustomerResolver {
-  customerFor(userId: string): Promise<StripeCustomer | undefined>;
+  cardFor(userId: string, customerId?: string): Promise<StripeCard | undefined>;
 }
 
 export interface StripeCardProcessorOptions {
@@ -54,31 +50,38 @@ export class StripeCardProcessor implements PaymentProcessor {
     if (request.rail !== 'card') throw new ProcessorError('unsupported_rail', REJECTED);
     // The SDK takes no AbortSignal: the deadline is honoured before each call, and by its timeout.
     throwIfAborted(signal);
-    let customer: StripeCustomer | undefined;
-    try {
-      customer = await this.customers.customerFor(request.user_id);
-    } catch (error) {
-      throw mapStripeError(error, this.stripe.errors);
+    // The stored card costs no request; only a member whose card is not stored yet is looked up.
+    let card = request.card?.payment_method !== undefined ? request.card : undefined;
+    let resolved: StripeCard | undefined;
+    if (!card) {
+      try {
+        resolved = await this.customers.cardFor(request.user_id, request.card?.customer);
+      } catch (error) {
+        throw mapStripeError(error, this.stripe.errors);
+      }
+      if (!resolved?.payment_method) return { outcome: 'declined', decline_code: 'no_payment_method', message: cardDeclineMessage('no_payment_method') };
+      card = resolved;
     }
-    if (!customer) return { outcome: 'declined', decline_code: 'no_payment_method', message: cardDeclineMessage('no_payment_method') };
+    const found = resolved ? { resolved_card: resolved } : {};
     throwIfAborted(signal);
     try {
       const intent = await this.stripe.paymentIntents.create(
         {
           amount: request.amount_cents,
           currency: this.currency,
-          customer: customer.customer,
-          payment_method: customer.payment_method,
+          customer: card.customer,
+          payment_method: card.payment_method,
           off_session: true,
           confirm: true,
           metadata: metadataOf(request.reference),
         },
         { idempotencyKey: request.idempotency_key },
       );
-      return resultOf(intent);
+      return { ...resultOf(intent), ...found } as PaymentResult;
     } catch (error) {
       if (error instanceof this.stripe.errors.StripeCardError) {
         return {
+          ...found,
           outcome: 'declined',
           ...declineDetailsOf(error, error.payment_intent),
           message: cardDeclineMessage(error.decline_code, error.code),
@@ -187,16 +190,32 @@ function throwIfAborted(signal?: AbortSignal): void {
   if (signal?.aborted) throw new InterruptedError('the payment was not submitted: the invocation was interrupted', { cause: signal.reason });
 }
 
-/** Finds the customer whose `metadata.user_id` is the user, and its default card. */
+/** The customer by id, or by `metadata.user_id`, and its default card, expanded to read the fingerprint. */
 export class StripeCustomerSearchResolver implements StripeCustomerResolver {
   constructor(private readonly stripe: Stripe) {}
 
-  async customerFor(userId: string): Promise<StripeCustomer | undefined> {
-    const found = await this.stripe.customers.search({ query: `metadata['user_id']:'${userId.replace(/['\\]/g, '\\$&')}'`, limit: 2 });
+  async cardFor(userId: string, customerId?: string): Promise<StripeCard | undefined> {
+    const expand = ['invoice_settings.default_payment_method'];
+    if (customerId !== undefined) {
+      const customer = await this.stripe.customers.retrieve(customerId, { expand });
+      return 'deleted' in customer && customer.deleted ? undefined : stripeCardOf(customer as Stripe.Customer);
+    }
+    const found = await this.stripe.customers.search({ query: `metadata['user_id']:'${userId.replace(/['\\]/g, '\\$&')}'`, limit: 2, expand: expand.map((e) => `data.${e}`) });
     if (found.data.length > 1) throw new ProcessorError('ambiguous_customer', REJECTED, { cause: new Error(`${found.data.length}+ Stripe customers for user ${userId}`) });
-    const customer = found.data[0];
-    const method = customer?.invoice_settings?.default_payment_method;
-    if (!customer || !method) return undefined;
-    return { customer: customer.id, payment_method: typeof method === 'string' ? method : method.id };
+    return found.data[0] && stripeCardOf(found.data[0]);
   }
+}
+
+/** The customer's default card as we store it; a default not expanded is named by id only. */
+export function stripeCardOf(customer: Stripe.Customer): StripeCard {
+  const method = customer.invoice_settings?.default_payment_method;
+  if (!method) return { customer: customer.id };
+  if (typeof method === 'string') return { customer: customer.id, payment_method: method };
+  const card = method.card;
+  return {
+    customer: customer.id,
+    payment_method: method.id,
+    ...(card?.fingerprint ? { fingerprint: card.fingerprint } : {}),
+    ...(card?.brand ? { brand: card.brand } : {}),
+  };
 }

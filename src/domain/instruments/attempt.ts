@@ -4,7 +4,9 @@ import type { BillingRecord, HeldOn, Process } from '../records.js';
 import { formatInstant } from '../time.js';
 import { HOLD_RULES } from './holds.js';
 import { currentInstrument, entryLimitReached, instrumentHold, recordHoldBinds, refusalOf, type InstrumentRefusal } from './gate.js';
-import { entryIdOf, type Instrument, type InstrumentRail, type InstrumentsItem, type InstrumentWrite } from './instrument.js';
+import { entryIdOf, stripeCardInstrument, type Instrument, type InstrumentRail, type InstrumentsItem, type InstrumentWrite } from './instrument.js';
+
+export { cardInstrumentWrite } from './card-holds.js';
 
 export { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from './instrument.js';
 export { heldNoteOf } from './returns.js';
@@ -26,7 +28,7 @@ const CUSTOMER_INITIATED: ReadonlySet<Process> = new Set(['MANUAL']);
  * account's, the entry's re-presentment limit, or a hold the record carries from before instruments.
  */
 export function decideInstrument(read: BillingRecord, item: InstrumentsItem, account: Pick<AccountSnapshot, 'instruments'>, now: Date): InstrumentDecision {
-  const instrument = railInstrument(read.payment_method, account);
+  const instrument = railInstrument(read.payment_method, account, item);
   const onInstrument = instrumentHold(item, instrument);
   if (onInstrument) return { instrument, refusal: onInstrument };
   if (read.payment_method === 'ach' && (read.ach_represented ?? 0) > 0) {
@@ -38,8 +40,9 @@ export function decideInstrument(read: BillingRecord, item: InstrumentsItem, acc
   return { instrument };
 }
 
-function railInstrument(rail: InstrumentRail, account: Pick<AccountSnapshot, 'instruments'>): Instrument | undefined {
-  return currentInstrument(account, rail);
+/** ACH and pinless as the account directory names them; a Stripe card as the instruments item stores it. */
+function railInstrument(rail: InstrumentRail, account: Pick<AccountSnapshot, 'instruments'>, item: InstrumentsItem): Instrument | undefined {
+  return rail === 'card' ? stripeCardInstrument(item.stripe_card) : currentInstrument(account, rail);
 }
 
 /** The instrument a record was on: its last payment's, or the one a hold kept it off. */

@@ -65,8 +65,28 @@ export const achEntrySchema = lazySchema(() => withFields((f) => z.object({
 })));
 export type AchEntry = z.infer<typeof achEntrySchema>;
 
+/**
+ * The user's card in Stripe as last seen (checkout, `customer.*` and `payment_method.*` webhooks, or
+ * resolved once by the attempt): what the collection path charges without asking Stripe who to charge.
+ * Without `payment_method`, the customer is known but not its card: the next attempt asks for it.
+ */
+export const stripeCardSchema = lazySchema(() => withFields((f) => z.object({
+  customer: f.text,
+  payment_method: f.optionalText,
+  fingerprint: f.optionalText,
+  brand: f.optionalText,
+})));
+export type StripeCard = z.infer<typeof stripeCardSchema>;
+
+/** The card instrument a stored Stripe card is (`card:<fingerprint>`), when its fingerprint is known. */
+export function stripeCardInstrument(card: StripeCard | undefined): Instrument | undefined {
+  if (!card?.fingerprint) return undefined;
+  return { instrument_id: cardInstrumentId('card', card.fingerprint), rail: 'card', fingerprint: card.fingerprint, ...(card.brand !== undefined ? { brand: card.brand } : {}) };
+}
+
 export const instrumentsItemSchema = lazySchema(() => withFields((f) => z.object({
   user_id: f.text,
+  stripe_card: z.optional(stripeCardSchema),
   instruments: z.record(z.string(), instrumentSchema),
   /** By instrument id, then by hold code. */
   holds: z.record(z.string(), z.record(z.string(), holdSchema)),
@@ -106,13 +126,15 @@ export interface InstrumentWrite {
   readonly representments?: readonly { readonly entry_id: string; readonly instrument_id: string; readonly first_entry_at: string }[];
   /** A first presentment: the entry's original date, kept once set. */
   readonly entries?: readonly { readonly entry_id: string; readonly instrument_id: string; readonly first_entry_at: string }[];
+  /** The Stripe card: `replace` for what Stripe says now (a webhook), else stored only when none is (an attempt's resolution). */
+  readonly stripe_card?: { readonly card: StripeCard; readonly replace: boolean };
 }
 
 /** Two writes of one transaction as one (one item, one Update); undefined when neither writes. */
 export function combineInstrumentWrites(...writes: (InstrumentWrite | undefined)[]): InstrumentWrite | undefined {
   const present = writes.filter((w): w is InstrumentWrite => w !== undefined);
   if (present.length <= 1) return present[0];
-  const all = <K extends Exclude<keyof InstrumentWrite, 'user_id'>>(key: K) => present.flatMap((w) => (w[key] ?? []) as NonNullable<InstrumentWrite[K]>[number][]);
+  const all = <K extends Exclude<keyof InstrumentWrite, 'user_id' | 'stripe_card'>>(key: K) => present.flatMap((w) => (w[key] ?? []) as NonNullable<InstrumentWrite[K]>[number][]);
   return {
     user_id: present[0]!.user_id,
     seen: all('seen'),
@@ -121,11 +143,12 @@ export function combineInstrumentWrites(...writes: (InstrumentWrite | undefined)
     presentments: all('presentments'),
     representments: all('representments'),
     entries: all('entries'),
+    ...(present.find((w) => w.stripe_card) ? { stripe_card: present.find((w) => w.stripe_card)!.stripe_card! } : {}),
   } as InstrumentWrite;
 }
 
 export function isEmptyInstrumentWrite(write: InstrumentWrite): boolean {
-  return [write.seen, write.holds, write.releases, write.presentments, write.representments, write.entries].every((l) => (l?.length ?? 0) === 0);
+  return write.stripe_card === undefined && [write.seen, write.holds, write.releases, write.presentments, write.representments, write.entries].every((l) => (l?.length ?? 0) === 0);
 }
 
 /** The write as DynamoDB applies it (the in-memory ledger and the tests share this). */
@@ -136,7 +159,9 @@ export function applyInstrumentWrite(item: InstrumentsItem, write: InstrumentWri
     holds: Object.fromEntries(Object.entries(item.holds).map(([id, holds]) => [id, { ...holds }])),
     presentments: Object.fromEntries(Object.entries(item.presentments).map(([id, list]) => [id, [...list]])),
     entries: { ...item.entries },
+    ...(item.stripe_card ? { stripe_card: item.stripe_card } : {}),
   };
+  if (write.stripe_card && (write.stripe_card.replace || !next.stripe_card)) next.stripe_card = write.stripe_card.card;
   for (const instrument of write.seen ?? []) next.instruments[instrument.instrument_id] ??= instrument;
   for (const hold of write.holds ?? []) {
     const holds = (next.holds[hold.instrument_id] ??= {});

@@ -1,4 +1,5 @@
 import type { DeclineDetails } from '../declines.js';
+import type { StripeCard } from '../instruments/instrument.js';
 import type { PaymentMethod } from '../records.js';
 
 export type PaymentReference =
@@ -17,6 +18,13 @@ export interface PaymentRequest {
   /** NACHA: a re-presented R01/R09 entry is reinitiated, described `RETRY PYMT` (DESIGN 4.1). */
   readonly reinitiated?: true;
   readonly entry_description?: typeof REPRESENTMENT_ENTRY_DESCRIPTION;
+  /** Card: the stored Stripe card to charge (DESIGN 3.2); without it the processor resolves the user's card once. */
+  readonly card?: StripeCard;
+}
+
+/** Card: the card the processor had to resolve for this payment, for the attempt to store with its write. */
+export interface ResolvedCard {
+  readonly resolved_card?: StripeCard;
 }
 
 /** The company entry description NACHA requires on a re-presented entry. */
@@ -24,11 +32,11 @@ export const REPRESENTMENT_ENTRY_DESCRIPTION = 'RETRY PYMT';
 
 export type PaymentResult =
   /** Pinless or card: the money is collected. */
-  | { readonly outcome: 'approved'; readonly confirmation_id: string; readonly instrument_id?: string }
+  | ({ readonly outcome: 'approved'; readonly confirmation_id: string; readonly instrument_id?: string } & ResolvedCard)
   /** ACH: the debit was accepted; the ach-handler settles or returns it later. */
   | { readonly outcome: 'submitted'; readonly confirmation_id: string; readonly instrument_id?: string }
   /** The bank said no: `message` is customer-safe; the codes feed the dunning classification (DESIGN 5b). */
-  | ({ readonly outcome: 'declined'; readonly confirmation_id?: string; readonly message: string } & DeclineDetails);
+  | ({ readonly outcome: 'declined'; readonly confirmation_id?: string; readonly message: string } & DeclineDetails & ResolvedCard);
 
 /**
  * The same idempotency key always answers the same result and never charges twice. Errors that are

@@ -13,8 +13,9 @@ import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
-import { combineInstrumentWrites, decideInstrument, declineHoldWrite, heldNoteOf, heldOnOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
-import type { Instrument, InstrumentRefusal, InstrumentsItem, InstrumentWrite } from '../instruments/attempt.js';
+import { cardInstrumentWrite, decideInstrument, declineHoldWrite, heldNoteOf, heldOnOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
+import type { InstrumentRefusal } from '../instruments/gate.js';
+import { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from '../instruments/instrument.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
 import type { BillingKey, BillingRecord, DecisionContext, Process } from '../records.js';
 import { formatInstant, toDate } from '../time.js';
@@ -138,12 +139,12 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     if (account.status !== 'active' && deadLease !== undefined) await lock.carryHeldSince(deadLease.held_since ?? 0);
     throwIfAborted(request.signal, lock.signal);
     presented = true;
-    const result = await deps.processor.submit(paymentRequestOf(read, instrument), combinedSignal(request.signal, lock.signal));
+    const result = await deps.processor.submit(paymentRequestOf(read, instrument, instruments), combinedSignal(request.signal, lock.signal));
     const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
     if (instrument) after.instrument_id = instrument.instrument_id;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
-    const instrumentWrite = combineInstrumentWrites(presentmentWrite(read, instrument, now, process), declineHoldWrite(read, after, instrument, now));
+    const instrumentWrite = combineInstrumentWrites(presentmentWrite(read, instrument, now, process), declineHoldWrite(read, after, instrument, now), cardInstrumentWrite(read, after, result, instruments, instrument));
     const movements = debitOf(read, result, presentedAt(lock, read, now));
     return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, instrumentWrite, movements);
   } catch (error) {
@@ -195,9 +196,9 @@ async function refuseHeld(commit: Commit, read: BillingRecord, refusal: Instrume
 
 const HOLDS_OFF_SCHEDULE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
 
-function paymentRequestOf(read: BillingRecord, instrument: Instrument | undefined): PaymentRequest {
+function paymentRequestOf(read: BillingRecord, instrument: Instrument | undefined, instruments: InstrumentsItem | undefined): PaymentRequest {
   return {
-    ...(instrument ? { instrument_id: instrument.instrument_id } : {}),
+    ...(instrument ? { instrument_id: instrument.instrument_id } : {}), ...(read.payment_method === 'card' && instruments?.stripe_card ? { card: instruments.stripe_card } : {}),
     idempotency_key: `${read.subscription_id}:${read.payment_attempts + 1}`,
     user_id: read.user_id,
     amount_cents: read.amount_cents,

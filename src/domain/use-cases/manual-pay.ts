@@ -1,4 +1,4 @@
-import { HOLD_MESSAGES, isHoldCode } from '../collectible.js';
+import { HOLD_MESSAGES, isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
 import { LockedError, PaymentHoldError } from '../errors.js';
 import { refusalOf } from '../instruments/gate.js';
 import { allHolds } from '../instruments/instrument.js';
@@ -40,6 +40,7 @@ export async function manualPay(
       });
       if (outcome.kind === 'held') throw new PaymentHoldError(outcome.refusal.code, HOLD_MESSAGES[outcome.refusal.code], outcome.refusal);
       if (outcome.kind === 'not_due' && isHoldCode(outcome.reason)) throw new PaymentHoldError(outcome.reason, HOLD_MESSAGES[outcome.reason], refusalOf(outcome.reason));
+      if (outcome.kind === 'not_due' && outcome.reason === 'exception') throw new PaymentHoldError(PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE);
       // Paid on an instrument no hold binds: the user's periods held on another one come back (DESIGN 3.2).
       if ((outcome.kind === 'collected' || outcome.kind === 'submitted') && allHolds(instruments).length > 0) {
         await releaseUserHeldPeriods(deps, read.user_id, { actor: request.actor, reason: 'a manual pay on another instrument succeeded' });

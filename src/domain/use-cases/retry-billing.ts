@@ -1,18 +1,21 @@
 import { applyBillingEvent, historyRowOf } from '../billing-record.js';
-import { HOLD_MESSAGES, isCollectibleAndDue, isHoldCode } from '../collectible.js';
+import { HOLD_MESSAGES, isCollectibleAndDue, isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
+import { hasCardException } from '../due-work.js';
 import { decideInstrument } from '../instruments/attempt.js';
 import { PaymentHoldError } from '../errors.js';
 import { resetDunning } from '../dunning.js';
 import { billingFailureView, type BillingFailureView } from '../ladder.js';
 import type { BillingRecord } from '../records.js';
+import { COLLECTED_STATUSES } from '../statuses.js';
 import { runCollectionAttempt, saveFailure, type AttemptOutcome } from './collect.js';
 import type { UseCaseDeps } from './deps.js';
 import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
 
 export const NO_PROGRESS_ERROR = 'The attempt completed but the subscription is still due.';
 
+/** `not_billed`: nothing was charged and nothing is owed now (the member is inactive, the period cancelled or not yet due). */
 export interface RetryBillingResult {
-  readonly outcome: 'billed' | 'failed' | 'still_due';
+  readonly outcome: 'billed' | 'failed' | 'still_due' | 'not_billed';
   readonly billing_failure?: BillingFailureView;
   readonly still_due: boolean;
   readonly subscription: BillingRecord;
@@ -31,6 +34,7 @@ export async function retryBilling(deps: UseCaseDeps, request: ActorRequest): Pr
       const { refusal } = decideInstrument(read, instruments, await deps.accounts.getAccount(read.user_id, request.signal), now);
       if (refusal) throw new PaymentHoldError(refusal.code, HOLD_MESSAGES[refusal.code], refusal);
     }
+    if (isCollectibleAndDue(read, now) && hasCardException(read)) throw new PaymentHoldError(PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE);
     const cleared = applyBillingEvent(read, 'BILLING_RETRY_REQUESTED', now, {
       process: 'OPERATOR_RETRY',
       updatedEvent: 'BILLING_RETRY_REQUESTED',
@@ -83,10 +87,11 @@ async function retryResult(
   switch (outcome.kind) {
     case 'collected':
     case 'submitted':
+      return { ...base, outcome: 'billed', still_due: false, subscription: outcome.record };
     case 'cancelled':
     case 'inactive':
     case 'pause_advanced':
-      return { ...base, outcome: 'billed', still_due: false, subscription: outcome.record };
+      return { ...base, outcome: 'not_billed', still_due: false, subscription: outcome.record };
     case 'declined':
       return { ...base, outcome: 'failed', still_due: false, subscription: outcome.record };
     case 'failed_counted':
@@ -100,12 +105,13 @@ async function retryResult(
     case 'not_due':
     case 'gate_closed': {
       // A hold that landed after the check (the ach-handler takes no lock) or a network ceiling: nothing presented.
-      if (outcome.kind === 'not_due' && (isHoldCode(outcome.reason) || outcome.reason === 'network_ceiling')) {
+      if (outcome.kind === 'not_due' && (isHoldCode(outcome.reason) || outcome.reason === 'network_ceiling' || outcome.reason === 'exception')) {
         return { ...base, outcome: 'still_due', still_due: true, subscription: outcome.record ?? cleared };
       }
       const current = (await deps.billing.get(read)) ?? cleared;
       if (!isCollectibleAndDue(current, deps.clock.now())) {
-        return { ...base, outcome: 'billed', still_due: false, subscription: current };
+        // Collected by another path meanwhile, or simply not owed now: only the first is billed.
+        return { ...base, outcome: COLLECTED_STATUSES.has(current.billing_status) ? 'billed' : 'not_billed', still_due: false, subscription: current };
       }
       // A clean return that leaves the subscription due is saved as "no progress".
       const saved = await saveFailure(deps, current, NO_PROGRESS_ERROR, deps.clock.now(), { ...request, process: 'OPERATOR_RETRY' });

@@ -2,7 +2,7 @@ import { achDebitTally, originatesLoanAchDebit } from '../ach-return-rates.js';
 import { ConcurrentModificationError, LockedError } from '../errors.js';
 import { classifyFailure } from '../ladder.js';
 import { loanAttemptKey, loanAttemptRequest, loanDebitMovements } from '../loan-attempt.js';
-import { afterLoanProcessorError, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
+import { acceptedButUnreadable, afterLoanProcessorError, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
 import { withUserLock, type HeldLock, type LockDeps } from '../lock.js';
 import type { LoanPaymentAudit, PaymentsStore } from '../ports/loan-payments.js';
 import type { PaymentProcessor } from '../ports/processor.js';
@@ -88,7 +88,7 @@ async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRe
     deps.onError?.(error, { user_id: read.loc_user_id, payment_id: read.loc_payment_id, class: cls });
     // Transient or interrupted: nothing written; the message is delivered again with the same key.
     if (cls !== 'counted') throw error;
-    const moved = afterLoanProcessorError(read, deps.clock.now());
+    const moved = afterLoanProcessorError(read, deps.clock.now(), acceptedButUnreadable(error));
     const kind = moved.loc_status === 'FAILED' ? 'failed' : 'error_rescheduled';
     return write(deps, read, moved, kind, { actor: RETRY_ACTOR, reason: `processor error on attempt key ${key}` });
   }

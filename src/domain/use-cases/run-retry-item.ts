@@ -4,6 +4,7 @@ import { isFailureLive } from '../ladder.js';
 import { withUserLock } from '../lock.js';
 import type { RetryRunStore } from '../ports/retry-runs.js';
 import { ITEM_CLAIM_STALE_MS, type RetryItemResult, type RetryRunMessage } from '../retry-runs.js';
+import { COLLECTED_STATUSES } from '../statuses.js';
 import { formatInstant } from '../time.js';
 import type { UseCaseDeps } from './deps.js';
 import { retryBilling } from './retry-billing.js';
@@ -55,7 +56,8 @@ export async function runRetryItem(deps: RetryItemDeps, message: RetryRunMessage
         reason: message.reason,
         runId: message.run_id,
       });
-      result = { result: retried.outcome, detail: retried.attempt };
+      // Nothing charged and nothing owed now: not a billed period in the run's counts.
+      result = { result: retried.outcome === 'not_billed' ? 'skipped' : retried.outcome, detail: retried.attempt };
     } catch (error) {
       if (error instanceof PaymentHoldError) result = { result: 'skipped', detail: error.code };
       else if (error instanceof IllegalTransitionError) result = { result: 'skipped', detail: 'not_open' };
@@ -77,7 +79,9 @@ async function earlierResult(deps: RetryItemDeps, message: RetryRunMessage): Pro
   const rows = await deps.billing.history(message.subscription_id, { limit: RECENT_ROWS });
   if (!rows.items.some((row) => row.run_id === message.run_id)) return undefined;
   const record = await deps.billing.findBySubscriptionId(message.subscription_id);
-  if (!record || !isCollectibleAndDue(record, deps.clock.now())) return { result: 'billed', detail: 'recorded_earlier' };
+  if (!record || !isCollectibleAndDue(record, deps.clock.now())) {
+    return { result: record && COLLECTED_STATUSES.has(record.billing_status) ? 'billed' : 'skipped', detail: 'recorded_earlier' };
+  }
   if (isFailureLive(record) || record.billing_status === 'FAILED') return { result: 'failed', detail: 'recorded_earlier' };
   return { result: 'still_due', detail: 'recorded_earlier' };
 }

@@ -27,7 +27,10 @@ export const stripe: ServiceWiring = ({ secret }) => {
       submit: async (request, signal) => (await load()).card.submit(request, signal),
       findRefund: async (query, signal) => (await load()).card.findRefund(query, signal),
     },
-    cardPayments: { findReference: async (paymentIntentId) => (await load()).cardPayments.findReference(paymentIntentId) },
+    cardPayments: {
+      findReference: async (paymentIntentId) => (await load()).cardPayments.findReference(paymentIntentId),
+      cardOfCustomer: async (customerId) => (await load()).cardPayments.cardOfCustomer(customerId),
+    },
     report: { page: async (rail, from, to, cursor) => (await load()).report.page(rail, from, to, cursor) },
   };
 };

@@ -22,7 +22,7 @@ beforeEach(() => {
 });
 
 const customers: StripeCustomerResolver = {
-  customerFor: async (userId) => (userId === 'no-card' ? undefined : { customer: 'cus_123', payment_method: 'pm_card_visa' }),
+  cardFor: async (userId) => (userId === 'no-card' ? undefined : { customer: 'cus_123', payment_method: 'pm_card_visa' }),
 };
 
 const processor = () => new StripeCardProcessor({ stripe: fake.client(), customers });
@@ -34,6 +34,7 @@ function request(overrides: Partial<PaymentRequest> = {}): PaymentRequest {
     amount_cents: 1999,
     rail: 'card',
     reference: { kind: 'subscription', user_id: 'user-1', billing_date: '2026-12-01T00:00:00.000000000Z', subscription_id: 'sub-1' },
+    card: { customer: 'cus_123', payment_method: 'pm_card_visa', fingerprint: 'AOB934RVNwzk6xtn' },
     ...overrides,
   };
 }
@@ -135,7 +136,7 @@ describe('StripeCardProcessor', () => {
   });
 
   it('a user without a saved card is declined without calling Stripe', async () => {
-    expect(await processor().submit(request({ user_id: 'no-card' }))).toMatchObject({ outcome: 'declined', decline_code: 'no_payment_method' });
+    expect(await processor().submit(request({ user_id: 'no-card', card: undefined }))).toMatchObject({ outcome: 'declined', decline_code: 'no_payment_method' });
     expect(fake.requests).toHaveLength(0);
   });
 
@@ -204,6 +205,43 @@ describe('StripeCardProcessor', () => {
   });
 });
 
+describe('StripeCardProcessor with the real resolver: Stripe requests per payment (DESIGN 3.2)', () => {
+  const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../fixtures/stripe/${name}`, import.meta.url), 'utf8'));
+  const fixtures = { customer: fixture('customer.json'), payment_method: fixture('payment-method.json') };
+  const real = () => new StripeCardProcessor({ stripe: fake.client(), customers: new StripeCustomerSearchResolver(fake.client()) });
+  /** Stripe's example customer, with our user id and its default card expanded (Stripe's example card). */
+  const customer = { ...fixtures.customer, id: 'cus_77', metadata: { user_id: 'user-1' }, invoice_settings: { ...fixtures.customer.invoice_settings, default_payment_method: { ...fixtures.payment_method, id: 'pm_77', customer: 'cus_77' } } };
+  const route = (r: { method: string; path: string }) => {
+    if (r.method === 'POST' && r.path === '/v1/payment_intents') return { status: 200, body: intent('succeeded') };
+    if (r.path === '/v1/customers/search') return { status: 200, body: { object: 'search_result', url: '/v1/customers/search', has_more: false, data: [customer] } };
+    if (r.path === '/v1/customers/cus_77') return { status: 200, body: customer };
+    return { status: 404, body: { error: { type: 'invalid_request_error', message: 'no such route' } } };
+  };
+
+  it('a stored card is charged in one request: the PaymentIntent, never a search', async () => {
+    fake.reply = route;
+    expect(await real().submit(request({ card: { customer: 'cus_77', payment_method: 'pm_77', fingerprint: 'AOB934RVNwzk6xtn' } }))).toEqual({ outcome: 'approved', confirmation_id: 'pi_123' });
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /v1/payment_intents']);
+  });
+
+  it('a member whose card is not stored is resolved once (search, default card expanded) and the card handed back to store', async () => {
+    fake.reply = route;
+    const result = await real().submit(request({ card: undefined }));
+    expect(result).toEqual({ outcome: 'approved', confirmation_id: 'pi_123', resolved_card: { customer: 'cus_77', payment_method: 'pm_77', fingerprint: 'AOB934RVNwzk6xtn', brand: 'visa' } });
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/customers/search', 'POST /v1/payment_intents']);
+    expect([...fake.requests[0]!.query].filter(([k]) => k.startsWith('expand')).map(([, v]) => v)).toEqual(['data.invoice_settings.default_payment_method']);
+    expect(fake.requests[1]!.form.get('payment_method')).toBe('pm_77');
+  });
+
+  it('a known customer without a stored card is read with customers.retrieve, not searched', async () => {
+    fake.reply = route;
+    const result = await real().submit(request({ card: { customer: 'cus_77' } }));
+    expect(result).toMatchObject({ outcome: 'approved', resolved_card: { customer: 'cus_77', payment_method: 'pm_77', fingerprint: 'AOB934RVNwzk6xtn' } });
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/customers/cus_77', 'POST /v1/payment_intents']);
+    expect([...fake.requests[0]!.query].filter(([k]) => k.startsWith('expand')).map(([, v]) => v)).toEqual(['invoice_settings.default_payment_method']);
+  });
+});
+
 describe('StripeCardProcessor.findRefund', () => {
   const refundFixture = JSON.parse(readFileSync(new URL('../../fixtures/stripe/refund.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 
@@ -237,7 +275,7 @@ describe('StripeCustomerSearchResolver', () => {
 
   it("finds the customer by metadata['user_id'] and charges its default card", async () => {
     fake.reply = () => searchResult([{ id: 'cus_9', object: 'customer', invoice_settings: { default_payment_method: 'pm_9' } }]);
-    expect(await resolver().customerFor("o'brien")).toEqual({ customer: 'cus_9', payment_method: 'pm_9' });
+    expect(await resolver().cardFor("o'brien")).toEqual({ customer: 'cus_9', payment_method: 'pm_9' });
     const sent = fake.requests[0]!;
     expect(sent.method).toBe('GET');
     expect(sent.path).toBe('/v1/customers/search');
@@ -246,14 +284,14 @@ describe('StripeCustomerSearchResolver', () => {
 
   it('no customer, or one without a default card, means no card on file', async () => {
     fake.reply = () => searchResult([]);
-    expect(await resolver().customerFor('u')).toBeUndefined();
+    expect(await resolver().cardFor('u')).toBeUndefined();
     fake.reply = () => searchResult([{ id: 'cus_9', object: 'customer', invoice_settings: { default_payment_method: null } }]);
-    expect(await resolver().customerFor('u')).toBeUndefined();
+    expect(await resolver().cardFor('u')).toEqual({ customer: 'cus_9' });
   });
 
   it('two customers for one user is an error, never a guess', async () => {
     fake.reply = () => searchResult([{ id: 'cus_1', object: 'customer' }, { id: 'cus_2', object: 'customer' }]);
-    expect(await rejection(resolver().customerFor('u'))).toMatchObject({ code: 'ambiguous_customer' });
+    expect(await rejection(resolver().cardFor('u'))).toMatchObject({ code: 'ambiguous_customer' });
   });
 });
 

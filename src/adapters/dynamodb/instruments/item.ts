@@ -17,6 +17,8 @@ import { CorruptItemError } from '../errors.js';
  */
 
 const PREFIX = { instrument: 'i#', hold: 'h#', presentments: 'p#', entry: 'e#', count: 'n#' } as const;
+/** The user's current Stripe card: one attribute, replaced whole. */
+const STRIPE_CARD = 'stripe_card';
 
 export function instrumentsKey(userId: string): Item {
   return { user_id: { S: userId } };
@@ -29,7 +31,8 @@ export function instrumentsFromItem(item: Item | undefined, userId: string, tabl
   const counts: Record<string, unknown> = {};
   const entries: Record<string, Record<string, unknown>> = {};
   for (const [name, attr] of Object.entries(raw)) {
-    if (name.startsWith(PREFIX.instrument)) (value.instruments as Record<string, unknown>)[name.slice(2)] = attr;
+    if (name === STRIPE_CARD) (value as Record<string, unknown>).stripe_card = attr;
+    else if (name.startsWith(PREFIX.instrument)) (value.instruments as Record<string, unknown>)[name.slice(2)] = attr;
     else if (name.startsWith(PREFIX.hold)) {
       const hold = attr as { instrument_id?: string; code?: string };
       const holds = ((value.holds as Record<string, Record<string, unknown>>)[hold.instrument_id ?? ''] ??= {});
@@ -66,6 +69,10 @@ export function instrumentsUpdate(table: string, write: InstrumentWrite): Update
     set.push(`${b.name} = if_not_exists(${b.name}, ${b.value})`);
   };
   for (const instrument of write.seen ?? []) once(`${PREFIX.instrument}${instrument.instrument_id}`, instrument);
+  if (write.stripe_card?.replace) {
+    const b = bind(STRIPE_CARD, write.stripe_card.card);
+    set.push(`${b.name} = ${b.value}`);
+  } else if (write.stripe_card) once(STRIPE_CARD, write.stripe_card.card);
   for (const hold of write.holds ?? []) once(`${PREFIX.hold}${hold.instrument_id}#${hold.code}`, hold);
   for (const release of write.releases ?? []) remove.push(bind(`${PREFIX.hold}${release.instrument_id}#${release.code}`).name);
   for (const { instrument_id, presentment } of write.presentments ?? []) {
@@ -98,7 +105,7 @@ export function instrumentsTransactItem(table: string, write: InstrumentWrite): 
 
 /** For tests and seeding: an item as it would be stored. */
 export function storedInstrumentsItem(item: InstrumentsItem): Item {
-  const flat: Record<string, unknown> = { user_id: item.user_id };
+  const flat: Record<string, unknown> = { user_id: item.user_id, ...(item.stripe_card ? { [STRIPE_CARD]: item.stripe_card } : {}) };
   for (const [id, instrument] of Object.entries(item.instruments)) flat[`${PREFIX.instrument}${id}`] = instrument;
   for (const holds of Object.values(item.holds)) for (const hold of Object.values(holds)) flat[`${PREFIX.hold}${hold.instrument_id}#${hold.code}`] = hold;
   for (const [id, list] of Object.entries(item.presentments)) flat[`${PREFIX.presentments}${id}`] = list;
