@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
  * fields a real delivery of that type implies replaced.
  */
 
-const fixture = (name: string): Record<string, unknown> =>
+export const stripeFixture = (name: string): Record<string, unknown> =>
   JSON.parse(readFileSync(new URL(`../fixtures/stripe/${name}`, import.meta.url), 'utf8')) as Record<string, unknown>;
 
 export interface CompletedCheckout {
@@ -24,7 +24,7 @@ export interface CompletedCheckout {
  */
 export function completedCheckoutSession(input: CompletedCheckout): Record<string, unknown> {
   return {
-    ...fixture('checkout-session.json'),
+    ...stripeFixture('checkout-session.json'),
     id: `cs_test_${randomUUID().replace(/-/g, '')}`,
     status: 'complete',
     payment_status: 'paid',
@@ -43,7 +43,7 @@ export function completedCheckoutSession(input: CompletedCheckout): Record<strin
 /** Stripe's example event envelope (a `plan.created`) carrying `object` as `type`: id, type, created and data replaced. */
 export function stripeEventOf(type: string, object: Record<string, unknown>, createdMs: number): Record<string, unknown> {
   return {
-    ...fixture('event.json'),
+    ...stripeFixture('event.json'),
     id: `evt_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
     type,
     created: Math.floor(createdMs / 1000),
@@ -54,7 +54,7 @@ export function stripeEventOf(type: string, object: Record<string, unknown>, cre
 /** Stripe's example PaymentIntent, succeeded: status, amounts, currency, id and our metadata replaced. */
 export function succeededPaymentIntent(input: { reference: { user_id: string; billing_date: string; subscription_id: string }; amountCents: number; currency: string }): Record<string, unknown> {
   return {
-    ...fixture('payment-intent.json'),
+    ...stripeFixture('payment-intent.json'),
     id: `pi_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
     status: 'succeeded',
     amount: input.amountCents,
@@ -67,7 +67,7 @@ export function succeededPaymentIntent(input: { reference: { user_id: string; bi
 
 /** Stripe's example dispute (a Visa inquiry): id, payment_intent, amount and, when given, status replaced. */
 export function disputeOf(input: { paymentIntentId: string; amountCents: number; status?: string }): Record<string, unknown> {
-  const example = fixture('dispute.json');
+  const example = stripeFixture('dispute.json');
   return {
     ...example,
     id: `dp_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
