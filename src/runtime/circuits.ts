@@ -2,7 +2,7 @@ import { ProcessorOutageError } from '../domain/errors.js';
 import type { AccountDirectory } from '../domain/ports/account-directory.js';
 import type { CircuitStore, ProcessorCircuits } from '../domain/ports/circuits.js';
 import type { Clock } from '../domain/ports/clock.js';
-import type { PaymentProcessor } from '../domain/ports/processor.js';
+import type { PaymentProcessor, RefundQuery } from '../domain/ports/processor.js';
 import { PROCESSORS, SERVICES, type Rail, type ServiceEntry, type ServiceId } from '../manifest/index.js';
 
 /** How long an outage keeps a circuit open before one call probes the service again. */
@@ -95,7 +95,11 @@ export class CircuitBreaker implements ProcessorCircuits {
   }
 
   processor(inner: PaymentProcessor): PaymentProcessor {
-    return { submit: (request, signal) => this.call(processorOfRail(request.rail), () => inner.submit(request, signal)) };
+    const findRefund = inner.findRefund?.bind(inner);
+    return {
+      submit: (request, signal) => this.call(processorOfRail(request.rail), () => inner.submit(request, signal)),
+      ...(findRefund ? { findRefund: (query: RefundQuery, signal?: AbortSignal) => this.call(processorOfRail(query.rail), () => findRefund(query, signal)) } : {}),
+    };
   }
 
   accounts(inner: AccountDirectory): AccountDirectory {

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { InterruptedError, ProcessorThrottledError } from '../domain/errors.js';
 import { capOf, processorOfRail, type BudgetClass, type ProcessorBudgetSettings, type ProcessorId } from '../domain/processor-budget.js';
 import type { CardPaymentDirectory } from '../domain/card-outcomes.js';
-import type { PaymentProcessor } from '../domain/ports/processor.js';
+import type { PaymentProcessor, RefundQuery } from '../domain/ports/processor.js';
 import type { ProcessorBudgetStore, ProcessorTokens } from '../domain/ports/processor-budget.js';
 
 /**
@@ -145,6 +145,14 @@ export function limitedProcessor(processor: PaymentProcessor, limiter: Processor
         throw error;
       }
     },
+    ...(processor.findRefund
+      ? {
+          findRefund: async (query: RefundQuery, signal?: AbortSignal) => {
+            await limiter.take(processorOfRail(query.rail), signal);
+            return processor.findRefund!(query, signal);
+          },
+        }
+      : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { AppDeps } from '../../runtime/deps.js';
 import type { Logger } from '../../runtime/logger.js';
 import { idSchema } from '../../domain/ids.js';
+import { safeParseCold } from '../../domain/lazy-schema.js';
 import { MEMBER_SCOPE } from '../../manifest/index.js';
 import { HttpError, type HttpEvent, type HttpResult } from '../shared/http.js';
 
@@ -140,7 +141,7 @@ export function authorizeCaller(
   if (!decided) throw new HttpError(403, 'forbidden', `this action requires the ${route.scope} scope`);
   checkClientScope(claims, decided, settings.clientScopes);
   if (decided !== MEMBER_SCOPE) return { kind: 'staff', sub };
-  const userId = idSchema.safeParse(claims[settings.userIdClaim ?? 'sub']);
+  const userId = safeParseCold(idSchema, claims[settings.userIdClaim ?? 'sub']);
   if (!userId.success) throw new HttpError(401, 'unauthorized', 'the token names no user');
   return { kind: 'member', sub, userId: userId.data };
 }
