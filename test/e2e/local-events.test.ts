@@ -89,10 +89,12 @@ describe('events out through the local runtime', () => {
     const period = await periodOf(runtime, 'ev-collect', due);
     expect(collected[0].detail).toMatchObject({ subscription_id: period.subscription_id, billing_date: due, billing_status: 'COMPLETED', process: 'SCHEDULED', payment_method: 'pinless' });
 
-    const lost = await eventsOf('ev-lost', has('billing.dunning.exhausted'));
-    expect(lost.map((e) => e['detail-type'])).toEqual(['billing.period.declined', 'billing.dunning.exhausted']);
+    // A lost card is a do_not_retry decline: it also holds the card itself (billing.instrument.held).
+    const lost = await eventsOf('ev-lost', has('billing.instrument.held'));
+    expect(lost.map((e) => e['detail-type'])).toEqual(['billing.period.declined', 'billing.dunning.exhausted', 'billing.instrument.held']);
     for (const e of lost) expectDesignShape(e, 'ev-lost');
     expect(lost[1].detail).toMatchObject({ decline_code: 'lost_card', decline_class: 'do_not_retry', billing_status: 'FAILED' });
+    expect(lost[2].detail).toMatchObject({ hold_code: 'payment_method_required' });
 
     const returned = await eventsOf('ev-return', has('billing.ach.returned'));
     expect(returned.map((e) => e['detail-type'])).toEqual(['billing.period.submitted', 'billing.ach.returned']);
