@@ -275,11 +275,28 @@ function subscriptionView(id) {
       summary.replaceChildren(errorBox(error, 'Could not load the subscription'));
       return;
     }
-    summary.replaceChildren(h('dl', { class: 'summary' }, summaryRows(record).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '')])));
+    const facts = h('dl', { class: 'summary' }, summaryRows(record).flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '')]));
+    summary.replaceChildren(facts);
+    void loadHolds(record.user_id, facts);
     actions.replaceChildren(...actionsFor(record));
     if (actions.childElementCount === 0) actions.append(h('p', {}, `No action applies to a ${record.billing_status} period.`));
     void loadPeriods(record.user_id);
     void loadHistory();
+  }
+
+  /** The holds on the user's instruments (DESIGN 3.2) and the rule that set each: they bind every period. */
+  async function loadHolds(userId, facts) {
+    let body;
+    try {
+      body = (await api('GET', `/v1/users/${encodeURIComponent(userId)}/instruments`)).body;
+    } catch {
+      facts.append(h('dt', {}, 'Holds'), h('dd', {}, 'could not be read'));
+      return;
+    }
+    const holds = body.items.flatMap((item) =>
+      item.holds.map((hold) => h('div', {}, `${item.instrument_id}: ${hold.code} (${hold.rule})${hold.operator_releasable ? ', an operator may release it' : ''}, since `, when(hold.since))),
+    );
+    facts.append(h('dt', {}, 'Holds'), h('dd', {}, ...(holds.length > 0 ? holds : ['none'])));
   }
 
   async function loadPeriods(userId, next, table) {

@@ -298,7 +298,7 @@ describe('operator console in headless Chromium', () => {
     await page.context().close();
   });
 
-  it("shows a period's exception and dunning, and resolves the exception with a reason", async () => {
+  it("shows a period's exception, dunning and instrument holds, and resolves the exception with a reason", async () => {
     // An ACH debit the bank settles for 15.00 of 19.99: an amount_mismatch exception (DESIGN 4.1).
     expect((await runtime.call('PUT', '/local/processor', { default: 'approve', ach_settle_delay_ms: 30 * 86_400_000 })).status).toBe(200);
     const shortDate = await newMember(runtime, 'console-short', 'ach');
@@ -338,6 +338,8 @@ describe('operator console in headless Chromium', () => {
     await page.goto(`${runtime.base}/console/#/dunning`);
     await page.getByRole('table', { name: 'Dunning' }).getByRole('row').filter({ hasText: 'console-declined' }).getByRole('link').click();
     await expect.poll(() => summary.innerText(), { timeout: 15_000 }).toMatch(/Dunning\s+exhausted, 1 attempts, decline lost_card \(do_not_retry\), no automatic attempt left/);
+    // The lost card itself is held, whatever period would charge it next, with the rule that set the hold.
+    await expect.poll(() => summary.innerText(), { timeout: 15_000 }).toMatch(/Holds\s+pinless:\S+: payment_method_required \(card\.do_not_retry\), since/);
     await page.context().close();
   });
 
