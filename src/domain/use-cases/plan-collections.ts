@@ -1,9 +1,9 @@
-import { loanRetryMessage, messageIdOf, type CollectionMessage, type CollectionProcess } from '../collections.js';
+import { loanRetryMessage, messageIdOf, type BillingPeriodMessage, type CollectionMessage, type CollectionProcess } from '../collections.js';
 import { COLLECTION_SCANS, decideCollection } from '../due-work.js';
 import type { BillingStore } from '../ports/billing-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { PaymentsStore } from '../ports/loan-payments.js';
-import type { BillingStatus, PaymentMethod } from '../records.js';
+import type { BillingRecord, BillingStatus, PaymentMethod } from '../records.js';
 import { formatInstant } from '../time.js';
 
 export interface CollectionsSummary {
@@ -45,6 +45,22 @@ export interface CollectionsPlan {
 const PROCESS_OF: ReadonlyMap<BillingStatus, CollectionProcess> = new Map(COLLECTION_SCANS.map((scan) => [scan.status, scan.process]));
 
 /**
+ * A due-index record's collection message, or undefined when it is not collectible now (a skip is
+ * counted). The index is eventually consistent and holds every status: the item's own status decides.
+ */
+export function dueMessageOf(record: BillingRecord, now: Date, summary: Pick<CollectionsSummary, 'skipped_waiting' | 'skipped_parked'>): BillingPeriodMessage | undefined {
+  const process = PROCESS_OF.get(record.billing_status);
+  if (process === undefined) return undefined;
+  const decision = decideCollection(record, process, now);
+  if (decision.kind === 'skip') {
+    if (decision.reason === 'waiting') summary.skipped_waiting += 1;
+    if (decision.reason === 'parked') summary.skipped_parked += 1;
+    return undefined;
+  }
+  return decision.message;
+}
+
+/**
  * Pages through the due billing records and the due loan retries side by side and sends one message
  * per due item. The deadline is asked before each page; a page in hand is always sent in full.
  */
@@ -80,21 +96,14 @@ export async function planCollections(
   const billing = drain(deps.billing.streamDue(dueAtOrBefore, pages), shouldContinue, async (records) => {
     const messages: CollectionMessage[] = [];
     for (const record of records) {
-      // The index is eventually consistent and holds every status: the item's own status decides.
-      const process = PROCESS_OF.get(record.billing_status);
-      if (process === undefined) continue;
-      const decision = decideCollection(record, process, now);
-      if (decision.kind === 'skip') {
-        if (decision.reason === 'waiting') summary.skipped_waiting += 1;
-        if (decision.reason === 'parked') summary.skipped_parked += 1;
-        continue;
-      }
+      const message = dueMessageOf(record, now, summary);
+      if (message === undefined) continue;
       // A pause run presents nothing: only a payment waits for its processor.
-      if (process !== 'PAUSE' && options.railBlocked?.(record.payment_method)) {
+      if (message.process !== 'PAUSE' && options.railBlocked?.(record.payment_method)) {
         summary.skipped_outage = (summary.skipped_outage ?? 0) + 1;
         continue;
       }
-      if (fresh(decision.message)) messages.push(decision.message);
+      if (fresh(message)) messages.push(message);
     }
     if (messages.length > 0) await options.send(messages);
     summary.enqueued += messages.length;

@@ -1,13 +1,10 @@
 import { messageIdOf, type CollectionMessage } from '../collections.js';
 import { delaySecondsOf } from '../billing-day.js';
-import { COLLECTION_SCANS, decideCollection } from '../due-work.js';
 import type { BillingStore } from '../ports/billing-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { ProcessorId } from '../processor-budget.js';
-import type { BillingStatus } from '../records.js';
 import { formatInstant } from '../time.js';
-import type { CollectionProcess } from '../collections.js';
-import type { CollectionsSummary, FailingCounts } from './plan-collections.js';
+import { dueMessageOf, type CollectionsSummary, type FailingCounts } from './plan-collections.js';
 
 /** One processor's share of a paced run (DESIGN 13). */
 export interface ProcessorQuota {
@@ -40,8 +37,6 @@ export interface PacedPlanOptions {
   readonly shouldContinue: () => boolean;
   readonly send: (processor: ProcessorId, messages: readonly PacedMessage[]) => Promise<void>;
 }
-
-const PROCESS_OF: ReadonlyMap<BillingStatus, CollectionProcess> = new Map(COLLECTION_SCANS.map((scan) => [scan.status, scan.process]));
 
 /**
  * The paced planner: per processor, reads its due-index partitions oldest first (shards in turn),
@@ -95,15 +90,9 @@ async function planOne(
       }
       const batch: PacedMessage[] = [];
       for (const record of next.value) {
-        const process = PROCESS_OF.get(record.billing_status);
-        if (process === undefined) continue;
-        const decision = decideCollection(record, process, now);
-        if (decision.kind === 'skip') {
-          if (decision.reason === 'waiting') summary.skipped_waiting += 1;
-          if (decision.reason === 'parked') summary.skipped_parked += 1;
-          continue;
-        }
-        const id = messageIdOf(decision.message);
+        const message = dueMessageOf(record, now, summary);
+        if (message === undefined) continue;
+        const id = messageIdOf(message);
         if (seen.has(id)) continue;
         if (plan.enqueued + batch.length >= plan.quota) {
           plan.deferred += 1;
@@ -112,7 +101,7 @@ async function planOne(
         }
         seen.add(id);
         const index = plan.enqueued + batch.length;
-        batch.push({ message: decision.message, delaySeconds: delaySecondsOf(index, q.rate, options.elapsedMs()) });
+        batch.push({ message, delaySeconds: delaySecondsOf(index, q.rate, options.elapsedMs()) });
       }
       if (batch.length > 0) await options.send(q.processor, batch);
       plan.enqueued += batch.length;
