@@ -86,6 +86,8 @@ export class TokenBlock {
   private readonly held = new Map<ProcessorId, Held>();
   private readonly leasing = new Map<ProcessorId, Promise<void>>();
   private readonly stopped = new Set<ProcessorId>();
+  /** Callers inside `take`, per processor: a lease after the first is sized to them, not to the rest of the plan. */
+  private readonly waiting = new Map<ProcessorId, number>();
 
   constructor(
     private readonly limiter: ProcessorLimiter,
@@ -105,6 +107,15 @@ export class TokenBlock {
   }
 
   async take(processor: ProcessorId, signal?: AbortSignal): Promise<void> {
+    this.waiting.set(processor, (this.waiting.get(processor) ?? 0) + 1);
+    try {
+      await this.takeOne(processor, signal);
+    } finally {
+      this.waiting.set(processor, (this.waiting.get(processor) ?? 1) - 1);
+    }
+  }
+
+  private async takeOne(processor: ProcessorId, signal?: AbortSignal): Promise<void> {
     for (;;) {
       if (this.stopped.has(processor)) throw new ProcessorThrottledError(processor);
       const held = this.held.get(processor);
@@ -118,7 +129,10 @@ export class TokenBlock {
         await pending;
         continue;
       }
-      const want = Math.max(1, this.planned.get(processor) ?? 1);
+      // The first lease takes the batch's plan at once; when its tokens expired before every caller
+      // reached them (a slow attempt), the next leases only what is waiting, so fewer expire unused.
+      const planned = this.planned.get(processor) ?? 1;
+      const want = Math.max(1, this.held.has(processor) ? Math.min(planned, this.waiting.get(processor) ?? 1) : planned);
       const lease = this.limiter.acquire(processor, want, signal).then((got) => {
         this.held.set(processor, got);
       });

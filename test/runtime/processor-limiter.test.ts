@@ -110,6 +110,19 @@ describe('ProcessorLimiter on DynamoDB Local', () => {
     expect(store.leases.map((lease) => lease.second)).toEqual([Math.floor(start / 1000), Math.floor(start / 1000) + 1]);
   });
 
+  it('a block whose tokens expired before its callers reached them leases again only for the callers waiting', async () => {
+    start += 100_000;
+    const clock = new SteppedWallClock(start);
+    const { store, limiter: l } = limiter('scheduled', clock);
+    await l.withBlock({ stripe: 6 }, async () => {
+      await l.take('stripe');
+      // The other five callers are slow: one reaches its token a second later, alone.
+      clock.ms += 1000;
+      await l.take('stripe');
+    });
+    expect(store.leases.map((lease) => lease.count)).toEqual([6, 1]);
+  });
+
   it('after a throttled answer the block presents nothing more to that processor, and still presents to the other', async () => {
     start += 100_000;
     const clock = new SteppedWallClock(start);
