@@ -237,6 +237,9 @@ export const FUNCTIONS = {
       instruments: { read: ['get'], write: ['update'] },
       // The debits manual pay, retry-billing and loan payments present (DESIGN 14).
       moneyMovements: { write: ['put'] },
+      // The reconciliation routes: a day's runs (GetItem per rail), a run and its exceptions (Query), a
+      // resolution (the pointer read; the exception updated and its open entry deleted in one transaction).
+      reconciliation: { read: ['get', 'query'], write: ['update'], delete: true },
     },
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
@@ -279,8 +282,9 @@ export const FUNCTIONS = {
     trigger: { kind: 'schedule' },
     tables: {
       moneyMovements: { read: ['query'] },
-      // The run put, each exception upserted (UpdateItem keeps a resolution) and its pointer put.
-      reconciliation: { write: ['put', 'update'] },
+      // The run put, each exception upserted (UpdateItem keeps a resolution) and its pointer put;
+      // a new exception's open entry put, and the open entries of each rail read for the gauges (Query).
+      reconciliation: { read: ['query'], write: ['put', 'update'] },
     },
     services: [...PROCESSORS],
     secrets: COLLECTS.secrets,
