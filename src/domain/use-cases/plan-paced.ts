@@ -13,6 +13,8 @@ export interface ProcessorQuota {
   readonly quota: number;
   /** Scheduled requests per second: the spacing of its messages. */
   readonly rate: number;
+  /** Slots of the run already given to other messages of this processor (the loan retries): its first message takes the next. */
+  readonly firstSlot?: number;
 }
 
 export interface ProcessorPlan {
@@ -100,7 +102,7 @@ async function planOne(
           continue;
         }
         seen.add(id);
-        const index = plan.enqueued + batch.length;
+        const index = (q.firstSlot ?? 0) + plan.enqueued + batch.length;
         batch.push({ message, delaySeconds: delaySecondsOf(index, q.rate, options.elapsedMs()) });
       }
       if (batch.length > 0) await options.send(q.processor, batch);
