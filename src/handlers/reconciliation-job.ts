@@ -56,7 +56,8 @@ export function createReconciliationJobHandler(deps: AppDeps): ReconciliationJob
           continue;
         }
         try {
-          report(parsed.data, await runReconciliation(ports, parsed.data, timeLeft));
+          const redelivered = Number(record.attributes?.ApproximateReceiveCount ?? '1') > 1;
+          report(parsed.data, await runReconciliation(ports, parsed.data, timeLeft, redelivered));
         } catch (error) {
           logger.error({ err: error, date: parsed.data.date, rail: parsed.data.rail, step: parsed.data.step }, 'reconciliation continuation failed');
           batchItemFailures.push({ itemIdentifier: record.messageId });
