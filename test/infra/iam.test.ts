@@ -23,6 +23,7 @@ const queueIds = {
   collections: logicalId(prod.stateful.collections.queue),
   balanceEvents: logicalId(prod.stateful.balanceEvents.queue),
   retryRuns: logicalId(prod.stateful.retryRuns.queue),
+  reconciliation: logicalId(prod.stateful.reconciliation.queue),
   membershipsFailures: logicalId(prod.stateful.membershipsFailures),
   eventsFailures: logicalId(prod.stateful.eventsFailures),
 };
@@ -123,10 +124,11 @@ describe.each(HANDLER_NAMES)('%s execution role', (name) => {
     }
   });
 
-  it('consumes only the queue its trigger names', () => {
+  it('consumes only the queue its trigger names (and the one it also consumes)', () => {
     const consumes = statements.filter((s) => actionsOf(s).includes('sqs:ReceiveMessage'));
     const trigger = manifest.trigger;
-    expect(consumes.flatMap((s) => referencedIds(s, queueIds))).toEqual(trigger.kind === 'sqs' ? [trigger.queue] : []);
+    const expected = [...(trigger.kind === 'sqs' ? [trigger.queue] : []), ...(manifest.alsoConsumes ? [manifest.alsoConsumes.queue] : [])];
+    expect(consumes.flatMap((s) => referencedIds(s, queueIds))).toEqual(expected);
     for (const statement of consumes) expect(actionsOf(statement).sort()).toEqual(SQS_CONSUME);
   });
 
