@@ -6,6 +6,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as eventSources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { DEFAULT_RECONCILIATION_MARGIN_SECONDS } from '../src/domain/reconciliation/checkpoint.js';
 import type { Construct } from 'constructs';
 import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
 import { BUSES, COLLECTION_QUEUES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, queuesOf, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
@@ -61,6 +62,7 @@ function settingValues(props: BillingStatelessStackProps): Record<string, string
   return {
     BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents),
     MAX_PAYMENT_CENTS: String(DEFAULT_MAX_PAYMENT_CENTS),
+    RECONCILIATION_MARGIN_SECONDS: String(DEFAULT_RECONCILIATION_MARGIN_SECONDS),
     STRIPE_BUDGET_PER_SECOND: String(budget.perSecond.stripe),
     PAYMENTS_BUDGET_PER_SECOND: String(budget.perSecond.payments),
     PROCESSOR_PERSON_SHARE: String(budget.personShare),

@@ -3,13 +3,13 @@ import { ConfigError } from '../runtime/config.js';
 import type { ReconciliationRun } from '../domain/ports/reconciliation.js';
 import type { PaymentMethod } from '../domain/records.js';
 import { continuationSchema, RAILS_RECONCILED, reconciliationRequestSchema, type Continuation } from '../domain/reconciliation/request.js';
+import { DEFAULT_RECONCILIATION_MARGIN_SECONDS } from '../domain/reconciliation/checkpoint.js';
 import { safeParseCold } from '../domain/lazy-schema.js';
 import { runReconciliation, shiftDay, type ReconcileDeps, type RunOutcome, type TimeLeft } from '../domain/use-cases/reconcile-day.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { limitedReport } from '../runtime/processor-limiter.js';
 
-/** How long before its timeout an invocation hands a run over, unless RECONCILIATION_MARGIN_SECONDS says otherwise. */
-export const DEFAULT_RECONCILIATION_MARGIN_MS = 60_000;
+export const DEFAULT_RECONCILIATION_MARGIN_MS = DEFAULT_RECONCILIATION_MARGIN_SECONDS * 1000;
 
 export interface ReconciliationJobResult {
   readonly runs: ReconciliationRun[];
@@ -56,7 +56,8 @@ export function createReconciliationJobHandler(deps: AppDeps): ReconciliationJob
           continue;
         }
         try {
-          report(parsed.data, await runReconciliation(ports, parsed.data, timeLeft));
+          const redelivered = Number(record.attributes?.ApproximateReceiveCount ?? '1') > 1;
+          report(parsed.data, await runReconciliation(ports, parsed.data, timeLeft, redelivered));
         } catch (error) {
           logger.error({ err: error, date: parsed.data.date, rail: parsed.data.rail, step: parsed.data.step }, 'reconciliation continuation failed');
           batchItemFailures.push({ itemIdentifier: record.messageId });
