@@ -3,6 +3,7 @@ import * as fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { COUNTERS, PROFILE, commandArbitraries, initialPlansArbitrary } from './commands.js';
 import { BillingWorld, sharedApp } from './harness.js';
+import { RAIL_STATS } from './rails.js';
 
 /**
  * The reference-model test over every path (DESIGN 10): random sequences of membership events,
@@ -69,6 +70,7 @@ function property() {
 
 function printProfile(): void {
   if (!process.env.MODEL_PROFILE) return;
+  console.table(RAIL_STATS);
   console.table(Object.fromEntries(Object.entries(PROFILE).map(([k, v]) => [k, { n: v.n, act_ms: Math.round(v.act / v.n), check_ms: Math.round(v.check / v.n) }])));
 }
 

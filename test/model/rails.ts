@@ -169,6 +169,19 @@ export interface RailsOptions {
   readonly ceilings: boolean;
 }
 
+/** What the judged logs held (MODEL_PROFILE=1 prints it): holds committed by kind, re-presentments, presentments. */
+export const RAIL_STATS: Record<string, number> = {};
+
+/** Counts, once per world at its end, what the rails judged. */
+export function countRails(log: readonly LoggedPresentment[], facts: RailFacts): void {
+  const add = (k: string, n = 1) => (RAIL_STATS[k] = (RAIL_STATS[k] ?? 0) + n);
+  for (const h of committedHolds(log, facts)) add(`hold ${h.kind}`);
+  add('presentments', log.filter((p) => !p.resend).length);
+  add('re-presentments flagged', log.filter((p) => p.reinitiated && !p.resend).length);
+  add('loan presentments', log.filter((p) => p.reference.kind === 'loan_payment' && !p.resend).length);
+  for (const p of log) if (p.bank?.type === 'returned') add(`returned ${p.bank.return_code}`);
+}
+
 export function railViolations(log: readonly LoggedPresentment[], facts: RailFacts, options: RailsOptions): string[] {
   return [...holdViolations(log, facts), ...nachaViolations(log, facts), ...(options.ceilings ? ceilingViolations(log, facts) : [])];
 }

@@ -13,7 +13,7 @@ import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
-import { cardInstrumentWrite, decideInstrument, declineHoldWrite, heldNoteOf, heldOnOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
+import { cardInstrumentWrite, chargedInstrument, decideInstrument, declineHoldWrite, heldNoteOf, heldOnOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
 import type { InstrumentRefusal } from '../instruments/gate.js';
 import { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from '../instruments/instrument.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
@@ -142,7 +142,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     const result = await deps.processor.submit(paymentRequestOf(read, instrument, instruments), combinedSignal(request.signal, lock.signal));
     const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
-    if (instrument) after.instrument_id = instrument.instrument_id;
+    Object.assign(after, chargedInstrument(instrument, result));
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
     const instrumentWrite = combineInstrumentWrites(presentmentWrite(read, instrument, now, process), declineHoldWrite(read, after, instrument, now), cardInstrumentWrite(read, after, result, instruments, instrument));
     const movements = debitOf(read, result, presentedAt(lock, read, now));
