@@ -154,6 +154,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
         const { outcome, confirmation_id, instrument_id } = entry.charge;
         this.results.set(entry.charge.idempotency_key, { outcome, confirmation_id, ...(instrument_id !== undefined ? { instrument_id } : {}) } as PaymentResult);
       } else if ('declined' in entry) this.results.set(entry.declined.idempotency_key, entry.declined.result);
+      else if ('refund' in entry) this.refunds.set(entry.refund.refund_id, entry.refund);
       else this.delivered.add(entry.delivered);
     }
   }
@@ -319,6 +320,7 @@ export class PaymentSimulator implements PaymentProcessor, AccountDirectory, Car
   /** Refunds money at once, as a dashboard refund does; the payment need not be one the simulator took. */
   refund(request: SimulatedRefundRequest): ProcessorRefund {
     const refund: ProcessorRefund = { refund_id: `re_sim_${randomUUID().replace(/-/g, '')}`, status: 'succeeded', ...request };
+    this.journal?.append({ refund });
     this.refunds.set(refund.refund_id, refund);
     return refund;
   }
