@@ -44,8 +44,8 @@ export const KNOWN_BUGS: ReadonlyMap<string, string> = new Map<string, string>([
 /** MODEL_KNOWN=a,b overrides the guarded list (MODEL_KNOWN= with nothing: no guard at all). */
 const KNOWN: ReadonlySet<string> = process.env.MODEL_KNOWN !== undefined ? new Set(process.env.MODEL_KNOWN.split(',').filter(Boolean)) : new Set(KNOWN_BUGS.keys());
 
-/** The network ceilings (visa.*, mastercard.*) are judged once the code enforces them; MODEL_CEILINGS=1 judges them now. */
-const CEILINGS = process.env.MODEL_CEILINGS === '1';
+/** The network ceilings (visa.*, mastercard.*) are judged; MODEL_CEILINGS=0 leaves them out. */
+const CEILINGS = process.env.MODEL_CEILINGS !== '0';
 
 let settleMs = 0;
 

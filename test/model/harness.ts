@@ -262,8 +262,8 @@ export class BillingWorld {
     handedAt: new Map<string, number>(),
     initiatedBy: new Map<number, 'merchant' | 'customer'>(),
   };
-  /** Whether the network ceilings are judged (MODEL_CEILINGS=1, or once the code enforces them). */
-  ceilings = false;
+  /** Whether the network ceilings are judged (the test turns them off only on MODEL_CEILINGS=0). */
+  ceilings = true;
   /** Loan payment requests made through the API, for repeats (the client's Idempotency-Key). */
   readonly loanRequests: { user: number; key: string; body: Json }[] = [];
 

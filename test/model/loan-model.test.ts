@@ -160,7 +160,7 @@ class LoanWorld {
     const log = this.app.simulator.presentments().filter((p) => mine.has(p.user_id));
     const unconfirmed = new Set<number>();
     for (const f of this.faulted) if (f.faults.fired.length > 0) for (let s = f.from; s < (f.to ?? this.seq()); s++) unconfirmed.add(s);
-    return railViolations(log, { returnsAccepted: this.returnsAccepted, unconfirmed, disputes: [], handedAt: this.handedAt }, { ceilings: false });
+    return railViolations(log, { returnsAccepted: this.returnsAccepted, unconfirmed, disputes: [], handedAt: this.handedAt }, { ceilings: true });
   }
 
   async run(step: Step): Promise<void> {
