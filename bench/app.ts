@@ -13,7 +13,7 @@ import type { FunctionName } from '../src/manifest/index.js';
 import { dynamoStores, systemClock, uuidIds } from '../src/runtime/compose.js';
 import { functionDeps, sharedDeps } from '../src/runtime/function-deps.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
-import type { AppDeps, QueueMessage, QueuePort } from '../src/runtime/deps.js';
+import type { AppDeps, QueueMessage, QueuePort, Settings } from '../src/runtime/deps.js';
 import { createLogger } from '../src/runtime/logger.js';
 import { meterCapacity, type CapacityMeter } from './capacity.js';
 import type { DestinationStream } from 'pino';
@@ -71,8 +71,15 @@ export function benchClient(endpoint: string): DynamoDBClient {
   );
 }
 
+/** What a bench section sets beyond the defaults: settings (budgets, the interval), the collections queue, the gauges. */
+export interface BenchAppOverrides {
+  readonly settings?: Partial<Settings>;
+  readonly collectionsQueue?: QueuePort;
+  readonly metrics?: Partial<AppDeps['metrics']>;
+}
+
 /** `logTo`: the production logger (level info) writes there; without it the app logs nothing. */
-export async function createBenchApp(endpoint: string, label: string, logTo?: DestinationStream): Promise<BenchApp> {
+export async function createBenchApp(endpoint: string, label: string, logTo?: DestinationStream, overrides: BenchAppOverrides = {}): Promise<BenchApp> {
   const client = benchClient(endpoint);
   const tables = tableNamesFor(`bench-${label}-${randomUUID().slice(0, 6)}`);
   // No stream on the history table: nothing in the bench reads it, and DynamoDB Local slows down as
@@ -91,12 +98,12 @@ export async function createBenchApp(endpoint: string, label: string, logTo?: De
     logger: logTo ? createLogger({ level: 'info', destination: logTo }) : createLogger({ level: 'silent' }),
     processor: simulator,
     accounts: simulator,
-    collectionsQueue,
+    collectionsQueue: overrides.collectionsQueue ?? collectionsQueue,
     balanceEventsQueue: balanceQueue,
     retryRunsQueue: new MemoryQueue(),
-    metrics: { failingSubscriptions: () => undefined, dunningSubscriptions: () => undefined, achReturnRates: () => undefined, dueBacklog: () => undefined },
+    metrics: { failingSubscriptions: () => undefined, dunningSubscriptions: () => undefined, achReturnRates: () => undefined, dueBacklog: () => undefined, ...overrides.metrics },
     secrets: { stripeWebhook: 'whsec_bench', achWebhook: 'ach_bench', balanceWebhook: 'balance_bench' },
-    settings: { stage: 'bench', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS },
+    settings: { stage: 'bench', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS, ...overrides.settings },
   };
   const shared = sharedDeps(deps);
   const depsFor = (name: FunctionName): AppDeps => functionDeps(name, shared, { client, tables });
