@@ -4,6 +4,7 @@ import { capOf, processorOfRail, type BudgetClass, type ProcessorBudgetSettings,
 import type { CardPaymentDirectory } from '../domain/card-outcomes.js';
 import type { PaymentProcessor, RefundQuery } from '../domain/ports/processor.js';
 import type { ProcessorBudgetStore, ProcessorTokens } from '../domain/ports/processor-budget.js';
+import type { ProcessorReport } from '../domain/ports/processor-report.js';
 
 /**
  * A token is used within its second, at most this far into it: a request sent later could arrive
@@ -178,6 +179,16 @@ export function limitedProcessor(processor: PaymentProcessor, limiter: Processor
           },
         }
       : {}),
+  };
+}
+
+/** A processor's report (reconciliation's list calls) takes a token of that processor's budget per page. */
+export function limitedReport(report: ProcessorReport, limiter: ProcessorLimiter): ProcessorReport {
+  return {
+    page: async (rail, from, to, cursor, signal) => {
+      await limiter.take(processorOfRail(rail), signal);
+      return report.page(rail, from, to, cursor, signal);
+    },
   };
 }
 
