@@ -5,6 +5,7 @@ import type { PaymentMethod } from '../domain/records.js';
 import { RAILS_RECONCILED, reconciliationRequestSchema } from '../domain/reconciliation/request.js';
 import { safeParseCold } from '../domain/lazy-schema.js';
 import { reconcileDay, shiftDay, type ReconcileDeps } from '../domain/use-cases/reconcile-day.js';
+import { DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS, reconciliationGauge } from '../domain/use-cases/reconciliation-gauges.js';
 import type { AppDeps } from '../runtime/deps.js';
 
 /**
@@ -25,7 +26,8 @@ export function createReconciliationJobHandler(deps: AppDeps) {
         const { run, created } = await reconcileDay(ports, rail, date);
         runs.push(run);
         logger.info({ date, rail, exceptions: run.exception_ids.length, new_exceptions: created.length, gross_drift_cents: run.gross_drift_cents }, 'reconciliation run completed');
-        deps.metrics.reconciliation?.({ rail, grossDriftCents: run.gross_drift_cents, openExceptions: run.exception_ids.length });
+        const gauge = await reconciliationGauge(ports, run, deps.settings.reconciliationExceptionMaxAgeHours ?? DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS);
+        deps.metrics.reconciliation?.(gauge);
       } catch (error) {
         failed.push(rail);
         logger.error({ err: error, date, rail }, 'reconciliation run failed');

@@ -288,6 +288,7 @@ export const FUNCTIONS = {
     },
     services: [...PROCESSORS],
     secrets: COLLECTS.secrets,
+    settings: ['RECONCILIATION_EXCEPTION_MAX_AGE_HOURS'],
     putsEventsOn: ['billing'],
   },
 } as const satisfies Record<string, FunctionManifest>;

@@ -51,6 +51,8 @@ export interface Settings {
   readonly collectionsIntervalSeconds?: number;
   /** How long a processor outage keeps its circuit open (default CIRCUIT_OPEN_MS, src/runtime/circuits.ts). */
   readonly circuitOpenMs?: number;
+  /** Hours a new reconciliation exception may stay open before its alarm (RECONCILIATION_EXCEPTION_MAX_AGE_HOURS; default 72). */
+  readonly reconciliationExceptionMaxAgeHours?: number;
 }
 
 /**
