@@ -81,7 +81,7 @@ async function planUnderLease(deps: AppDeps, options: PacedRunOptions, startMs: 
   const total = full.reduce((a, b) => a + b, 0);
   // One queue holds both processors' messages: its depth is split in proportion to their quotas.
   const inQueue = full.map((q) => (total > 0 ? Math.round((depth * q) / total) : 0));
-  const quotas: ProcessorQuota[] = PROCESSOR_IDS.map((processor, i) => ({ processor, quota: Math.max(0, full[i]! - inQueue[i]!), rate: rates[i]! }));
+  const quotas: ProcessorQuota[] = PROCESSOR_IDS.map((processor, i) => ({ processor, quota: Math.max(0, full[i]! - inQueue[i]!), rate: rates[i]!, queued: inQueue[i]! }));
   const shouldContinue = () => options.remainingMs() > options.safetyMs;
   const [{ summary, byProcessor, failing }, loans] = await Promise.all([
     planPaced(deps, {

@@ -73,6 +73,8 @@ export async function startEventSources(input: EventSourcesInput): Promise<Local
     else if (trigger.kind === 'sqs') sqs.push(sqsSource(input, name, trigger, handler as TriggerHandlers['sqs']));
     else if (trigger.kind === 'kinesis') kinesis.push({ stream: trigger.stream, source: kinesisSource(input, name, trigger, handler as TriggerHandlers['kinesis']) });
     else tableStreams.push(tableStreamSource(input, streamsClient, name, trigger, handler as TriggerHandlers['dynamodb-stream']));
+    // A queue consumed beside the trigger (the reconciliation-job's continuations).
+    if (manifest.alsoConsumes) sqs.push(sqsSource(input, name, manifest.alsoConsumes, handler as unknown as TriggerHandlers['sqs']));
   }
 
   // Started (and stopped, in reverse) by kind: the queue pollers, then the streams.

@@ -74,6 +74,7 @@ export function localFunctionDeps(input: {
     collectionsQueue: queue('collections'),
     balanceEventsQueue: queue('balanceEvents'),
     retryRunsQueue: queue('retryRuns'),
+    reconciliationQueue: queue('reconciliation'),
     // EMF lines would be CloudWatch's; locally they go to the log at debug level.
     metrics: new EmfMetrics({
       write: (line: string) => {

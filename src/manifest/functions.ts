@@ -71,6 +71,8 @@ export interface FunctionManifest {
   readonly tables: Partial<Record<TableId, TableGrant>>;
   /** Queues it sends to (consuming is its trigger). */
   readonly sendsTo?: readonly QueueId[];
+  /** A queue it consumes beside its trigger (the reconciliation-job's continuations). */
+  readonly alsoConsumes?: Extract<Trigger, { kind: 'sqs' }>;
   readonly secrets?: readonly SecretId[];
   readonly services?: readonly ServiceId[];
   readonly settings?: readonly SettingEnv[];
@@ -280,15 +282,21 @@ export const FUNCTIONS = {
     timeoutSeconds: 300,
     memoryMb: 1024,
     trigger: { kind: 'schedule' },
+    // A large day hands over to its continuation near the timeout (DESIGN 14): one run per message.
+    alsoConsumes: { kind: 'sqs', queue: 'reconciliation', batchSize: 1 },
+    sendsTo: ['reconciliation'],
     tables: {
       moneyMovements: { read: ['query'] },
-      // The run put, each exception upserted (UpdateItem keeps a resolution) and its pointer put;
-      // a new exception's open entry put, and the open entries of each rail read for the gauges (Query).
-      reconciliation: { read: ['query'], write: ['put', 'update'] },
+      // The run put, each exception upserted (UpdateItem keeps a resolution) and its pointer put; the
+      // checkpoint (GetItem, UpdateItem), the staged chunks and the debit index (PutItem, Query); a new
+      // exception's open entry put, and the open entries of each rail read for the gauges (Query).
+      reconciliation: { read: ['get', 'query'], write: ['put', 'update'] },
+      // The processor budget's per-second counters (UpdateItem ADD, DESIGN 13): its report calls take tokens.
+      locks: { write: ['update'] },
     },
     services: [...PROCESSORS],
     secrets: COLLECTS.secrets,
-    settings: ['RECONCILIATION_EXCEPTION_MAX_AGE_HOURS'],
+    settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS', 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS'],
     putsEventsOn: ['billing'],
   },
 } as const satisfies Record<string, FunctionManifest>;

@@ -12,6 +12,7 @@ export const QUEUES = {
   collections: { urlEnv: 'COLLECTIONS_QUEUE_URL', holds: 'one collection attempt per message (a billing period or a loan payment retry)' },
   balanceEvents: { urlEnv: 'BALANCE_EVENTS_QUEUE_URL', holds: 'verified balance webhook events' },
   retryRuns: { urlEnv: 'RETRY_RUNS_QUEUE_URL', holds: 'one item of a bulk retry run per message (retry-billing for one period)' },
+  reconciliation: { urlEnv: 'RECONCILIATION_QUEUE_URL', holds: 'continuations of reconciliation runs: one rail and day resumed from its checkpoint per message' },
 } as const;
 export type QueueId = keyof typeof QUEUES;
 
@@ -83,6 +84,8 @@ export type SettingEnv =
   | 'USER_ID_CLAIM'
   /** Which client (the token's `client_id` or `azp`) may use which scope, as JSON (api; `{}`: not checked). */
   | 'API_CLIENT_SCOPES'
+  /** Seconds before its timeout at which the reconciliation-job hands a run over to its continuation (default 60). */
+  | 'RECONCILIATION_MARGIN_SECONDS'
   /** Hours a new reconciliation exception may stay unresolved before its alarm (reconciliation-job; default 72). */
   | 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS';
 

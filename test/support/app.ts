@@ -84,6 +84,7 @@ export interface TestApp {
   readonly collectionsQueue: RecordingQueue;
   readonly balanceEventsQueue: RecordingQueue;
   readonly retryRunsQueue: RecordingQueue;
+  readonly reconciliationQueue: RecordingQueue;
   readonly metrics: RecordingMetrics;
 }
 
@@ -112,6 +113,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const collectionsQueue = new RecordingQueue();
   const balanceEventsQueue = new RecordingQueue();
   const retryRunsQueue = new RecordingQueue();
+  const reconciliationQueue = new RecordingQueue();
   const metrics = new RecordingMetrics();
   const stores = dynamoStores({
     client: db.client,
@@ -131,6 +133,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     collectionsQueue,
     balanceEventsQueue,
     retryRunsQueue,
+    reconciliationQueue,
     metrics,
     secrets: TEST_SECRETS,
     settings: { stage: 'test', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS, ...options.settings },
@@ -138,5 +141,5 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const shared = sharedDeps(deps);
   const dynamo = { client: db.client, tables: db.tables, ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}) };
   const depsFor = (name: FunctionName, replace: Partial<SharedDeps> = {}): AppDeps => functionDeps(name, { ...shared, ...replace }, dynamo);
-  return { deps, depsFor, db, clock, wallClock, simulator, collectionsQueue, balanceEventsQueue, retryRunsQueue, metrics };
+  return { deps, depsFor, db, clock, wallClock, simulator, collectionsQueue, balanceEventsQueue, retryRunsQueue, reconciliationQueue, metrics };
 }

@@ -13,6 +13,11 @@ export interface ProcessorQuota {
   readonly quota: number;
   /** Scheduled requests per second: the spacing of its messages. */
   readonly rate: number;
+  /**
+   * Its messages still queued: the due periods at the head are passed over this many times, since
+   * the last run planned the head and those are most likely theirs (sending them again is a duplicate).
+   */
+  readonly queued?: number;
 }
 
 export interface ProcessorPlan {
@@ -78,6 +83,7 @@ async function planOne(
   options: PacedPlanOptions,
 ): Promise<boolean> {
   const seen = new Set<string>();
+  let passed = 0;
   const pages = deps.billing.streamDue(formatInstant(now), { processor: q.processor, ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}) });
   const iterator = pages[Symbol.asyncIterator]();
   let ended = false;
@@ -94,12 +100,16 @@ async function planOne(
         if (message === undefined) continue;
         const id = messageIdOf(message);
         if (seen.has(id)) continue;
+        seen.add(id);
+        if (passed < (q.queued ?? 0)) {
+          passed += 1;
+          continue;
+        }
         if (plan.enqueued + batch.length >= plan.quota) {
           plan.deferred += 1;
           plan.more = true;
           continue;
         }
-        seen.add(id);
         const index = plan.enqueued + batch.length;
         batch.push({ message, delaySeconds: delaySecondsOf(index, q.rate, options.elapsedMs()) });
       }
