@@ -299,7 +299,7 @@ export const FUNCTIONS = {
     },
     services: [...PROCESSORS],
     secrets: COLLECTS.secrets,
-    settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS'],
+    settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS', 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS'],
     putsEventsOn: ['billing'],
   },
 } as const satisfies Record<string, FunctionManifest>;
