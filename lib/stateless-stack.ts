@@ -11,7 +11,7 @@ import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
 import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
 import { eventSourceCap, IN_BATCH_PARALLELISM, intervalProblem, PROCESSOR_P99_LATENCY_MS } from '../src/domain/billing-day.js';
 import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, type ProcessorBudgetSettings } from '../src/domain/processor-budget.js';
-import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
+import { DEFAULT_MAX_PAYMENT_CENTS, DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS } from '../src/runtime/config.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
 import { sidePackagesOf } from './bundling.js';
 import { resourceName, retainsData } from './config.js';
@@ -41,6 +41,8 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly userIdClaim?: string;
   /** Which client may use which scope (`API_CLIENT_SCOPES`, checked in the api's router); absent: not checked. */
   readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
+  /** The daily cap per member on debits people start (`PERSON_DAILY_DEBIT_LIMIT_CENTS`); default DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS. */
+  readonly personDailyDebitLimitCents?: number;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
 }
@@ -63,6 +65,7 @@ function settingValues(props: BillingStatelessStackProps): Record<string, string
     COLLECTIONS_INTERVAL_SECONDS: String(props.collectionsRateMinutes * 60),
     USER_ID_CLAIM: props.userIdClaim ?? 'sub',
     API_CLIENT_SCOPES: JSON.stringify(props.apiClientScopes ?? {}),
+    PERSON_DAILY_DEBIT_LIMIT_CENTS: String(props.personDailyDebitLimitCents ?? DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS),
   };
 }
 
@@ -127,6 +130,9 @@ export class BillingStatelessStack extends Stack {
         logRetention,
         retainLogs: retain,
       });
+      if (manifest.reservedConcurrency !== undefined) {
+        (billingFunction.function.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = manifest.reservedConcurrency;
+      }
       for (const tableId of tablesOf(manifest)) {
         for (const statement of tableStatements(`${pascalCase(tableId)}Table`, stateful.tables[tableId], manifest.tables[tableId]!)) {
           billingFunction.allow(statement);

@@ -82,7 +82,9 @@ export type SettingEnv =
   /** The JWT claim a member token's user id is read from (api; default `sub`). */
   | 'USER_ID_CLAIM'
   /** Which client (the token's `client_id` or `azp`) may use which scope, as JSON (api; `{}`: not checked). */
-  | 'API_CLIENT_SCOPES';
+  | 'API_CLIENT_SCOPES'
+  /** The daily cap per member on debits people start: manual pay, retry-billing, loan payments (api; DESIGN 15). */
+  | 'PERSON_DAILY_DEBIT_LIMIT_CENTS';
 
 /** The budget settings, named by every function that calls a processor and by the planner. */
 export const BUDGET_SETTINGS = ['STRIPE_BUDGET_PER_SECOND', 'PAYMENTS_BUDGET_PER_SECOND', 'PROCESSOR_PERSON_SHARE'] as const satisfies readonly SettingEnv[];

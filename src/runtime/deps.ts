@@ -20,6 +20,7 @@ import type { ProcessorBudgetSettings } from '../domain/processor-budget.js';
 import type { ProcessorBudgetStore } from '../domain/ports/processor-budget.js';
 import type { Logger } from './logger.js';
 import type { ProcessorLimiter } from './processor-limiter.js';
+import type { PersonDebitCap } from '../domain/person-debits.js';
 
 // The queue and metrics ports live with the others in src/domain/ports/; re-exported for the wiring.
 export type { MetricsPort } from '../domain/ports/gauges.js';
@@ -51,6 +52,8 @@ export interface Settings {
   readonly collectionsIntervalSeconds?: number;
   /** How long a processor outage keeps its circuit open (default CIRCUIT_OPEN_MS, src/runtime/circuits.ts). */
   readonly circuitOpenMs?: number;
+  /** The daily cap on debits people start, per member (PERSON_DAILY_DEBIT_LIMIT_CENTS; default DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS). */
+  readonly personDailyDebitLimitCents?: number;
 }
 
 /**
@@ -71,6 +74,9 @@ export interface AppDeps {
   readonly locks: LockStore;
   readonly payments: PaymentsStore;
   readonly stripeEvents: StripeEventStore;
+  /** ACH and balance webhook events claimed by id (DESIGN 15), like Stripe's. */
+  readonly achEventClaims: StripeEventStore;
+  readonly balanceEventClaims: StripeEventStore;
   readonly processor: PaymentProcessor;
   readonly accounts: AccountDirectory;
   readonly collectionsQueue: QueuePort;
@@ -97,4 +103,6 @@ export interface AppDeps {
   readonly cardPayments?: CardPaymentDirectory;
   /** The processors' circuits (DESIGN 15), for a function granted to read them (GetItem on the locks table). */
   readonly circuits?: ProcessorCircuits;
+  /** The daily cap on debits people start (DESIGN 15), for a function whose manifest names its setting. */
+  readonly personDebits?: PersonDebitCap;
 }

@@ -1,6 +1,8 @@
 import { HOLD_MESSAGES, isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
 import { LockedError, PaymentHoldError } from '../errors.js';
 import { refusalOf } from '../instruments/gate.js';
+import { dueGate } from '../due-work.js';
+import { movedMoney, withinDailyDebitLimit } from '../person-debits.js';
 import { allHolds } from '../instruments/instrument.js';
 import { releaseUserHeldPeriods } from './release-held.js';
 import type { BillingRecord } from '../records.js';
@@ -25,7 +27,7 @@ export async function manualPay(
   try {
     return await withLockedSubscription(deps, request, async (read, lock, instruments) => {
       if (read.last_request_key === request.idempotencyKey) return replay(read);
-      const outcome = await runCollectionAttempt(deps, {
+      const attempt = () => runCollectionAttempt(deps, {
         key: read,
         read,
         instruments,
@@ -38,6 +40,9 @@ export async function manualPay(
         requestKey: request.idempotencyKey,
         ...(request.signal ? { signal: request.signal } : {}),
       });
+      // Only a period the attempt would present counts against the daily cap (DESIGN 15).
+      const presents = dueGate(read, deps.clock.now(), 'MANUAL') === undefined;
+      const outcome = presents ? await withinDailyDebitLimit(deps.personDebits, deps.clock, { userId: read.user_id, cents: read.amount_cents }, attempt, movedMoney) : await attempt();
       if (outcome.kind === 'held') throw new PaymentHoldError(outcome.refusal.code, HOLD_MESSAGES[outcome.refusal.code], outcome.refusal);
       if (outcome.kind === 'not_due' && isHoldCode(outcome.reason)) throw new PaymentHoldError(outcome.reason, HOLD_MESSAGES[outcome.reason], refusalOf(outcome.reason));
       if (outcome.kind === 'not_due' && outcome.reason === 'exception') throw new PaymentHoldError(PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE);
