@@ -16,6 +16,7 @@ import { RESPONSE_COMPONENTS, type ResponseComponent } from './responses.js';
 import { INTERNAL, UNAVAILABLE, PAYMENT_CONFLICT, readErrors, actionErrors } from './common-responses.js';
 import { OPERATOR_OPERATIONS } from './operator-operations.js';
 import { INSTRUMENT_OPERATIONS } from './instrument-operations.js';
+import { publishedEventWebhooks } from './events.js';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API (DESIGN 8), generated from the zod schemas the
@@ -373,8 +374,11 @@ export function openApiDocument(options: DocumentOptions = {}): JsonObject {
       { name: 'operator', description: 'The failing, dunning and exceptions lists and the audited operator actions' },
       { name: 'loans', description: 'Loan payments' },
       { name: 'webhooks', description: 'Signed deliveries from the payment providers' },
+      { name: 'events', description: 'What the billing bus carries (EventBridge, not HTTP): order a period\'s events by (sequence, ordinal)' },
     ],
     paths,
+    // What the billing bus carries (DESIGN 11), for its consumers: ordering is in each entry.
+    webhooks: publishedEventWebhooks(outputJsonSchema),
     components: {
       schemas: Object.fromEntries(Object.entries(RESPONSE_COMPONENTS).map(([name, schema]) => [name, outputJsonSchema(schema)])),
       securitySchemes: {
