@@ -5,6 +5,7 @@ import { personDebitKeyOf } from '../../src/adapters/dynamodb/person-debit-store
 import type { BillingRecord } from '../../src/domain/records.js';
 import { loanPaymentId } from '../../src/handlers/api/loans.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
+import { ConfigError, DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS, personDebitLimitSetting } from '../../src/runtime/config.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { seedRecords } from '../support/seed.js';
@@ -134,5 +135,14 @@ describe('daily cap on debits people start (409 daily_debit_limit)', () => {
     }
     expect(chargesOf(first.user_id)).toHaveLength(2);
     expect(await counted(first.user_id)).toBeUndefined();
+  });
+});
+
+describe('PERSON_DAILY_DEBIT_LIMIT_CENTS', () => {
+  it('defaults when absent or empty, takes whole cents, refuses anything else at cold start', () => {
+    expect(personDebitLimitSetting({})).toBe(DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS);
+    expect(personDebitLimitSetting({ PERSON_DAILY_DEBIT_LIMIT_CENTS: '' })).toBe(DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS);
+    expect(personDebitLimitSetting({ PERSON_DAILY_DEBIT_LIMIT_CENTS: '500000' })).toBe(500_000);
+    for (const bad of ['0', '-1', '5.5', '5e3', 'lots']) expect(() => personDebitLimitSetting({ PERSON_DAILY_DEBIT_LIMIT_CENTS: bad })).toThrow(ConfigError);
   });
 });

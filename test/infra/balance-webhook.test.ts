@@ -1,6 +1,7 @@
 import type { CfnResource } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { FUNCTIONS } from '../../src/manifest/index.js';
+import { DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS } from '../../src/runtime/config.js';
 import { actionsOf, permissionsOf, referencedIds, resourcesOfType, synthBilling } from './support.js';
 
 /**
@@ -58,5 +59,14 @@ describe('balance-webhook function', () => {
     const { statements } = permissionsOf(prod.statelessTemplate, 'prod-billing-api');
     expect(statements.flatMap((s) => referencedIds(s, { balanceWebhook: secretIds.balanceWebhook! }))).toEqual([]);
     expect(statements.filter((s) => actionsOf(s).includes('sqs:SendMessage')).flatMap((s) => referencedIds(s, queueIds))).not.toContain('balanceEvents');
+  });
+});
+
+describe('daily cap setting', () => {
+  it('gives the api PERSON_DAILY_DEBIT_LIMIT_CENTS (the default) and no other function', () => {
+    const functions = Object.values(resourcesOfType(prod.statelessTemplate, 'AWS::Lambda::Function'));
+    const withCap = functions.filter((f) => (f.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables?.PERSON_DAILY_DEBIT_LIMIT_CENTS !== undefined);
+    expect(withCap.map((f) => f.Properties?.FunctionName)).toEqual(['prod-billing-api']);
+    expect((withCap[0]!.Properties?.Environment as { Variables: Record<string, unknown> }).Variables.PERSON_DAILY_DEBIT_LIMIT_CENTS).toBe(String(DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS));
   });
 });
