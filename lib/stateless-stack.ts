@@ -12,7 +12,7 @@ import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
 import { BUSES, COLLECTION_QUEUES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, queuesOf, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
 import { eventSourceCap, IN_BATCH_PARALLELISM, intervalProblem, PROCESSOR_P99_LATENCY_MS } from '../src/domain/billing-day.js';
 import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, PROCESSOR_IDS, type ProcessorBudgetSettings, type ProcessorId } from '../src/domain/processor-budget.js';
-import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
+import { DEFAULT_MAX_PAYMENT_CENTS, DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS } from '../src/runtime/config.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
 import { sidePackagesOf } from './bundling.js';
 import { resourceName, retainsData, type ServicesVpc } from './config.js';
@@ -51,6 +51,8 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
   /** Hours a reconciliation exception may stay unresolved before its alarm (`RECONCILIATION_EXCEPTION_MAX_AGE_HOURS`; default 72). */
   readonly reconciliationExceptionMaxAgeHours?: number;
+  /** The daily cap per member on debits people start (`PERSON_DAILY_DEBIT_LIMIT_CENTS`); default DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS. */
+  readonly personDailyDebitLimitCents?: number;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
 }
@@ -79,6 +81,7 @@ function settingValues(props: BillingStatelessStackProps): Record<string, string
     USER_ID_CLAIM: props.userIdClaim ?? 'sub',
     API_CLIENT_SCOPES: JSON.stringify(props.apiClientScopes ?? {}),
     RECONCILIATION_EXCEPTION_MAX_AGE_HOURS: String(props.reconciliationExceptionMaxAgeHours ?? DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS),
+    PERSON_DAILY_DEBIT_LIMIT_CENTS: String(props.personDailyDebitLimitCents ?? DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS),
   };
 }
 
@@ -146,6 +149,9 @@ export class BillingStatelessStack extends Stack {
         logRetention,
         retainLogs: retain,
       });
+      if (manifest.reservedConcurrency !== undefined) {
+        (billingFunction.function.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = manifest.reservedConcurrency;
+      }
       for (const tableId of tablesOf(manifest)) {
         for (const statement of tableStatements(`${pascalCase(tableId)}Table`, stateful.tables[tableId], manifest.tables[tableId]!)) {
           billingFunction.allow(statement);

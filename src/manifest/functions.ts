@@ -67,6 +67,8 @@ export interface FunctionManifest {
   readonly description: string;
   readonly timeoutSeconds: number;
   readonly memoryMb?: number;
+  /** Lambda reserved concurrency: at once a guarantee and a ceiling (a webhook flood takes no more). */
+  readonly reservedConcurrency?: number;
   readonly trigger: Trigger;
   readonly tables: Partial<Record<TableId, TableGrant>>;
   /** Queues it sends to (consuming is its trigger). */
@@ -185,6 +187,8 @@ export const FUNCTIONS = {
       instruments: { write: ['update'] },
       // Every outcome's movement row, in its transaction, or alone when no record changes (DESIGN 14).
       moneyMovements: { write: ['put'] },
+      // Each event claimed by id (`ach#{event_id}`), marked processed, or released (DESIGN 15).
+      stripeEvents: { write: ['put', 'update'], delete: true },
     },
     secrets: ['achWebhook'],
   },
@@ -227,7 +231,7 @@ export const FUNCTIONS = {
   },
   api: {
     entry: 'src/functions/api.ts',
-    description: 'Billing HTTP API (/v1) and the balance webhook',
+    description: 'Billing HTTP API (/v1)',
     timeoutSeconds: 29,
     memoryMb: 1024,
     trigger: { kind: 'http' },
@@ -252,10 +256,24 @@ export const FUNCTIONS = {
       // resolution (the pointer read; the exception updated and its open entry deleted in one transaction).
       reconciliation: { read: ['get', 'query'], write: ['update'], delete: true },
     },
-    sendsTo: ['balanceEvents', 'retryRuns'],
+    sendsTo: ['retryRuns'],
     ...COLLECTS,
-    secrets: [...COLLECTS.secrets, 'balanceWebhook'],
-    settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS', 'USER_ID_CLAIM', 'API_CLIENT_SCOPES'],
+    settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS', 'USER_ID_CLAIM', 'API_CLIENT_SCOPES', 'PERSON_DAILY_DEBIT_LIMIT_CENTS'],
+  },
+  // Internet-facing and unauthenticated but for its HMAC: it holds only its own secret, claims each
+  // event by id (`balance#{event_id}`: put, marked processed, or released on a failed send) and
+  // enqueues it; the webhook-balance-worker collects. Its reserve caps what a flood can take.
+  'balance-webhook': {
+    entry: 'src/functions/balance-webhook.ts',
+    description: 'Verifies, claims and enqueues signed balance webhook events',
+    timeoutSeconds: 10,
+    reservedConcurrency: 10,
+    trigger: { kind: 'http' },
+    tables: {
+      stripeEvents: { write: ['put', 'update'], delete: true },
+    },
+    sendsTo: ['balanceEvents'],
+    secrets: ['balanceWebhook'],
   },
   // retry-billing for each item of a bulk retry run: finds the period by subscription id, runs the
   // attempt, reads the period's newest audit rows when a delivery continues an earlier one, claims

@@ -108,7 +108,9 @@ export type SettingEnv =
   /** Seconds before its timeout at which the reconciliation-job hands a run over to its continuation (default 60). */
   | 'RECONCILIATION_MARGIN_SECONDS'
   /** Hours a new reconciliation exception may stay unresolved before its alarm (reconciliation-job; default 72). */
-  | 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS';
+  | 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS'
+  /** The daily cap per member on debits people start: manual pay, retry-billing, loan payments (api; DESIGN 15). */
+  | 'PERSON_DAILY_DEBIT_LIMIT_CENTS';
 
 /** The budget settings, named by every function that calls a processor and by the planner. */
 export const BUDGET_SETTINGS = ['STRIPE_BUDGET_PER_SECOND', 'PAYMENTS_BUDGET_PER_SECOND', 'PROCESSOR_PERSON_SHARE'] as const satisfies readonly SettingEnv[];

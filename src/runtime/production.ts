@@ -22,7 +22,7 @@ import {
   type ServiceId,
 } from '../manifest/index.js';
 import { systemClock, uuidIds } from './compose.js';
-import { apiAuthSettings, reconciliationSettings, ConfigError, isPlaceholderSecret, loadBaseConfig, loadRequired, loadTableNames, serviceUrl, type BaseConfig } from './config.js';
+import { apiAuthSettings, personDebitLimitSetting, reconciliationSettings, ConfigError, isPlaceholderSecret, loadBaseConfig, loadRequired, loadTableNames, serviceUrl, type BaseConfig } from './config.js';
 import type { AppDeps, QueuePort } from './deps.js';
 import { functionDeps, notGranted, type SharedDeps } from './function-deps.js';
 import type { NeededAccess } from './grants.js';
@@ -94,6 +94,7 @@ export async function productionDeps(
       ...reconciliationMargin(env),
       ...apiAuthSettings(env),
       ...reconciliationSettings(env),
+      ...(manifest.settings?.includes('PERSON_DAILY_DEBIT_LIMIT_CENTS') ? { personDailyDebitLimitCents: personDebitLimitSetting(env) } : {}),
     },
     ...(cardPayments ? { cardPayments } : {}),
     ...reconciliationPorts(name, manifest, env, base, clients),
