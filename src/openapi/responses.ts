@@ -9,6 +9,7 @@ import { dollarStringSchema } from '../domain/money.js';
 import { RETRY_ITEM_OUTCOMES, RETRY_RUN_CREATIONS, RETRY_RUN_STATES } from '../domain/retry-runs.js';
 import { BILLING_STATUSES, billingRecordSchema, declineClassSchema, historyRowSchema } from '../domain/records.js';
 import { loanPaymentSchema } from '../domain/loan-payments.js';
+import { reconciliationExceptionSchema, reconciliationRunSchema } from '../domain/reconciliation/schemas.js';
 
 /**
  * What the API answers, as zod schemas built from the domain's own record schemas, for the OpenAPI
@@ -292,6 +293,9 @@ export const RESPONSE_COMPONENTS = {
   Instruments: instrumentsSchema,
   HoldReleased: holdReleasedSchema,
   HoldConflict: holdConflictSchema,
+  ReconciliationRunList: z.strictObject({ date: z.string(), items: z.array(reconciliationRunSchema), next: z.null() }),
+  ReconciliationRunDetail: z.extend(reconciliationRunSchema, { exceptions: z.array(reconciliationExceptionSchema) }),
+  ReconciliationException: reconciliationExceptionSchema,
 } as const;
 
 export type ResponseComponent = keyof typeof RESPONSE_COMPONENTS;
