@@ -30,7 +30,10 @@ export function visibilityTimeoutFor(consumer: HandlerName): Duration {
 
 /** The function that consumes a queue (its manifest trigger), for the queue's visibility timeout. */
 export function consumerOf(queue: string): HandlerName {
-  const consumers = FUNCTION_NAMES.filter((name) => queuesOf(FUNCTIONS[name].trigger).some((id) => id === queue));
+  const consumers = FUNCTION_NAMES.filter((name) => {
+    const { trigger, alsoConsumes } = FUNCTIONS[name] as { trigger: (typeof FUNCTIONS)[FunctionName]['trigger']; alsoConsumes?: { queue: string } };
+    return queuesOf(trigger).some((id) => id === queue) || alsoConsumes?.queue === queue;
+  });
   if (consumers.length !== 1) throw new Error(`queue ${queue} has ${consumers.length} consumers in the manifest; expected one`);
   return consumers[0]!;
 }

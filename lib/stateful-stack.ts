@@ -45,6 +45,8 @@ export class BillingStatefulStack extends Stack {
   readonly balanceEvents: WorkQueue;
   /** Items of bulk retry runs, for the retry-run-worker. */
   readonly retryRuns: WorkQueue;
+  /** The reconciliation-job's continuations (DESIGN 14). */
+  readonly reconciliation: WorkQueue;
   /** Kinesis on-failure destination for memberships records the consumer gave up on. */
   readonly membershipsFailures: sqs.Queue;
   /** The bus of docs/design.md section 11 (`billing-<stage>`), and its archive for replays. */
@@ -112,6 +114,13 @@ export class BillingStatefulStack extends Stack {
     this.retryRuns = new WorkQueue(this, 'RetryRunsQueue', {
       queueName: resourceName(stage, 'retry-runs'),
       visibilityTimeout: visibilityTimeoutFor(consumerOf('retryRuns')),
+      retain,
+      alarmTopic: this.alarmTopic,
+    });
+
+    this.reconciliation = new WorkQueue(this, 'ReconciliationQueue', {
+      queueName: resourceName(stage, 'reconciliation'),
+      visibilityTimeout: visibilityTimeoutFor(consumerOf('reconciliation')),
       retain,
       alarmTopic: this.alarmTopic,
     });

@@ -88,6 +88,7 @@ export class BillingStatelessStack extends Stack {
       collectionsPayments: stateful.collectionsPayments.queue,
       balanceEvents: stateful.balanceEvents.queue,
       retryRuns: stateful.retryRuns.queue,
+      reconciliation: stateful.reconciliation.queue,
     };
 
     // Each function gets the configuration its manifest names, and nothing else: the base
@@ -189,6 +190,14 @@ export class BillingStatelessStack extends Stack {
       }
     }
 
+    // A queue a function consumes beside its trigger: one message per invocation, failures per item, the DLQ after 5 receives.
+    for (const name of HANDLER_NAMES) {
+      const extra = (FUNCTIONS[name] as FunctionManifest).alsoConsumes;
+      for (const queueId of extra ? queuesOf(extra) : []) {
+        functions[name].function.addEventSource(new eventSources.SqsEventSource(stateful[queueId].queue, { batchSize: extra!.batchSize, reportBatchItemFailures: true }));
+      }
+    }
+
     const scheduled = HANDLER_NAMES.filter((name) => FUNCTIONS[name].trigger.kind === 'schedule');
     if (scheduled.join(',') !== 'collections-job,reconciliation-job') throw new Error(`the schedules target collections-job and reconciliation-job; the manifest schedules ${scheduled.join(', ')}`);
     const collectionsJob = functions['collections-job'].function;
@@ -242,6 +251,7 @@ export class BillingStatelessStack extends Stack {
         'collections-payments-dlq': stateful.collectionsPayments.deadLetterQueue,
         'balance-events-dlq': stateful.balanceEvents.deadLetterQueue,
         'retry-runs-dlq': stateful.retryRuns.deadLetterQueue,
+        'reconciliation-dlq': stateful.reconciliation.deadLetterQueue,
         'memberships-failures': stateful.membershipsFailures,
         'billing-events-failures': stateful.eventsFailures,
       },

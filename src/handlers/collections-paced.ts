@@ -91,6 +91,8 @@ async function planUnderLease(deps: AppDeps, options: PacedRunOptions, startMs: 
     processor,
     quota: i === payments ? full[i]! - loans.enqueued : full[i]!,
     rate: rates[i]!,
+    // The head of its due work is most likely what is still queued: passed over, not sent twice.
+    queued: inQueue[i]!,
     ...(i === payments ? { firstSlot: loans.enqueued } : {}),
   }));
   const { summary, byProcessor, failing } = await planPaced(deps, {

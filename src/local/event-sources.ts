@@ -73,6 +73,9 @@ export async function startEventSources(input: EventSourcesInput): Promise<Local
     else if (trigger.kind === 'sqs') sqs.push(...queuesOf(trigger).map((queue) => sqsSource(input, name, queue, trigger.batchSize, handler as TriggerHandlers['sqs'])));
     else if (trigger.kind === 'kinesis') kinesis.push({ stream: trigger.stream, source: kinesisSource(input, name, trigger, handler as TriggerHandlers['kinesis']) });
     else tableStreams.push(tableStreamSource(input, streamsClient, name, trigger, handler as TriggerHandlers['dynamodb-stream']));
+    // A queue consumed beside the trigger (the reconciliation-job's continuations).
+    const extra = manifest.alsoConsumes;
+    if (extra) sqs.push(...queuesOf(extra).map((queue) => sqsSource(input, name, queue, extra.batchSize, handler as unknown as TriggerHandlers['sqs'])));
   }
 
   // Started (and stopped, in reverse) by kind: the queue pollers, then the streams.

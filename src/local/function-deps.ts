@@ -75,6 +75,7 @@ export function localFunctionDeps(input: {
     collectionQueues: { stripe: queue(COLLECTION_QUEUES.stripe), payments: queue(COLLECTION_QUEUES.payments) },
     balanceEventsQueue: queue('balanceEvents'),
     retryRunsQueue: queue('retryRuns'),
+    reconciliationQueue: queue('reconciliation'),
     // EMF lines would be CloudWatch's; locally they go to the log at debug level.
     metrics: new EmfMetrics({
       write: (line: string) => {

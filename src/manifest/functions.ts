@@ -73,6 +73,8 @@ export interface FunctionManifest {
   readonly sendsTo?: readonly QueueId[];
   /** Queues of `sendsTo` whose depth it reads (GetQueueAttributes): the paced planner subtracts what is still queued. */
   readonly readsDepthOf?: readonly QueueId[];
+  /** A queue it consumes beside its trigger (the reconciliation-job's continuations). */
+  readonly alsoConsumes?: Extract<Trigger, { kind: 'sqs' }>;
   readonly secrets?: readonly SecretId[];
   readonly services?: readonly ServiceId[];
   readonly settings?: readonly SettingEnv[];
@@ -240,6 +242,9 @@ export const FUNCTIONS = {
       instruments: { read: ['get'], write: ['update'] },
       // The debits manual pay, retry-billing and loan payments present (DESIGN 14).
       moneyMovements: { write: ['put'] },
+      // The reconciliation routes: a day's runs (GetItem per rail), a run and its exceptions (Query), a
+      // resolution (the pointer read; the exception updated and its open entry deleted in one transaction).
+      reconciliation: { read: ['get', 'query'], write: ['update'], delete: true },
     },
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
@@ -280,13 +285,21 @@ export const FUNCTIONS = {
     timeoutSeconds: 300,
     memoryMb: 1024,
     trigger: { kind: 'schedule' },
+    // A large day hands over to its continuation near the timeout (DESIGN 14): one run per message.
+    alsoConsumes: { kind: 'sqs', queue: 'reconciliation', batchSize: 1 },
+    sendsTo: ['reconciliation'],
     tables: {
       moneyMovements: { read: ['query'] },
-      // The run put, each exception upserted (UpdateItem keeps a resolution) and its pointer put.
-      reconciliation: { write: ['put', 'update'] },
+      // The run put, each exception upserted (UpdateItem keeps a resolution) and its pointer put; the
+      // checkpoint (GetItem, UpdateItem), the staged chunks and the debit index (PutItem, Query); a new
+      // exception's open entry put, and the open entries of each rail read for the gauges (Query).
+      reconciliation: { read: ['get', 'query'], write: ['put', 'update'] },
+      // The processor budget's per-second counters (UpdateItem ADD, DESIGN 13): its report calls take tokens.
+      locks: { write: ['update'] },
     },
     services: [...PROCESSORS],
     secrets: COLLECTS.secrets,
+    settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS'],
     putsEventsOn: ['billing'],
   },
 } as const satisfies Record<string, FunctionManifest>;

@@ -14,6 +14,7 @@ export const QUEUES = {
   collectionsPayments: { urlEnv: 'COLLECTIONS_PAYMENTS_QUEUE_URL', holds: 'one collection attempt per message on the payments processor (an ACH or pinless period, or a loan payment retry)' },
   balanceEvents: { urlEnv: 'BALANCE_EVENTS_QUEUE_URL', holds: 'verified balance webhook events' },
   retryRuns: { urlEnv: 'RETRY_RUNS_QUEUE_URL', holds: 'one item of a bulk retry run per message (retry-billing for one period)' },
+  reconciliation: { urlEnv: 'RECONCILIATION_QUEUE_URL', holds: 'continuations of reconciliation runs: one rail and day resumed from its checkpoint per message' },
 } as const;
 export type QueueId = keyof typeof QUEUES;
 
@@ -91,7 +92,9 @@ export type SettingEnv =
   /** The JWT claim a member token's user id is read from (api; default `sub`). */
   | 'USER_ID_CLAIM'
   /** Which client (the token's `client_id` or `azp`) may use which scope, as JSON (api; `{}`: not checked). */
-  | 'API_CLIENT_SCOPES';
+  | 'API_CLIENT_SCOPES'
+  /** Seconds before its timeout at which the reconciliation-job hands a run over to its continuation (default 60). */
+  | 'RECONCILIATION_MARGIN_SECONDS';
 
 /** The budget settings, named by every function that calls a processor and by the planner. */
 export const BUDGET_SETTINGS = ['STRIPE_BUDGET_PER_SECOND', 'PAYMENTS_BUDGET_PER_SECOND', 'PROCESSOR_PERSON_SHARE'] as const satisfies readonly SettingEnv[];

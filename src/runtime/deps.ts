@@ -51,6 +51,8 @@ export interface Settings {
   readonly collectionsIntervalSeconds?: number;
   /** How long a processor outage keeps its circuit open (default CIRCUIT_OPEN_MS, src/runtime/circuits.ts). */
   readonly circuitOpenMs?: number;
+  /** How long before its timeout the reconciliation-job hands a run over (RECONCILIATION_MARGIN_SECONDS). */
+  readonly reconciliationMarginMs?: number;
 }
 
 /**
@@ -79,6 +81,8 @@ export interface AppDeps {
   /** Bulk retry runs (DESIGN 8): their store, and the queue that fans their items out to the retry-run-worker. */
   readonly retryRuns: RetryRunStore;
   readonly retryRunsQueue: QueuePort;
+  /** The reconciliation-job's own queue: a run near the timeout sends its continuation there (DESIGN 14). */
+  readonly reconciliationQueue?: QueuePort;
   /** The users' instruments and their holds (DESIGN 3.2), apart from an attempt's own read and write. */
   readonly instruments: InstrumentStore;
   /** money-movements (DESIGN 14): written inside the effects' transactions; read by the reconciliation job. */

@@ -110,6 +110,7 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     },
     balanceEventsQueue: grantedQueue('balanceEventsQueue'),
     retryRunsQueue: grantedQueue('retryRunsQueue'),
+    ...(sends.has('reconciliation') && shared.reconciliationQueue ? { reconciliationQueue: shared.reconciliationQueue } : {}),
     // Every charging path reads the account first; a function of the processors alone (reconciliation) reads reports, never charges.
     processor: chargesEveryRail(manifest) ? withCircuitAndBudget(processor, circuits, limiter) : processor,
     accounts: circuits && services.has('accounts') ? circuits.accounts(accounts) : accounts,

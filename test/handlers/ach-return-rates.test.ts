@@ -93,7 +93,7 @@ describe('ACH return-rate gauges (collections-job)', () => {
     expect(first.status).toBe(200);
     // A replay of the same return changes nothing and counts nothing.
     expect((await returnSubscription(subs[0]!, 'R10', 'ach_evt_r10')).body).toMatchObject({ status: 'ignored' });
-    // R51 is unauthorized for NACHA's rate (and an account error for the holds).
+    // R51 is unauthorized for NACHA's rate and for the holds.
     await returnSubscription(subs[1]!, 'R51');
     await returnSubscription(subs[2]!, 'R02');
     // R01: re-presentable, counted in overall only.

@@ -97,6 +97,25 @@ describe('the paced planner (DESIGN 13) on DynamoDB Local', () => {
     expect(sent.at(-1)!.delay).toBeGreaterThanOrEqual(Math.floor(19 / 2) - 2);
   });
 
+  it('passes over as many due periods at the head as are still queued: a lagging worker gets no duplicates', async () => {
+    await billingDay(30);
+    const first = new RecordingQueue();
+    await run({ stripe: first });
+    const head = first.sent.map((m) => JSON.parse(m.body) as BillingPeriodMessage).map((b) => b.user_id);
+    // Eight of each processor's first messages are still queued (delayed or in flight) when the next run starts.
+    const queued = () =>
+      new (class extends RecordingQueue {
+        async depth(): Promise<number> {
+          return 8;
+        }
+      })();
+    const queue = queued();
+    const summary = await run({ stripe: queue, payments: queued() });
+    const sent = queue.sent.map((m) => JSON.parse(m.body) as BillingPeriodMessage).map((b) => b.user_id);
+    expect(summary.by_processor.stripe).toMatchObject({ in_queue: 8, quota: 12, enqueued: 12 });
+    expect(sent).toEqual(head.slice(8, 20));
+  });
+
   it('lowers the next quota by the throttles the workers reported, and raises it back step by step', async () => {
     await billingDay(30);
     const store = new DynamoProcessorBudgetStore(app.db.client, app.db.tables.locks);

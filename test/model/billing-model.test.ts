@@ -43,6 +43,9 @@ export const KNOWN_BUGS: ReadonlyMap<string, string> = new Map<string, string>([
 /** MODEL_KNOWN=a,b overrides the guarded list (MODEL_KNOWN= with nothing: no guard at all). */
 const KNOWN: ReadonlySet<string> = process.env.MODEL_KNOWN !== undefined ? new Set(process.env.MODEL_KNOWN.split(',').filter(Boolean)) : new Set(KNOWN_BUGS.keys());
 
+/** The network ceilings (visa.*, mastercard.*) are judged once the code enforces them; MODEL_CEILINGS=1 judges them now. */
+const CEILINGS = process.env.MODEL_CEILINGS === '1';
+
 let settleMs = 0;
 
 function property() {
@@ -55,6 +58,7 @@ function property() {
       const start = new Date(Date.UTC(2026, 11, 1, 9) + startDay * 86_400_000).toISOString();
       const world = new BillingWorld(app, recorder, USERS, start);
       world.known = KNOWN;
+      world.ceilings = CEILINGS;
       await fc.asyncModelRun(() => ({ model: world.model, real: world }), [...joins, ...commands]);
       const s0 = performance.now();
       await world.settle();

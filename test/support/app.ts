@@ -88,6 +88,7 @@ export interface TestApp {
   readonly collectionQueues: Readonly<Record<ProcessorId, RecordingQueue>>;
   readonly balanceEventsQueue: RecordingQueue;
   readonly retryRunsQueue: RecordingQueue;
+  readonly reconciliationQueue: RecordingQueue;
   readonly metrics: RecordingMetrics;
 }
 
@@ -117,6 +118,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const collectionQueues = { stripe: new RecordingQueue(collectionsQueue), payments: new RecordingQueue(collectionsQueue) };
   const balanceEventsQueue = new RecordingQueue();
   const retryRunsQueue = new RecordingQueue();
+  const reconciliationQueue = new RecordingQueue();
   const metrics = new RecordingMetrics();
   const stores = dynamoStores({
     client: db.client,
@@ -136,6 +138,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     collectionQueues,
     balanceEventsQueue,
     retryRunsQueue,
+    reconciliationQueue,
     metrics,
     secrets: TEST_SECRETS,
     settings: { stage: 'test', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS, ...options.settings },
@@ -143,5 +146,5 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const shared = sharedDeps(deps);
   const dynamo = { client: db.client, tables: db.tables, ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}) };
   const depsFor = (name: FunctionName, replace: Partial<SharedDeps> = {}): AppDeps => functionDeps(name, { ...shared, ...replace }, dynamo);
-  return { deps, depsFor, db, clock, wallClock, simulator, collectionsQueue, collectionQueues, balanceEventsQueue, retryRunsQueue, metrics };
+  return { deps, depsFor, db, clock, wallClock, simulator, collectionsQueue, collectionQueues, balanceEventsQueue, retryRunsQueue, reconciliationQueue, metrics };
 }

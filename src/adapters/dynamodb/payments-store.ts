@@ -317,6 +317,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
       ...parsed,
       actor: audit.actor,
       ...(audit.reason !== undefined ? { reason: audit.reason } : {}),
+      ...(audit.decided_by !== undefined ? { decided_by: audit.decided_by } : {}),
       recorded_at: parsed.loc_last_updated,
     });
     const historyItem = marshallItem({ ...row, PK: `USER#${parsed.loc_user_id}`, SK: historySortKey(parsed) });

@@ -116,6 +116,16 @@ describe('the payment simulator across a restart (its journal in the data direct
     ]);
   });
 
+  it('knows after a restart the refunds made before it, so a refunded_retry resolution still finds them', async () => {
+    const file = journalFile();
+    const before = new PaymentSimulator(new ManualClock(), new FileSimulatorJournal(file));
+    const refund = before.refund({ transaction_id: 'pi_1', amount_cents: 1500 });
+
+    const after = new PaymentSimulator(new ManualClock(), new FileSimulatorJournal(file));
+    expect(await after.findRefund({ refund_id: refund.refund_id, rail: 'card' })).toEqual(refund);
+    expect(await after.findRefund({ refund_id: 're_other', rail: 'card' })).toBeUndefined();
+  });
+
   it('hands out again after a restart an outcome taken but never acknowledged, and never one the receiver accepted', async () => {
     const file = journalFile();
     const clock = new ManualClock('2026-12-01T00:00:00Z');
