@@ -68,7 +68,7 @@ describe('counter items under concurrent commits (DynamoDB Local, with the servi
     expect(rates.debits - before.rates.debits).toBe(CONCURRENT);
     const failing = await app.deps.billing.countFailing();
     expect(failing.retrying - before.failing.retrying).toBe(CONCURRENT);
-  });
+  }, 180_000);
 
   it('loan payment debits counted at once: none cancelled, the counter exact', async () => {
     const payments = stores().payments;
@@ -86,5 +86,5 @@ describe('counter items under concurrent commits (DynamoDB Local, with the servi
 
     expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
     expect((await app.deps.payments.achRateCounts('2026-12-01', '2026-12-01')).debits - before.debits).toBe(CONCURRENT);
-  });
+  }, 180_000);
 });
