@@ -6,6 +6,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as eventSources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { DEFAULT_RECONCILIATION_MARGIN_SECONDS } from '../src/domain/reconciliation/checkpoint.js';
 import type { Construct } from 'constructs';
 import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
 import { BUSES, COLLECTION_QUEUES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, queuesOf, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
@@ -21,6 +22,7 @@ import { BillingMonitoring } from './constructs/billing-monitoring.js';
 import { OperatorConsole } from './constructs/operator-console.js';
 import { HANDLER_NAMES, HANDLER_TIMEOUTS, type HandlerEntryResolver, type HandlerName, sourceHandlerEntry } from './handlers.js';
 import { BILLING_SECRETS, type BillingStatefulStack } from './stateful-stack.js';
+import { DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS } from '../src/domain/use-cases/reconciliation-gauges.js';
 
 export const STATUS_SHARD_COUNT = 16;
 export const PAYMENT_SHARD_COUNT = 8;
@@ -41,6 +43,8 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly userIdClaim?: string;
   /** Which client may use which scope (`API_CLIENT_SCOPES`, checked in the api's router); absent: not checked. */
   readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
+  /** Hours a reconciliation exception may stay unresolved before its alarm (`RECONCILIATION_EXCEPTION_MAX_AGE_HOURS`; default 72). */
+  readonly reconciliationExceptionMaxAgeHours?: number;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
 }
@@ -61,12 +65,14 @@ function settingValues(props: BillingStatelessStackProps): Record<string, string
   return {
     BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents),
     MAX_PAYMENT_CENTS: String(DEFAULT_MAX_PAYMENT_CENTS),
+    RECONCILIATION_MARGIN_SECONDS: String(DEFAULT_RECONCILIATION_MARGIN_SECONDS),
     STRIPE_BUDGET_PER_SECOND: String(budget.perSecond.stripe),
     PAYMENTS_BUDGET_PER_SECOND: String(budget.perSecond.payments),
     PROCESSOR_PERSON_SHARE: String(budget.personShare),
     COLLECTIONS_INTERVAL_SECONDS: String(props.collectionsRateMinutes * 60),
     USER_ID_CLAIM: props.userIdClaim ?? 'sub',
     API_CLIENT_SCOPES: JSON.stringify(props.apiClientScopes ?? {}),
+    RECONCILIATION_EXCEPTION_MAX_AGE_HOURS: String(props.reconciliationExceptionMaxAgeHours ?? DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS),
   };
 }
 
@@ -193,8 +199,8 @@ export class BillingStatelessStack extends Stack {
     // A queue a function consumes beside its trigger: one message per invocation, failures per item, the DLQ after 5 receives.
     for (const name of HANDLER_NAMES) {
       const extra = (FUNCTIONS[name] as FunctionManifest).alsoConsumes;
-      for (const queueId of extra ? queuesOf(extra) : []) {
-        functions[name].function.addEventSource(new eventSources.SqsEventSource(stateful[queueId].queue, { batchSize: extra!.batchSize, reportBatchItemFailures: true }));
+      for (const queue of extra ? queuesOf(extra) : []) {
+        functions[name].function.addEventSource(new eventSources.SqsEventSource(stateful[queue].queue, { batchSize: extra!.batchSize, reportBatchItemFailures: true }));
       }
     }
 
@@ -246,6 +252,7 @@ export class BillingStatelessStack extends Stack {
       membershipsConsumer: functions['memberships-consumer'].function,
       eventsPublisher: functions['events-publisher'].function,
       collectionsRateMinutes: props.collectionsRateMinutes,
+      ...(props.reconciliationExceptionMaxAgeHours !== undefined ? { reconciliationExceptionMaxAgeHours: props.reconciliationExceptionMaxAgeHours } : {}),
       queues: {
         'collections-stripe-dlq': stateful.collectionsStripe.deadLetterQueue,
         'collections-payments-dlq': stateful.collectionsPayments.deadLetterQueue,

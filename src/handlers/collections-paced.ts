@@ -91,7 +91,7 @@ async function planUnderLease(deps: AppDeps, options: PacedRunOptions, startMs: 
     processor,
     quota: i === payments ? full[i]! - loans.enqueued : full[i]!,
     rate: rates[i]!,
-    // The head of its due work is most likely what is still queued: passed over, not sent twice.
+    // Its messages still queued: the head's due periods are passed over this many times (most likely theirs).
     queued: inQueue[i]!,
     ...(i === payments ? { firstSlot: loans.enqueued } : {}),
   }));

@@ -155,6 +155,13 @@ export function controlRoutes(control: LocalControl) {
   };
 }
 
+/** The processor's log of presentments, one user's or all, with instants as RFC3339. */
+function presentments(control: LocalControl, request: GatewayRequest): GatewayResponse {
+  const query = parseQuery(request, presentmentsQuerySchema);
+  const items = control.simulator.presentments().filter((p) => query.user_id === undefined || p.user_id === query.user_id);
+  return json(200, { items: items.map((p) => ({ ...p, at: formatInstant(new Date(p.at)), ...(p.bank ? { bank: { ...p.bank, at: formatInstant(new Date(p.bank.at)) } } : {}) })) });
+}
+
 async function route(control: LocalControl, request: GatewayRequest, path: string, method: string): Promise<GatewayResponse> {
   switch (path) {
     case '/local/clock': {
@@ -209,11 +216,8 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
           ...(c.reinitiated ? { reinitiated: true, entry_description: c.entry_description } : {}),
         })),
       });
-    case '/local/processor/presentments': {
-      const query = parseQuery(request, presentmentsQuerySchema);
-      const items = control.simulator.presentments().filter((p) => query.user_id === undefined || p.user_id === query.user_id);
-      return json(200, { items: items.map((p) => ({ ...p, at: formatInstant(new Date(p.at)), ...(p.bank ? { bank: { ...p.bank, at: formatInstant(new Date(p.bank.at)) } } : {}) })) });
-    }
+    case '/local/processor/presentments':
+      return presentments(control, request);
     case '/local/processor/report': {
       const { date } = parseQuery(request, dateSchema);
       const from = `${date}T00:00:00Z`;

@@ -71,10 +71,10 @@ export interface FunctionManifest {
   readonly tables: Partial<Record<TableId, TableGrant>>;
   /** Queues it sends to (consuming is its trigger). */
   readonly sendsTo?: readonly QueueId[];
-  /** Queues of `sendsTo` whose depth it reads (GetQueueAttributes): the paced planner subtracts what is still queued. */
-  readonly readsDepthOf?: readonly QueueId[];
   /** A queue it consumes beside its trigger (the reconciliation-job's continuations). */
   readonly alsoConsumes?: Extract<Trigger, { kind: 'sqs' }>;
+  /** Queues of `sendsTo` whose depth it reads (GetQueueAttributes): the paced planner subtracts what is still queued. */
+  readonly readsDepthOf?: readonly QueueId[];
   readonly secrets?: readonly SecretId[];
   readonly services?: readonly ServiceId[];
   readonly settings?: readonly SettingEnv[];
@@ -299,7 +299,7 @@ export const FUNCTIONS = {
     },
     services: [...PROCESSORS],
     secrets: COLLECTS.secrets,
-    settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS'],
+    settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS', 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS'],
     putsEventsOn: ['billing'],
   },
 } as const satisfies Record<string, FunctionManifest>;

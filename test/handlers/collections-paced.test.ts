@@ -101,17 +101,15 @@ describe('the paced planner (DESIGN 13) on DynamoDB Local', () => {
     await billingDay(30);
     const first = new RecordingQueue();
     await run({ stripe: first });
-    const head = first.sent.map((m) => JSON.parse(m.body) as BillingPeriodMessage).map((b) => b.user_id);
-    // Eight of each processor's first messages are still queued (delayed or in flight) when the next run starts.
-    const queued = () =>
-      new (class extends RecordingQueue {
-        async depth(): Promise<number> {
-          return 8;
-        }
-      })();
-    const queue = queued();
-    const summary = await run({ stripe: queue, payments: queued() });
-    const sent = queue.sent.map((m) => JSON.parse(m.body) as BillingPeriodMessage).map((b) => b.user_id);
+    const head = first.sent.map((m) => JSON.parse(m.body) as BillingPeriodMessage).filter((b) => b.processor === 'stripe').map((b) => b.user_id);
+    // Eight of the card processor's first messages are still in its queue (delayed or in flight) when the next run starts.
+    const queue = new (class extends RecordingQueue {
+      async depth(): Promise<number> {
+        return 8;
+      }
+    })();
+    const summary = await run({ stripe: queue });
+    const sent = queue.sent.map((m) => JSON.parse(m.body) as BillingPeriodMessage).filter((b) => b.processor === 'stripe').map((b) => b.user_id);
     expect(summary.by_processor.stripe).toMatchObject({ in_queue: 8, quota: 12, enqueued: 12 });
     expect(sent).toEqual(head.slice(8, 20));
   });

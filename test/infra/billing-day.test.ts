@@ -18,8 +18,7 @@ describe('billing day in the stacks (DESIGN 13)', () => {
   it('gives every function that calls a processor, and the planner, the budgets from the context', () => {
     for (const name of Object.keys(FUNCTIONS) as FunctionName[]) {
       const env = functionNamed(`prod-billing-${name}`).Environment.Variables;
-      // The reconciliation-job's report calls take no tokens yet (docs/design.md, "Not built yet").
-      const charges = (callsProcessorOf(FUNCTIONS[name], 'card') || callsProcessorOf(FUNCTIONS[name], 'ach')) && name !== 'reconciliation-job';
+      const charges = callsProcessorOf(FUNCTIONS[name], 'card') || callsProcessorOf(FUNCTIONS[name], 'ach');
       const budgeted = charges || name === 'collections-job';
       expect(env.STRIPE_BUDGET_PER_SECOND, name).toBe(budgeted ? '25' : undefined);
       expect(env.PAYMENTS_BUDGET_PER_SECOND, name).toBe(budgeted ? '100' : undefined);

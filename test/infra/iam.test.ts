@@ -24,6 +24,7 @@ const queueIds = {
   collectionsPayments: logicalId(prod.stateful.collectionsPayments.queue),
   balanceEvents: logicalId(prod.stateful.balanceEvents.queue),
   retryRuns: logicalId(prod.stateful.retryRuns.queue),
+  reconciliation: logicalId(prod.stateful.reconciliation.queue),
   membershipsFailures: logicalId(prod.stateful.membershipsFailures),
   eventsFailures: logicalId(prod.stateful.eventsFailures),
 };
@@ -126,9 +127,10 @@ describe.each(HANDLER_NAMES)('%s execution role', (name) => {
     }
   });
 
-  it('consumes only the queues its trigger names', () => {
+  it('consumes only the queues its trigger names (and the one it also consumes)', () => {
     const consumes = statements.filter((s) => actionsOf(s).includes('sqs:ReceiveMessage'));
-    expect(consumes.flatMap((s) => referencedIds(s, queueIds)).sort()).toEqual([...queuesOf(manifest.trigger)].sort());
+    const expected = [...queuesOf(manifest.trigger), ...(manifest.alsoConsumes ? queuesOf(manifest.alsoConsumes) : [])];
+    expect(consumes.flatMap((s) => referencedIds(s, queueIds)).sort()).toEqual(expected.sort());
     for (const statement of consumes) expect(actionsOf(statement).sort()).toEqual(SQS_CONSUME);
   });
 

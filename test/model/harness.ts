@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { simulatedCustomerId, type SimulatedCharge } from '../../src/adapters/processor/simulator.js';
-import { railViolations, type RailFacts } from './rails.js';
+import { countRails, railViolations, type RailFacts } from './rails.js';
 import { publishedViolations } from './published.js';
 import { dunningState } from '../../src/domain/dunning.js';
 import { failureState } from '../../src/domain/ladder.js';
@@ -262,8 +262,8 @@ export class BillingWorld {
     handedAt: new Map<string, number>(),
     initiatedBy: new Map<number, 'merchant' | 'customer'>(),
   };
-  /** Whether the network ceilings are judged (MODEL_CEILINGS=1, or once the code enforces them). */
-  ceilings = false;
+  /** Whether the network ceilings are judged (the test turns them off only on MODEL_CEILINGS=0). */
+  ceilings = true;
   /** Loan payment requests made through the API, for repeats (the client's Idempotency-Key). */
   readonly loanRequests: { user: number; key: string; body: Json }[] = [];
 
@@ -1085,12 +1085,13 @@ export class BillingWorld {
   }
 
   /** The rails judged from the processor's log of this world's members (test/model/rails.ts). */
-  railProblems(): string[] {
+  railProblems(count = false): string[] {
     const mine = new Set(this.users);
     const log = this.app.simulator.presentments().filter((p) => mine.has(p.user_id));
     const unconfirmed = new Set<number>();
     for (const f of this.rails.faulted) if (f.faults.fired.some((point) => point !== 'lock.release.before')) for (let s = f.from; s < f.to; s++) unconfirmed.add(s);
     const facts: RailFacts = { ...this.rails, unconfirmed };
+    if (count) countRails(log, facts);
     return railViolations(log, facts, { ceilings: this.ceilings });
   }
 
@@ -1127,6 +1128,7 @@ export class BillingWorld {
       }
     }
     if (problems.length > 0) throw new ModelViolation('settle: charges on the books', problems, this);
+    this.railProblems(true);
     const events: string[] = [];
     const codes = new Map<string, string>();
     for (const p of this.app.simulator.presentments()) {

@@ -13,13 +13,13 @@ export interface ProcessorQuota {
   readonly quota: number;
   /** Scheduled requests per second: the spacing of its messages. */
   readonly rate: number;
-  /** Slots of the run already given to other messages of this processor (the loan retries): its first message takes the next. */
-  readonly firstSlot?: number;
   /**
    * Its messages still queued: the due periods at the head are passed over this many times, since
    * the last run planned the head and those are most likely theirs (sending them again is a duplicate).
    */
   readonly queued?: number;
+  /** Slots of the run already given to other messages of this processor (the loan retries): its first message takes the next. */
+  readonly firstSlot?: number;
 }
 
 export interface ProcessorPlan {
