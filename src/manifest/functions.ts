@@ -102,10 +102,15 @@ const ATTEMPT = {
   // The debit a presentment moved, appended in the attempt's transaction (DESIGN 14).
   moneyMovements: { write: ['put'] },
 } as const satisfies Partial<Record<TableId, TableGrant>>;
+/** The secrets a set of services needs, each once. */
+function secretsOf(services: readonly ServiceId[]): SecretId[] {
+  return [...new Set(services.flatMap((id) => (SERVICES[id] as ServiceEntry).secrets ?? []))];
+}
+
 /** A collecting function calls every payment processor, with the secrets they need, and the accounts service. */
 const COLLECTS = {
   services: [...PROCESSORS, 'accounts'],
-  secrets: PROCESSORS.flatMap((id) => (SERVICES[id] as ServiceEntry).secrets ?? []),
+  secrets: secretsOf([...PROCESSORS, 'accounts']),
   settings: [...BUDGET_SETTINGS],
 } satisfies Pick<FunctionManifest, 'services' | 'secrets' | 'settings'>;
 
@@ -133,6 +138,7 @@ export const FUNCTIONS = {
     sendsTo: COLLECTION_QUEUE_IDS,
     readsDepthOf: COLLECTION_QUEUE_IDS,
     services: ['accounts'],
+    secrets: secretsOf(['accounts']),
     settings: ['COLLECTIONS_INTERVAL_SECONDS', ...BUDGET_SETTINGS],
   },
   'batch-worker': {
@@ -195,8 +201,8 @@ export const FUNCTIONS = {
     ...COLLECTS,
     settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS'],
   },
-  // Claims each event; a checkout takes the user lock; the API key finds the PaymentIntent behind
-  // charge and dispute events. It charges nothing.
+  // Claims each event; a checkout takes the user lock; the read-only Stripe key finds the
+  // PaymentIntent behind charge and dispute events. It charges nothing, so it holds no charging key.
   'stripe-webhook': {
     entry: 'src/functions/stripe-webhook.ts',
     description: 'Claims and applies signed Stripe events',
@@ -216,7 +222,7 @@ export const FUNCTIONS = {
       moneyMovements: { write: ['put'] },
     },
     services: ['stripe'],
-    secrets: ['stripeWebhook', 'stripeApiKey'],
+    secrets: ['stripeWebhook', 'stripeReadKey'],
     settings: ['MAX_PAYMENT_CENTS', ...BUDGET_SETTINGS],
   },
   api: {
@@ -298,7 +304,8 @@ export const FUNCTIONS = {
       locks: { write: ['update'] },
     },
     services: [...PROCESSORS],
-    secrets: COLLECTS.secrets,
+    // Stripe's balance transactions are read with the read-only key; the payments report with the services' token.
+    secrets: ['stripeReadKey', ...secretsOf(['payments'])],
     settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS', 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS'],
     putsEventsOn: ['billing'],
   },
