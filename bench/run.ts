@@ -7,6 +7,7 @@ import { measureColdStart } from './cold-start.js';
 import { measureLatency } from './latency.js';
 import { LOG_SINK_DESCRIPTION, openLogSink } from './log-sink.js';
 import { measurePathCosts } from './paths.js';
+import { measureReconciliation } from './reconciliation.js';
 import { renderTables } from './report.js';
 import { collectionRun, floorRun, median, type CollectionRun, type FloorRun } from './throughput.js';
 
@@ -23,7 +24,7 @@ import { collectionRun, floorRun, median, type CollectionRun, type FloorRun } fr
  *   --invocations <k>    concurrent batch-worker invocations (default 4; 8 users each in flight)
  *   --cold-runs <k>      interleaved cold-start rounds (default 15)
  *   --quick              growth without the 20k point
- *   --only <a,b>         sections: paths, throughput, growth, coldstart, latency
+ *   --only <a,b>         sections: paths, throughput, growth, coldstart, latency, reconciliation
  *   --out <file>         where the results go (default bench/results.json)
  *   --merge              keep the sections of the existing --out file that this run does not measure
  *                        (re-measure one section of a run, e.g. `--only coldstart --merge`)
@@ -50,7 +51,7 @@ const pairs = Number(values.pairs);
 const invocations = Number(values.invocations);
 const billUpTo = Number(values['bill-up-to']);
 const coldRuns = Number(values['cold-runs']);
-const sections = new Set((values.only ?? 'paths,throughput,growth,coldstart,latency').split(','));
+const sections = new Set((values.only ?? 'paths,throughput,growth,coldstart,latency,reconciliation').split(','));
 const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
 const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
@@ -156,6 +157,15 @@ try {
   await section('latency', async () => {
     log('latency: API under load');
     results.latency = await measureLatency(server.endpoint, { connections: Number(values.connections), durationS: Number(values['latency-seconds']) });
+  });
+
+  await section('reconciliation', async () => {
+    log('reconciliation: one day of 2,000 movements, the table holding it alone, then 20 more days; then handed over every 5 pages');
+    results.reconciliation = [
+      await measureReconciliation(server.endpoint, { movements: 2000, otherDays: 0 }),
+      await measureReconciliation(server.endpoint, { movements: 2000, otherDays: 20 }),
+      await measureReconciliation(server.endpoint, { movements: 2000, otherDays: 20, handOverEverySteps: 5 }),
+    ];
   });
 } finally {
   sink.close();

@@ -39,6 +39,7 @@ const complete: NodeJS.ProcessEnv = {
   COLLECTIONS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/collections',
   BALANCE_EVENTS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/balance-events',
   RETRY_RUNS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/retry-runs',
+  RECONCILIATION_QUEUE_URL: 'http://127.0.0.1:1/000000000000/reconciliation',
   STRIPE_API_KEY: 'sk_test_x',
   STRIPE_WEBHOOK_SECRET: 'whsec_x',
   ACH_WEBHOOK_SECRET: 'ach_x',
