@@ -6,6 +6,7 @@ import type { ReconciliationEvents } from '../domain/ports/reconciliation.js';
 import { lazily } from './wiring/types.js';
 import {
   BUSES,
+  COLLECTION_QUEUES,
   FUNCTIONS,
   isFunctionName,
   QUEUES,
@@ -156,11 +157,12 @@ function provided<K extends keyof ServiceClients>(clients: Partial<Record<Servic
 }
 
 /** The queues it sends to, through the SQS wiring; the others throw on use. */
-function queues(name: FunctionName, base: BaseConfig, urls: Urls, wiring: Wiring): Pick<SharedDeps, 'collectionsQueue' | 'balanceEventsQueue' | 'retryRunsQueue' | 'reconciliationQueue'> {
+function queues(name: FunctionName, base: BaseConfig, urls: Urls, wiring: Wiring): Pick<SharedDeps, 'collectionQueues' | 'balanceEventsQueue' | 'retryRunsQueue' | 'reconciliationQueue'> {
   const sender = wiring.sqs?.({ region: base.DYNAMO_REGION, endpoint: base.SQS_ENDPOINT });
   const queue = (id: QueueId): QueuePort => {
     const url = urls[QUEUES[id].urlEnv];
     return url && sender ? sender(url) : notGranted<QueuePort>(`the ${id} queue`, name);
   };
-  return { collectionsQueue: queue('collections'), balanceEventsQueue: queue('balanceEvents'), retryRunsQueue: queue('retryRuns'), reconciliationQueue: queue('reconciliation') };
+  const collectionQueues = { stripe: queue(COLLECTION_QUEUES.stripe), payments: queue(COLLECTION_QUEUES.payments) };
+  return { collectionQueues, balanceEventsQueue: queue('balanceEvents'), retryRunsQueue: queue('retryRuns'), reconciliationQueue: queue('reconciliation') };
 }

@@ -1,5 +1,7 @@
-import { GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Amendment, ReconciliationRun, ReconciliationStore, RunClaim, RunState, StoredException } from '../../domain/ports/reconciliation.js';
+import { GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { AlreadyResolvedError } from '../../domain/errors.js';
+import type { Amendment, OpenException, ReconciliationRun, ReconciliationStore, RunClaim, RunState, StoredException } from '../../domain/ports/reconciliation.js';
+import { RAILS_RECONCILED } from '../../domain/reconciliation/request.js';
 import type { Checkpoint, StagedChunk, StagedWrite } from '../../domain/reconciliation/checkpoint.js';
 import type { ReconciliationException } from '../../domain/reconciliation/match.js';
 import type { PaymentMethod } from '../../domain/records.js';
@@ -9,6 +11,7 @@ import { foldAmendments, stagedKey, STAGE_TTL_SECONDS, writeAll } from './reconc
 
 const runKey = (date: string, rail: PaymentMethod) => `RUN#${date}#${rail}`;
 const exceptionSort = (id: string) => `EXC#${id}`;
+const openKey = (rail: PaymentMethod) => `OPEN#${rail}`;
 const CHECKPOINT_FIELDS = ['checkpoint', 'checkpoint_run_id', 'checkpoint_step'] as const;
 
 /** The condition a claim holds: a fresh run (no result of its id), or the checkpoint at its step. */
@@ -20,7 +23,8 @@ function claimCondition(claim: RunClaim): { expression: string; values: Record<s
 
 /**
  * The reconciliation table: `pk = RUN#{date}#{rail}` holds the run (`sk = RUN`) and its exceptions
- * (`sk = EXC#{id}`); `pk = EXC#{id}, sk = AT` names the run that holds an exception, for a resolution.
+ * (`sk = EXC#{id}`); `pk = EXC#{id}, sk = AT` names the run that holds an exception, for a resolution;
+ * `pk = OPEN#{rail}, sk = EXC#{id}` lists a rail's new exceptions until they are resolved (the gauges).
  */
 export class DynamoReconciliationStore implements ReconciliationStore {
   constructor(
@@ -203,6 +207,7 @@ export class DynamoReconciliationStore implements ReconciliationStore {
       await this.send('reconciliation.pointer', () =>
         this.client.send(new PutItemCommand({ TableName: this.table, Item: marshallItem({ pk: exceptionSort(exception.exception_id), sk: 'AT', date: run.date, rail: run.rail }) })),
       );
+      if (!exception.known) await this.putOpen(run.rail, { exception_id: exception.exception_id, date: run.date, first_seen_at: at });
     }
     return isNew;
   }
@@ -228,21 +233,63 @@ export class DynamoReconciliationStore implements ReconciliationStore {
     );
     if (!pointer.Item) return undefined;
     const { date, rail } = unmarshallItem(pointer.Item) as { date: string; rail: PaymentMethod };
-    const out = await this.send('reconciliation.resolve', () =>
-      this.client.send(
-        new UpdateItemCommand({
-          TableName: this.table,
-          Key: { pk: { S: runKey(date, rail) }, sk: { S: exceptionSort(exceptionId) } },
-          UpdateExpression: 'SET #r = :r',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#r': 'resolution' },
-          ExpressionAttributeValues: { ':r': toAttributeValue(resolution, 'resolution') },
-          ReturnValues: 'ALL_NEW',
+    const key = { pk: { S: runKey(date, rail) }, sk: { S: exceptionSort(exceptionId) } };
+    try {
+      await this.client.send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.table,
+                Key: key,
+                UpdateExpression: 'SET #r = :r',
+                ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#r)',
+                ExpressionAttributeNames: { '#r': 'resolution' },
+                ExpressionAttributeValues: { ':r': toAttributeValue(resolution, 'resolution') },
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+            { Delete: { TableName: this.table, Key: { pk: { S: openKey(rail) }, sk: { S: exceptionSort(exceptionId) } } } },
+          ],
         }),
+      );
+    } catch (error) {
+      const reason = (error as { name?: string; CancellationReasons?: { Code?: string; Item?: Record<string, AttributeValue> }[] }).CancellationReasons?.[0];
+      if ((error as { name?: string }).name === 'TransactionCanceledException' && reason?.Code === 'ConditionalCheckFailed') {
+        if (reason.Item?.resolution) throw new AlreadyResolvedError(`reconciliation exception ${exceptionId} is already resolved`);
+        return undefined;
+      }
+      throw toDomainError(error, { operation: 'reconciliation.resolve' });
+    }
+    const stored = await this.send('reconciliation.resolved', () => this.client.send(new GetItemCommand({ TableName: this.table, Key: key, ConsistentRead: true })));
+    const { pk: _pk, sk: _sk, ...rest } = unmarshallItem(stored.Item ?? {}, integerNumbers);
+    return rest as unknown as StoredException;
+  }
+
+  async listRuns(date: string): Promise<ReconciliationRun[]> {
+    const items = await Promise.all(
+      RAILS_RECONCILED.map((rail) =>
+        this.send('reconciliation.listRuns', () => this.client.send(new GetItemCommand({ TableName: this.table, Key: { pk: { S: runKey(date, rail) }, sk: { S: 'RUN' } } }))),
       ),
     );
-    const { pk: _pk, sk: _sk, ...rest } = unmarshallItem(out.Attributes ?? {}, integerNumbers);
-    return rest as unknown as StoredException;
+    return items.flatMap((out) => (out.Item ? [stripKeys(unmarshallItem(out.Item, integerNumbers)) as unknown as ReconciliationRun] : []));
+  }
+
+  async openExceptions(rail: PaymentMethod): Promise<OpenException[]> {
+    const open: OpenException[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.send('reconciliation.open', () =>
+        this.client.send(new QueryCommand({ TableName: this.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: openKey(rail) } }, ExclusiveStartKey: start })),
+      );
+      open.push(...(page.Items ?? []).map((item) => stripKeys(unmarshallItem(item)) as unknown as OpenException));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return open;
+  }
+
+  private async putOpen(rail: PaymentMethod, entry: OpenException): Promise<void> {
+    await this.send('reconciliation.open', () => this.client.send(new PutItemCommand({ TableName: this.table, Item: marshallItem({ ...entry, pk: openKey(rail), sk: exceptionSort(entry.exception_id) }) })));
   }
 
   private async send<T>(operation: string, call: () => Promise<T>): Promise<T> {
@@ -252,4 +299,8 @@ export class DynamoReconciliationStore implements ReconciliationStore {
       throw toDomainError(error, { operation });
     }
   }
+}
+
+function stripKeys({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>): Record<string, unknown> {
+  return rest;
 }

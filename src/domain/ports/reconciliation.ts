@@ -53,7 +53,10 @@ export interface ReconciliationStore {
    */
   saveRun(run: ReconciliationRun, exceptions: readonly ReconciliationException[], at: string, claim?: RunClaim): Promise<{ readonly created: readonly string[]; readonly superseded?: boolean }>;
   getRun(date: string, rail: PaymentMethod): Promise<{ readonly run: ReconciliationRun; readonly exceptions: readonly StoredException[] } | undefined>;
-  /** Records a resolution on an exception; false when no exception has that id. */
+  /**
+   * Records a resolution on an exception and takes it off its rail's open list, in one transaction;
+   * undefined when no exception has that id, AlreadyResolvedError when it has a resolution.
+   */
   resolve(exceptionId: string, resolution: NonNullable<StoredException['resolution']>): Promise<StoredException | undefined>;
   runState(date: string, rail: PaymentMethod): Promise<RunState>;
   /** Writes the checkpoint if `claim` still holds (a fresh run: no result of its id yet); false when another invocation moved it. */
@@ -67,6 +70,17 @@ export interface ReconciliationStore {
   findDebitDays(rail: PaymentMethod, transactionIds: ReadonlySet<string>, days: readonly string[]): Promise<Map<string, string>>;
   /** Amends `date`'s result with another day's late outcomes (replacing what that day amended before); answers the new exception ids. */
   amend(date: string, rail: PaymentMethod, amendment: Amendment, at: string): Promise<{ readonly created: readonly string[] }>;
+  /** The runs of one day, one per rail that ran. */
+  listRuns(date: string): Promise<ReconciliationRun[]>;
+  /** A rail's exceptions that are new (not known) and not resolved, with when each was first seen. */
+  openExceptions(rail: PaymentMethod): Promise<OpenException[]>;
+}
+
+/** An entry of a rail's open list: kept from a new exception's first run until its resolution. */
+export interface OpenException {
+  readonly exception_id: string;
+  readonly date: string;
+  readonly first_seen_at: string;
 }
 
 /** What the job tells the rest of the business (DESIGN 11): a run done, and each new exception. */
