@@ -8,6 +8,7 @@ import { measureLatency } from './latency.js';
 import { LOG_SINK_DESCRIPTION, openLogSink } from './log-sink.js';
 import { measureBillingDay } from './billing-day-section.js';
 import { measurePathCosts } from './paths.js';
+import { measureReconciliation } from './reconciliation.js';
 import { renderTables } from './report.js';
 import { collectionRun, floorRun, median, type CollectionRun, type FloorRun } from './throughput.js';
 
@@ -24,7 +25,7 @@ import { collectionRun, floorRun, median, type CollectionRun, type FloorRun } fr
  *   --invocations <k>    concurrent batch-worker invocations (default 4; 8 users each in flight)
  *   --cold-runs <k>      interleaved cold-start rounds (default 15)
  *   --quick              growth without the 20k point
- *   --only <a,b>         sections: paths, throughput, growth, coldstart, latency, billing-day
+ *   --only <a,b>         sections: paths, throughput, growth, coldstart, latency, billing-day, reconciliation
  *   --day-periods <k>    billing day: periods due at one instant (default 10000; 3000 with --quick)
  *   --day-budget <k>     billing day: each processor's budget per second (default 20)
  *   --day-interval <s>   billing day: the collections schedule's interval (default 60)
@@ -59,7 +60,7 @@ const pairs = Number(values.pairs);
 const invocations = Number(values.invocations);
 const billUpTo = Number(values['bill-up-to']);
 const coldRuns = Number(values['cold-runs']);
-const sections = new Set((values.only ?? 'paths,throughput,growth,coldstart,latency,billing-day').split(','));
+const sections = new Set((values.only ?? 'paths,throughput,growth,coldstart,latency,billing-day,reconciliation').split(','));
 const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
 const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
@@ -165,6 +166,15 @@ try {
   await section('latency', async () => {
     log('latency: API under load');
     results.latency = await measureLatency(server.endpoint, { connections: Number(values.connections), durationS: Number(values['latency-seconds']) });
+  });
+
+  await section('reconciliation', async () => {
+    log('reconciliation: one day of 2,000 movements, the table holding it alone, then 20 more days; then handed over every 5 pages');
+    results.reconciliation = [
+      await measureReconciliation(server.endpoint, { movements: 2000, otherDays: 0 }),
+      await measureReconciliation(server.endpoint, { movements: 2000, otherDays: 20 }),
+      await measureReconciliation(server.endpoint, { movements: 2000, otherDays: 20, handOverEverySteps: 5 }),
+    ];
   });
 
   await section('billing-day', async () => {
