@@ -15,7 +15,8 @@ const logicalId = (resource: { node: { defaultChild?: unknown } }) => prod.state
 const tableIds = Object.fromEntries(Object.entries(prod.stateful.tables).map(([id, table]) => [id, logicalId(table)]));
 const secretIds = Object.fromEntries(Object.entries(prod.stateful.secrets).map(([id, secret]) => [id, logicalId(secret)]));
 const queueIds = {
-  collections: logicalId(prod.stateful.collections.queue),
+  collectionsStripe: logicalId(prod.stateful.collectionsStripe.queue),
+  collectionsPayments: logicalId(prod.stateful.collectionsPayments.queue),
   balanceEvents: logicalId(prod.stateful.balanceEvents.queue),
   retryRuns: logicalId(prod.stateful.retryRuns.queue),
 };

@@ -2,6 +2,7 @@ import { ROUTES, type RouteKeyOf } from '../../manifest/index.js';
 import { createPayment, getPayment, getPaymentHistory, listPayments } from './loans.js';
 import { createRetryRun, getRetryRun, listRetryRuns } from './retry-runs.js';
 import { getInstruments, releaseHold } from './instruments.js';
+import { getReconciliationRun, listReconciliationRuns, resolveReconciliationExceptionRoute } from './reconciliation.js';
 import type { Route, RouteContext } from './router.js';
 import { changeBillingDateRoute, pay, retryBillingRoute, waiveRoute } from './subscription-actions.js';
 import { resolveExceptionRoute } from './exception-resolution.js';
@@ -33,6 +34,9 @@ const HANDLERS: Record<RouteKeyOf<'api'>, (ctx: RouteContext) => Promise<HttpRes
   'GET /v1/billing/retry-runs': listRetryRuns,
   'GET /v1/users/{userId}/instruments': getInstruments,
   'POST /v1/users/{userId}/instruments/{instrumentId}/holds/{code}/release': releaseHold,
+  'GET /v1/reconciliation/runs': listReconciliationRuns,
+  'GET /v1/reconciliation/runs/{date}/{rail}': getReconciliationRun,
+  'POST /v1/reconciliation/exceptions/{id}/resolve': resolveReconciliationExceptionRoute,
 };
 
 /** The api Lambda's routes (DESIGN 8), in the table's order; the paths are the HTTP API's route keys. */
