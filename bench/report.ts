@@ -1,6 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { billingDayHeadline, renderBillingDay } from './billing-day-report.js';
+import type { BillingDaySection } from './billing-day-section.js';
 import type { LatencyFigure } from './latency.js';
 import type { PathCost } from './paths.js';
 import type { CollectionRun, FloorRun } from './throughput.js';
@@ -49,6 +51,7 @@ export interface BenchResults {
   readonly coldStart?: { method: string; runs: number; baseline: ColdStartFigure; baselineOneFile?: ColdStartFigure; functions: (ColdStartFigure & { sameRequests?: SameRequestsFigure })[]; target: number } | null;
   readonly coldStartError?: string;
   readonly latency?: LatencyFigure[];
+  readonly billingDay?: BillingDaySection;
   /** Load average (1, 5, 15 min) at the start and end of each section. */
   readonly sectionLoad?: Record<string, { startedAt: string; start: number[]; end?: number[]; seconds?: number }>;
   /** Sections measured again later into the same results (`--merge`). */
@@ -89,7 +92,7 @@ export function renderTables(r: BenchResults): string {
   if (r.paths) {
     out.push('### Requests and request units per billed subscription, per path', '');
     out.push(
-      `200 due pinless subscriptions per path through the handlers, every attempt approved. Lock heartbeats are counted apart (not in "requests"). Targets: scheduled, retry, batch 3; manual pay ≤ 4; operator retry ≤ 5; balance webhook ≤ 4.`,
+      `200 due pinless subscriptions per path through the handlers, every attempt approved. Lock heartbeats are counted apart (not in "requests"). Targets: scheduled, retry, batch 3; manual pay ≤ 4; operator retry ≤ 5; balance webhook ≤ 4. The loan rows are per loan payment (200 each, approved): the loan paths read the instruments item with a GetItem of its own and write the presentment with one UpdateItem after the payment's transaction (DESIGN 3.2 wants both in the payment's read and transaction; not done yet), and an ACH payment also reads its loan's recent payments for holds recorded before instruments.`,
       '',
     );
     out.push(
@@ -229,6 +232,7 @@ export function renderTables(r: BenchResults): string {
     out.push('### API latency (autocannon, loopback)', '');
     out.push(table(['request', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx'], r.latency.map((l) => [l.name, l.connections, fmt(l.rps, 0), l.p50, l.p99, l.requests, l.non2xx])), '');
   }
+  if (r.billingDay) out.push(...renderBillingDay(r.billingDay));
   return out.join('\n');
 }
 
@@ -319,6 +323,7 @@ function headline(r: BenchResults): string {
     rows.push(['Cold start (import and first call) against the bare client', `${fmt(Math.min(...ratios))}× to ${fmt(Math.max(...ratios))}×`, `${fmt(c.target)}×`]);
   } else rows.push(['Cold start against the bare client', 'not measured in this run', '']);
   for (const l of r.latency ?? []) rows.push([`Local latency: ${l.name}`, `p50 ${l.p50} ms, p99 ${l.p99} ms at ${l.rps} requests/s`, '']);
+  if (r.billingDay) rows.push(billingDayHeadline(r.billingDay));
   return `## Headline\n\n${table(['measure', 'figure', 'goal'], rows)}\n`;
 }
 

@@ -1,7 +1,7 @@
 import { ACH_RATE_PARTITION } from '../adapters/dynamodb/ach-rate-counters.js';
 import { GAUGE_PARTITION } from '../adapters/dynamodb/gauge-counters.js';
 import { BILLING_ACTIVITY_INDEXES, PAYMENTS_INDEXES, type TableId } from '../adapters/dynamodb/table-definitions.js';
-import { BUDGET_SETTINGS, PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
+import { BUDGET_SETTINGS, COLLECTION_QUEUE_IDS, PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
 
 /**
  * What each function may touch, written once. The CDK derives each function's IAM policy,
@@ -38,8 +38,8 @@ export interface TableGrant {
 export type Trigger =
   | { readonly kind: 'http' }
   | { readonly kind: 'schedule' }
-  /** An SQS event source with partial batch responses (ReportBatchItemFailures). */
-  | { readonly kind: 'sqs'; readonly queue: QueueId; readonly batchSize: number }
+  /** SQS event sources with partial batch responses (ReportBatchItemFailures): one per queue named (queuesOf). */
+  | { readonly kind: 'sqs'; readonly queue: QueueId | readonly QueueId[]; readonly batchSize: number }
   /** A Kinesis event source with partial batch responses, bisecting, and an SQS on-failure destination. */
   | {
       readonly kind: 'kinesis';
@@ -73,6 +73,8 @@ export interface FunctionManifest {
   readonly sendsTo?: readonly QueueId[];
   /** A queue it consumes beside its trigger (the reconciliation-job's continuations). */
   readonly alsoConsumes?: Extract<Trigger, { kind: 'sqs' }>;
+  /** Queues of `sendsTo` whose depth it reads (GetQueueAttributes): the paced planner subtracts what is still queued. */
+  readonly readsDepthOf?: readonly QueueId[];
   readonly secrets?: readonly SecretId[];
   readonly services?: readonly ServiceId[];
   readonly settings?: readonly SettingEnv[];
@@ -100,10 +102,15 @@ const ATTEMPT = {
   // The debit a presentment moved, appended in the attempt's transaction (DESIGN 14).
   moneyMovements: { write: ['put'] },
 } as const satisfies Partial<Record<TableId, TableGrant>>;
+/** The secrets a set of services needs, each once. */
+function secretsOf(services: readonly ServiceId[]): SecretId[] {
+  return [...new Set(services.flatMap((id) => (SERVICES[id] as ServiceEntry).secrets ?? []))];
+}
+
 /** A collecting function calls every payment processor, with the secrets they need, and the accounts service. */
 const COLLECTS = {
   services: [...PROCESSORS, 'accounts'],
-  secrets: PROCESSORS.flatMap((id) => (SERVICES[id] as ServiceEntry).secrets ?? []),
+  secrets: secretsOf([...PROCESSORS, 'accounts']),
   settings: [...BUDGET_SETTINGS],
 } satisfies Pick<FunctionManifest, 'services' | 'secrets' | 'settings'>;
 
@@ -128,15 +135,17 @@ export const FUNCTIONS = {
       // update), and the processors' circuits, read before it enqueues (DESIGN 13, 15).
       locks: { read: ['get'], write: ['put', 'update'], delete: true },
     },
-    sendsTo: ['collections'],
+    sendsTo: COLLECTION_QUEUE_IDS,
+    readsDepthOf: COLLECTION_QUEUE_IDS,
     services: ['accounts'],
+    secrets: secretsOf(['accounts']),
     settings: ['COLLECTIONS_INTERVAL_SECONDS', ...BUDGET_SETTINGS],
   },
   'batch-worker': {
     entry: 'src/functions/batch-worker.ts',
-    description: 'Runs one collection attempt per collections-queue message',
+    description: 'Runs one collection attempt per message of the collections queues (one per processor)',
     timeoutSeconds: 120,
-    trigger: { kind: 'sqs', queue: 'collections', batchSize: 10 },
+    trigger: { kind: 'sqs', queue: COLLECTION_QUEUE_IDS, batchSize: 10 },
     tables: {
       ...ATTEMPT,
       // Loan payment retries with their audit rows (and the ACH counter, an UpdateItem ADD), and the
@@ -192,8 +201,8 @@ export const FUNCTIONS = {
     ...COLLECTS,
     settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS'],
   },
-  // Claims each event; a checkout takes the user lock; the API key finds the PaymentIntent behind
-  // charge and dispute events. It charges nothing.
+  // Claims each event; a checkout takes the user lock; the read-only Stripe key finds the
+  // PaymentIntent behind charge and dispute events. It charges nothing, so it holds no charging key.
   'stripe-webhook': {
     entry: 'src/functions/stripe-webhook.ts',
     description: 'Claims and applies signed Stripe events',
@@ -213,7 +222,7 @@ export const FUNCTIONS = {
       moneyMovements: { write: ['put'] },
     },
     services: ['stripe'],
-    secrets: ['stripeWebhook', 'stripeApiKey'],
+    secrets: ['stripeWebhook', 'stripeReadKey'],
     settings: ['MAX_PAYMENT_CENTS', ...BUDGET_SETTINGS],
   },
   api: {
@@ -295,8 +304,9 @@ export const FUNCTIONS = {
       locks: { write: ['update'] },
     },
     services: [...PROCESSORS],
-    secrets: COLLECTS.secrets,
-    settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS'],
+    // Stripe's balance transactions are read with the read-only key; the payments report with the services' token.
+    secrets: ['stripeReadKey', ...secretsOf(['payments'])],
+    settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS', 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS'],
     putsEventsOn: ['billing'],
   },
 } as const satisfies Record<string, FunctionManifest>;

@@ -16,7 +16,7 @@ import type { PaymentProcessor } from '../domain/ports/processor.js';
 import type { QueuePort } from '../domain/ports/queue.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
 import type { StripeEventStore } from '../domain/ports/stripe-events.js';
-import type { ProcessorBudgetSettings } from '../domain/processor-budget.js';
+import type { ProcessorBudgetSettings, ProcessorId } from '../domain/processor-budget.js';
 import type { ProcessorBudgetStore } from '../domain/ports/processor-budget.js';
 import type { Logger } from './logger.js';
 import type { ProcessorLimiter } from './processor-limiter.js';
@@ -53,6 +53,8 @@ export interface Settings {
   readonly circuitOpenMs?: number;
   /** How long before its timeout the reconciliation-job hands a run over (RECONCILIATION_MARGIN_SECONDS). */
   readonly reconciliationMarginMs?: number;
+  /** Hours a new reconciliation exception may stay open before its alarm (RECONCILIATION_EXCEPTION_MAX_AGE_HOURS; default 72). */
+  readonly reconciliationExceptionMaxAgeHours?: number;
 }
 
 /**
@@ -75,7 +77,8 @@ export interface AppDeps {
   readonly stripeEvents: StripeEventStore;
   readonly processor: PaymentProcessor;
   readonly accounts: AccountDirectory;
-  readonly collectionsQueue: QueuePort;
+  /** The collections queues, one per processor (DESIGN 13): a message goes to its processor's (processorOfMessage). */
+  readonly collectionQueues: Readonly<Record<ProcessorId, QueuePort>>;
   readonly balanceEventsQueue: QueuePort;
   /** Bulk retry runs (DESIGN 8): their store, and the queue that fans their items out to the retry-run-worker. */
   readonly retryRuns: RetryRunStore;
