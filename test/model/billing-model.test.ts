@@ -17,7 +17,10 @@ import { RAIL_STATS } from './rails.js';
  *
  * Budget knobs (environment): MODEL_RUNS (sequences), MODEL_STEPS (commands per sequence at
  * most), MODEL_USERS (members per sequence, 2-4), MODEL_SEED (replay a run), MODEL_PATH (replay a
- * shrunk counterexample with the seed), MODEL_SHRINK=0 (report the first failure unshrunk).
+ * shrunk counterexample with the seed), MODEL_SHRINK=0 (report the first failure unshrunk),
+ * MODEL_CEILINGS=0 (leave the network ceilings out of the rails check), MODEL_PROFILE=1 (time per
+ * command and what the rails judged). The rails (holds, NACHA, ceilings) are judged after every
+ * step from the simulator's presentment log, the published events against the history at the end.
  * A failure prints the seed, the path and the failing command list.
  *
  * Long runs: MODEL_TOTAL_STEPS=n runs batches of MODEL_RUNS sequences with fresh seeds until n steps

@@ -24,12 +24,10 @@ import { DAY, HOUR } from '../support/time.js';
  * webhook, which the model does not predict. A manual pay (the customer) and retry-billing (an
  * operator, who starts a new cycle) are not automatic; a resent key is not a new presentment.
  *
- * Out of scope for now (the dunning-and-holds issue): retry ceilings for declines, ACH holds on
- * person-initiated paths (a manual pay after an unauthorized return or a dispute), short
- * settlements, returns after settlement, trial checkouts. The model tolerates them: reversals
- * only widen what may be charged again.
- * EXTEND HERE when that issue lands: a slot would carry its hold (unauthorized, account error,
- * disputed, do_not_retry) and C2 would refuse any charge for a held slot, whatever the path.
+ * Holds and ceilings are judged apart, per instrument rather than per period, from the
+ * processor's log of presentments (test/model/rails.ts), over subscriptions and loans together.
+ * Out of scope: short settlements, returns after settlement, trial checkouts. The model tolerates
+ * them: reversals only widen what may be charged again.
  */
 
 export type Term = 'MONTHLY' | 'ANNUAL';
