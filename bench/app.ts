@@ -91,7 +91,8 @@ export async function createBenchApp(endpoint: string, label: string, logTo?: De
     logger: logTo ? createLogger({ level: 'info', destination: logTo }) : createLogger({ level: 'silent' }),
     processor: simulator,
     accounts: simulator,
-    collectionsQueue,
+    // Both processors' queues are one here: the bench drains every collection message itself.
+    collectionQueues: { stripe: collectionsQueue, payments: collectionsQueue },
     balanceEventsQueue: balanceQueue,
     retryRunsQueue: new MemoryQueue(),
     metrics: { failingSubscriptions: () => undefined, dunningSubscriptions: () => undefined, achReturnRates: () => undefined, dueBacklog: () => undefined },

@@ -89,7 +89,7 @@ export function renderTables(r: BenchResults): string {
   if (r.paths) {
     out.push('### Requests and request units per billed subscription, per path', '');
     out.push(
-      `200 due pinless subscriptions per path through the handlers, every attempt approved. Lock heartbeats are counted apart (not in "requests"). Targets: scheduled, retry, batch 3; manual pay ≤ 4; operator retry ≤ 5; balance webhook ≤ 4.`,
+      `200 due pinless subscriptions per path through the handlers, every attempt approved. Lock heartbeats are counted apart (not in "requests"). Targets: scheduled, retry, batch 3; manual pay ≤ 4; operator retry ≤ 5; balance webhook ≤ 4. The loan rows are per loan payment (200 each, approved): the loan paths read the instruments item with a GetItem of its own and write the presentment with one UpdateItem after the payment's transaction (DESIGN 3.2 wants both in the payment's read and transaction; not done yet), and an ACH payment also reads its loan's recent payments for holds recorded before instruments.`,
       '',
     );
     out.push(

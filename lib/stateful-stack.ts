@@ -39,10 +39,14 @@ export function secretNameFor(stage: string, id: SecretId): string {
 export class BillingStatefulStack extends Stack {
   readonly tables: Record<TableId, dynamodb.Table>;
   readonly membershipsStream: kinesis.Stream;
-  readonly collections: WorkQueue;
+  /** The collections queues, one per processor (DESIGN 13), each with its DLQ and its alarm. */
+  readonly collectionsStripe: WorkQueue;
+  readonly collectionsPayments: WorkQueue;
   readonly balanceEvents: WorkQueue;
   /** Items of bulk retry runs, for the retry-run-worker. */
   readonly retryRuns: WorkQueue;
+  /** The reconciliation-job's continuations (DESIGN 14). */
+  readonly reconciliation: WorkQueue;
   /** Kinesis on-failure destination for memberships records the consumer gave up on. */
   readonly membershipsFailures: sqs.Queue;
   /** The bus of docs/design.md section 11 (`billing-<stage>`), and its archive for replays. */
@@ -88,9 +92,15 @@ export class BillingStatefulStack extends Stack {
       removalPolicy,
     });
 
-    this.collections = new WorkQueue(this, 'CollectionsQueue', {
-      queueName: resourceName(stage, 'collections'),
-      visibilityTimeout: visibilityTimeoutFor(consumerOf('collections')),
+    this.collectionsStripe = new WorkQueue(this, 'CollectionsStripeQueue', {
+      queueName: resourceName(stage, 'collections-stripe'),
+      visibilityTimeout: visibilityTimeoutFor(consumerOf('collectionsStripe')),
+      retain,
+      alarmTopic: this.alarmTopic,
+    });
+    this.collectionsPayments = new WorkQueue(this, 'CollectionsPaymentsQueue', {
+      queueName: resourceName(stage, 'collections-payments'),
+      visibilityTimeout: visibilityTimeoutFor(consumerOf('collectionsPayments')),
       retain,
       alarmTopic: this.alarmTopic,
     });
@@ -104,6 +114,13 @@ export class BillingStatefulStack extends Stack {
     this.retryRuns = new WorkQueue(this, 'RetryRunsQueue', {
       queueName: resourceName(stage, 'retry-runs'),
       visibilityTimeout: visibilityTimeoutFor(consumerOf('retryRuns')),
+      retain,
+      alarmTopic: this.alarmTopic,
+    });
+
+    this.reconciliation = new WorkQueue(this, 'ReconciliationQueue', {
+      queueName: resourceName(stage, 'reconciliation'),
+      visibilityTimeout: visibilityTimeoutFor(consumerOf('reconciliation')),
       retain,
       alarmTopic: this.alarmTopic,
     });

@@ -6,11 +6,12 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as eventSources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { DEFAULT_RECONCILIATION_MARGIN_SECONDS } from '../src/domain/reconciliation/checkpoint.js';
 import type { Construct } from 'constructs';
 import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
-import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
+import { BUSES, COLLECTION_QUEUES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, queuesOf, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
 import { eventSourceCap, IN_BATCH_PARALLELISM, intervalProblem, PROCESSOR_P99_LATENCY_MS } from '../src/domain/billing-day.js';
-import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, type ProcessorBudgetSettings } from '../src/domain/processor-budget.js';
+import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, PROCESSOR_IDS, type ProcessorBudgetSettings, type ProcessorId } from '../src/domain/processor-budget.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
 import { sidePackagesOf } from './bundling.js';
@@ -51,10 +52,14 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly handlerEntry?: HandlerEntryResolver;
 }
 
-/** The collections event source's cap: both processors' scheduled budgets over the p99 attempt, 8 users of a batch in flight. */
-function collectionsCap(budget: ProcessorBudgetSettings | undefined): number {
-  const perSecond = budget ? budget.perSecond.stripe + budget.perSecond.payments : 2 * DEFAULT_BUDGET_PER_SECOND;
-  return eventSourceCap(perSecond, PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM);
+/** A collections queue's event source cap: its processor's budget over the p99 attempt, 8 users of a batch in flight. */
+function collectionsCap(budget: ProcessorBudgetSettings | undefined, processor: ProcessorId): number {
+  return eventSourceCap(budget?.perSecond[processor] ?? DEFAULT_BUDGET_PER_SECOND, PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM);
+}
+
+/** The processor whose collections queue `queue` is, if it is one. */
+function processorOfQueue(queue: QueueId): ProcessorId | undefined {
+  return PROCESSOR_IDS.find((p) => COLLECTION_QUEUES[p] === queue);
 }
 
 /** Values of the settings a manifest can name. */
@@ -63,6 +68,7 @@ function settingValues(props: BillingStatelessStackProps): Record<string, string
   return {
     BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents),
     MAX_PAYMENT_CENTS: String(DEFAULT_MAX_PAYMENT_CENTS),
+    RECONCILIATION_MARGIN_SECONDS: String(DEFAULT_RECONCILIATION_MARGIN_SECONDS),
     STRIPE_BUDGET_PER_SECOND: String(budget.perSecond.stripe),
     PAYMENTS_BUDGET_PER_SECOND: String(budget.perSecond.payments),
     PROCESSOR_PERSON_SHARE: String(budget.personShare),
@@ -86,9 +92,11 @@ export class BillingStatelessStack extends Stack {
     const logRetention = retain ? logs.RetentionDays.THREE_MONTHS : logs.RetentionDays.TWO_WEEKS;
     const entryFor = props.handlerEntry ?? sourceHandlerEntry;
     const queues: Record<QueueId, { queueUrl: string; queueArn: string }> = {
-      collections: stateful.collections.queue,
+      collectionsStripe: stateful.collectionsStripe.queue,
+      collectionsPayments: stateful.collectionsPayments.queue,
       balanceEvents: stateful.balanceEvents.queue,
       retryRuns: stateful.retryRuns.queue,
+      reconciliation: stateful.reconciliation.queue,
     };
 
     // Each function gets the configuration its manifest names, and nothing else: the base
@@ -140,7 +148,8 @@ export class BillingStatelessStack extends Stack {
         }
       }
       for (const queueId of manifest.sendsTo ?? []) {
-        billingFunction.allow(sendMessageStatement(`SendTo${pascalCase(queueId)}`, queues[queueId].queueArn));
+        const readsDepth = (manifest.readsDepthOf ?? []).includes(queueId);
+        billingFunction.allow(sendMessageStatement(`SendTo${pascalCase(queueId)}`, queues[queueId].queueArn, { readsDepth }));
       }
       if (manifest.secrets && manifest.secrets.length > 0) {
         billingFunction.allow(readSecretStatement('ReadSecrets', manifest.secrets.map((id) => stateful.secrets[id].secretArn)));
@@ -161,19 +170,17 @@ export class BillingStatelessStack extends Stack {
       const trigger = FUNCTIONS[name].trigger;
       const fn = functions[name].function;
       if (trigger.kind === 'sqs') {
-        // The collections queue carries both processors' presentments: its cap keeps their budgets in flight (DESIGN 13).
-        const cap = trigger.queue === 'collections' ? collectionsCap(props.processorBudget) : undefined;
-        fn.addEventSource(
-          new eventSources.SqsEventSource(stateful[trigger.queue].queue, { batchSize: trigger.batchSize, reportBatchItemFailures: true, ...(cap ? { maxConcurrency: cap } : {}) }),
-        );
-        if (cap) {
-          // Reserved for its source's cap, so other functions cannot starve it; a reserve below the cap would throttle what the cap allows.
-          const cfn = fn.node.defaultChild as lambda.CfnFunction;
-          cfn.reservedConcurrentExecutions ??= cap;
-          if (typeof cfn.reservedConcurrentExecutions === 'number' && cfn.reservedConcurrentExecutions < cap) {
-            throw new Error(`${name}: reserved concurrency ${cfn.reservedConcurrentExecutions} is below its event source's maximumConcurrency ${cap}`);
-          }
+        // A collections queue carries one processor's presentments: its cap keeps that budget in flight (DESIGN 13).
+        let caps = 0;
+        for (const queueId of queuesOf(trigger)) {
+          const processor = processorOfQueue(queueId);
+          const cap = processor ? collectionsCap(props.processorBudget, processor) : undefined;
+          caps += cap ?? 0;
+          fn.addEventSource(
+            new eventSources.SqsEventSource(stateful[queueId].queue, { batchSize: trigger.batchSize, reportBatchItemFailures: true, ...(cap ? { maxConcurrency: cap } : {}) }),
+          );
         }
+        if (caps > 0) reserveForCaps(name, fn, caps);
       } else if (trigger.kind === 'kinesis') {
         addKinesisMapping(functions[name], fn, streams[trigger.stream], streamMapping(trigger, stateful.membershipsFailures));
       } else if (trigger.kind === 'dynamodb-stream') {
@@ -187,6 +194,14 @@ export class BillingStatelessStack extends Stack {
           reason:
             'dynamodb:ListStreams, which Lambda needs to poll a DynamoDB stream, supports no resource-level permission (the IAM service authorization reference lists no resource type for it): only * works. Every other stream action is on this table\'s stream ARN.',
         });
+      }
+    }
+
+    // A queue a function consumes beside its trigger: one message per invocation, failures per item, the DLQ after 5 receives.
+    for (const name of HANDLER_NAMES) {
+      const extra = (FUNCTIONS[name] as FunctionManifest).alsoConsumes;
+      for (const queue of extra ? queuesOf(extra) : []) {
+        functions[name].function.addEventSource(new eventSources.SqsEventSource(stateful[queue].queue, { batchSize: extra!.batchSize, reportBatchItemFailures: true }));
       }
     }
 
@@ -239,9 +254,11 @@ export class BillingStatelessStack extends Stack {
       eventsPublisher: functions['events-publisher'].function,
       collectionsRateMinutes: props.collectionsRateMinutes,
       queues: {
-        'collections-dlq': stateful.collections.deadLetterQueue,
+        'collections-stripe-dlq': stateful.collectionsStripe.deadLetterQueue,
+        'collections-payments-dlq': stateful.collectionsPayments.deadLetterQueue,
         'balance-events-dlq': stateful.balanceEvents.deadLetterQueue,
         'retry-runs-dlq': stateful.retryRuns.deadLetterQueue,
+        'reconciliation-dlq': stateful.reconciliation.deadLetterQueue,
         'memberships-failures': stateful.membershipsFailures,
         'billing-events-failures': stateful.eventsFailures,
       },
@@ -271,6 +288,18 @@ function streamMapping(
     maxRecordAge: Duration.hours(trigger.maxRecordAgeHours),
     onFailure,
   };
+}
+
+/**
+ * Reserved for the sum of its sources' caps, so other functions cannot starve it; a reserve below
+ * that sum would throttle what the caps allow (a synth check).
+ */
+function reserveForCaps(name: HandlerName, fn: lambda.Function, caps: number): void {
+  const cfn = fn.node.defaultChild as lambda.CfnFunction;
+  cfn.reservedConcurrentExecutions ??= caps;
+  if (typeof cfn.reservedConcurrentExecutions === 'number' && cfn.reservedConcurrentExecutions < caps) {
+    throw new Error(`${name}: reserved concurrency ${cfn.reservedConcurrentExecutions} is below the sum of its event sources' maximumConcurrency ${caps}`);
+  }
 }
 
 function pascalCase(id: string): string {

@@ -99,6 +99,8 @@ function eligibleAt(record: BillingRecord): string | undefined {
   if (ladder === 'parked') return undefined;
   if (ladder === 'retrying') at = Math.max(at, Date.parse(record.billing_next_attempt_at!));
   if (hasCardException(record) || record.held_on !== undefined) return undefined;
+  // A network ceiling frees up with time alone: due again then, not read before.
+  if (record.ceiling_until !== undefined) at = Math.max(at, Date.parse(record.ceiling_until));
   const when = new Date(at);
   if (holdOf(record, when)) return undefined;
   return at === Date.parse(record.billing_date) ? record.billing_date : formatInstant(when);

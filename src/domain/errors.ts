@@ -143,3 +143,9 @@ export class ProcessorOutageError extends DomainError {
     super('The payment processor is unavailable.', options);
   }
 }
+
+/** A reconciliation exception already carries a resolution (409): a resolution is an audit record, never overwritten. */
+export class AlreadyResolvedError extends DomainError {
+  override readonly name = 'AlreadyResolvedError';
+  readonly code = 'already_resolved';
+}

@@ -1,6 +1,7 @@
 import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 import { centsSchema } from './money.js';
+import { DECIDED_BY } from './instruments/holds.js';
 import { declineClassSchema } from './records.js';
 import { instant, withFields } from './schema-fields.js';
 
@@ -67,6 +68,8 @@ export type LoanPayment = z.infer<typeof loanPaymentSchema>;
 export const loanPaymentHistoryRowSchema = lazySchema(() => withFields((f) => z.extend(loanPaymentSchema, {
   actor: f.text,
   reason: f.optionalString,
+  /** The named rule of a refusal or stop this change records (DESIGN 3.2). */
+  decided_by: z.optional(z.enum(DECIDED_BY)),
   recorded_at: instant,
 })));
 export type LoanPaymentHistoryRow = z.infer<typeof loanPaymentHistoryRowSchema>;

@@ -1,18 +1,16 @@
+import { holdClassOfReturn } from './instruments/holds.js';
+
 /** NACHA's rules, apart from our decisions about them (ach-outcomes.ts, ach-return-rates.ts). */
 
 export const RETURN_CODE_PATTERN = /^R\d{2}$/;
 
 export type ReturnCodeClass = 'represent' | 'account_error' | 'unauthorized';
 
-/** Insufficient or uncollected funds: the same debit may be presented again. */
-const REPRESENTABLE: ReadonlySet<string> = new Set(['R01', 'R09']);
-/** The account holder says the debit was not authorized: chargeback semantics. */
-const UNAUTHORIZED: ReadonlySet<string> = new Set(['R05', 'R07', 'R10', 'R11', 'R29']);
-
-/** R01/R09 re-presentable; R05/R07/R10/R11/R29 unauthorized; every other code (R02, R03, R04, ...) stops ACH retries. */
+/** The holds table's classes (DESIGN 3.2): R01/R09 re-presentable; unauthorized or stopped; every other code stops ACH retries. */
 export function classifyReturnCode(code: string): ReturnCodeClass {
-  if (REPRESENTABLE.has(code)) return 'represent';
-  if (UNAUTHORIZED.has(code)) return 'unauthorized';
+  const holdClass = holdClassOfReturn(code);
+  if (holdClass === 'ach_represent') return 'represent';
+  if (holdClass === 'ach_unauthorized') return 'unauthorized';
   // Unknown or account-level codes: never debit the account again without a person deciding.
   return 'account_error';
 }
@@ -34,8 +32,8 @@ export const RETURN_RATE_CLASSES = ['unauthorized', 'administrative', 'overall']
 export type ReturnRateClass = (typeof RETURN_RATE_CLASSES)[number];
 export const RETURN_RATE_WINDOW_DAYS = 60;
 
-/** R51 (an RCK entry) counts too: we originate none, but a bank's R51 counts where NACHA counts it. */
-const UNAUTHORIZED_RATE_CODES: ReadonlySet<string> = new Set([...UNAUTHORIZED, 'R51']);
+/** NACHA's unauthorized rate counts R05, R07, R10, R11, R29 and R51, not R08 (a stop payment, held but not counted). */
+const UNAUTHORIZED_RATE_CODES: ReadonlySet<string> = new Set(['R05', 'R07', 'R10', 'R11', 'R29', 'R51']);
 /** Account closed, no account, invalid account number. */
 const ADMINISTRATIVE_RATE_CODES: ReadonlySet<string> = new Set(['R02', 'R03', 'R04']);
 

@@ -92,6 +92,8 @@ export const BILLING_EVENTS = [
   'EXCEPTION_REFUNDED', // an operator refunded the received money at the processor: owed in full again
   'INSTRUMENT_HELD', // a scheduled or retry attempt met a hold on the instrument: off the schedule, still owed, nothing presented (DESIGN 3.2)
   'HOLD_RELEASED', // the hold that kept the period off the schedule no longer binds it: due again at once
+  'PAYMENT_REFUSED', // a person's request refused by a hold or a ceiling (409): an audit row only, the period is not written
+  'CEILING_REACHED', // a scheduled or retry attempt met a card's network ceiling: due again when it frees up, nothing presented (DESIGN 3.2)
 ] as const;
 export const billingEventSchema = lazySchema(() => z.enum(BILLING_EVENTS));
 export type BillingEvent = z.infer<typeof billingEventSchema>;
@@ -222,6 +224,8 @@ const holdFields = (f: SharedFields) => ({
   instrument_id: f.optionalText,
   /** Set while a hold keeps the period off the schedule (held index); the rule that decided it. */
   held_on: z.optional(heldOnSchema),
+  /** A card's network ceiling refused the schedule: not due again before this instant (DESIGN 3.2). */
+  ceiling_until: f.optionalInstant,
   /** The named rule of the last refusal or stop written on the period. */
   decided_by: z.optional(z.enum(DECIDED_BY)),
 });

@@ -72,6 +72,8 @@ export const billingTransitions = new TransitionTable<BillingStatus, BillingEven
   DUNNING_EXHAUSTED: { from: ['FAILED'], to: 'same' },
   INSTRUMENT_HELD: { from: ['PENDING', 'FAILED'], to: 'same' },
   HOLD_RELEASED: { from: ['PENDING', 'FAILED'], to: 'same' },
+  CEILING_REACHED: { from: ['PENDING', 'FAILED'], to: 'same' },
+  PAYMENT_REFUSED: { from: ['PENDING', 'FAILED'], to: 'same' },
   // Also on a written-off period (WAIVED, CANCELLED, SKIPPED) that receives a payment it never recorded (unowed_payment).
   EXCEPTION_RAISED: { from: ['PENDING', 'FAILED', 'ACHSENT', 'COMPLETED', 'WAIVED', 'CANCELLED', 'SKIPPED'], to: 'same' },
   // An operator's resolution of an exception (DESIGN 12, exception-resolution.ts).

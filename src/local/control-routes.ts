@@ -111,6 +111,7 @@ const ROUTES: Record<string, readonly string[]> = {
   '/local/memberships': ['POST'],
   '/local/processor': ['GET', 'PUT'],
   '/local/processor/charges': ['GET'],
+  '/local/processor/presentments': ['GET'],
   '/local/processor/refunds': ['POST'],
   '/local/processor/stats': ['GET'],
   '/local/events': ['GET'],
@@ -128,6 +129,9 @@ const eventsQuerySchema = z.strictObject({
   user_id: z.optional(z.string().check(z.minLength(1))),
   detail_type: z.optional(z.enum(DETAIL_TYPES)),
 });
+
+/** `?user_id=` of GET /local/processor/presentments: optional, at most once. */
+const presentmentsQuerySchema = z.strictObject({ user_id: z.optional(z.string().check(z.minLength(1))) });
 
 /**
  * The local-only control surface (docs/design.md, local runtime; never deployed): health, the simulated clock, a
@@ -170,6 +174,13 @@ async function paymentsService(control: LocalControl, request: GatewayRequest, p
     body: request.body,
   });
   return json(answer.status, answer.body);
+}
+
+/** The processor's log of presentments, one user's or all, with instants as RFC3339. */
+function presentments(control: LocalControl, request: GatewayRequest): GatewayResponse {
+  const query = parseQuery(request, presentmentsQuerySchema);
+  const items = control.simulator.presentments().filter((p) => query.user_id === undefined || p.user_id === query.user_id);
+  return json(200, { items: items.map((p) => ({ ...p, at: formatInstant(new Date(p.at)), ...(p.bank ? { bank: { ...p.bank, at: formatInstant(new Date(p.bank.at)) } } : {}) })) });
 }
 
 async function route(control: LocalControl, request: GatewayRequest, path: string, method: string): Promise<GatewayResponse> {
@@ -226,6 +237,8 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
           ...(c.reinitiated ? { reinitiated: true, entry_description: c.entry_description } : {}),
         })),
       });
+    case '/local/processor/presentments':
+      return presentments(control, request);
     case '/local/processor/report': {
       const { date } = parseQuery(request, dateSchema);
       const from = `${date}T00:00:00Z`;

@@ -8,7 +8,7 @@ import { EventBridgeReconciliationEvents } from '../adapters/eventbridge/reconci
 import { SqsQueue } from '../adapters/sqs/queue.js';
 import type { FactoryDepsOf } from '../functions/handler-factories.js';
 import type { EventsPublisherDeps } from '../handlers/events-publisher.js';
-import type { FunctionName, QueueId } from '../manifest/index.js';
+import { COLLECTION_QUEUES, type FunctionName, type QueueId } from '../manifest/index.js';
 import { dynamoStores, systemClock, uuidIds, type DynamoStores } from '../runtime/compose.js';
 import type { AppDeps, QueuePort } from '../runtime/deps.js';
 import { functionDeps, sharedDeps } from '../runtime/function-deps.js';
@@ -49,7 +49,8 @@ export function localFunctionDeps(input: {
   readonly servicesAuth: SimulatedServicesAuth;
   readonly emulators: Emulators;
   readonly tally: OutcomeTally;
-  readonly observe: { readonly queue: QueueId; wrap(queue: QueuePort): QueuePort };
+  /** The queues a collections run fills: each send is observed by the run in progress. */
+  readonly observe: { readonly queues: readonly QueueId[]; wrap(queue: QueuePort): QueuePort };
 }): LocalFunctionDeps {
   const { options, logger, clock, simulator, servicesAuth, emulators, tally, observe } = input;
   const services = authenticatedSimulatorServices(simulator, servicesAuth, options.servicesClient);
@@ -57,7 +58,7 @@ export function localFunctionDeps(input: {
   const stores = dynamoStores({ client: emulators.dynamoClient, tables, statusShardCount: options.statusShardCount, paymentShardCount: options.paymentShardCount });
   const queue = (id: QueueId): QueuePort => {
     const sender = new SqsQueue(sqs.client, sqs.queues[id].url);
-    return id === observe.queue ? observe.wrap(sender) : sender;
+    return observe.queues.includes(id) ? observe.wrap(sender) : sender;
   };
   const metricsLogger = logger.child({ part: 'metrics' });
   // Per-attempt, per-request and per-batch lines at debug; the runtime's own summaries stay at info.
@@ -77,9 +78,10 @@ export function localFunctionDeps(input: {
     cardPayments: simulator,
     processorReports: { card: processorReport, ach: processorReport, pinless: processorReport },
     reconciliationEvents: new EventBridgeReconciliationEvents(emulators.eventBridge, eventBus.busName),
-    collectionsQueue: queue('collections'),
+    collectionQueues: { stripe: queue(COLLECTION_QUEUES.stripe), payments: queue(COLLECTION_QUEUES.payments) },
     balanceEventsQueue: queue('balanceEvents'),
     retryRunsQueue: queue('retryRuns'),
+    reconciliationQueue: queue('reconciliation'),
     // EMF lines would be CloudWatch's; locally they go to the log at debug level.
     metrics: new EmfMetrics({
       write: (line: string) => {

@@ -12,7 +12,7 @@ import type { AppDeps } from '../runtime/deps.js';
 import { createLogger, type Logger } from '../runtime/logger.js';
 import { AchSettlementPump, type AchPumpResult } from './ach-pump.js';
 import type { SimulatedClock } from './clock.js';
-import { CollectionsRun, RUN_QUEUE, startAchPumpTimer, startSchedule, type CollectionsRunSummary } from './collections-run.js';
+import { CollectionsRun, RUN_QUEUES, startAchPumpTimer, startSchedule, type CollectionsRunSummary } from './collections-run.js';
 import type { LocalControl } from './control-routes.js';
 import type { LocalEventBus } from './event-bus.js';
 import { startEventSources, type LocalEventSources } from './event-sources.js';
@@ -93,14 +93,14 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     const circuits = new CircuitBreaker({ store: new DynamoCircuitStore(emulators.dynamoClient, emulators.tables.locks), wallClock: systemClock, refreshMs: 0 });
     const run = new CollectionsRun({ clock, tally, pump, logger, paced: options.processorBudget !== undefined, openCircuits: () => circuits.openServices() });
     const servicesAuth = new SimulatedServicesAuth(simulator, options.servicesClient);
-    const functions = localFunctionDeps({ options, logger, clock, simulator, servicesAuth, emulators, tally, observe: { queue: RUN_QUEUE, wrap: (queue) => run.observe(queue) } });
+    const functions = localFunctionDeps({ options, logger, clock, simulator, servicesAuth, emulators, tally, observe: { queues: RUN_QUEUES, wrap: (queue) => run.observe(queue) } });
     const seeded = options.seed ? await seedOnce({ dataDir: options.dataDir, stores: functions.stores, clock, simulator, logger }) : undefined;
     progress.up('seed');
     progress.mark('seed');
 
     // Stopping, after the pollers finished their invocations: the answers in flight, then the clients and emulators.
     cleanups.push(() => gateway.idle());
-    const sources = await startEventSources({ options, logger: quiet, emulators, functions, http, sqsHooks: { [RUN_QUEUE]: run.consumerHooks() }, cleanups });
+    const sources = await startEventSources({ options, logger: quiet, emulators, functions, http, sqsHooks: Object.fromEntries(RUN_QUEUES.map((id) => [id, run.consumerHooks()])), cleanups });
     progress.up('pollers');
     progress.mark('pollers');
     // The local scheduler runs the collections; reconciliation runs on demand (POST /local/reconciliation/run).

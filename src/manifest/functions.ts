@@ -1,7 +1,7 @@
 import { ACH_RATE_PARTITION } from '../adapters/dynamodb/ach-rate-counters.js';
 import { GAUGE_PARTITION } from '../adapters/dynamodb/gauge-counters.js';
 import { BILLING_ACTIVITY_INDEXES, PAYMENTS_INDEXES, type TableId } from '../adapters/dynamodb/table-definitions.js';
-import { BUDGET_SETTINGS, PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
+import { BUDGET_SETTINGS, COLLECTION_QUEUE_IDS, PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
 
 /**
  * What each function may touch, written once. The CDK derives each function's IAM policy,
@@ -38,8 +38,8 @@ export interface TableGrant {
 export type Trigger =
   | { readonly kind: 'http' }
   | { readonly kind: 'schedule' }
-  /** An SQS event source with partial batch responses (ReportBatchItemFailures). */
-  | { readonly kind: 'sqs'; readonly queue: QueueId; readonly batchSize: number }
+  /** SQS event sources with partial batch responses (ReportBatchItemFailures): one per queue named (queuesOf). */
+  | { readonly kind: 'sqs'; readonly queue: QueueId | readonly QueueId[]; readonly batchSize: number }
   /** A Kinesis event source with partial batch responses, bisecting, and an SQS on-failure destination. */
   | {
       readonly kind: 'kinesis';
@@ -71,6 +71,10 @@ export interface FunctionManifest {
   readonly tables: Partial<Record<TableId, TableGrant>>;
   /** Queues it sends to (consuming is its trigger). */
   readonly sendsTo?: readonly QueueId[];
+  /** A queue it consumes beside its trigger (the reconciliation-job's continuations). */
+  readonly alsoConsumes?: Extract<Trigger, { kind: 'sqs' }>;
+  /** Queues of `sendsTo` whose depth it reads (GetQueueAttributes): the paced planner subtracts what is still queued. */
+  readonly readsDepthOf?: readonly QueueId[];
   readonly secrets?: readonly SecretId[];
   readonly services?: readonly ServiceId[];
   readonly settings?: readonly SettingEnv[];
@@ -131,16 +135,17 @@ export const FUNCTIONS = {
       // update), and the processors' circuits, read before it enqueues (DESIGN 13, 15).
       locks: { read: ['get'], write: ['put', 'update'], delete: true },
     },
-    sendsTo: ['collections'],
+    sendsTo: COLLECTION_QUEUE_IDS,
+    readsDepthOf: COLLECTION_QUEUE_IDS,
     services: ['accounts'],
     secrets: secretsOf(['accounts']),
     settings: ['COLLECTIONS_INTERVAL_SECONDS', ...BUDGET_SETTINGS],
   },
   'batch-worker': {
     entry: 'src/functions/batch-worker.ts',
-    description: 'Runs one collection attempt per collections-queue message',
+    description: 'Runs one collection attempt per message of the collections queues (one per processor)',
     timeoutSeconds: 120,
-    trigger: { kind: 'sqs', queue: 'collections', batchSize: 10 },
+    trigger: { kind: 'sqs', queue: COLLECTION_QUEUE_IDS, batchSize: 10 },
     tables: {
       ...ATTEMPT,
       // Loan payment retries with their audit rows (and the ACH counter, an UpdateItem ADD), and the
@@ -243,6 +248,9 @@ export const FUNCTIONS = {
       instruments: { read: ['get'], write: ['update'] },
       // The debits manual pay, retry-billing and loan payments present (DESIGN 14).
       moneyMovements: { write: ['put'] },
+      // The reconciliation routes: a day's runs (GetItem per rail), a run and its exceptions (Query), a
+      // resolution (the pointer read; the exception updated and its open entry deleted in one transaction).
+      reconciliation: { read: ['get', 'query'], write: ['update'], delete: true },
     },
     sendsTo: ['balanceEvents', 'retryRuns'],
     ...COLLECTS,
@@ -283,14 +291,22 @@ export const FUNCTIONS = {
     timeoutSeconds: 300,
     memoryMb: 1024,
     trigger: { kind: 'schedule' },
+    // A large day hands over to its continuation near the timeout (DESIGN 14): one run per message.
+    alsoConsumes: { kind: 'sqs', queue: 'reconciliation', batchSize: 1 },
+    sendsTo: ['reconciliation'],
     tables: {
       moneyMovements: { read: ['query'] },
-      // The run put, each exception upserted (UpdateItem keeps a resolution) and its pointer put.
-      reconciliation: { write: ['put', 'update'] },
+      // The run put, each exception upserted (UpdateItem keeps a resolution) and its pointer put; the
+      // checkpoint (GetItem, UpdateItem), the staged chunks and the debit index (PutItem, Query); a new
+      // exception's open entry put, and the open entries of each rail read for the gauges (Query).
+      reconciliation: { read: ['get', 'query'], write: ['put', 'update'] },
+      // The processor budget's per-second counters (UpdateItem ADD, DESIGN 13): its report calls take tokens.
+      locks: { write: ['update'] },
     },
     services: [...PROCESSORS],
     // Stripe's balance transactions are read with the read-only key; the payments report with the services' token.
     secrets: ['stripeReadKey', ...secretsOf(['payments'])],
+    settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS'],
     putsEventsOn: ['billing'],
   },
 } as const satisfies Record<string, FunctionManifest>;

@@ -1,6 +1,6 @@
 import { allTables, type TableId } from '../adapters/dynamodb/table-definitions.js';
-import { FUNCTIONS, type FunctionManifest, type FunctionName, type TableGrant } from './functions.js';
-import { BUSES, QUEUES, SECRETS, SERVICES, type ServiceEntry } from './resources.js';
+import { FUNCTIONS, type FunctionManifest, type FunctionName, type TableGrant, type Trigger } from './functions.js';
+import { BUSES, QUEUES, SECRETS, SERVICES, type QueueId, type ServiceEntry } from './resources.js';
 
 export * from './functions.js';
 export * from './resources.js';
@@ -32,6 +32,12 @@ export function environmentOf(manifest: FunctionManifest): { readonly variables:
     ...(manifest.putsEventsOn ?? []).map((id) => BUSES[id].nameEnv),
   ];
   return { variables, secrets: (manifest.secrets ?? []).map((id) => SECRETS[id].env) };
+}
+
+/** The queues an SQS trigger consumes, each by its own event source; none for other triggers. */
+export function queuesOf(trigger: Trigger): readonly QueueId[] {
+  if (trigger.kind !== 'sqs') return [];
+  return typeof trigger.queue === 'string' ? [trigger.queue] : trigger.queue;
 }
 
 /** Every function, with its manifest. */

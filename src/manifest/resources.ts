@@ -6,14 +6,24 @@
  * Pure data: nothing here imports an SDK, the CDK or a handler, so the CDK app, the Lambda wiring,
  * the local runtime and the tests can all read it.
  */
+import type { ProcessorId } from '../domain/processor-budget.js';
 
 /** SQS queues: what the functions send to or consume. */
 export const QUEUES = {
-  collections: { urlEnv: 'COLLECTIONS_QUEUE_URL', holds: 'one collection attempt per message (a billing period or a loan payment retry)' },
+  collectionsStripe: { urlEnv: 'COLLECTIONS_STRIPE_QUEUE_URL', holds: 'one collection attempt per message on the stripe processor (a card period)' },
+  collectionsPayments: { urlEnv: 'COLLECTIONS_PAYMENTS_QUEUE_URL', holds: 'one collection attempt per message on the payments processor (an ACH or pinless period, or a loan payment retry)' },
   balanceEvents: { urlEnv: 'BALANCE_EVENTS_QUEUE_URL', holds: 'verified balance webhook events' },
   retryRuns: { urlEnv: 'RETRY_RUNS_QUEUE_URL', holds: 'one item of a bulk retry run per message (retry-billing for one period)' },
+  reconciliation: { urlEnv: 'RECONCILIATION_QUEUE_URL', holds: 'continuations of reconciliation runs: one rail and day resumed from its checkpoint per message' },
 } as const;
 export type QueueId = keyof typeof QUEUES;
+
+/**
+ * One collections queue per processor (DESIGN 13), so each has its own event source, cap and depth:
+ * a due record's message goes to the queue of the processor that runs its rail.
+ */
+export const COLLECTION_QUEUES = { stripe: 'collectionsStripe', payments: 'collectionsPayments' } as const satisfies Record<ProcessorId, QueueId>;
+export const COLLECTION_QUEUE_IDS: readonly QueueId[] = Object.values(COLLECTION_QUEUES);
 
 /** EventBridge buses a function puts events on (`billing-<stage>`, docs/design.md section 11). */
 export const BUSES = {
@@ -94,7 +104,9 @@ export type SettingEnv =
   /** The JWT claim a member token's user id is read from (api; default `sub`). */
   | 'USER_ID_CLAIM'
   /** Which client (the token's `client_id` or `azp`) may use which scope, as JSON (api; `{}`: not checked). */
-  | 'API_CLIENT_SCOPES';
+  | 'API_CLIENT_SCOPES'
+  /** Seconds before its timeout at which the reconciliation-job hands a run over to its continuation (default 60). */
+  | 'RECONCILIATION_MARGIN_SECONDS';
 
 /** The budget settings, named by every function that calls a processor and by the planner. */
 export const BUDGET_SETTINGS = ['STRIPE_BUDGET_PER_SECOND', 'PAYMENTS_BUDGET_PER_SECOND', 'PROCESSOR_PERSON_SHARE'] as const satisfies readonly SettingEnv[];

@@ -49,6 +49,9 @@ export const ROUTES = [
   { method: 'GET', path: '/v1/billing/retry-runs', target: 'api', scope: 'billing:read' },
   { method: 'GET', path: '/v1/users/{userId}/instruments', target: 'api', scope: 'billing:read' },
   { method: 'POST', path: '/v1/users/{userId}/instruments/{instrumentId}/holds/{code}/release', target: 'api', scope: 'billing:operate' },
+  { method: 'GET', path: '/v1/reconciliation/runs', target: 'api', scope: 'billing:read' },
+  { method: 'GET', path: '/v1/reconciliation/runs/{date}/{rail}', target: 'api', scope: 'billing:read' },
+  { method: 'POST', path: '/v1/reconciliation/exceptions/{id}/resolve', target: 'api', scope: 'billing:operate' },
   { method: 'POST', path: '/webhooks/stripe', target: 'stripe-webhook' },
   { method: 'POST', path: '/webhooks/ach', target: 'ach-handler' },
   // The api Lambda verifies the signature and enqueues for the webhook-balance-worker.

@@ -16,6 +16,7 @@ import { RESPONSE_COMPONENTS, type ResponseComponent } from './responses.js';
 import { INTERNAL, UNAVAILABLE, PAYMENT_CONFLICT, readErrors, actionErrors } from './common-responses.js';
 import { OPERATOR_OPERATIONS } from './operator-operations.js';
 import { INSTRUMENT_OPERATIONS } from './instrument-operations.js';
+import { RECONCILIATION_OPERATIONS } from './reconciliation-operations.js';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API (DESIGN 8), generated from the zod schemas the
@@ -70,6 +71,7 @@ const signatureHeader = (name: string, secret: string): HeaderParameter => ({
 /** Every route of the HTTP API, by route key (`METHOD /path`, as API Gateway names it). */
 export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
   ...INSTRUMENT_OPERATIONS,
+  ...RECONCILIATION_OPERATIONS,
   'GET /v1/users/{userId}/subscriptions': {
     operationId: 'listUserSubscriptions',
     summary: "A user's billing periods, newest first",

@@ -2,11 +2,14 @@ import { achEntrySchema, holdSchema, instrumentSchema, presentmentSchema } from 
 import * as z from '../domain/zod.js';
 import { NOT_YET_RECORDED } from '../domain/ach-outcomes.js';
 import { HOLD_CODES } from '../domain/collectible.js';
+import { CEILING_CODE } from '../domain/instruments/ceilings.js';
+import { DECIDED_BY } from '../domain/instruments/holds.js';
 import { ATTEMPT_OUTCOME_UNKNOWN } from '../domain/takeover.js';
 import { dollarStringSchema } from '../domain/money.js';
 import { RETRY_ITEM_OUTCOMES, RETRY_RUN_CREATIONS, RETRY_RUN_STATES } from '../domain/retry-runs.js';
 import { BILLING_STATUSES, billingRecordSchema, declineClassSchema, historyRowSchema } from '../domain/records.js';
 import { loanPaymentSchema } from '../domain/loan-payments.js';
+import { reconciliationExceptionSchema, reconciliationRunSchema } from '../domain/reconciliation/schemas.js';
 
 /**
  * What the API answers, as zod schemas built from the domain's own record schemas, for the OpenAPI
@@ -170,7 +173,7 @@ function conflictSchema(codes: readonly [string, ...string[]], description: stri
     error: z.strictObject({
       code: z.enum(codes).check(z.describe(description)),
       message: z.string(),
-      decided_by: z.optional(z.string()).check(z.describe('the named rule that refused, where a hold or ceiling did (DESIGN 3.2)')),
+      decided_by: z.optional(z.enum(DECIDED_BY)).check(z.describe('the named rule that refused, where a hold or ceiling did (DESIGN 3.2)')),
       instrument_id: z.optional(z.string().check(z.describe('the instrument held'))),
     }),
   }).check(z.describe(`A conflict: nothing was changed or charged. ${description}`));
@@ -178,13 +181,14 @@ function conflictSchema(codes: readonly [string, ...string[]], description: stri
 
 /** Manual pay and retry-billing (DESIGN 3.1, 5b): the holds that bind every path, or a lock or version race. */
 export const paymentConflictSchema = conflictSchema(
-  ['locked', 'concurrent_modification', 'illegal_transition', ...HOLD_CODES],
+  ['locked', 'concurrent_modification', 'illegal_transition', ...HOLD_CODES, CEILING_CODE],
   'locked: being billed right now, retry shortly; concurrent_modification: changed meanwhile, retry; ' +
-    'ach_authorization_required: an ACH debit was returned unauthorized (R05/R07/R10/R11/R29), a new authorization is needed; ' +
+    'ach_authorization_required: an ACH debit was returned unauthorized or stopped (R05/R07/R08/R10/R11/R29/R51), a new authorization is needed; ' +
     'ach_account_invalid: an ACH debit was returned for an account error (R02/R03/R04, ...), a new account is needed; ' +
     'ach_representment_limit: an R01/R09 entry was already re-presented twice within 180 days; ' +
     'card_disputed: a payment of the period is disputed; ' +
-    'payment_method_required: the card was declined do_not_retry (lost, stolen, closed, ...), a new payment method is needed',
+    'payment_method_required: the card was declined do_not_retry (lost, stolen, closed, ...), a new payment method is needed; ' +
+    'network_ceiling: the card was declined as often as its network allows in the window (visa.ceiling_30d, visa.category1, mastercard.ceiling_24h, mastercard.ceiling_30d), customer-initiated attempts counted apart; try again later or with another card',
 );
 
 /** Waive (DESIGN 3.1): a period whose current key the processor may hold is not written off blind. */
@@ -197,8 +201,8 @@ export const waiveConflictSchema = conflictSchema(
 
 /** A loan payment's creation: the account's ACH holds (DESIGN 2.7, 3.1) or a reused Idempotency-Key. */
 export const loanPaymentConflictSchema = conflictSchema(
-  [...HOLD_CODES, 'idempotency_key_reused', 'already_exists', 'concurrent_modification'],
-  'a hold on the instrument the payment would use (a subscription\'s return holds it too), with decided_by; ' +
+  [...HOLD_CODES, CEILING_CODE, 'idempotency_key_reused', 'already_exists', 'concurrent_modification'],
+  'a hold on the instrument the payment would use (a subscription\'s return holds it too), or the card\'s network ceiling (network_ceiling, counted over subscriptions and loans), with decided_by; ' +
     'idempotency_key_reused: the key was used for a payment with other details',
 );
 
@@ -289,6 +293,9 @@ export const RESPONSE_COMPONENTS = {
   Instruments: instrumentsSchema,
   HoldReleased: holdReleasedSchema,
   HoldConflict: holdConflictSchema,
+  ReconciliationRunList: z.strictObject({ date: z.string(), items: z.array(reconciliationRunSchema), next: z.null() }),
+  ReconciliationRunDetail: z.extend(reconciliationRunSchema, { exceptions: z.array(reconciliationExceptionSchema) }),
+  ReconciliationException: reconciliationExceptionSchema,
 } as const;
 
 export type ResponseComponent = keyof typeof RESPONSE_COMPONENTS;

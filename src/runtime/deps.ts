@@ -16,7 +16,7 @@ import type { PaymentProcessor } from '../domain/ports/processor.js';
 import type { QueuePort } from '../domain/ports/queue.js';
 import type { RetryRunStore } from '../domain/ports/retry-runs.js';
 import type { StripeEventStore } from '../domain/ports/stripe-events.js';
-import type { ProcessorBudgetSettings } from '../domain/processor-budget.js';
+import type { ProcessorBudgetSettings, ProcessorId } from '../domain/processor-budget.js';
 import type { ProcessorBudgetStore } from '../domain/ports/processor-budget.js';
 import type { Logger } from './logger.js';
 import type { ProcessorLimiter } from './processor-limiter.js';
@@ -51,6 +51,8 @@ export interface Settings {
   readonly collectionsIntervalSeconds?: number;
   /** How long a processor outage keeps its circuit open (default CIRCUIT_OPEN_MS, src/runtime/circuits.ts). */
   readonly circuitOpenMs?: number;
+  /** How long before its timeout the reconciliation-job hands a run over (RECONCILIATION_MARGIN_SECONDS). */
+  readonly reconciliationMarginMs?: number;
 }
 
 /**
@@ -73,11 +75,14 @@ export interface AppDeps {
   readonly stripeEvents: StripeEventStore;
   readonly processor: PaymentProcessor;
   readonly accounts: AccountDirectory;
-  readonly collectionsQueue: QueuePort;
+  /** The collections queues, one per processor (DESIGN 13): a message goes to its processor's (processorOfMessage). */
+  readonly collectionQueues: Readonly<Record<ProcessorId, QueuePort>>;
   readonly balanceEventsQueue: QueuePort;
   /** Bulk retry runs (DESIGN 8): their store, and the queue that fans their items out to the retry-run-worker. */
   readonly retryRuns: RetryRunStore;
   readonly retryRunsQueue: QueuePort;
+  /** The reconciliation-job's own queue: a run near the timeout sends its continuation there (DESIGN 14). */
+  readonly reconciliationQueue?: QueuePort;
   /** The users' instruments and their holds (DESIGN 3.2), apart from an attempt's own read and write. */
   readonly instruments: InstrumentStore;
   /** money-movements (DESIGN 14): written inside the effects' transactions; read by the reconciliation job. */

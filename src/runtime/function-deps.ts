@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { TableId, TableNames } from '../adapters/dynamodb/table-definitions.js';
-import { FUNCTIONS, type FunctionManifest, type FunctionName, type QueueId, type SecretId } from '../manifest/index.js';
+import { COLLECTION_QUEUES, FUNCTIONS, type FunctionManifest, type FunctionName, type QueueId, type SecretId } from '../manifest/index.js';
 import { DynamoCircuitStore } from '../adapters/dynamodb/circuit-store.js';
 import { CircuitBreaker } from './circuits.js';
 import { dynamoStores, type DynamoStores } from './compose.js';
@@ -54,7 +54,7 @@ const STORE_TABLES = {
   reconciliation: 'reconciliation',
 } as const satisfies Record<string, TableId>;
 
-const QUEUE_PORTS = { collectionsQueue: 'collections', balanceEventsQueue: 'balanceEvents', retryRunsQueue: 'retryRuns' } as const satisfies Record<string, QueueId>;
+const QUEUE_PORTS = { balanceEventsQueue: 'balanceEvents', retryRunsQueue: 'retryRuns' } as const satisfies Record<string, QueueId>;
 
 /**
  * One function's deps, as its manifest grants them, in every environment (production, `npm
@@ -104,9 +104,13 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     instruments: grantedStore('instruments'),
     movements: grantedStore('movements'),
     reconciliation: grantedStore('reconciliation'),
-    collectionsQueue: grantedQueue('collectionsQueue'),
+    collectionQueues: {
+      stripe: sends.has(COLLECTION_QUEUES.stripe) ? shared.collectionQueues.stripe : notGranted(`the ${COLLECTION_QUEUES.stripe} queue`, name),
+      payments: sends.has(COLLECTION_QUEUES.payments) ? shared.collectionQueues.payments : notGranted(`the ${COLLECTION_QUEUES.payments} queue`, name),
+    },
     balanceEventsQueue: grantedQueue('balanceEventsQueue'),
     retryRunsQueue: grantedQueue('retryRunsQueue'),
+    ...(sends.has('reconciliation') && shared.reconciliationQueue ? { reconciliationQueue: shared.reconciliationQueue } : {}),
     // Every charging path reads the account first; a function of the processors alone (reconciliation) reads reports, never charges.
     processor: chargesEveryRail(manifest) ? withCircuitAndBudget(processor, circuits, limiter) : processor,
     accounts: circuits && services.has('accounts') ? circuits.accounts(accounts) : accounts,

@@ -60,3 +60,11 @@ export function intervalSetting(env: NodeJS.ProcessEnv): { collectionsIntervalSe
   if (!/^[1-9]\d{0,5}$/.test(value.trim())) throw new ConfigError(`invalid configuration: COLLECTIONS_INTERVAL_SECONDS: must be whole seconds (got ${value})`);
   return { collectionsIntervalSeconds: Number(value.trim()) };
 }
+
+/** RECONCILIATION_MARGIN_SECONDS, when set: whole seconds before the timeout at which the job hands over. */
+export function reconciliationMargin(env: NodeJS.ProcessEnv): { reconciliationMarginMs?: number } {
+  const value = env.RECONCILIATION_MARGIN_SECONDS;
+  if (value === undefined || value === '') return {};
+  if (!/^[1-9]\d{0,3}$/.test(value.trim())) throw new ConfigError(`invalid configuration: RECONCILIATION_MARGIN_SECONDS: must be whole seconds (got ${value})`);
+  return { reconciliationMarginMs: Number(value.trim()) * 1000 };
+}

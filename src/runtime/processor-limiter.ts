@@ -4,12 +4,15 @@ import { capOf, processorOfRail, type BudgetClass, type ProcessorBudgetSettings,
 import type { CardPaymentDirectory } from '../domain/card-outcomes.js';
 import type { PaymentProcessor, RefundQuery } from '../domain/ports/processor.js';
 import type { ProcessorBudgetStore, ProcessorTokens } from '../domain/ports/processor-budget.js';
+import type { ProcessorReport } from '../domain/ports/processor-report.js';
 
 /**
  * A token is used within its second, at most this far into it: a request sent later could arrive
  * in the next second and pass that second's budget. A lease asked for later is for the next second.
  */
 export const USE_WITHIN_MS = 850;
+/** A lease is asked for at most this far ahead of its second. */
+const MAX_LEASE_MS = 2_000;
 
 export interface ProcessorLimiterOptions {
   readonly store: ProcessorBudgetStore;
@@ -35,6 +38,8 @@ export class ProcessorLimiter implements ProcessorTokens {
   private readonly blocks = new AsyncLocalStorage<TokenBlock>();
   private readonly nowMs: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** How long leases take to answer (a running mean). */
+  private leaseMs = 0;
 
   constructor(private readonly options: ProcessorLimiterOptions) {
     this.nowMs = options.nowMs ?? Date.now;
@@ -68,12 +73,19 @@ export class ProcessorLimiter implements ProcessorTokens {
     const cap = capOf(this.options.settings, processor, this.options.klass);
     for (;;) {
       throwIfAborted(signal);
-      const now = this.nowMs();
-      let second = Math.floor(now / 1000);
-      if (now - second * 1000 > USE_WITHIN_MS) second += 1;
-      if (second * 1000 > now) await this.sleep(second * 1000 - now, signal);
+      const asked = this.nowMs();
+      // Asked for the second still open when the answer is expected back: a slow lease's tokens are not spent before they arrive.
+      const arrives = asked + this.leaseMs;
+      let second = Math.floor(arrives / 1000);
+      if (arrives - second * 1000 > USE_WITHIN_MS) second += 1;
       const granted = await this.options.store.lease(processor, second, count, cap);
-      if (granted > 0) return { second, count: granted };
+      const answered = this.nowMs();
+      this.leaseMs = Math.min(MAX_LEASE_MS, (this.leaseMs + (answered - asked)) / 2);
+      if (granted > 0) {
+        if (second * 1000 > answered) await this.sleep(second * 1000 - answered, signal);
+        if (answered < second * 1000 + USE_WITHIN_MS) return { second, count: granted };
+        continue;
+      }
       // This second is spent: the caller waits for the next one.
       await this.sleep(Math.max(0, (second + 1) * 1000 - this.nowMs()), signal);
     }
@@ -86,6 +98,8 @@ export class TokenBlock {
   private readonly held = new Map<ProcessorId, Held>();
   private readonly leasing = new Map<ProcessorId, Promise<void>>();
   private readonly stopped = new Set<ProcessorId>();
+  /** Callers inside `take`, per processor: a lease after the first is sized to them, not to the rest of the plan. */
+  private readonly waiting = new Map<ProcessorId, number>();
 
   constructor(
     private readonly limiter: ProcessorLimiter,
@@ -105,6 +119,15 @@ export class TokenBlock {
   }
 
   async take(processor: ProcessorId, signal?: AbortSignal): Promise<void> {
+    this.waiting.set(processor, (this.waiting.get(processor) ?? 0) + 1);
+    try {
+      await this.takeOne(processor, signal);
+    } finally {
+      this.waiting.set(processor, (this.waiting.get(processor) ?? 1) - 1);
+    }
+  }
+
+  private async takeOne(processor: ProcessorId, signal?: AbortSignal): Promise<void> {
     for (;;) {
       if (this.stopped.has(processor)) throw new ProcessorThrottledError(processor);
       const held = this.held.get(processor);
@@ -118,7 +141,10 @@ export class TokenBlock {
         await pending;
         continue;
       }
-      const want = Math.max(1, this.planned.get(processor) ?? 1);
+      // The first lease takes the batch's plan at once; when its tokens expired before every caller
+      // reached them (a slow attempt), the next leases only what is waiting, so fewer expire unused.
+      const planned = this.planned.get(processor) ?? 1;
+      const want = Math.max(1, this.held.has(processor) ? Math.min(planned, this.waiting.get(processor) ?? 1) : planned);
       const lease = this.limiter.acquire(processor, want, signal).then((got) => {
         this.held.set(processor, got);
       });
@@ -153,6 +179,16 @@ export function limitedProcessor(processor: PaymentProcessor, limiter: Processor
           },
         }
       : {}),
+  };
+}
+
+/** A processor's report (reconciliation's list calls) takes a token of that processor's budget per page. */
+export function limitedReport(report: ProcessorReport, limiter: ProcessorLimiter): ProcessorReport {
+  return {
+    page: async (rail, from, to, cursor, signal) => {
+      await limiter.take(processorOfRail(rail), signal);
+      return report.page(rail, from, to, cursor, signal);
+    },
   };
 }
 

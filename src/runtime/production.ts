@@ -6,6 +6,7 @@ import type { ReconciliationEvents } from '../domain/ports/reconciliation.js';
 import { lazily } from './wiring/types.js';
 import {
   BUSES,
+  COLLECTION_QUEUES,
   FUNCTIONS,
   isFunctionName,
   QUEUES,
@@ -27,7 +28,7 @@ import { functionDeps, notGranted, type SharedDeps } from './function-deps.js';
 import type { NeededAccess } from './grants.js';
 import { createLogger } from './logger.js';
 import { processorByRail } from './processors.js';
-import { budgetSettingsFrom, intervalSetting } from './processor-budget.js';
+import { budgetSettingsFrom, intervalSetting, reconciliationMargin } from './processor-budget.js';
 import { resolveSecrets } from './secrets.js';
 import { assertWiring } from './wiring/check.js';
 import type { ServiceClients, Wiring } from './wiring/types.js';
@@ -90,6 +91,7 @@ export async function productionDeps(
       // Deployed, every processor call is budgeted (the defaults apply when a setting is absent).
       processorBudget: budgetSettingsFrom(env, true)!,
       ...intervalSetting(env),
+      ...reconciliationMargin(env),
       ...apiAuthSettings(env),
     },
     ...(cardPayments ? { cardPayments } : {}),
@@ -158,11 +160,12 @@ function provided<K extends keyof ServiceClients>(clients: Partial<Record<Servic
 }
 
 /** The queues it sends to, through the SQS wiring; the others throw on use. */
-function queues(name: FunctionName, base: BaseConfig, urls: Urls, wiring: Wiring): Pick<SharedDeps, 'collectionsQueue' | 'balanceEventsQueue' | 'retryRunsQueue'> {
+function queues(name: FunctionName, base: BaseConfig, urls: Urls, wiring: Wiring): Pick<SharedDeps, 'collectionQueues' | 'balanceEventsQueue' | 'retryRunsQueue' | 'reconciliationQueue'> {
   const sender = wiring.sqs?.({ region: base.DYNAMO_REGION, endpoint: base.SQS_ENDPOINT });
   const queue = (id: QueueId): QueuePort => {
     const url = urls[QUEUES[id].urlEnv];
     return url && sender ? sender(url) : notGranted<QueuePort>(`the ${id} queue`, name);
   };
-  return { collectionsQueue: queue('collections'), balanceEventsQueue: queue('balanceEvents'), retryRunsQueue: queue('retryRuns') };
+  const collectionQueues = { stripe: queue(COLLECTION_QUEUES.stripe), payments: queue(COLLECTION_QUEUES.payments) };
+  return { collectionQueues, balanceEventsQueue: queue('balanceEvents'), retryRunsQueue: queue('retryRuns'), reconciliationQueue: queue('reconciliation') };
 }

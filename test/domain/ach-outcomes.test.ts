@@ -144,7 +144,7 @@ describe('decideSubscriptionOutcome', () => {
     expect(after).toMatchObject({ billing_status: 'FAILED', updated_event: 'ACH_RETURNED', ach_blocked: true, payment_error: ACH_RETURN_MESSAGES.account_error });
   });
 
-  it.each(['R05', 'R07', 'R10', 'R11', 'R29'])('an unauthorized return (%s) has chargeback semantics', (code) => {
+  it.each(['R05', 'R07', 'R08', 'R10', 'R11', 'R29', 'R51'])('an unauthorized return (%s) has chargeback semantics', (code) => {
     const after = applied<BillingRecord>(decideSubscriptionOutcome(record(), event('returned', { return_code: code }), now));
     expect(after).toMatchObject({ billing_status: 'FAILED', updated_event: 'ACH_CHARGEBACK', ach_unauthorized: true });
   });
@@ -185,6 +185,10 @@ describe('decideLoanPaymentOutcome', () => {
 
   it('returns for good on the third R01', () => {
     expect(applied<LoanPayment>(decideLoanPaymentOutcome(payment({ loc_payment_attempts: 3 }), loanEvent('returned'), now))).toMatchObject({ loc_status: 'RETURNED' });
+  });
+
+  it.each(['R08', 'R51'])('a stopped or unauthorized loan debit (%s) is CHARGED_BACK, not RETURNED as an account error', (code) => {
+    expect(applied<LoanPayment>(decideLoanPaymentOutcome(payment(), loanEvent('returned', { return_code: code }), now)).loc_status).toBe('CHARGED_BACK');
   });
 
   it('an account error is RETURNED, an unauthorized return CHARGED_BACK', () => {

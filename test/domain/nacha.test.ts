@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { holdClassOfReturn } from '../../src/domain/instruments/holds.js';
 import { classifyReturnCode, pastRepresentmentWindow, returnRateClassesOf, withinRepresentmentWindow } from '../../src/domain/nacha.js';
 
 describe('classifyReturnCode', () => {
   it.each(['R01', 'R09'])('%s may be re-presented', (code) => expect(classifyReturnCode(code)).toBe('represent'));
-  it.each(['R05', 'R07', 'R10', 'R11', 'R29'])('%s is unauthorized', (code) => expect(classifyReturnCode(code)).toBe('unauthorized'));
+  it.each(['R05', 'R07', 'R08', 'R10', 'R11', 'R29', 'R51'])('%s is unauthorized', (code) => expect(classifyReturnCode(code)).toBe('unauthorized'));
   it.each(['R02', 'R03', 'R04', 'R16', 'R20', 'R99'])('%s stops ACH retries', (code) => expect(classifyReturnCode(code)).toBe('account_error'));
+  it.each(['R08', 'R51'])('%s is held on the authorization as the holds table says, not as an account error', (code) => {
+    expect(classifyReturnCode(code)).toBe('unauthorized');
+    expect(holdClassOfReturn(code)).toBe('ach_unauthorized');
+  });
 });
 
 describe('ACH return-rate classes (NACHA)', () => {

@@ -305,6 +305,8 @@ const CAN_PUBLISH: Record<BillingEvent, boolean> = {
   EXCEPTION_REFUNDED: false,
   INSTRUMENT_HELD: false,
   HOLD_RELEASED: false,
+  CEILING_REACHED: false,
+  PAYMENT_REFUSED: false,
 };
 
 describe('event ids and rows that cannot be published', () => {

@@ -41,6 +41,8 @@ const EXPECTED_BILLING: Record<BillingEvent, Partial<Record<BillingStatus, Billi
   DUNNING_EXHAUSTED: { FAILED: 'FAILED' },
   INSTRUMENT_HELD: { PENDING: 'PENDING', FAILED: 'FAILED' },
   HOLD_RELEASED: { PENDING: 'PENDING', FAILED: 'FAILED' },
+  CEILING_REACHED: { PENDING: 'PENDING', FAILED: 'FAILED' },
+  PAYMENT_REFUSED: { PENDING: 'PENDING', FAILED: 'FAILED' },
   // A written-off period that receives a payment it never recorded is flagged in place (unowed_payment).
   EXCEPTION_RAISED: { PENDING: 'PENDING', FAILED: 'FAILED', ACHSENT: 'ACHSENT', COMPLETED: 'COMPLETED', WAIVED: 'WAIVED', CANCELLED: 'CANCELLED', SKIPPED: 'SKIPPED' },
   // An operator's resolution of an exception, from the statuses money can arrive on unbooked (DESIGN 12).

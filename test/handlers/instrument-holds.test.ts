@@ -8,6 +8,7 @@ import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { makeLoanPayment } from '../../src/domain/use-cases/make-loan-payment.js';
 import { manualPay } from '../../src/domain/use-cases/manual-pay.js';
+import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
 import { retryLoanPayment } from '../../src/domain/use-cases/retry-loan-payment.js';
 import { sweepHeldPeriods } from '../../src/domain/use-cases/release-held.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
@@ -109,6 +110,20 @@ describe('issue 31 case 1: an unauthorized or account-closed return stops the ne
     await expect(refused).rejects.toBeInstanceOf(PaymentHoldError);
     await expect(refused).rejects.toMatchObject({ code: 'ach_authorization_required', decidedBy: 'nacha.unauthorized_return' });
     expect(chargesOf(first.user_id)).toHaveLength(1);
+  });
+
+  it('R10: a person refused 409 (manual pay, retry-billing) leaves an audit row naming the rule; the period is not written', async () => {
+    const { next } = await presentAndReturn('R10');
+    app.clock.set(formatInstant(new Date(Date.parse(next.billing_date) + 60_000)));
+    await expect(manualPay(app.depsFor('api'), { subscriptionId: next.subscription_id, owner: 'test', actor: 'user:me', idempotencyKey: randomUUID() })).rejects.toMatchObject({ code: 'ach_authorization_required' });
+    await expect(retryBilling(app.depsFor('api'), { subscriptionId: next.subscription_id, owner: 'test', actor: 'ops:ann', reason: 'customer called' })).rejects.toMatchObject({ code: 'ach_authorization_required' });
+    const rows = (await app.deps.billing.history(next.subscription_id)).items.filter((r) => r.billing_event === 'PAYMENT_REFUSED');
+    expect(rows.map((r) => [r.actor, r.decided_by, r.billing_status])).toEqual([
+      ['ops:ann', 'nacha.unauthorized_return', 'PENDING'],
+      ['user:me', 'nacha.unauthorized_return', 'PENDING'],
+    ]);
+    expect(rows[0]?.reason).toBe('customer called');
+    expect((await reread(next)).version).toBe(next.version);
   });
 
   it('R10: a newer authorization on the account lifts the hold; R02 needs another account', async () => {

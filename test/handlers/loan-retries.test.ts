@@ -15,6 +15,7 @@ import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/aws-events.js';
+import { retryingLoanPayment, seedLoanPayment } from '../support/loan-fixtures.js';
 import { holdUserLock, releaseUserLock } from '../support/seed.js';
 import { DAY, HOUR } from '../support/time.js';
 
@@ -68,30 +69,7 @@ const at = (offsetMs: number) => formatInstant(new Date(app.clock.now().getTime(
 const AUDIT = { actor: 'test:seed', reason: 'a declined payment' };
 
 /** A payment declined once (attempt 1) whose first retry is due now. */
-async function seedRetry(overrides: Partial<LoanPayment> = {}): Promise<LoanPayment> {
-  const payment: LoanPayment = {
-    loc_user_id: `user-${randomUUID()}`,
-    loc_loan_id: `loan-${randomUUID().slice(0, 8)}`,
-    loc_payment_id: `pay_${randomUUID().replaceAll('-', '')}`,
-    loc_amount: 4200,
-    loc_status: 'RETRY',
-    loc_payment_method: 'pinless',
-    loc_process: 'AUTO',
-    loc_account_last_four: '4242',
-    loc_payment_attempts: 1,
-    loc_decline_code: 'insufficient_funds',
-    loc_decline_class: 'retry_later',
-    loc_update_reason: 'The payment was declined by the bank.',
-    loc_first_declined_at: at(-DAY),
-    loc_next_attempt_at: at(0),
-    loc_created_date: at(-DAY),
-    loc_last_updated: at(-DAY),
-    version: 1,
-    ...overrides,
-  };
-  await app.deps.payments.create(payment, AUDIT);
-  return payment;
-}
+const seedRetry = (overrides: Partial<LoanPayment> = {}) => seedLoanPayment(app, retryingLoanPayment(app, overrides), AUDIT.reason);
 
 const message = (p: LoanPayment): LoanPaymentRetryMessage => ({
   kind: 'loan_payment_retry',
@@ -127,6 +105,9 @@ describe('loan payment retries (collections-job → batch-worker)', () => {
     const later = await seedRetry({ loc_next_attempt_at: at(HOUR) });
     const planned = await plannedFor(...due, later);
     expect(planned.map((m) => m.payment_id).sort()).toEqual(due.map((p) => p.loc_payment_id).sort());
+    // A loan payment is debited on the payments service's rails: its retry goes to that processor's queue.
+    expect(app.collectionQueues.payments.bodies<CollectionMessage>().filter((m) => m.kind === 'loan_payment_retry')).toHaveLength(app.collectionsQueue.bodies<CollectionMessage>().filter((m) => m.kind === 'loan_payment_retry').length);
+    expect(app.collectionQueues.stripe.bodies<CollectionMessage>().filter((m) => m.kind === 'loan_payment_retry')).toEqual([]);
 
     expect(await runWorker(...planned)).toEqual([]);
     for (const p of due) {

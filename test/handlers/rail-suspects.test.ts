@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProcessorError } from '../../src/domain/errors.js';
 import { LOAN_MAX_ERRORS } from '../../src/domain/loan-retries.js';
-import type { LoanPayment } from '../../src/domain/loan-payments.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
@@ -13,6 +12,7 @@ import { createRetryRunWorkerHandler } from '../../src/handlers/retry-run-worker
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/aws-events.js';
+import { loanPayment, retryingLoanPayment, seedLoanPayment } from '../support/loan-fixtures.js';
 import { seedRecords } from '../support/seed.js';
 import { stripeEventOf, succeededPaymentIntent } from '../support/stripe-fixtures.js';
 import { stripeDelivery } from '../support/webhooks.js';
@@ -111,27 +111,14 @@ describe('(a) BAN then REACTIVATE keeps an exhausted dunning cycle exhausted', (
 
 describe('(b) a pinless loan retry whose last answer was an unreadable 2xx', () => {
   it('regression: the payment is not ended FAILED while the processor may hold the charge; the same key records it', async () => {
-    const payment: LoanPayment = {
-      loc_user_id: `user-${randomUUID()}`,
-      loc_loan_id: `loan-${randomUUID().slice(0, 8)}`,
-      loc_payment_id: `pay_${randomUUID().replaceAll('-', '')}`,
-      loc_amount: 4200,
-      loc_status: 'RETRY',
-      loc_payment_method: 'pinless',
-      loc_process: 'AUTO',
-      loc_account_last_four: '4242',
-      loc_payment_attempts: 1,
-      loc_decline_code: 'insufficient_funds',
-      loc_decline_class: 'retry_later',
+    const payment = retryingLoanPayment(app, {
       loc_update_reason: 'The payments service failed before an answer; the retry is rescheduled.',
       loc_error_count: LOAN_MAX_ERRORS - 1,
       loc_first_declined_at: instantAt(app, -20 * DAY),
-      loc_next_attempt_at: instantAt(app, 0),
       loc_created_date: instantAt(app, -20 * DAY),
-      loc_last_updated: instantAt(app, -DAY),
       version: 3,
-    };
-    await app.deps.payments.create(payment, { actor: 'test:seed', reason: 'a payment retried through processor errors' });
+    });
+    await seedLoanPayment(app, payment, 'a payment retried through processor errors');
     const request = { user_id: payment.loc_user_id, loan_id: payment.loc_loan_id, payment_id: payment.loc_payment_id, owner };
 
     processor.garbled.add(payment.loc_user_id);
@@ -150,23 +137,18 @@ describe('(b) a pinless loan retry whose last answer was an unreadable 2xx', () 
   });
 
   it('errors the processor answered as taking nothing still end the payment at the limit', async () => {
-    const payment: LoanPayment = {
-      loc_user_id: `user-${randomUUID()}`,
-      loc_loan_id: `loan-${randomUUID().slice(0, 8)}`,
-      loc_payment_id: `pay_${randomUUID().replaceAll('-', '')}`,
+    const payment = loanPayment(app, {
       loc_amount: 4200,
       loc_status: 'RETRY',
       loc_payment_method: 'pinless',
-      loc_process: 'AUTO',
-      loc_payment_attempts: 1,
       loc_update_reason: 'The payments service failed before an answer; the retry is rescheduled.',
       loc_error_count: LOAN_MAX_ERRORS - 1,
       loc_next_attempt_at: instantAt(app, 0),
       loc_created_date: instantAt(app, -20 * DAY),
       loc_last_updated: instantAt(app, -DAY),
       version: 3,
-    };
-    await app.deps.payments.create(payment, { actor: 'test:seed', reason: 'seed' });
+    });
+    await seedLoanPayment(app, payment, 'seed');
     app.simulator.configure({ default: 'approve', users: { [payment.loc_user_id]: 'error' } });
     const outcome = await retryLoanPayment(app.deps, { user_id: payment.loc_user_id, loan_id: payment.loc_loan_id, payment_id: payment.loc_payment_id, owner });
     expect(outcome).toMatchObject({ kind: 'failed', payment: { loc_status: 'FAILED' } });

@@ -33,6 +33,9 @@ const V1_ROUTES: [string, string][] = [
   ['GET /v1/billing/retry-runs', 'billing:read'],
   ['GET /v1/users/{userId}/instruments', 'billing:read'],
   ['POST /v1/users/{userId}/instruments/{instrumentId}/holds/{code}/release', 'billing:operate'],
+  ['GET /v1/reconciliation/runs', 'billing:read'],
+  ['GET /v1/reconciliation/runs/{date}/{rail}', 'billing:read'],
+  ['POST /v1/reconciliation/exceptions/{id}/resolve', 'billing:operate'],
 ];
 /** DESIGN 8's member routes: `billing:self` passes the authorizer too (the api keeps it to the token's own user). */
 const MEMBER_ROUTES = new Set([

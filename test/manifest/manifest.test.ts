@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { allTables, type TableId } from '../../src/adapters/dynamodb/table-definitions.js';
-import { allFunctions, QUEUES, ROUTES, routeKey, SERVICES, type ManifestRoute, type ServiceEntry } from '../../src/manifest/index.js';
+import { allFunctions, QUEUES, queuesOf, ROUTES, routeKey, SERVICES, type ManifestRoute, type ServiceEntry } from '../../src/manifest/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const routes = ROUTES as readonly ManifestRoute[];
@@ -52,7 +52,7 @@ describe('the manifest (src/manifest)', () => {
 
   it('gives every queue at most one consumer, and a consumer to every queue something sends to', () => {
     for (const queue of Object.keys(QUEUES)) {
-      const consumers = allFunctions().filter(([, m]) => m.trigger.kind === 'sqs' && m.trigger.queue === queue);
+      const consumers = allFunctions().filter(([, m]) => queuesOf(m.trigger).includes(queue as keyof typeof QUEUES));
       expect(consumers.length, queue).toBeLessThanOrEqual(1);
       const senders = allFunctions().filter(([, m]) => m.sendsTo?.includes(queue as keyof typeof QUEUES));
       if (senders.length > 0) expect(consumers.length, `${queue} has senders and no consumer`).toBe(1);

@@ -3,6 +3,7 @@ import * as fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { COUNTERS, PROFILE, commandArbitraries, initialPlansArbitrary } from './commands.js';
 import { BillingWorld, sharedApp } from './harness.js';
+import { RAIL_STATS } from './rails.js';
 
 /**
  * The reference-model test over every path (DESIGN 10): random sequences of membership events,
@@ -43,6 +44,9 @@ export const KNOWN_BUGS: ReadonlyMap<string, string> = new Map<string, string>([
 /** MODEL_KNOWN=a,b overrides the guarded list (MODEL_KNOWN= with nothing: no guard at all). */
 const KNOWN: ReadonlySet<string> = process.env.MODEL_KNOWN !== undefined ? new Set(process.env.MODEL_KNOWN.split(',').filter(Boolean)) : new Set(KNOWN_BUGS.keys());
 
+/** The network ceilings (visa.*, mastercard.*) are judged; MODEL_CEILINGS=0 leaves them out. */
+const CEILINGS = process.env.MODEL_CEILINGS !== '0';
+
 let settleMs = 0;
 
 function property() {
@@ -55,6 +59,7 @@ function property() {
       const start = new Date(Date.UTC(2026, 11, 1, 9) + startDay * 86_400_000).toISOString();
       const world = new BillingWorld(app, recorder, USERS, start);
       world.known = KNOWN;
+      world.ceilings = CEILINGS;
       await fc.asyncModelRun(() => ({ model: world.model, real: world }), [...joins, ...commands]);
       const s0 = performance.now();
       await world.settle();
@@ -65,6 +70,7 @@ function property() {
 
 function printProfile(): void {
   if (!process.env.MODEL_PROFILE) return;
+  console.table(RAIL_STATS);
   console.table(Object.fromEntries(Object.entries(PROFILE).map(([k, v]) => [k, { n: v.n, act_ms: Math.round(v.act / v.n), check_ms: Math.round(v.check / v.n) }])));
 }
 

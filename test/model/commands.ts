@@ -468,6 +468,66 @@ class Crash extends Step {
   }
 }
 
+/** A loan payment on the member's ACH account or pinless card (the same payer as the subscription), or a client's repeat of one. */
+class LoanPay extends Step {
+  constructor(
+    readonly user: number,
+    readonly method: 'ach' | 'pinless',
+    readonly amount: number,
+    readonly repeat: number | undefined,
+  ) {
+    super();
+  }
+  async act(world: BillingWorld) {
+    await world.loanPay(this.user, this.method, this.amount, this.repeat);
+  }
+  toString() {
+    return this.repeat === undefined ? `LOAN_PAY(u${this.user}, ${this.method}, ${this.amount})` : `LOAN_PAY_REPEAT(u${this.user}, #${this.repeat})`;
+  }
+}
+
+type InstrumentKind = 'ach_account' | 'ach_authorization' | 'pinless' | 'card';
+
+class NewInstrument extends Step {
+  constructor(
+    readonly user: number,
+    readonly kind: InstrumentKind,
+  ) {
+    super();
+  }
+  async act(world: BillingWorld) {
+    await world.newInstrument(this.user, this.kind);
+  }
+  toString() {
+    return `NEW_INSTRUMENT(u${this.user}, ${this.kind})`;
+  }
+}
+
+class DisputeWon extends Step {
+  constructor(
+    readonly user: number,
+    readonly pick: number,
+  ) {
+    super();
+  }
+  async act(world: BillingWorld) {
+    const charges = world.charges(world.users[this.user]!).filter((c) => c.rail === 'card');
+    if (charges.length === 0) return;
+    await world.disputeWon(charges[this.pick % charges.length]!);
+  }
+  toString() {
+    return `STRIPE_charge.dispute.closed won(u${this.user}, #${this.pick})`;
+  }
+}
+
+/** What the processor answers next: approvals, errors, declines of every class, ACH returns of every class. */
+const OUTCOMES = [
+  'approve', 'approve', 'approve', 'decline', 'error',
+  'decline:insufficient_funds', 'decline:do_not_honor', 'decline:expired_card', 'decline:lost_card', 'decline:stolen_card', 'decline:pickup_card',
+  'ach_return:R01', 'ach_return:R01', 'ach_return:R09', 'ach_return:R02', 'ach_return:R03', 'ach_return:R16',
+  'ach_return:R10', 'ach_return:R10', 'ach_return:R05', 'ach_return:R07', 'ach_return:R08', 'ach_return:R29', 'ach_return:R51', 'ach_return:R06',
+];
+
 const POINTS: FaultPoint[] = [
   'lock.acquire.after',
   'lock.release.before',
@@ -562,9 +622,18 @@ export function commandArbitraries(options: CommandOptions): fc.Arbitrary<Cmd>[]
       name: 'PROCESSOR',
       weight: 3,
       arb: fc
-        .tuple(u, fc.constantFrom('approve', 'approve', 'decline', 'error', 'ach_return:R01', 'ach_return:R02', 'ach_return:R10'))
+        .tuple(u, fc.constantFrom(...OUTCOMES))
         .map(([user, outcome]) => new SetOutcome(user, outcome)),
     },
+    {
+      name: 'LOAN_PAY',
+      weight: 5,
+      arb: fc
+        .tuple(u, fc.constantFrom<'ach' | 'pinless'>('ach', 'ach', 'pinless'), fc.constantFrom(500, 4200), fc.oneof({ arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: fc.nat({ max: 5 }), weight: 1 }))
+        .map(([user, method, amount, repeat]) => new LoanPay(user, method, amount, repeat)),
+    },
+    { name: 'NEW_INSTRUMENT', weight: 3, arb: fc.tuple(u, fc.constantFrom<InstrumentKind>('ach_account', 'ach_authorization', 'ach_authorization', 'pinless', 'card')).map(([user, kind]) => new NewInstrument(user, kind)) },
+    { name: 'DISPUTE_WON', weight: 1, arb: fc.tuple(u, pick).map(([user, p]) => new DisputeWon(user, p)) },
     { name: 'BALANCE', weight: 1, arb: fc.tuple(u, fc.constantFrom<number | undefined>(undefined, 0, 500, 100_000)).map(([user, cents]) => new Balance(user, cents)) },
     { name: 'BALANCE_WEBHOOK', weight: 1, arb: fc.tuple(u, fc.constantFrom(0, 500, 100_000)).map(([user, cents]) => new BalanceWebhook(user, cents)) },
     {

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { SimulatedCharge } from '../../src/adapters/processor/simulator.js';
+import { simulatedCustomerId, type SimulatedCharge } from '../../src/adapters/processor/simulator.js';
+import { countRails, railViolations, type RailFacts } from './rails.js';
+import { publishedViolations } from './published.js';
 import { dunningState } from '../../src/domain/dunning.js';
 import { failureState } from '../../src/domain/ladder.js';
 import { userLockKey } from '../../src/domain/lock.js';
@@ -252,6 +254,18 @@ export class BillingWorld {
   readonly handOffs: HandOffLog;
   /** Known, assigned bugs whose paths the commands avoid for now (KNOWN_BUGS in the test). */
   known: ReadonlySet<string> = new Set();
+  /** What the outside world saw the system accept, for the rails (test/model/rails.ts). */
+  readonly rails = {
+    returnsAccepted: new Map<string, number>(),
+    faulted: [] as { from: number; to: number; faults: FaultInjector }[],
+    disputes: [] as { confirmation_id: string; from: number; until?: number }[],
+    handedAt: new Map<string, number>(),
+    initiatedBy: new Map<number, 'merchant' | 'customer'>(),
+  };
+  /** Whether the network ceilings are judged (the test turns them off only on MODEL_CEILINGS=0). */
+  ceilings = true;
+  /** Loan payment requests made through the API, for repeats (the client's Idempotency-Key). */
+  readonly loanRequests: { user: number; key: string; body: Json }[] = [];
 
   constructor(
     readonly app: TestApp,
@@ -293,8 +307,30 @@ export class BillingWorld {
 
   /** The deps of a `name` process without a fault: the recorded processor, the hand-offs and leases watched. */
   private base(name: FunctionName): AppDeps {
-    const deps = this.app.depsFor(name, { processor: this.handOffs.processor(this.recorder) });
+    const deps = this.app.depsFor(name, { processor: this.watch(this.handOffs.processor(this.recorder)) });
     return { ...deps, locks: this.handOffs.locks(deps.locks) };
+  }
+
+  /** Log length now: a presentment made from here on has this seq or a later one. */
+  seq(): number {
+    return this.app.simulator.presentments().length;
+  }
+
+  /** Notes when each key was first handed over, who started it, and (faulted) which presentments a fault may have cut short. */
+  private watch(inner: PaymentProcessor, faults?: FaultInjector): PaymentProcessor {
+    return {
+      submit: async (request, signal) => {
+        const from = this.seq();
+        if (!this.rails.handedAt.has(request.idempotency_key)) this.rails.handedAt.set(request.idempotency_key, from);
+        try {
+          return await inner.submit(request, signal);
+        } finally {
+          const to = this.seq();
+          for (let s = from; s < to; s++) this.rails.initiatedBy.set(s, this.recorder.initiator === 'customer' ? 'customer' : 'merchant');
+          if (faults) this.rails.faulted.push({ from, to, faults });
+        }
+      },
+    };
   }
 
   /** The deps of the next `name` process: the armed fault, if any, applies to it alone. */
@@ -305,7 +341,7 @@ export class BillingWorld {
     const granted = this.app.depsFor(name, { processor: this.recorder });
     const deps = faultyPorts({ ...granted, locks: this.handOffs.locks(granted.locks) }, faults);
     // The hand-off is seen outside the faults: an attempt that called the port may have reached the processor.
-    return { deps: { ...deps, processor: this.handOffs.processor(deps.processor) }, faults };
+    return { deps: { ...deps, processor: this.watch(this.handOffs.processor(deps.processor), faults) }, faults };
   }
 
   /* ---------------- reading the system ---------------- */
@@ -576,6 +612,7 @@ export class BillingWorld {
       }
       if (res.status !== 200) this.problems.push(`ach webhook answered ${res.status}: ${JSON.stringify(res.body)}`);
       this.achAnswered.set(body.confirmation_id, `${body.type}${body.return_code ? ` ${body.return_code}` : ''} answered ${JSON.stringify(res.body)}`);
+      if (body.type === 'returned' && !this.rails.returnsAccepted.has(body.confirmation_id)) this.rails.returnsAccepted.set(body.confirmation_id, this.seq());
       await onAnswer(res);
       return true;
     };
@@ -604,6 +641,7 @@ export class BillingWorld {
     const i = this.bankOutbox.indexOf(outcome);
     if (i >= 0) this.bankOutbox.splice(i, 1);
     const ref = outcome.charge.reference as { user_id: string; billing_date: string };
+    const reference = outcome.charge.reference.kind === 'loan_payment' ? outcome.charge.reference : { kind: 'subscription', user_id: ref.user_id, billing_date: ref.billing_date };
     const body = {
       event_id: `ach_${randomUUID()}`,
       type: outcome.type,
@@ -611,7 +649,7 @@ export class BillingWorld {
       ...(outcome.return_code ? { return_code: outcome.return_code } : {}),
       amount_cents: outcome.charge.amount_cents,
       occurred_at: iso(this.now()),
-      reference: { kind: 'subscription', user_id: ref.user_id, billing_date: ref.billing_date },
+      reference,
     };
     this.bankDelivered.push(body);
     await this.sendAchBody(body);
@@ -621,7 +659,7 @@ export class BillingWorld {
   async sendAchBody(body: Json): Promise<void> {
     const user = this.users.indexOf(body.reference.user_id);
     await this.sendAch(body, (res) => {
-      if (body.type === 'settled') return;
+      if (body.type === 'settled' || body.reference.kind !== 'subscription') return;
       const recorded = res.body?.status === 'applied' || (res.body?.status === 'ignored' && res.body?.reason === 'already_applied');
       this.countReversal(recorded, body.confirmation_id, user, body.reference.billing_date, `ach ${body.type} ${body.return_code ?? ''}`);
     });
@@ -656,6 +694,9 @@ export class BillingWorld {
     await this.sendStripe(body, (res) => {
       if (type === 'payment_intent.succeeded') return;
       const recorded = res.body?.outcome === 'applied' || (res.body?.outcome === 'ignored' && res.body?.reason === 'already_applied');
+      if (type === 'charge.dispute.created' && recorded && !this.rails.disputes.some((d) => d.confirmation_id === charge.confirmation_id)) {
+        this.rails.disputes.push({ confirmation_id: charge.confirmation_id, from: this.seq() });
+      }
       this.countReversal(recorded, charge.confirmation_id, user, charge.billing_date, type);
     });
   }
@@ -769,6 +810,75 @@ export class BillingWorld {
     }
     this.collectBankOutcomes();
     return { enqueued: messages.length, failed };
+  }
+
+  /* ---------------- loans and instruments ---------------- */
+
+  /**
+   * A loan payment through the API (DESIGN 2.7) on the member's ACH account or pinless card, with the
+   * client's Idempotency-Key; `repeat` resends an earlier request as it was (a client repeating).
+   */
+  async loanPay(user: number, method: 'ach' | 'pinless', amountCents: number, repeat: number | undefined): Promise<void> {
+    const earlier = repeat === undefined ? undefined : this.loanRequests.filter((r) => r.user === user)[repeat % Math.max(this.loanRequests.filter((r) => r.user === user).length, 1)];
+    if (repeat !== undefined && !earlier) return;
+    this.keyCounter += 1;
+    const request = earlier ?? { user, key: `loan-${this.users[user]}-${this.keyCounter}`, body: { amount_cents: amountCents, payment_method: method, account_last_four: method === 'ach' ? '6789' : '4242' } };
+    if (!earlier) this.loanRequests.push(request);
+    this.recorder.initiator = 'customer';
+    let res;
+    try {
+      res = await this.api('POST', '/v1/users/{userId}/loans/{loanId}/payments', { userId: this.users[user]!, loanId: 'loan-1' }, request.body, undefined, true, { 'Idempotency-Key': request.key });
+    } finally {
+      this.recorder.initiator = 'merchant';
+    }
+    this.trace.push(`  loan payment ${request.key} ${request.body.payment_method} ${request.body.amount_cents}${earlier ? ' (repeat)' : ''} → ${res.status} ${res.body?.loc_status ?? res.body?.error?.code ?? ''}`);
+    if (![200, 201, 409, 502, 503].includes(res.status) && res.status < 500) this.problems.push(`loan payment ${request.key} answered ${res.status}: ${JSON.stringify(res.body)}`);
+    this.collectBankOutcomes();
+  }
+
+  /**
+   * The payer gives another instrument: the account directory names a new ACH account or a new
+   * authorization on the same one, or a new pinless card; or Stripe's default card changes and
+   * its `customer.updated` webhook is delivered.
+   */
+  async newInstrument(user: number, kind: 'ach_account' | 'ach_authorization' | 'pinless' | 'card'): Promise<void> {
+    const userId = this.users[user]!;
+    this.touch(userId);
+    this.keyCounter += 1;
+    const n = this.keyCounter;
+    const account = this.settings.accounts[userId] ?? { status: 'active' as const };
+    const current = (account as Json).instruments ?? {};
+    const defaults = this.app.simulator.getAccount(userId);
+    const known = { ...(await defaults).instruments, ...current };
+    if (kind === 'card') {
+      const cards = ((this.settings as Json).cards ??= {}) as Json;
+      cards[userId] = { fingerprint: `fpc_${userId}_${n}`, brand: 'visa' };
+      this.app.simulator.configure(this.settings as never);
+      const customer = { id: simulatedCustomerId(userId), object: 'customer' };
+      await this.sendStripe(stripeEvent('customer.updated', customer, this.now()), () => undefined);
+      this.trace.push(`  ${userId}: new Stripe card fpc_${userId}_${n}`);
+      return;
+    }
+    const instruments =
+      kind === 'pinless'
+        ? { ...known, pinless: { fingerprint: `fp_${userId}_${n}`, brand: 'visa' } }
+        : kind === 'ach_account'
+          ? { ...known, ach: { account_id: `acct_${userId}_${n}`, authorization_id: `auth_${n}`, authorized_at: iso(this.now()) } }
+          : { ...known, ach: { ...known.ach, authorization_id: `auth_${n}`, authorized_at: iso(this.now()) } };
+    this.settings.accounts[userId] = { ...account, instruments } as never;
+    this.app.simulator.configure(this.settings as never);
+    this.trace.push(`  ${userId}: new ${kind} ${JSON.stringify(kind === 'pinless' ? instruments.pinless : instruments.ach)}`);
+  }
+
+  /** A dispute of a card payment closes in our favour (`charge.dispute.closed`, won): the dispute hold lifts. */
+  async disputeWon(charge: ObservedCharge): Promise<void> {
+    const dispute = this.rails.disputes.find((d) => d.confirmation_id === charge.confirmation_id && d.until === undefined);
+    if (!dispute) return;
+    const metadata = { user_id: charge.user_id, billing_date: charge.billing_date, subscription_id: charge.subscription_id };
+    const object = { id: `dp_${randomUUID().slice(0, 8)}`, object: 'dispute', charge: `ch_${randomUUID().slice(0, 8)}`, payment_intent: charge.confirmation_id, amount: charge.amount_cents, status: 'won', metadata };
+    await this.sendStripe(stripeEvent('charge.dispute.closed', object, this.now()), (res) => {
+      if (res.status === 200 && dispute.until === undefined) dispute.until = this.seq();
+    });
   }
 
   /* ---------------- operator and member actions ---------------- */
@@ -969,8 +1079,20 @@ export class BillingWorld {
       }
     }
     this.dirty.clear();
+    problems.push(...this.railProblems());
     problems.push(...(await this.gaugeProblems()));
     if (problems.length > 0) throw new ModelViolation(label, problems, this);
+  }
+
+  /** The rails judged from the processor's log of this world's members (test/model/rails.ts). */
+  railProblems(count = false): string[] {
+    const mine = new Set(this.users);
+    const log = this.app.simulator.presentments().filter((p) => mine.has(p.user_id));
+    const unconfirmed = new Set<number>();
+    for (const f of this.rails.faulted) if (f.faults.fired.some((point) => point !== 'lock.release.before')) for (let s = f.from; s < f.to; s++) unconfirmed.add(s);
+    const facts: RailFacts = { ...this.rails, unconfirmed };
+    if (count) countRails(log, facts);
+    return railViolations(log, facts, { ceilings: this.ceilings });
   }
 
   /** Lets every delivery through and the books settle: the checks that need a quiet system (every accepted charge recorded). */
@@ -1006,6 +1128,14 @@ export class BillingWorld {
       }
     }
     if (problems.length > 0) throw new ModelViolation('settle: charges on the books', problems, this);
+    this.railProblems(true);
+    const events: string[] = [];
+    const codes = new Map<string, string>();
+    for (const p of this.app.simulator.presentments()) {
+      if (p.bank?.return_code !== undefined && (p.answer.kind === 'submitted') && this.rails.returnsAccepted.has(p.answer.confirmation_id)) codes.set(p.answer.confirmation_id, p.bank.return_code);
+    }
+    for (const user of this.users) events.push(...(await publishedViolations(user, await this.historyRows(user), codes)));
+    if (events.length > 0) throw new ModelViolation('settle: published events against the history', events, this);
   }
 
   private bankOutboxAll(): BankOutcome[] {

@@ -19,6 +19,9 @@ import { achDelivery, achEventBody, nowSeconds, paymentIntentObject, stripeDeliv
 import { billingRecord, instantAt } from '../handlers/api-fixtures.js';
 import { seedRecords } from '../support/seed.js';
 import { DAY } from '../support/time.js';
+import { SimulatedProcessorReport } from '../../src/adapters/processor/simulator-report.js';
+import { createReconciliationJobHandler } from '../../src/handlers/reconciliation-job.js';
+import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 
 /**
  * The OpenAPI document (DESIGN 8): valid OpenAPI 3.1, one operation per route of the route
@@ -184,7 +187,29 @@ beforeAll(async () => {
     });
   }
 
+  // A reconciliation run with one exception (a debit the processor dropped), for the reconciliation routes.
+  const [reconciled] = await seedRecords(app, billingRecord(app, { payment_method: 'pinless' }));
+  await runCollectionAttempt(app.depsFor('batch-worker'), { key: reconciled, process: 'SCHEDULED', owner: 'openapi-recon' });
+  const reconDate = formatInstant(app.clock.now()).slice(0, 10);
+  const report = new SimulatedProcessorReport(app.simulator);
+  report.inject({ kind: 'drop', date: reconDate, user_id: reconciled.user_id });
+  const quiet = { completed: async () => undefined, exception: async () => undefined };
+  await createReconciliationJobHandler(app.depsFor('reconciliation-job', { processorReports: { card: report, ach: report, pinless: report }, reconciliationEvents: quiet }))({ date: reconDate, rails: ['pinless'] });
+  const reconException = (await app.deps.reconciliation.getRun(reconDate, 'pinless'))!.exceptions[0]!.exception_id;
+  const reconCases: Case[] = [
+    { routeKey: 'GET /v1/reconciliation/runs', build: jwt('GET', '/v1/reconciliation/runs', { query: { date: reconDate } }), send: viaApi, status: 200, nonEmpty: true },
+    { routeKey: 'GET /v1/reconciliation/runs/{date}/{rail}', build: jwt('GET', '/v1/reconciliation/runs/{date}/{rail}', { pathParameters: { date: reconDate, rail: 'pinless' } }), send: viaApi, status: 200 },
+    {
+      routeKey: 'POST /v1/reconciliation/exceptions/{id}/resolve',
+      body: { resolution: 'written_off', reason: 'the processor confirmed the loss' },
+      build: jwt('POST', '/v1/reconciliation/exceptions/{id}/resolve', { pathParameters: { id: reconException } }),
+      send: viaApi,
+      status: 200,
+    },
+  ];
+
   cases = [
+    ...reconCases,
     { routeKey: 'GET /v1/users/{userId}/subscriptions', build: jwt('GET', '/v1/users/{userId}/subscriptions', { pathParameters: { userId: read.user_id }, query: { limit: '5' } }), send: viaApi, status: 200 },
     { routeKey: 'GET /v1/subscriptions', build: jwt('GET', '/v1/subscriptions', { query: { billing: 'failing', state: 'parked' } }), send: viaApi, status: 200, nonEmpty: true },
     { routeKey: 'GET /v1/subscriptions', build: jwt('GET', '/v1/subscriptions', { query: { billing: 'exceptions', limit: '10' } }), send: viaApi, status: 200, nonEmpty: true },

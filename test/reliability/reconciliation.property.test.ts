@@ -47,7 +47,7 @@ beforeAll(async () => {
 });
 
 function reconcileDeps(events: ReconciliationEvents): ReconcileDeps {
-  return { clock: app.clock, movements: app.deps.movements, reports: { card: report, ach: report, pinless: report }, reconciliation: store, events };
+  return { clock: app.clock, ids: app.deps.ids, movements: app.deps.movements, reports: { card: report, ach: report, pinless: report }, reconciliation: store, events };
 }
 
 interface Member {

@@ -110,6 +110,35 @@ describe('ProcessorLimiter on DynamoDB Local', () => {
     expect(store.leases.map((lease) => lease.second)).toEqual([Math.floor(start / 1000), Math.floor(start / 1000) + 1]);
   });
 
+  it('a block whose tokens expired before its callers reached them leases again only for the callers waiting', async () => {
+    start += 100_000;
+    const clock = new SteppedWallClock(start);
+    const { store, limiter: l } = limiter('scheduled', clock);
+    await l.withBlock({ stripe: 6 }, async () => {
+      await l.take('stripe');
+      // The other five callers are slow: one reaches its token a second later, alone.
+      clock.ms += 1000;
+      await l.take('stripe');
+    });
+    expect(store.leases.map((lease) => lease.count)).toEqual([6, 1]);
+  });
+
+  it('when leases answer slowly, the next is asked for the second still open when its answer comes back', async () => {
+    start += 100_000;
+    const second = Math.floor(start / 1000) + 1;
+    const clock = new SteppedWallClock(second * 1000 + 100);
+    const store = new CountingStore(new DynamoProcessorBudgetStore(db.client, db.tables.locks));
+    // Every lease takes 900 ms of wall time: its tokens, asked for this second, would arrive spent.
+    const slow: ProcessorBudgetStore = { ...store, lease: async (...args) => { clock.ms += 900; return store.lease(...args); } };
+    const l = new ProcessorLimiter({ store: slow, settings: SETTINGS, klass: 'scheduled', nowMs: clock.nowMs, sleep: clock.sleep });
+    await l.take('stripe');
+    clock.ms = (second + 5) * 1000 + 100;
+    await l.take('stripe');
+    // The second lease knows the first took 900 ms: it asks for the next second, used when it starts.
+    expect(store.leases.at(-1)?.second).toBe(second + 6);
+    expect(clock.ms).toBe((second + 6) * 1000);
+  });
+
   it('after a throttled answer the block presents nothing more to that processor, and still presents to the other', async () => {
     start += 100_000;
     const clock = new SteppedWallClock(start);

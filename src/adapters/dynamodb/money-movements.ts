@@ -12,6 +12,9 @@ import { shardOf } from './sharding.js';
  */
 export const MOVEMENT_SHARD_COUNT = 8;
 
+/** Rows per page of a checkpointed read: one page is one step of the reconciliation job. */
+export const MOVEMENT_PAGE_ROWS = 1000;
+
 /** `{rail}#{YYYY-MM-DD}#{shard}`: what the day's read of one rail names, shard by shard. */
 export function reconKey(rail: PaymentMethod, day: string, shard: number): string {
   return `${rail}#${day}#${shard}`;
@@ -59,6 +62,30 @@ export class DynamoMoneyMovementStore implements MoneyMovementStore {
   async listDay(rail: PaymentMethod, day: string): Promise<MoneyMovement[]> {
     const shards = await Promise.all(Array.from({ length: MOVEMENT_SHARD_COUNT }, (_, shard) => this.queryShard(reconKey(rail, day, shard))));
     return shards.flat();
+  }
+
+  /** One Query: the cursor is `{shard}:{the shard's page key, base64url}`, so a page never spans two shards. */
+  async pageDay(rail: PaymentMethod, day: string, cursor?: string): Promise<{ items: MoneyMovement[]; next?: string }> {
+    const [shardText, startText] = (cursor ?? '0:').split(':');
+    const shard = Number(shardText);
+    if (!Number.isInteger(shard) || shard < 0 || shard >= MOVEMENT_SHARD_COUNT) throw new CorruptItemError(`movements: not a day cursor (${cursor})`);
+    const start = startText ? (JSON.parse(Buffer.from(startText, 'base64url').toString('utf8')) as Record<string, AttributeValue>) : undefined;
+    try {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'recon_key = :k',
+          ExpressionAttributeValues: { ':k': { S: reconKey(rail, day, shard) } },
+          Limit: MOVEMENT_PAGE_ROWS,
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      const items = (page.Items ?? []).map((item) => movementOf(item, this.table));
+      if (page.LastEvaluatedKey) return { items, next: `${shard}:${Buffer.from(JSON.stringify(page.LastEvaluatedKey)).toString('base64url')}` };
+      return shard + 1 < MOVEMENT_SHARD_COUNT ? { items, next: `${shard + 1}:` } : { items };
+    } catch (error) {
+      throw toDomainError(error, { operation: 'movements.pageDay' });
+    }
   }
 
   private async queryShard(key: string): Promise<MoneyMovement[]> {

@@ -1,18 +1,20 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { PaymentResult } from '../../domain/ports/processor.js';
+import type { PaymentResult, ProcessorRefund } from '../../domain/ports/processor.js';
 import type { SimulatedCharge } from './simulator.js';
 
 /**
  * What the payment simulator has promised, one JSON line per fact: an accepted charge (with its
- * ACH outcome and due time), a decline answered to a key, an ACH outcome the receiver accepted.
+ * ACH outcome and due time), a decline answered to a key, an ACH outcome the receiver accepted,
+ * a refund made at it.
  * Replayed on start, so a restart after a crash keeps every pending ACH outcome
  * and answers a repeated idempotency key as before.
  */
 export type JournalEntry =
   | { readonly charge: SimulatedCharge }
   | { readonly declined: { readonly idempotency_key: string; readonly result: PaymentResult } }
-  | { readonly delivered: string };
+  | { readonly delivered: string }
+  | { readonly refund: ProcessorRefund };
 
 export interface SimulatorJournal {
   load(): JournalEntry[];

@@ -1,12 +1,13 @@
 import { holdOf } from '../collectible.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
-import type { BillingRecord, HeldOn, Process } from '../records.js';
+import type { BillingRecord, DeclineClass, HeldOn, Process } from '../records.js';
 import { formatInstant } from '../time.js';
-import { HOLD_RULES } from './holds.js';
+import { CEILING_CODE, cardCeilingReached, presentmentsToKeep, type Initiated } from './ceilings.js';
+import { HOLD_RULES, type HoldCode } from './holds.js';
 import { currentInstrument, entryLimitReached, instrumentHold, recordHoldBinds, refusalOf, type InstrumentRefusal } from './gate.js';
-import { entryIdOf, stripeCardInstrument, type Instrument, type InstrumentRail, type InstrumentsItem, type InstrumentWrite } from './instrument.js';
+import { entryIdOf, stripeCardInstrument, type Instrument, type InstrumentRail, type InstrumentsItem, type InstrumentWrite, type Presentment } from './instrument.js';
 
-export { cardInstrumentWrite } from './card-holds.js';
+export { cardInstrumentWrite, chargedInstrument } from './card-holds.js';
 
 export { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from './instrument.js';
 export { heldNoteOf } from './returns.js';
@@ -20,14 +21,19 @@ export interface InstrumentDecision {
   readonly refusal?: InstrumentRefusal;
 }
 
-/** Person-initiated paths: a refusal answers 409 and writes nothing. */
+/** The customer asking (a manual pay): counted apart from merchant-initiated attempts, as Visa counts them. */
 const CUSTOMER_INITIATED: ReadonlySet<Process> = new Set(['MANUAL']);
 
+export function initiatedBy(process: Process): Initiated {
+  return CUSTOMER_INITIATED.has(process) ? 'customer' : 'merchant';
+}
+
 /**
- * The hold that binds this period on the instrument it would use: the instrument's own, its
- * account's, the entry's re-presentment limit, or a hold the record carries from before instruments.
+ * The hold that binds this period on the instrument it would use (the instrument's own, its
+ * account's, the entry's re-presentment limit, or a hold the record carries from before
+ * instruments), else a network ceiling the card has reached for this initiator.
  */
-export function decideInstrument(read: BillingRecord, item: InstrumentsItem, account: Pick<AccountSnapshot, 'instruments'>, now: Date): InstrumentDecision {
+export function decideInstrument(read: BillingRecord, item: InstrumentsItem, account: Pick<AccountSnapshot, 'instruments'>, now: Date, process: Process): InstrumentDecision {
   const instrument = railInstrument(read.payment_method, account, item);
   const onInstrument = instrumentHold(item, instrument);
   if (onInstrument) return { instrument, refusal: onInstrument };
@@ -37,7 +43,13 @@ export function decideInstrument(read: BillingRecord, item: InstrumentsItem, acc
   }
   const recordHold = holdOf(read, now);
   if (recordHold && recordHoldBinds(recordInstrumentOf(read), recordHold, item, instrument)) return { instrument, refusal: refusalOf(recordHold, recordInstrumentOf(read)) };
-  return { instrument };
+  const ceiling = cardCeilingReached(item, instrument, initiatedBy(process), now);
+  return ceiling ? { instrument, refusal: { code: CEILING_CODE, ...ceiling } } : { instrument };
+}
+
+/** A refusal that moves the period to the held index: a hold; a ceiling frees up with time alone. */
+export function isHoldRefusal(refusal: InstrumentRefusal): refusal is InstrumentRefusal & { readonly code: HoldCode } {
+  return refusal.code !== CEILING_CODE;
 }
 
 /** ACH and pinless as the account directory names them; a Stripe card as the instruments item stores it. */
@@ -72,24 +84,37 @@ export function liftsRecordHolds(read: BillingRecord): Partial<BillingRecord> {
   return read.ach_unauthorized || read.ach_blocked || read.held_on ? { ...LIFTED_RECORD_HOLDS } : {};
 }
 
-/** What a presentment adds to the instruments item: the instrument, its presentment, the entry's count. */
-export function presentmentWrite(read: BillingRecord, instrument: Instrument | undefined, now: Date, process: Process): InstrumentWrite | undefined {
+/** What a presentment adds to the instruments item: the instrument, its presentment (declined or not), the entry's count. */
+export function presentmentWrite(
+  read: BillingRecord,
+  instrument: Instrument | undefined,
+  now: Date,
+  process: Process,
+  outcome: { readonly decline_class?: DeclineClass | undefined; readonly item?: InstrumentsItem | undefined } = {},
+): InstrumentWrite | undefined {
   if (!instrument) return undefined;
   const at = formatInstant(now);
   const entryId = entryIdOf({ kind: 'subscription', subscription_id: read.subscription_id });
   const achEntry = { entry_id: entryId, instrument_id: instrument.instrument_id, first_entry_at: read.ach_original_entry_date ?? at };
   const representing = instrument.rail === 'ach' && (read.ach_represented ?? 0) > 0;
+  const presentment: Presentment = { at, initiated: initiatedBy(process), reference: entryId, ...(outcome.decline_class !== undefined ? { decline_class: outcome.decline_class } : {}) };
   return {
     user_id: read.user_id,
     seen: [{ ...instrument, first_seen_at: at }],
-    presentments: [{ instrument_id: instrument.instrument_id, presentment: { at, initiated: CUSTOMER_INITIATED.has(process) ? 'customer' : 'merchant', reference: entryId } }],
+    presentments: [presentmentEntry(outcome.item, instrument.instrument_id, presentment, now)],
     ...(instrument.rail === 'ach' ? (representing ? { representments: [achEntry] } : { entries: [achEntry] }) : {}),
   };
 }
 
-/** A pinless card declined as never to be approved holds the card (the Stripe card's hold is set from its own outcomes). */
+/** Appended; when the writer read the list and some of it is past the windows, the list is replaced pruned. */
+export function presentmentEntry(item: InstrumentsItem | undefined, instrumentId: string, presentment: Presentment, now: Date): NonNullable<InstrumentWrite['presentments']>[number] {
+  const kept = item ? presentmentsToKeep(item.presentments[instrumentId] ?? [], now) : undefined;
+  return { instrument_id: instrumentId, presentment, ...(kept ? { kept } : {}) };
+}
+
+/** A card declined as never to be approved holds the card (a Stripe card the attempt resolved is held in card-holds.ts). */
 export function declineHoldWrite(read: BillingRecord, after: BillingRecord, instrument: Instrument | undefined, now: Date): InstrumentWrite | undefined {
-  if (!instrument || instrument.rail !== 'pinless' || after.billing_status !== 'FAILED' || after.decline_class !== 'do_not_retry') return undefined;
+  if (!instrument || instrument.rail === 'ach' || after.billing_status !== 'FAILED' || after.decline_class !== 'do_not_retry') return undefined;
   const rule = HOLD_RULES.card_never;
   return {
     user_id: read.user_id,
@@ -105,6 +130,6 @@ export function declineHoldWrite(read: BillingRecord, after: BillingRecord, inst
 }
 
 /** The held period's mark: what refused it, on which instrument, since when. */
-export function heldOnOf(refusal: InstrumentRefusal, now: Date): HeldOn {
+export function heldOnOf(refusal: InstrumentRefusal & { readonly code: HoldCode }, now: Date): HeldOn {
   return { code: refusal.code, decided_by: refusal.decided_by, ...(refusal.instrument_id !== undefined ? { instrument_id: refusal.instrument_id } : {}), since: formatInstant(now) };
 }

@@ -1,16 +1,27 @@
 import { MAX_ACH_REPRESENTMENTS, pastRepresentmentWindow } from '../nacha.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
-import { ruleOfCode, type DecidedBy, type HoldCode } from './holds.js';
+import { CEILING_CODE, CEILING_MESSAGE } from './ceilings.js';
+import { HOLD_MESSAGES, ruleOfCode, type DecidedBy, type HoldCode } from './holds.js';
 import { achInstrumentId, allHolds, cardInstrumentId, type Hold, type Instrument, type InstrumentRail, type InstrumentsItem } from './instrument.js';
 
 /** Which hold, if any, binds the instrument a payment would use (DESIGN 3.1, 3.2): every path asks this. */
 
+/** A refusal's 409 code: a hold's, or a network ceiling's. */
+export type RefusalCode = HoldCode | typeof CEILING_CODE;
+
 export interface InstrumentRefusal {
-  readonly code: HoldCode;
+  readonly code: RefusalCode;
   readonly decided_by: DecidedBy;
   /** The instrument refused; absent when the hold is a record's own, written before instruments. */
   readonly instrument_id?: string;
   readonly since?: string;
+  /** A ceiling: when it frees up (a hold has no such instant). */
+  readonly free_at?: string;
+}
+
+/** The 409's customer-safe text. */
+export function refusalMessage(code: RefusalCode): string {
+  return code === CEILING_CODE ? CEILING_MESSAGE : HOLD_MESSAGES[code];
 }
 
 /** The user's current instrument on a rail, as the account directory names it; undefined when it names none. */

@@ -1,6 +1,7 @@
 import * as z from '../zod.js';
 import { lazySchema } from '../lazy-schema.js';
 import { instant, withFields } from '../schema-fields.js';
+import { DECLINE_CLASSES } from '../records.js';
 import { DECIDED_BY, HOLD_CLASSES, HOLD_CODES, type HoldCode } from './holds.js';
 
 /** What the payer pays with (DESIGN 3.2): one item per user holds every instrument seen, its holds and counters. */
@@ -53,6 +54,8 @@ export const presentmentSchema = lazySchema(() => withFields((f) => z.object({
   at: instant,
   initiated: z.enum(['merchant', 'customer']),
   reference: f.optionalText,
+  /** Set when the processor declined it: the networks' ceilings count declined presentments. */
+  decline_class: z.optional(z.enum(DECLINE_CLASSES)),
 })));
 export type Presentment = z.infer<typeof presentmentSchema>;
 
@@ -120,8 +123,8 @@ export interface InstrumentWrite {
   /** Each set only if its code is not already held on that instrument (the first setter's `since` stays). */
   readonly holds?: readonly Hold[];
   readonly releases?: readonly { readonly instrument_id: string; readonly code: HoldCode }[];
-  /** Appended to the instrument's presentments. */
-  readonly presentments?: readonly { readonly instrument_id: string; readonly presentment: Presentment }[];
+  /** Appended to the instrument's presentments; with `kept`, the list becomes `kept` + it (pruned past the windows). */
+  readonly presentments?: readonly { readonly instrument_id: string; readonly presentment: Presentment; readonly kept?: readonly Presentment[] }[];
   /** A re-presentment of an entry: its count grows by one; its first entry date is kept once set. */
   readonly representments?: readonly { readonly entry_id: string; readonly instrument_id: string; readonly first_entry_at: string }[];
   /** A first presentment: the entry's original date, kept once set. */
@@ -168,7 +171,10 @@ export function applyInstrumentWrite(item: InstrumentsItem, write: InstrumentWri
     holds[hold.code] ??= hold;
   }
   for (const release of write.releases ?? []) delete next.holds[release.instrument_id]?.[release.code];
-  for (const { instrument_id, presentment } of write.presentments ?? []) (next.presentments[instrument_id] ??= []).push(presentment);
+  for (const { instrument_id, presentment, kept } of write.presentments ?? []) {
+    if (kept) next.presentments[instrument_id] = [...kept, presentment];
+    else (next.presentments[instrument_id] ??= []).push(presentment);
+  }
   for (const entry of write.entries ?? []) next.entries[entry.entry_id] ??= { ...entry, represented: 0 };
   for (const entry of write.representments ?? []) {
     const current = next.entries[entry.entry_id];

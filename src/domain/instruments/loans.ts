@@ -3,8 +3,11 @@ import type { LoanPayment } from '../loan-payments.js';
 import type { AccountDirectory } from '../ports/account-directory.js';
 import type { InstrumentStore } from '../ports/instruments.js';
 import { formatInstant } from '../time.js';
+import { presentmentEntry } from './attempt.js';
+import { CEILING_CODE, cardCeilingReached, type Initiated } from './ceilings.js';
 import { currentInstrument, entryLimitReached, instrumentHold, refusalOf, type InstrumentRefusal } from './gate.js';
-import { entryIdOf, type Instrument, type InstrumentWrite } from './instrument.js';
+import type { DeclineClass } from '../records.js';
+import { entryIdOf, type Instrument, type InstrumentsItem, type InstrumentWrite } from './instrument.js';
 
 /** The loan paths' instrument (DESIGN 3.2): the account directory's answer and the user's instruments item, as a period's attempt reads them. */
 
@@ -16,6 +19,8 @@ export interface LoanInstrumentDeps {
 export interface LoanInstrumentDecision {
   readonly instrument: Instrument | undefined;
   readonly refusal?: InstrumentRefusal;
+  /** The item as read: the presentment's write prunes it. */
+  readonly item: InstrumentsItem;
 }
 
 export async function decideLoanInstrument(
@@ -23,23 +28,32 @@ export async function decideLoanInstrument(
   payment: LoanPayment | Pick<LoanPayment, 'loc_user_id' | 'loc_payment_id' | 'loc_payment_method' | 'loc_account_last_four'>,
   recentNewestFirst: readonly LoanPayment[],
   now: Date,
+  initiated: Initiated,
   signal?: AbortSignal,
 ): Promise<LoanInstrumentDecision> {
   const [account, item] = await Promise.all([deps.accounts.getAccount(payment.loc_user_id, signal), deps.instruments.get(payment.loc_user_id)]);
   const instrument = currentInstrument(account, payment.loc_payment_method);
   const onInstrument = instrumentHold(item, instrument);
-  if (onInstrument) return { instrument, refusal: onInstrument };
+  if (onInstrument) return { instrument, item, refusal: onInstrument };
   if ('loc_ach_represented' in payment && (payment.loc_ach_represented ?? 0) > 0) {
     const limit = entryLimitReached(item, entryIdOf({ kind: 'loan_payment', payment_id: payment.loc_payment_id }), now);
-    if (limit) return { instrument, refusal: limit };
+    if (limit) return { instrument, item, refusal: limit };
   }
   // Returns recorded before instruments keep binding the account they were on (by its last four digits).
   const legacy = loanAchHold(payment, recentNewestFirst);
-  return legacy ? { instrument, refusal: refusalOf(legacy) } : { instrument };
+  if (legacy) return { instrument, item, refusal: refusalOf(legacy) };
+  const ceiling = cardCeilingReached(item, instrument, initiated, now);
+  return ceiling ? { instrument, item, refusal: { code: CEILING_CODE, ...ceiling } } : { instrument, item };
 }
 
-/** What a loan payment's presentment adds to the instruments item, written beside the payment's own write. */
-export function loanPresentmentWrite(read: LoanPayment, instrument: Instrument | undefined, now: Date, initiated: 'merchant' | 'customer'): InstrumentWrite | undefined {
+/** What a loan payment's presentment adds to the instruments item (declined or not), written beside the payment's own write. */
+export function loanPresentmentWrite(
+  read: LoanPayment,
+  instrument: Instrument | undefined,
+  now: Date,
+  initiated: Initiated,
+  outcome: { readonly decline_class?: DeclineClass | undefined; readonly item?: InstrumentsItem | undefined } = {},
+): InstrumentWrite | undefined {
   if (!instrument) return undefined;
   const at = formatInstant(now);
   const entryId = entryIdOf({ kind: 'loan_payment', payment_id: read.loc_payment_id });
@@ -48,7 +62,8 @@ export function loanPresentmentWrite(read: LoanPayment, instrument: Instrument |
   return {
     user_id: read.loc_user_id,
     seen: [{ ...instrument, first_seen_at: at }],
-    presentments: [{ instrument_id: instrument.instrument_id, presentment: { at, initiated, reference: entryId } }],
+    presentments: [presentmentEntry(outcome.item, instrument.instrument_id, { at, initiated, reference: entryId, ...(outcome.decline_class !== undefined ? { decline_class: outcome.decline_class } : {}) }, now)],
     ...(instrument.rail === 'ach' ? (representing ? { representments: [entry] } : { entries: [entry] }) : {}),
   };
 }
+

@@ -1,3 +1,4 @@
+import type { DecidedBy } from '../instruments/holds.js';
 import type { AchRateCounts, AchRateTally } from '../ach-return-rates.js';
 import type { MoneyMovement } from '../money-movements.js';
 import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../loan-payments.js';
@@ -8,6 +9,8 @@ export interface LoanPaymentAudit {
   /** The JWT `sub` of the caller, or `system:<function>` for automatic changes. */
   readonly actor: string;
   readonly reason?: string | undefined;
+  /** The named rule of a refusal or stop (DESIGN 3.2). */
+  readonly decided_by?: DecidedBy | undefined;
 }
 
 /** A RETRY payment the planner found due: its key only (the attempt reads the item itself). */

@@ -10,4 +10,6 @@ export interface MoneyMovementStore {
   record(movement: MoneyMovement): Promise<void>;
   /** Every row of one rail's UTC day (`YYYY-MM-DD`), all shards, in no particular order. */
   listDay(rail: PaymentMethod, day: string): Promise<MoneyMovement[]>;
+  /** One page of a rail's UTC day, from an opaque cursor (absent: the day's start); `next` absent when the day is read. */
+  pageDay(rail: PaymentMethod, day: string, cursor?: string): Promise<{ readonly items: MoneyMovement[]; readonly next?: string }>;
 }

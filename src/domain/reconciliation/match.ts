@@ -59,7 +59,7 @@ interface Group {
 const OUTFLOWS: ReadonlySet<MovementKind> = new Set(['return', 'refund', 'chargeback']);
 
 /** The transaction a movement is matched by: a debit's own id, any other's original debit. */
-function matchId(m: { readonly kind: MovementKind; readonly transaction_id?: string | undefined; readonly original_transaction_id?: string | undefined }): string {
+export function matchId(m: { readonly kind: MovementKind; readonly transaction_id?: string | undefined; readonly original_transaction_id?: string | undefined }): string {
   return m.kind === 'debit' ? (m.transaction_id ?? '') : (m.original_transaction_id ?? m.transaction_id ?? '');
 }
 
@@ -105,7 +105,39 @@ function homeDay(group: Group): string {
  * are reported, so neighbouring days never report one difference twice.
  */
 export function matchDay(rail: PaymentMethod, day: string, ours: readonly MoneyMovement[], theirs: readonly ProcessorMovement[]): MatchResult {
-  const groups = groupsOf(ours, theirs).filter((g) => homeDay(g) === day);
+  return matchGroups(rail, groupsOf(ours, theirs).filter((g) => homeDay(g) === day), ours, theirs);
+}
+
+/** Matches every movement given, whatever its day: the late outcomes that amend an earlier day's result. */
+export function matchAll(rail: PaymentMethod, ours: readonly MoneyMovement[], theirs: readonly ProcessorMovement[]): MatchResult {
+  return matchGroups(rail, groupsOf(ours, theirs), ours, theirs);
+}
+
+/** How long after its debit an outcome may come and still amend the debit's day (DESIGN 14): ACH returns 60 days, disputes 120. */
+export const LATE_WINDOW_DAYS: Readonly<Partial<Record<MovementKind, number>>> = { return: 60, chargeback: 120, dispute_reinstated: 120 };
+
+/**
+ * The debits whose late outcomes start on `day` with the debit itself outside the window (on
+ * neither side): each names the longest look-back its outcomes allow.
+ */
+export function lateDebits(day: string, ours: readonly MoneyMovement[], theirs: readonly ProcessorMovement[]): Map<string, number> {
+  const groups = groupsOf(ours, theirs);
+  const debits = new Set(groups.filter((g) => g.kind === 'debit').map((g) => g.id));
+  const late = new Map<string, number>();
+  for (const group of groups) {
+    const days = LATE_WINDOW_DAYS[group.kind];
+    if (days === undefined || group.id === '' || debits.has(group.id) || homeDay(group) !== day) continue;
+    late.set(group.id, Math.max(days, late.get(group.id) ?? 0));
+  }
+  return late;
+}
+
+/** The debits of one day's own groups (either side): the index a later day's late outcome finds its day by. */
+export function debitIdsOf(day: string, ours: readonly MoneyMovement[], theirs: readonly ProcessorMovement[]): string[] {
+  return groupsOf(ours, theirs).filter((g) => g.kind === 'debit' && g.id !== '' && homeDay(g) === day).map((g) => g.id);
+}
+
+function matchGroups(rail: PaymentMethod, groups: readonly Group[], ours: readonly MoneyMovement[], theirs: readonly ProcessorMovement[]): MatchResult {
   const debitsByRecord = new Map<string, number>();
   for (const g of groupsOf(ours, theirs)) {
     if (g.kind === 'debit' && g.ours.length > 0 && g.theirs.length > 0) debitsByRecord.set(g.ours[0]!.record_key, oursAmount(g));

@@ -13,7 +13,8 @@ import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
-import { cardInstrumentWrite, decideInstrument, declineHoldWrite, heldNoteOf, heldOnOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
+import { cardInstrumentWrite, chargedInstrument, decideInstrument, declineHoldWrite, heldNoteOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
+import { refusedPeriod } from '../instruments/refused-period.js';
 import type { InstrumentRefusal } from '../instruments/gate.js';
 import { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from '../instruments/instrument.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
@@ -123,7 +124,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
       return await deactivate(commit, read, now, process, account.status);
     }
 
-    const { instrument, refusal } = decideInstrument(read, instruments, account, now);
+    const { instrument, refusal } = decideInstrument(read, instruments, account, now, process);
     // A dead holder's presentment under this key is resent whatever was held since: it may already hold money.
     if (refusal && !repairsUnrecordedAttempt(lock.takenOver, read)) return await refuseHeld(commit, read, refusal, now, request);
 
@@ -142,9 +143,11 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     const result = await deps.processor.submit(paymentRequestOf(read, instrument, instruments), combinedSignal(request.signal, lock.signal));
     const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
-    if (instrument) after.instrument_id = instrument.instrument_id;
+    Object.assign(after, chargedInstrument(instrument, result));
+    delete after.ceiling_until;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
-    const instrumentWrite = combineInstrumentWrites(presentmentWrite(read, instrument, now, process), declineHoldWrite(read, after, instrument, now), cardInstrumentWrite(read, after, result, instruments, instrument));
+    const presentment = presentmentWrite(read, instrument, now, process, { decline_class: result.outcome === 'declined' ? after.decline_class : undefined, item: instruments });
+    const instrumentWrite = combineInstrumentWrites(presentment, declineHoldWrite(read, after, instrument, now), cardInstrumentWrite(read, after, result, instruments, instrument));
     const movements = debitOf(read, result, presentedAt(lock, read, now));
     return await commitAttempt(deps, commit, read, after, decision.context, request, now, { kind, record: after }, instrumentWrite, movements);
   } catch (error) {
@@ -183,18 +186,12 @@ function gateClosedDecline(read: BillingRecord, now: Date, process: Process): Bi
   });
 }
 
-/**
- * A scheduled or retry attempt writes the period once, held (status kept, no successor) and off the
- * schedule; any other path writes nothing and answers the refusal (409 for a person).
- */
+/** A scheduled or retry attempt writes the period once (refused-period.ts); any other path writes nothing (409 for a person). */
 async function refuseHeld(commit: Commit, read: BillingRecord, refusal: InstrumentRefusal, now: Date, request: AttemptRequest): Promise<AttemptOutcome> {
-  if (!HOLDS_OFF_SCHEDULE.has(request.process) || read.held_on?.code === refusal.code) return { kind: 'held', refusal, record: read };
-  const after = applyBillingEvent(read, 'INSTRUMENT_HELD', now, { process: request.process, set: { held_on: heldOnOf(refusal, now), decided_by: refusal.decided_by } });
-  await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after, { actor: request.actor, reason: request.reason, run_id: request.runId })] });
-  return { kind: 'held', refusal, record: after };
+  const after = refusedPeriod(read, refusal, now, request.process);
+  if (after) await commit({ writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after, { actor: request.actor, reason: request.reason, run_id: request.runId })] });
+  return { kind: 'held', refusal, record: after ?? read };
 }
-
-const HOLDS_OFF_SCHEDULE: ReadonlySet<Process> = new Set(['SCHEDULED', 'RETRY']);
 
 function paymentRequestOf(read: BillingRecord, instrument: Instrument | undefined, instruments: InstrumentsItem | undefined): PaymentRequest {
   return {

@@ -1,9 +1,8 @@
 import { achDebitTally, originatesLoanAchDebit } from '../ach-return-rates.js';
-import { HOLD_MESSAGES } from '../collectible.js';
 import { AlreadyExistsError, DomainError, NotFoundError, PaymentHoldError } from '../errors.js';
 import { loanAttemptRequest, loanDebitMovements } from '../loan-attempt.js';
-import type { Instrument } from '../instruments/instrument.js';
-import { decideLoanInstrument, loanPresentmentWrite, type LoanInstrumentDeps } from '../instruments/loans.js';
+import { refusalMessage } from '../instruments/gate.js';
+import { decideLoanInstrument, loanPresentmentWrite, type LoanInstrumentDecision, type LoanInstrumentDeps } from '../instruments/loans.js';
 import { afterLoanDecline, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
 import type { Clock } from '../ports/clock.js';
 import type { LoanPaymentAudit, PaymentsStore } from '../ports/loan-payments.js';
@@ -114,11 +113,12 @@ async function refuseHeld(
   deps: LoanPaymentDeps,
   payment: Pick<LoanPayment, 'loc_user_id' | 'loc_loan_id' | 'loc_payment_id' | 'loc_payment_method' | 'loc_account_last_four'>,
   signal?: AbortSignal,
-): Promise<Instrument | undefined> {
+): Promise<LoanInstrumentDecision> {
   const recent = payment.loc_payment_method === 'ach' ? (await deps.payments.listByLoan(payment.loc_user_id, payment.loc_loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null })).items : [];
-  const { instrument, refusal } = await decideLoanInstrument(deps, payment, recent, deps.clock.now(), signal);
-  if (refusal) throw new PaymentHoldError(refusal.code, HOLD_MESSAGES[refusal.code], refusal);
-  return instrument;
+  const decision = await decideLoanInstrument(deps, payment, recent, deps.clock.now(), 'customer', signal);
+  const { refusal } = decision;
+  if (refusal) throw new PaymentHoldError(refusal.code, refusalMessage(refusal.code), refusal);
+  return decision;
 }
 
 function auditOf(request: LoanPaymentRequest): LoanPaymentAudit {
@@ -135,12 +135,12 @@ function sameRequest(existing: LoanPayment, request: LoanPaymentRequest): boolea
 }
 
 /** Submits with key `{payment_id}:{attempts + 1}` and writes the outcome, conditional on the version read. */
-async function submit(deps: LoanPaymentDeps, read: LoanPayment, audit: LoanPaymentAudit, instrument: Instrument | undefined, signal?: AbortSignal): Promise<LoanPayment> {
+async function submit(deps: LoanPaymentDeps, read: LoanPayment, audit: LoanPaymentAudit, { instrument, item }: LoanInstrumentDecision, signal?: AbortSignal): Promise<LoanPayment> {
   const result = await deps.processor.submit(loanAttemptRequest(read, instrument), signal);
   const now = deps.clock.now();
   const after = { ...afterSubmission(read, result, now), ...(instrument ? { loc_instrument_id: instrument.instrument_id } : {}) };
   await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined, loanDebitMovements(read, after, now));
-  const presented = loanPresentmentWrite(read, instrument, now, 'customer');
+  const presented = loanPresentmentWrite(read, instrument, now, 'customer', { decline_class: result.outcome === 'declined' ? after.loc_decline_class : undefined, item });
   if (presented) await deps.instruments.write(presented);
   return after;
 }

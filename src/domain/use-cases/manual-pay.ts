@@ -1,9 +1,10 @@
-import { HOLD_MESSAGES, isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
+import { isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
 import { LockedError, PaymentHoldError } from '../errors.js';
-import { refusalOf } from '../instruments/gate.js';
+import { refusalMessage, refusalOf } from '../instruments/gate.js';
 import { allHolds } from '../instruments/instrument.js';
 import { releaseUserHeldPeriods } from './release-held.js';
 import type { BillingRecord } from '../records.js';
+import { auditRefusal } from './audit-refusal.js';
 import { runCollectionAttempt, type AttemptOutcome } from './collect.js';
 import type { UseCaseDeps } from './deps.js';
 import { findSubscription, withLockedSubscription, type ActorRequest } from './locked-subscription.js';
@@ -38,8 +39,11 @@ export async function manualPay(
         requestKey: request.idempotencyKey,
         ...(request.signal ? { signal: request.signal } : {}),
       });
-      if (outcome.kind === 'held') throw new PaymentHoldError(outcome.refusal.code, HOLD_MESSAGES[outcome.refusal.code], outcome.refusal);
-      if (outcome.kind === 'not_due' && isHoldCode(outcome.reason)) throw new PaymentHoldError(outcome.reason, HOLD_MESSAGES[outcome.reason], refusalOf(outcome.reason));
+      const refusal = outcome.kind === 'held' ? outcome.refusal : outcome.kind === 'not_due' && isHoldCode(outcome.reason) ? refusalOf(outcome.reason) : undefined;
+      if (refusal) {
+        await auditRefusal(deps, read, refusal, request);
+        throw new PaymentHoldError(refusal.code, refusalMessage(refusal.code), refusal);
+      }
       if (outcome.kind === 'not_due' && outcome.reason === 'exception') throw new PaymentHoldError(PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE);
       // Paid on an instrument no hold binds: the user's periods held on another one come back (DESIGN 3.2).
       if ((outcome.kind === 'collected' || outcome.kind === 'submitted') && allHolds(instruments).length > 0) {

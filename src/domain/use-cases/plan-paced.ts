@@ -13,6 +13,13 @@ export interface ProcessorQuota {
   readonly quota: number;
   /** Scheduled requests per second: the spacing of its messages. */
   readonly rate: number;
+  /**
+   * Its messages still queued: the due periods at the head are passed over this many times, since
+   * the last run planned the head and those are most likely theirs (sending them again is a duplicate).
+   */
+  readonly queued?: number;
+  /** Slots of the run already given to other messages of this processor (the loan retries): its first message takes the next. */
+  readonly firstSlot?: number;
 }
 
 export interface ProcessorPlan {
@@ -78,6 +85,7 @@ async function planOne(
   options: PacedPlanOptions,
 ): Promise<boolean> {
   const seen = new Set<string>();
+  let passed = 0;
   const pages = deps.billing.streamDue(formatInstant(now), { processor: q.processor, ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}) });
   const iterator = pages[Symbol.asyncIterator]();
   let ended = false;
@@ -94,13 +102,17 @@ async function planOne(
         if (message === undefined) continue;
         const id = messageIdOf(message);
         if (seen.has(id)) continue;
+        seen.add(id);
+        if (passed < (q.queued ?? 0)) {
+          passed += 1;
+          continue;
+        }
         if (plan.enqueued + batch.length >= plan.quota) {
           plan.deferred += 1;
           plan.more = true;
           continue;
         }
-        seen.add(id);
-        const index = plan.enqueued + batch.length;
+        const index = (q.firstSlot ?? 0) + plan.enqueued + batch.length;
         batch.push({ message, delaySeconds: delaySecondsOf(index, q.rate, options.elapsedMs()) });
       }
       if (batch.length > 0) await options.send(q.processor, batch);

@@ -1,7 +1,7 @@
 import { applyBillingEvent, historyRowOf } from '../billing-record.js';
 import { holdOf } from '../collectible.js';
 import { ConcurrentModificationError } from '../errors.js';
-import { decideInstrument, heldIndexAt } from '../instruments/attempt.js';
+import { decideInstrument, heldIndexAt, isHoldRefusal } from '../instruments/attempt.js';
 import type { AccountDirectory } from '../ports/account-directory.js';
 import type { BillingStore } from '../ports/billing-store.js';
 import type { Clock } from '../ports/clock.js';
@@ -38,7 +38,9 @@ async function releaseIfFree(deps: ReleaseHeldDeps, key: BillingRecord, audit: R
   if (!record || heldIndexAt(record) === undefined) return false;
   const now = deps.clock.now();
   const account = await deps.accounts.getAccount(record.user_id);
-  if (decideInstrument(record, instruments, account, now).refusal) return false;
+  // A ceiling does not keep it held: it frees up with time, and the attempt keys the period until then.
+  const { refusal } = decideInstrument(record, instruments, account, now, 'SCHEDULED');
+  if (refusal && isHoldRefusal(refusal)) return false;
   const after = releasedPeriod(record, now);
   try {
     await deps.billing.commit({ writes: [{ kind: 'update', read: record, record: after }], history: [historyRowOf(after, { actor: audit.actor, reason: audit.reason })] });

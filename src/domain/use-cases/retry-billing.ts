@@ -1,12 +1,14 @@
 import { applyBillingEvent, historyRowOf } from '../billing-record.js';
-import { HOLD_MESSAGES, isCollectibleAndDue, isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
+import { isCollectibleAndDue, isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
 import { hasCardException } from '../due-work.js';
 import { decideInstrument } from '../instruments/attempt.js';
+import { refusalMessage } from '../instruments/gate.js';
 import { PaymentHoldError } from '../errors.js';
 import { resetDunning } from '../dunning.js';
 import { billingFailureView, type BillingFailureView } from '../ladder.js';
 import type { BillingRecord } from '../records.js';
 import { COLLECTED_STATUSES } from '../statuses.js';
+import { auditRefusal } from './audit-refusal.js';
 import { runCollectionAttempt, saveFailure, type AttemptOutcome } from './collect.js';
 import type { UseCaseDeps } from './deps.js';
 import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
@@ -31,8 +33,11 @@ export async function retryBilling(deps: UseCaseDeps, request: ActorRequest): Pr
     const now = deps.clock.now();
     // The instrument the attempt would use decides, so the 409 comes before anything is written.
     if (isCollectibleAndDue(read, now)) {
-      const { refusal } = decideInstrument(read, instruments, await deps.accounts.getAccount(read.user_id, request.signal), now);
-      if (refusal) throw new PaymentHoldError(refusal.code, HOLD_MESSAGES[refusal.code], refusal);
+      const { refusal } = decideInstrument(read, instruments, await deps.accounts.getAccount(read.user_id, request.signal), now, 'OPERATOR_RETRY');
+      if (refusal) {
+        await auditRefusal(deps, read, refusal, request);
+        throw new PaymentHoldError(refusal.code, refusalMessage(refusal.code), refusal);
+      }
     }
     if (isCollectibleAndDue(read, now) && hasCardException(read)) throw new PaymentHoldError(PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE);
     const cleared = applyBillingEvent(read, 'BILLING_RETRY_REQUESTED', now, {

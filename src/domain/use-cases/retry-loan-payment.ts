@@ -28,7 +28,7 @@ export interface RetryLoanPaymentRequest {
 }
 
 export type RetryLoanPaymentOutcome =
-  | { readonly kind: 'collected' | 'submitted' | 'retry_scheduled' | 'failed' | 'held' | 'error_rescheduled'; readonly payment: LoanPayment }
+  | { readonly kind: 'collected' | 'submitted' | 'retry_scheduled' | 'failed' | 'held' | 'ceiling' | 'error_rescheduled'; readonly payment: LoanPayment }
   | { readonly kind: 'skipped_locked' }
   | { readonly kind: 'not_due'; readonly reason: 'not_found' | 'status' | 'not_yet_due'; readonly payment?: LoanPayment }
   /** Another writer changed the payment between our read and our write: nothing of ours was written. */
@@ -63,7 +63,13 @@ async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRe
 
   const signal = request.signal ? AbortSignal.any([request.signal, lock.signal]) : lock.signal;
   const recent = read.loc_payment_method === 'ach' ? (await deps.payments.listByLoan(read.loc_user_id, read.loc_loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null })).items : [];
-  const { instrument, refusal } = await decideLoanInstrument(deps, read, recent, now, signal);
+  const { instrument, refusal, item } = await decideLoanInstrument(deps, read, recent, now, 'merchant', signal);
+  if (refusal?.free_at !== undefined) {
+    // A network ceiling frees up with time: the retry waits for it, nothing presented.
+    if (read.loc_next_attempt_at === refusal.free_at) return { kind: 'not_due', reason: 'not_yet_due', payment: read };
+    const waiting: LoanPayment = { ...read, loc_next_attempt_at: refusal.free_at, loc_last_updated: formatInstant(now), version: read.version + 1 };
+    return write(deps, read, waiting, 'ceiling', { actor: RETRY_ACTOR, reason: `automatic retry waits for the card's ${refusal.decided_by} ceiling`, decided_by: refusal.decided_by });
+  }
   const hold = refusal?.code;
   if (hold) {
     // A hold ends automatic retries: nothing is presented.
@@ -75,7 +81,7 @@ async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRe
       version: read.version + 1,
     };
     delete failed.loc_next_attempt_at;
-    return write(deps, read, failed, 'held', { actor: RETRY_ACTOR, reason: `automatic retry refused by the ${hold} hold (${refusal.decided_by})` });
+    return write(deps, read, failed, 'held', { actor: RETRY_ACTOR, reason: `automatic retry refused by the ${hold} hold (${refusal.decided_by})`, decided_by: refusal.decided_by });
   }
 
   const key = loanAttemptKey(read);
@@ -92,7 +98,7 @@ async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRe
     const kind = moved.loc_status === 'FAILED' ? 'failed' : 'error_rescheduled';
     return write(deps, read, moved, kind, { actor: RETRY_ACTOR, reason: `processor error on attempt key ${key}` });
   }
-  const presented = loanPresentmentWrite(read, instrument, deps.clock.now(), 'merchant');
+  const presented = loanPresentmentWrite(read, instrument, deps.clock.now(), 'merchant', { decline_class: after.loc_status === 'RETRY' || after.loc_status === 'FAILED' ? after.loc_decline_class : undefined, item });
   if (presented) await deps.instruments.write(presented);
   const kind =
     after.loc_status === 'COMPLETED' ? 'collected' : after.loc_status === 'ACHSENT' ? 'submitted' : after.loc_status === 'RETRY' ? 'retry_scheduled' : 'failed';
@@ -103,7 +109,7 @@ async function write(
   deps: RetryLoanPaymentDeps,
   read: LoanPayment,
   after: LoanPayment,
-  kind: 'collected' | 'submitted' | 'retry_scheduled' | 'failed' | 'held' | 'error_rescheduled',
+  kind: 'collected' | 'submitted' | 'retry_scheduled' | 'failed' | 'held' | 'ceiling' | 'error_rescheduled',
   audit: LoanPaymentAudit,
 ): Promise<RetryLoanPaymentOutcome> {
   try {

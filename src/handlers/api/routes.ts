@@ -3,6 +3,7 @@ import { receiveBalanceEvent } from './balance.js';
 import { createPayment, getPayment, getPaymentHistory, listPayments } from './loans.js';
 import { createRetryRun, getRetryRun, listRetryRuns } from './retry-runs.js';
 import { getInstruments, releaseHold } from './instruments.js';
+import { getReconciliationRun, listReconciliationRuns, resolveReconciliationExceptionRoute } from './reconciliation.js';
 import type { Route, RouteContext } from './router.js';
 import { changeBillingDateRoute, pay, retryBillingRoute, waiveRoute } from './subscription-actions.js';
 import { resolveExceptionRoute } from './exception-resolution.js';
@@ -34,6 +35,9 @@ const HANDLERS: Record<RouteKeyOf<'api'>, (ctx: RouteContext) => Promise<HttpRes
   'GET /v1/billing/retry-runs': listRetryRuns,
   'GET /v1/users/{userId}/instruments': getInstruments,
   'POST /v1/users/{userId}/instruments/{instrumentId}/holds/{code}/release': releaseHold,
+  'GET /v1/reconciliation/runs': listReconciliationRuns,
+  'GET /v1/reconciliation/runs/{date}/{rail}': getReconciliationRun,
+  'POST /v1/reconciliation/exceptions/{id}/resolve': resolveReconciliationExceptionRoute,
   'POST /webhooks/balance': receiveBalanceEvent,
 };
 

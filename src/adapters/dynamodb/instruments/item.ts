@@ -75,7 +75,13 @@ export function instrumentsUpdate(table: string, write: InstrumentWrite): Update
   } else if (write.stripe_card) once(STRIPE_CARD, write.stripe_card.card);
   for (const hold of write.holds ?? []) once(`${PREFIX.hold}${hold.instrument_id}#${hold.code}`, hold);
   for (const release of write.releases ?? []) remove.push(bind(`${PREFIX.hold}${release.instrument_id}#${release.code}`).name);
-  for (const { instrument_id, presentment } of write.presentments ?? []) {
+  for (const { instrument_id, presentment, kept } of write.presentments ?? []) {
+    // The writer read the list: what is past the windows goes, without a condition (a retry writes the same list).
+    if (kept) {
+      const b = bind(`${PREFIX.presentments}${instrument_id}`, [...kept, presentment]);
+      set.push(`${b.name} = ${b.value}`);
+      continue;
+    }
     const b = bind(`${PREFIX.presentments}${instrument_id}`, [presentment]);
     values[':none'] = { L: [] };
     set.push(`${b.name} = list_append(if_not_exists(${b.name}, :none), ${b.value})`);
