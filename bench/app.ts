@@ -8,12 +8,13 @@ import { tableNamesFor, type TableNames } from '../src/adapters/dynamodb/table-d
 import { PaymentSimulator } from '../src/adapters/processor/simulator.js';
 import { historyRowOf } from '../src/domain/billing-record.js';
 import type { Clock } from '../src/domain/ports/clock.js';
+import type { ProcessorId } from '../src/domain/processor-budget.js';
 import type { BillingRecord } from '../src/domain/records.js';
 import type { FunctionName } from '../src/manifest/index.js';
 import { dynamoStores, systemClock, uuidIds } from '../src/runtime/compose.js';
 import { functionDeps, sharedDeps } from '../src/runtime/function-deps.js';
 import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
-import type { AppDeps, QueueMessage, QueuePort } from '../src/runtime/deps.js';
+import type { AppDeps, QueueMessage, QueuePort, Settings } from '../src/runtime/deps.js';
 import { createLogger } from '../src/runtime/logger.js';
 import { meterCapacity, type CapacityMeter } from './capacity.js';
 import type { DestinationStream } from 'pino';
@@ -71,8 +72,15 @@ export function benchClient(endpoint: string): DynamoDBClient {
   );
 }
 
+/** What a bench section sets beyond the defaults: settings (budgets, the interval), the collections queue, the gauges. */
+export interface BenchAppOverrides {
+  readonly settings?: Partial<Settings>;
+  readonly collectionQueues?: Readonly<Record<ProcessorId, QueuePort>>;
+  readonly metrics?: Partial<AppDeps['metrics']>;
+}
+
 /** `logTo`: the production logger (level info) writes there; without it the app logs nothing. */
-export async function createBenchApp(endpoint: string, label: string, logTo?: DestinationStream): Promise<BenchApp> {
+export async function createBenchApp(endpoint: string, label: string, logTo?: DestinationStream, overrides: BenchAppOverrides = {}): Promise<BenchApp> {
   const client = benchClient(endpoint);
   const tables = tableNamesFor(`bench-${label}-${randomUUID().slice(0, 6)}`);
   // No stream on the history table: nothing in the bench reads it, and DynamoDB Local slows down as
@@ -91,13 +99,13 @@ export async function createBenchApp(endpoint: string, label: string, logTo?: De
     logger: logTo ? createLogger({ level: 'info', destination: logTo }) : createLogger({ level: 'silent' }),
     processor: simulator,
     accounts: simulator,
-    // Both processors' queues are one here: the bench drains every collection message itself.
-    collectionQueues: { stripe: collectionsQueue, payments: collectionsQueue },
+    // Both processors' queues are one unless the caller gives its own: the bench drains every collection message itself.
+    collectionQueues: overrides.collectionQueues ?? { stripe: collectionsQueue, payments: collectionsQueue },
     balanceEventsQueue: balanceQueue,
     retryRunsQueue: new MemoryQueue(),
-    metrics: { failingSubscriptions: () => undefined, dunningSubscriptions: () => undefined, achReturnRates: () => undefined, dueBacklog: () => undefined },
+    metrics: { failingSubscriptions: () => undefined, dunningSubscriptions: () => undefined, achReturnRates: () => undefined, dueBacklog: () => undefined, ...overrides.metrics },
     secrets: { stripeWebhook: 'whsec_bench', achWebhook: 'ach_bench', balanceWebhook: 'balance_bench' },
-    settings: { stage: 'bench', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS },
+    settings: { stage: 'bench', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS, ...overrides.settings },
   };
   const shared = sharedDeps(deps);
   const depsFor = (name: FunctionName): AppDeps => functionDeps(name, shared, { client, tables });

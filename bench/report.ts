@@ -1,6 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { billingDayHeadline, renderBillingDay } from './billing-day-report.js';
+import type { BillingDaySection } from './billing-day-section.js';
 import type { LatencyFigure } from './latency.js';
 import type { PathCost } from './paths.js';
 import type { CollectionRun, FloorRun } from './throughput.js';
@@ -49,6 +51,7 @@ export interface BenchResults {
   readonly coldStart?: { method: string; runs: number; baseline: ColdStartFigure; baselineOneFile?: ColdStartFigure; functions: (ColdStartFigure & { sameRequests?: SameRequestsFigure })[]; target: number } | null;
   readonly coldStartError?: string;
   readonly latency?: LatencyFigure[];
+  readonly billingDay?: BillingDaySection;
   /** Load average (1, 5, 15 min) at the start and end of each section. */
   readonly sectionLoad?: Record<string, { startedAt: string; start: number[]; end?: number[]; seconds?: number }>;
   /** Sections measured again later into the same results (`--merge`). */
@@ -229,6 +232,7 @@ export function renderTables(r: BenchResults): string {
     out.push('### API latency (autocannon, loopback)', '');
     out.push(table(['request', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx'], r.latency.map((l) => [l.name, l.connections, fmt(l.rps, 0), l.p50, l.p99, l.requests, l.non2xx])), '');
   }
+  if (r.billingDay) out.push(...renderBillingDay(r.billingDay));
   return out.join('\n');
 }
 
@@ -319,6 +323,7 @@ function headline(r: BenchResults): string {
     rows.push(['Cold start (import and first call) against the bare client', `${fmt(Math.min(...ratios))}× to ${fmt(Math.max(...ratios))}×`, `${fmt(c.target)}×`]);
   } else rows.push(['Cold start against the bare client', 'not measured in this run', '']);
   for (const l of r.latency ?? []) rows.push([`Local latency: ${l.name}`, `p50 ${l.p50} ms, p99 ${l.p99} ms at ${l.rps} requests/s`, '']);
+  if (r.billingDay) rows.push(billingDayHeadline(r.billingDay));
   return `## Headline\n\n${table(['measure', 'figure', 'goal'], rows)}\n`;
 }
 

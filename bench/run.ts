@@ -6,6 +6,7 @@ import { startDynamoLocal } from '../src/adapters/dynamodb/local-server.js';
 import { measureColdStart } from './cold-start.js';
 import { measureLatency } from './latency.js';
 import { LOG_SINK_DESCRIPTION, openLogSink } from './log-sink.js';
+import { measureBillingDay } from './billing-day-section.js';
 import { measurePathCosts } from './paths.js';
 import { renderTables } from './report.js';
 import { collectionRun, floorRun, median, type CollectionRun, type FloorRun } from './throughput.js';
@@ -23,7 +24,11 @@ import { collectionRun, floorRun, median, type CollectionRun, type FloorRun } fr
  *   --invocations <k>    concurrent batch-worker invocations (default 4; 8 users each in flight)
  *   --cold-runs <k>      interleaved cold-start rounds (default 15)
  *   --quick              growth without the 20k point
- *   --only <a,b>         sections: paths, throughput, growth, coldstart, latency
+ *   --only <a,b>         sections: paths, throughput, growth, coldstart, latency, billing-day
+ *   --day-periods <k>    billing day: periods due at one instant (default 10000; 3000 with --quick)
+ *   --day-budget <k>     billing day: each processor's budget per second (default 20)
+ *   --day-interval <s>   billing day: the collections schedule's interval (default 60)
+ *   --day-paced-only     billing day: a 10-period baseline (development runs)
  *   --out <file>         where the results go (default bench/results.json)
  *   --merge              keep the sections of the existing --out file that this run does not measure
  *                        (re-measure one section of a run, e.g. `--only coldstart --merge`)
@@ -40,6 +45,10 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '16' },
     'bill-up-to': { type: 'string', default: '1000' },
     'cold-runs': { type: 'string', default: '15' },
+    'day-periods': { type: 'string' },
+    'day-budget': { type: 'string', default: '20' },
+    'day-interval': { type: 'string', default: '60' },
+    'day-paced-only': { type: 'boolean', default: false },
     out: { type: 'string', default: join(import.meta.dirname, 'results.json') },
     merge: { type: 'boolean', default: false },
   },
@@ -50,7 +59,7 @@ const pairs = Number(values.pairs);
 const invocations = Number(values.invocations);
 const billUpTo = Number(values['bill-up-to']);
 const coldRuns = Number(values['cold-runs']);
-const sections = new Set((values.only ?? 'paths,throughput,growth,coldstart,latency').split(','));
+const sections = new Set((values.only ?? 'paths,throughput,growth,coldstart,latency,billing-day').split(','));
 const log = (message: string) => console.error(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
 
 const load = () => loadavg().map((x) => Math.round(x * 100) / 100);
@@ -156,6 +165,15 @@ try {
   await section('latency', async () => {
     log('latency: API under load');
     results.latency = await measureLatency(server.endpoint, { connections: Number(values.connections), durationS: Number(values['latency-seconds']) });
+  });
+
+  await section('billing-day', async () => {
+    results.billingDay = await measureBillingDay(server.endpoint, sink, log, {
+      periods: Number(values['day-periods'] ?? (values.quick ? 3000 : 10000)),
+      budgetPerSecond: Number(values['day-budget']),
+      intervalSeconds: Number(values['day-interval']),
+      pacedOnly: values['day-paced-only'],
+    });
   });
 } finally {
   sink.close();

@@ -50,6 +50,7 @@ export function buildBillingApp(app: App, options: BuildBillingAppOptions = {}):
     processorBudget: config.processorBudget,
     ...(config.userIdClaim ? { userIdClaim: config.userIdClaim } : {}),
     ...(config.apiClientScopes ? { apiClientScopes: config.apiClientScopes } : {}),
+    ...(config.reconciliationExceptionMaxAgeHours !== undefined ? { reconciliationExceptionMaxAgeHours: config.reconciliationExceptionMaxAgeHours } : {}),
     ...(options.handlerEntry ? { handlerEntry: options.handlerEntry } : {}),
   });
   Tags.of(app).add('service', 'billing');

@@ -1,6 +1,6 @@
 import type { Node } from 'constructs';
 import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, type ProcessorBudgetSettings } from '../src/domain/processor-budget.js';
-import { apiAuthSettings, centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../src/runtime/config.js';
+import { apiAuthSettings, centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS, reconciliationSettings } from '../src/runtime/config.js';
 
 /** Deploy-time settings read from CDK context (`--context key=value` or cdk.json). */
 export interface BillingAppConfig {
@@ -26,6 +26,8 @@ export interface BillingAppConfig {
   readonly userIdClaim?: string;
   /** Which client may use which scope (context `apiClientScopes`, JSON `{"<client id>": ["<scope>", ...]}`). */
   readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
+  /** Hours a reconciliation exception may stay unresolved before its alarm (context `reconciliationExceptionMaxAgeHours`, default 72). */
+  readonly reconciliationExceptionMaxAgeHours?: number;
 }
 
 /** A VPC placement by ids: both lists non-empty, or no VPC at all. */
@@ -79,7 +81,19 @@ export function readBillingAppConfig(node: Node): BillingAppConfig {
       personShare: parseShare(node.tryGetContext('processorPersonShare')),
     },
     ...memberTokenContext(node),
+    ...reconciliationContext(node),
   };
+}
+
+/** `reconciliationExceptionMaxAgeHours`, checked as the reconciliation-job checks RECONCILIATION_EXCEPTION_MAX_AGE_HOURS at cold start. */
+function reconciliationContext(node: Node): { reconciliationExceptionMaxAgeHours?: number } {
+  const value: unknown = node.tryGetContext('reconciliationExceptionMaxAgeHours');
+  if (value === undefined) return {};
+  try {
+    return reconciliationSettings({ RECONCILIATION_EXCEPTION_MAX_AGE_HOURS: String(value) });
+  } catch {
+    throw new InvalidContextError('reconciliationExceptionMaxAgeHours', value, 'whole hours from 1 to 2880');
+  }
 }
 
 /** Requests per second a processor accepts from us: a whole number from 1 to 100,000. */

@@ -24,6 +24,7 @@ import { addKinesisMapping, SendOnlyQueueDestination } from './constructs/stream
 import { OperatorConsole } from './constructs/operator-console.js';
 import { HANDLER_NAMES, HANDLER_TIMEOUTS, type HandlerEntryResolver, type HandlerName, sourceHandlerEntry } from './handlers.js';
 import { BILLING_SECRETS, type BillingStatefulStack } from './stateful-stack.js';
+import { DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS } from '../src/domain/use-cases/reconciliation-gauges.js';
 
 export const STATUS_SHARD_COUNT = 16;
 export const PAYMENT_SHARD_COUNT = 8;
@@ -48,6 +49,8 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly userIdClaim?: string;
   /** Which client may use which scope (`API_CLIENT_SCOPES`, checked in the api's router); absent: not checked. */
   readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
+  /** Hours a reconciliation exception may stay unresolved before its alarm (`RECONCILIATION_EXCEPTION_MAX_AGE_HOURS`; default 72). */
+  readonly reconciliationExceptionMaxAgeHours?: number;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
 }
@@ -75,6 +78,7 @@ function settingValues(props: BillingStatelessStackProps): Record<string, string
     COLLECTIONS_INTERVAL_SECONDS: String(props.collectionsRateMinutes * 60),
     USER_ID_CLAIM: props.userIdClaim ?? 'sub',
     API_CLIENT_SCOPES: JSON.stringify(props.apiClientScopes ?? {}),
+    RECONCILIATION_EXCEPTION_MAX_AGE_HOURS: String(props.reconciliationExceptionMaxAgeHours ?? DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS),
   };
 }
 
@@ -253,6 +257,7 @@ export class BillingStatelessStack extends Stack {
       membershipsConsumer: functions['memberships-consumer'].function,
       eventsPublisher: functions['events-publisher'].function,
       collectionsRateMinutes: props.collectionsRateMinutes,
+      ...(props.reconciliationExceptionMaxAgeHours !== undefined ? { reconciliationExceptionMaxAgeHours: props.reconciliationExceptionMaxAgeHours } : {}),
       queues: {
         'collections-stripe-dlq': stateful.collectionsStripe.deadLetterQueue,
         'collections-payments-dlq': stateful.collectionsPayments.deadLetterQueue,

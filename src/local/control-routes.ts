@@ -162,6 +162,13 @@ export function controlRoutes(control: LocalControl) {
   };
 }
 
+/** The processor's log of presentments, one user's or all, with instants as RFC3339. */
+function presentments(control: LocalControl, request: GatewayRequest): GatewayResponse {
+  const query = parseQuery(request, presentmentsQuerySchema);
+  const items = control.simulator.presentments().filter((p) => query.user_id === undefined || p.user_id === query.user_id);
+  return json(200, { items: items.map((p) => ({ ...p, at: formatInstant(new Date(p.at)), ...(p.bank ? { bank: { ...p.bank, at: formatInstant(new Date(p.bank.at)) } } : {}) })) });
+}
+
 /** Once ready, the simulated services' answer to an HTTP caller; the path under the prefix is the service's own. */
 async function paymentsService(control: LocalControl, request: GatewayRequest, path: string): Promise<GatewayResponse> {
   if (!control.health().ready) return error(503, 'starting', 'the local runtime is still starting; poll GET /health');
@@ -174,13 +181,6 @@ async function paymentsService(control: LocalControl, request: GatewayRequest, p
     body: request.body,
   });
   return json(answer.status, answer.body);
-}
-
-/** The processor's log of presentments, one user's or all, with instants as RFC3339. */
-function presentments(control: LocalControl, request: GatewayRequest): GatewayResponse {
-  const query = parseQuery(request, presentmentsQuerySchema);
-  const items = control.simulator.presentments().filter((p) => query.user_id === undefined || p.user_id === query.user_id);
-  return json(200, { items: items.map((p) => ({ ...p, at: formatInstant(new Date(p.at)), ...(p.bank ? { bank: { ...p.bank, at: formatInstant(new Date(p.bank.at)) } } : {}) })) });
 }
 
 async function route(control: LocalControl, request: GatewayRequest, path: string, method: string): Promise<GatewayResponse> {

@@ -306,7 +306,7 @@ export const FUNCTIONS = {
     services: [...PROCESSORS],
     // Stripe's balance transactions are read with the read-only key; the payments report with the services' token.
     secrets: ['stripeReadKey', ...secretsOf(['payments'])],
-    settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS'],
+    settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS', 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS'],
     putsEventsOn: ['billing'],
   },
 } as const satisfies Record<string, FunctionManifest>;

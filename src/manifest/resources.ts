@@ -106,7 +106,9 @@ export type SettingEnv =
   /** Which client (the token's `client_id` or `azp`) may use which scope, as JSON (api; `{}`: not checked). */
   | 'API_CLIENT_SCOPES'
   /** Seconds before its timeout at which the reconciliation-job hands a run over to its continuation (default 60). */
-  | 'RECONCILIATION_MARGIN_SECONDS';
+  | 'RECONCILIATION_MARGIN_SECONDS'
+  /** Hours a new reconciliation exception may stay unresolved before its alarm (reconciliation-job; default 72). */
+  | 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS';
 
 /** The budget settings, named by every function that calls a processor and by the planner. */
 export const BUDGET_SETTINGS = ['STRIPE_BUDGET_PER_SECOND', 'PAYMENTS_BUDGET_PER_SECOND', 'PROCESSOR_PERSON_SHARE'] as const satisfies readonly SettingEnv[];

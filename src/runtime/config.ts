@@ -208,6 +208,15 @@ export function isPlaceholderSecret(value: string): boolean {
   }
 }
 
+/** RECONCILIATION_EXCEPTION_MAX_AGE_HOURS: whole hours, 1 to 2,880 (120 days, the longest a dispute can amend a day). */
+export function reconciliationSettings(env: NodeJS.ProcessEnv = process.env): { reconciliationExceptionMaxAgeHours?: number } {
+  const value = env.RECONCILIATION_EXCEPTION_MAX_AGE_HOURS;
+  if (value === undefined || value.trim() === '') return {};
+  const hours = /^\d{1,4}$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!(hours >= 1 && hours <= 2880)) throw new ConfigError(`invalid configuration: RECONCILIATION_EXCEPTION_MAX_AGE_HOURS: whole hours from 1 to 2880 (got ${value})`);
+  return { reconciliationExceptionMaxAgeHours: hours };
+}
+
 const SCOPE_WORD = /^[\x21-\x7e]{1,128}$/;
 
 /** `{"<client id>": ["billing:self", ...]}`; `{}` or absent: no client is checked. */

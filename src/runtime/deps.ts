@@ -53,6 +53,8 @@ export interface Settings {
   readonly circuitOpenMs?: number;
   /** How long before its timeout the reconciliation-job hands a run over (RECONCILIATION_MARGIN_SECONDS). */
   readonly reconciliationMarginMs?: number;
+  /** Hours a new reconciliation exception may stay open before its alarm (RECONCILIATION_EXCEPTION_MAX_AGE_HOURS; default 72). */
+  readonly reconciliationExceptionMaxAgeHours?: number;
 }
 
 /**

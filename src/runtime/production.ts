@@ -22,7 +22,7 @@ import {
   type ServiceId,
 } from '../manifest/index.js';
 import { systemClock, uuidIds } from './compose.js';
-import { apiAuthSettings, ConfigError, isPlaceholderSecret, loadBaseConfig, loadRequired, loadTableNames, serviceUrl, type BaseConfig } from './config.js';
+import { apiAuthSettings, reconciliationSettings, ConfigError, isPlaceholderSecret, loadBaseConfig, loadRequired, loadTableNames, serviceUrl, type BaseConfig } from './config.js';
 import type { AppDeps, QueuePort } from './deps.js';
 import { functionDeps, notGranted, type SharedDeps } from './function-deps.js';
 import type { NeededAccess } from './grants.js';
@@ -93,6 +93,7 @@ export async function productionDeps(
       ...intervalSetting(env),
       ...reconciliationMargin(env),
       ...apiAuthSettings(env),
+      ...reconciliationSettings(env),
     },
     ...(cardPayments ? { cardPayments } : {}),
     ...reconciliationPorts(name, manifest, env, base, clients),

@@ -119,7 +119,7 @@ describe.each(HANDLER_NAMES)('%s execution role', (name) => {
     if (trigger.kind === 'kinesis' || trigger.kind === 'dynamodb-stream') expected.push(ON_FAILURE[trigger.kind]);
     expect(sends.flatMap((s) => referencedIds(s, queueIds)).sort()).toEqual(expected.sort());
     for (const statement of sends) {
-      // The on-failure destination only sends (no attribute reads, as CDK's SqsDlq would grant).
+      // The on-failure destination too: Lambda only sends to it (no attribute reads, as CDK's SqsDlq would grant).
       // A queue whose depth the function reads (the paced planner's) adds GetQueueAttributes, on that queue only.
       const readsDepth = referencedIds(statement, queueIds).every((id) => (manifest.readsDepthOf ?? []).includes(id as never));
       expect(actionsOf(statement).sort()).toEqual(readsDepth ? ['sqs:GetQueueAttributes', 'sqs:SendMessage'] : ['sqs:SendMessage']);

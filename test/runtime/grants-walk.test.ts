@@ -15,6 +15,7 @@ import { sweepHeldPeriods } from '../../src/domain/use-cases/release-held.js';
 import { createMembershipsConsumerHandler } from '../../src/handlers/memberships-consumer.js';
 import { createRetryRunWorkerHandler } from '../../src/handlers/retry-run-worker.js';
 import { createReconciliationJobHandler } from '../../src/handlers/reconciliation-job.js';
+import { resolveReconciliationException } from '../../src/domain/use-cases/resolve-reconciliation-exception.js';
 import { SimulatedProcessorReport } from '../../src/adapters/processor/simulator-report.js';
 import { attemptDepsOf } from '../../src/handlers/shared/attempt-deps.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
@@ -331,6 +332,12 @@ describe('every use case through its function’s grant guard', () => {
     const events = { completed: async () => {}, exception: async () => {} };
     const job = createReconciliationJobHandler(walked.depsFor('reconciliation-job', { processorReports: { card: report, ach: report, pinless: report }, reconciliationEvents: events }));
     expect((await job({ date })).failed).toEqual([]);
+    // The api's reconciliation routes over that run: the day's runs, the run, a resolution.
+    const api = walked.depsFor('api');
+    expect((await api.reconciliation.listRuns(date)).length).toBeGreaterThan(0);
+    const found = await api.reconciliation.getRun(date, 'pinless');
+    const resolved = await resolveReconciliationException(api, { exception_id: found!.exceptions[0]!.exception_id, resolution: 'written_off', reason: 'walk', actor: 'walk' });
+    expect(resolved.resolution?.resolution).toBe('written_off');
   });
 
   it('used every permission each manifest grants, but those no path of the function needs', () => {

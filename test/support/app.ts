@@ -59,6 +59,10 @@ export class RecordingMetrics implements MetricsPort {
   dueBacklog(backlog: Partial<Record<string, number>>, etaMinutes: number): void {
     this.backlogs.push({ backlog, etaMinutes });
   }
+  readonly reconciliationGauges: { rail: string; grossDriftCents: number; openExceptions: number; overdueExceptions?: number }[] = [];
+  reconciliation(gauge: { readonly rail: string; readonly grossDriftCents: number; readonly openExceptions: number; readonly overdueExceptions?: number }): void {
+    this.reconciliationGauges.push({ ...gauge });
+  }
 }
 
 export const TEST_SECRETS: WebhookSecrets = {
