@@ -54,7 +54,7 @@ function perCharged(run: BillingDayRun): BillingDayRun {
   };
 }
 
-export function renderCapacity(run: BillingDayRun, r: BenchResults): string {
+export function renderCapacity(run: BillingDayRun, _results?: BenchResults): string {
   const u = run.units;
   const E = Math.floor((1 - DEFAULT_PERSON_SHARE) * DEFAULT_BUDGET_PER_SECOND + 1e-9);
   const wru = u.dynamodb.wru + u.dynamodb.gsiWru;
@@ -94,7 +94,7 @@ which limit binds next, and what an operator changes when the processor raises i
 **Source.** Every per-period figure is measured by \`npm run bench\` (section "billing day",
 [benchmarks.md](benchmarks.md)): ${run.periods} periods due at one instant, half card and half
 pinless, through the paced planner, the limiter, the batch-worker and the throttling simulator
-(p50 ${run.latencyMs.p50} ms, p99 ${run.latencyMs.p99} ms; ${run.charged} periods charged${run.drained ? '' : ' before the run was cut off, units per period charged'}), run of ${r.sectionLoad?.['billing-day']?.startedAt ?? r.startedAt}. The bench prints
+(p50 ${run.latencyMs.p50} ms, p99 ${run.latencyMs.p99} ms; ${run.charged} periods charged${run.drained ? '' : ' before the run was cut off, units per period charged'}), at ${run.budgetPerSecond}/s per processor (benchmarks.md, "Billing day"). The bench prints
 these units ("measured units per period"); this file is rendered from \`bench/results.json\`, so
 the two cannot disagree. Prices are us-east-1 list prices (stated per row); AWS limits are the
 documented defaults.

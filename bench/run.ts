@@ -30,7 +30,7 @@ import { collectionRun, floorRun, median, type CollectionRun, type FloorRun } fr
  *   --day-interval <s>   billing day: the collections schedule's interval (default 60)
  *   --day-paced-only     billing day: a 10-period baseline (development runs)
  *   --day-key <name>     billing day: where in the results it goes (default billingDay; billingDayAtMachinePace
- *                        for a second run at a budget this machine's worker can keep up with)
+ *                        for a second run at a smaller budget)
  *   --out <file>         where the results go (default bench/results.json)
  *   --merge              keep the sections of the existing --out file that this run does not measure
  *                        (re-measure one section of a run, e.g. `--only coldstart --merge`)
