@@ -8,6 +8,7 @@ import { tableNamesFor, type TableNames } from '../src/adapters/dynamodb/table-d
 import { PaymentSimulator } from '../src/adapters/processor/simulator.js';
 import { historyRowOf } from '../src/domain/billing-record.js';
 import type { Clock } from '../src/domain/ports/clock.js';
+import type { ProcessorId } from '../src/domain/processor-budget.js';
 import type { BillingRecord } from '../src/domain/records.js';
 import type { FunctionName } from '../src/manifest/index.js';
 import { dynamoStores, systemClock, uuidIds } from '../src/runtime/compose.js';
@@ -74,7 +75,7 @@ export function benchClient(endpoint: string): DynamoDBClient {
 /** What a bench section sets beyond the defaults: settings (budgets, the interval), the collections queue, the gauges. */
 export interface BenchAppOverrides {
   readonly settings?: Partial<Settings>;
-  readonly collectionsQueue?: QueuePort;
+  readonly collectionQueues?: Readonly<Record<ProcessorId, QueuePort>>;
   readonly metrics?: Partial<AppDeps['metrics']>;
 }
 
@@ -98,7 +99,8 @@ export async function createBenchApp(endpoint: string, label: string, logTo?: De
     logger: logTo ? createLogger({ level: 'info', destination: logTo }) : createLogger({ level: 'silent' }),
     processor: simulator,
     accounts: simulator,
-    collectionsQueue: overrides.collectionsQueue ?? collectionsQueue,
+    // Both processors' queues are one unless the caller gives its own: the bench drains every collection message itself.
+    collectionQueues: overrides.collectionQueues ?? { stripe: collectionsQueue, payments: collectionsQueue },
     balanceEventsQueue: balanceQueue,
     retryRunsQueue: new MemoryQueue(),
     metrics: { failingSubscriptions: () => undefined, dunningSubscriptions: () => undefined, achReturnRates: () => undefined, dueBacklog: () => undefined, ...overrides.metrics },

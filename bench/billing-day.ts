@@ -13,7 +13,7 @@ import { FUNCTIONS } from '../src/manifest/index.js';
 import { createBenchApp, dueRecord, pool, seed, type BenchApp } from './app.js';
 import { scheduledEvent, sqsEvent } from './lambda-events.js';
 import type { LogSink } from './log-sink.js';
-import { SqsModel } from './sqs-model.js';
+import { SqsModel, type SqsRequestCounts } from './sqs-model.js';
 
 /**
  * Billing day (DESIGN 13): `periods` due at one instant, half card and half pinless, the simulator
@@ -208,6 +208,13 @@ class Schedule {
   }
 }
 
+/** Both processors' queues' requests added up, and per period. */
+function sqsUnits(all: readonly SqsRequestCounts[], n: number) {
+  const total: SqsRequestCounts = { sendBatch: 0, receive: 0, emptyReceive: 0, deleteBatch: 0, getAttributes: 0 };
+  for (const r of all) for (const k of Object.keys(total) as (keyof SqsRequestCounts)[]) total[k] += r[k];
+  return { ...total, perPeriod: round((total.sendBatch + total.receive + total.deleteBatch + total.getAttributes) / n), emptyReceives: total.emptyReceive };
+}
+
 /** Charges per seeded period, from the simulator's own list of what it took. */
 function chargeCounts(app: BenchApp, records: readonly BillingRecord[]): Map<string, number> {
   const byPeriod = new Map(records.map((r) => [`${r.user_id}|${r.billing_date}`, 0]));
@@ -221,10 +228,15 @@ function chargeCounts(app: BenchApp, records: readonly BillingRecord[]): Map<str
 }
 
 export async function billingDayRun(endpoint: string, o: BillingDayOptions, sink: LogSink): Promise<BillingDayRun> {
-  const queue = new SqsModel({ visibilityTimeoutS: 6 * FUNCTIONS['batch-worker'].timeoutSeconds, maxReceiveCount: 5 });
+  // One queue per processor, each with its own capped event source, as the stack has (DESIGN 13).
+  const queues: Record<ProcessorId, SqsModel> = {
+    stripe: new SqsModel({ visibilityTimeoutS: 6 * FUNCTIONS['batch-worker'].timeoutSeconds, maxReceiveCount: 5 }),
+    payments: new SqsModel({ visibilityTimeoutS: 6 * FUNCTIONS['batch-worker'].timeoutSeconds, maxReceiveCount: 5 }),
+  };
+  const sum = (of: (q: SqsModel) => number) => PROCESSOR_IDS.reduce((a, p) => a + of(queues[p]), 0);
   const budget = budgetOf(o);
   const app = await createBenchApp(endpoint, o.paced ? 'day-paced' : 'day-unpaced', sink.stream, {
-    collectionsQueue: queue,
+    collectionQueues: queues,
     settings: { collectionsIntervalSeconds: o.intervalSeconds, ...(o.paced ? { processorBudget: budget } : {}) },
   });
   const records = billingDayRecords(app.clock.now(), o.periods);
@@ -233,14 +245,16 @@ export async function billingDayRun(endpoint: string, o: BillingDayOptions, sink
   app.meter.reset();
   app.simulator.configure({ default: 'approve', rate_limit_per_second: { stripe: o.budgetPerSecond, payments: o.budgetPerSecond }, latency_ms: { ...o.latency } });
   const trigger = FUNCTIONS['batch-worker'].trigger;
-  const cap = eventSourceCap(2 * o.budgetPerSecond, PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM);
+  const cap = eventSourceCap(o.budgetPerSecond, PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM);
   const E = scheduledRate(budget, 'stripe');
   const idealSeconds = o.periods / (E * PROCESSOR_IDS.length);
 
   const logBefore = sink.bytes();
   const startedMs = Date.now();
   const schedule = new Schedule(app, o.intervalSeconds, startedMs);
-  const source = new EventSource(queue, createBatchWorkerHandler(app.depsFor('batch-worker')), cap, trigger.kind === 'sqs' ? trigger.batchSize : 10);
+  const worker = createBatchWorkerHandler(app.depsFor('batch-worker'));
+  const sources = PROCESSOR_IDS.map((p) => new EventSource(queues[p], worker, cap, trigger.kind === 'sqs' ? trigger.batchSize : 10));
+  const sourceSum = (of: (s: EventSource) => number) => sources.reduce((a, s) => a + of(s), 0);
   const lastCharge: Record<ProcessorId, number> = { stripe: startedMs, payments: startedMs };
   const presented: Record<ProcessorId, number> = { stripe: 0, payments: 0 };
   let seen = 0;
@@ -255,14 +269,14 @@ export async function billingDayRun(endpoint: string, o: BillingDayOptions, sink
       presented[p] += 1;
       lastCharge[p] = Date.now();
     }
-    if (presented.stripe + presented.payments >= o.periods && queue.size === 0) {
+    if (presented.stripe + presented.payments >= o.periods && sum((q) => q.size) === 0) {
       drained = true;
       break;
     }
-    if ((Date.now() - startedMs) % 30_000 < 250) o.log(`  ${Math.round((Date.now() - startedMs) / 1000)} s: ${presented.stripe + presented.payments}/${o.periods} charged, ${queue.size} queued`);
+    if ((Date.now() - startedMs) % 30_000 < 250) o.log(`  ${Math.round((Date.now() - startedMs) / 1000)} s: ${presented.stripe + presented.payments}/${o.periods} charged, ${sum((q) => q.size)} queued`);
   }
   await schedule.stop();
-  await source.stop();
+  await Promise.all(sources.map((s) => s.stop()));
   const endMs = Math.max(lastCharge.stripe, lastCharge.payments);
   const totals = app.meter.snapshot();
   const logBytes = sink.bytes() - logBefore;
@@ -300,15 +314,15 @@ export async function billingDayRun(endpoint: string, o: BillingDayOptions, sink
     idealSeconds: round(idealSeconds, 1),
     drainRatio: round(drainSeconds / idealSeconds),
     runs: schedule.runs,
-    messagesEnqueued: queue.sent,
-    messagesPerPeriod: round(queue.sent / o.periods),
+    messagesEnqueued: sum((q) => q.sent),
+    messagesPerPeriod: round(sum((q) => q.sent) / o.periods),
     processor: stats,
     throttledShare: stats.requests > 0 ? round(stats.throttled / stats.requests, 5) : 0,
     pace,
     minPaceRatio: Math.min(...PROCESSOR_IDS.map((p) => pace[p].ratio)),
     countedFailures: after.filter((r) => (r?.billing_failure_count ?? 0) > 0).length,
     dunningMoves: after.filter((r) => (r?.dunning_attempts ?? 0) > 0 || r?.billing_status === 'FAILED').length,
-    dlqMessages: queue.deadLetters.length,
+    dlqMessages: sum((q) => q.deadLetters.length),
     tokensLeased,
     unitsPerCharged: true,
     charges: { exactlyOne: counts.filter((c) => c === 1).length, none: counts.filter((c) => c === 0).length, moreThanOne: counts.filter((c) => c > 1).length },
@@ -321,19 +335,15 @@ export async function billingDayRun(endpoint: string, o: BillingDayOptions, sink
         byCommand: Object.fromEntries(Object.entries(totals.byCommand).map(([k, v]) => [k, round(v / n)])),
       },
       lambda: {
-        workerInvocations: source.invocations,
-        messagesPerInvocation: round(source.messages / Math.max(1, source.invocations), 2),
-        workerMsPerMessage: round(source.busyMs / Math.max(1, source.messages), 1),
+        workerInvocations: sourceSum((s) => s.invocations),
+        messagesPerInvocation: round(sourceSum((s) => s.messages) / Math.max(1, sourceSum((s) => s.invocations)), 2),
+        workerMsPerMessage: round(sourceSum((s) => s.busyMs) / Math.max(1, sourceSum((s) => s.messages)), 1),
         workerMemoryMb: memoryOf('batch-worker'),
         plannerRuns: schedule.runs.length,
         plannerMsPerRun: round(schedule.runs.reduce((a, r) => a + r.ms, 0) / Math.max(1, schedule.runs.length), 0),
         plannerMemoryMb: memoryOf('collections-job'),
       },
-      sqs: {
-        ...queue.requests,
-        perPeriod: round((queue.requests.sendBatch + queue.requests.receive + queue.requests.deleteBatch + queue.requests.getAttributes) / n),
-        emptyReceives: queue.requests.emptyReceive,
-      },
+      sqs: sqsUnits(PROCESSOR_IDS.map((p) => queues[p].requests), n),
       eventBridgeEventsPerPeriod: events,
       logBytesPerPeriod: Math.round(logBytes / n),
     },

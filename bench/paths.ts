@@ -8,6 +8,7 @@ import { createBenchApp, dueRecord, pool, seed, type BenchApp } from './app.js';
 import type { CapacityTotals } from './capacity.js';
 import type { DestinationStream } from 'pino';
 import { apiEvent, sqsEvent } from './lambda-events.js';
+import { measureLoanPaths } from './loan-paths.js';
 
 /**
  * Section 1: DynamoDB requests and request units per billed subscription on each path, through
@@ -137,6 +138,8 @@ export async function measurePathCosts(endpoint: string, perPath = 200, logTo?: 
     app.meter.pause(false);
     results.push(perSub(totals, records.length, path.name, billed));
   }
+  // Loan paths: per loan payment billed (a payment is the loan's unit, as a period is a subscription's).
+  for (const run of await measureLoanPaths(app, perPath)) results.push(perSub(run.totals, run.payments, run.path, run.billed));
   app.client.destroy();
   return results;
 }

@@ -94,7 +94,7 @@ export function renderTables(r: BenchResults): string {
   if (r.paths) {
     out.push('### Requests and request units per billed subscription, per path', '');
     out.push(
-      `200 due pinless subscriptions per path through the handlers, every attempt approved. Lock heartbeats are counted apart (not in "requests"). Targets: scheduled, retry, batch 3; manual pay ≤ 4; operator retry ≤ 5; balance webhook ≤ 4.`,
+      `200 due pinless subscriptions per path through the handlers, every attempt approved. Lock heartbeats are counted apart (not in "requests"). Targets: scheduled, retry, batch 3; manual pay ≤ 4; operator retry ≤ 5; balance webhook ≤ 4. The GetItem fraction on the subscription paths is the billing-day limiter's share. The loan rows are per loan payment (200 each, approved). A customer's loan payment: GetItem of the payment (its Idempotency-Key), GetItem of the instruments item, the create and the outcome (2 TransactWriteItems), the presentment's UpdateItem = 5. An automatic loan retry: lock Put, GetItem of the payment, GetItem of the instruments item, the outcome's TransactWriteItems, the presentment's UpdateItem, lock Delete = 6. ACH adds one Query (the loan's recent payments, for holds recorded before instruments). Reading the instruments item with the payment in one TransactGetItems and writing the presentment in the payment's transaction (DESIGN 3.2) would take 2 off each loan path; not done yet (the loan store's transaction is being changed on another branch).`,
       '',
     );
     out.push(

@@ -45,9 +45,9 @@ export function tableStatements(sid: string, table: dynamodb.ITable, grant: Tabl
   return statements;
 }
 
-export function sendMessageStatement(sid: string, queueArn: string): iam.PolicyStatement {
-  // sqs:SendMessage also authorizes SendMessageBatch.
-  return new iam.PolicyStatement({ sid, actions: ['sqs:SendMessage'], resources: [queueArn] });
+export function sendMessageStatement(sid: string, queueArn: string, options: { readonly readsDepth?: boolean } = {}): iam.PolicyStatement {
+  // sqs:SendMessage also authorizes SendMessageBatch; GetQueueAttributes reads the queue's depth (the paced planner's).
+  return new iam.PolicyStatement({ sid, actions: options.readsDepth ? ['sqs:SendMessage', 'sqs:GetQueueAttributes'] : ['sqs:SendMessage'], resources: [queueArn] });
 }
 
 export function readSecretStatement(sid: string, secretArns: readonly string[]): iam.PolicyStatement {

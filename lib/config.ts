@@ -1,6 +1,6 @@
 import type { Node } from 'constructs';
 import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, type ProcessorBudgetSettings } from '../src/domain/processor-budget.js';
-import { apiAuthSettings, centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS } from '../src/runtime/config.js';
+import { apiAuthSettings, centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS, reconciliationSettings } from '../src/runtime/config.js';
 
 /** Deploy-time settings read from CDK context (`--context key=value` or cdk.json). */
 export interface BillingAppConfig {
@@ -12,6 +12,10 @@ export interface BillingAppConfig {
   /** Base URLs of the payments (ACH / pinless rails) and accounts services the collection attempt calls. */
   readonly paymentsApiUrl: string;
   readonly accountsApiUrl: string;
+  /** The OAuth token endpoint both services' client-credentials tokens come from (context `servicesTokenUrl`, https only). */
+  readonly servicesTokenUrl: string;
+  /** Optional: the subnets and security groups of a VPC the functions that call those services run in (contexts `vpcSubnetIds`, `vpcSecurityGroupIds`). */
+  readonly servicesVpc?: ServicesVpc;
   /** The balance-webhook gate in cents (context `balanceThresholdCents`, default DEFAULT_BALANCE_THRESHOLD_CENTS). */
   readonly balanceThresholdCents: number;
   /** Optional e-mail address subscribed to the alarm topic. */
@@ -22,6 +26,14 @@ export interface BillingAppConfig {
   readonly userIdClaim?: string;
   /** Which client may use which scope (context `apiClientScopes`, JSON `{"<client id>": ["<scope>", ...]}`). */
   readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
+  /** Hours a reconciliation exception may stay unresolved before its alarm (context `reconciliationExceptionMaxAgeHours`, default 72). */
+  readonly reconciliationExceptionMaxAgeHours?: number;
+}
+
+/** A VPC placement by ids: both lists non-empty, or no VPC at all. */
+export interface ServicesVpc {
+  readonly subnetIds: readonly string[];
+  readonly securityGroupIds: readonly string[];
 }
 
 export const DEFAULT_STAGE = 'dev';
@@ -30,6 +42,7 @@ export const PLACEHOLDER_JWT_ISSUER = 'https://auth.example.com/';
 export const PLACEHOLDER_JWT_AUDIENCE = 'billing-api';
 export const PLACEHOLDER_PAYMENTS_API_URL = 'https://payments.example.com';
 export const PLACEHOLDER_ACCOUNTS_API_URL = 'https://accounts.example.com';
+export const PLACEHOLDER_SERVICES_TOKEN_URL = 'https://auth.example.com/oauth/token';
 
 const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,11}$/;
 
@@ -56,6 +69,8 @@ export function readBillingAppConfig(node: Node): BillingAppConfig {
       .filter((audience) => audience.length > 0),
     paymentsApiUrl: parseServiceUrl('paymentsApiUrl', node.tryGetContext('paymentsApiUrl') ?? PLACEHOLDER_PAYMENTS_API_URL),
     accountsApiUrl: parseServiceUrl('accountsApiUrl', node.tryGetContext('accountsApiUrl') ?? PLACEHOLDER_ACCOUNTS_API_URL),
+    servicesTokenUrl: parseServiceUrl('servicesTokenUrl', node.tryGetContext('servicesTokenUrl') ?? PLACEHOLDER_SERVICES_TOKEN_URL),
+    ...servicesVpcContext(node),
     balanceThresholdCents: parseBalanceThreshold(node.tryGetContext('balanceThresholdCents')),
     ...(alarmEmail ? { alarmEmail } : {}),
     processorBudget: {
@@ -66,7 +81,19 @@ export function readBillingAppConfig(node: Node): BillingAppConfig {
       personShare: parseShare(node.tryGetContext('processorPersonShare')),
     },
     ...memberTokenContext(node),
+    ...reconciliationContext(node),
   };
+}
+
+/** `reconciliationExceptionMaxAgeHours`, checked as the reconciliation-job checks RECONCILIATION_EXCEPTION_MAX_AGE_HOURS at cold start. */
+function reconciliationContext(node: Node): { reconciliationExceptionMaxAgeHours?: number } {
+  const value: unknown = node.tryGetContext('reconciliationExceptionMaxAgeHours');
+  if (value === undefined) return {};
+  try {
+    return reconciliationSettings({ RECONCILIATION_EXCEPTION_MAX_AGE_HOURS: String(value) });
+  } catch {
+    throw new InvalidContextError('reconciliationExceptionMaxAgeHours', value, 'whole hours from 1 to 2880');
+  }
 }
 
 /** Requests per second a processor accepts from us: a whole number from 1 to 100,000. */
@@ -95,6 +122,28 @@ export function parseServiceUrl(key: string, value: unknown): string {
   }
   if (protocol !== 'https:') throw new InvalidContextError(key, value, 'an https: URL');
   return text;
+}
+
+const SUBNET_ID = /^subnet-[0-9a-f]{8,17}$/;
+const SECURITY_GROUP_ID = /^sg-[0-9a-f]{8,17}$/;
+
+/** `vpcSubnetIds` and `vpcSecurityGroupIds` (comma-separated or arrays): both given, or neither. */
+export function servicesVpcContext(node: Node): Pick<BillingAppConfig, 'servicesVpc'> {
+  const subnetIds = idList('vpcSubnetIds', node.tryGetContext('vpcSubnetIds'), SUBNET_ID);
+  const securityGroupIds = idList('vpcSecurityGroupIds', node.tryGetContext('vpcSecurityGroupIds'), SECURITY_GROUP_ID);
+  if (subnetIds.length === 0 && securityGroupIds.length === 0) return {};
+  if (subnetIds.length === 0 || securityGroupIds.length === 0) {
+    throw new InvalidContextError(subnetIds.length === 0 ? 'vpcSubnetIds' : 'vpcSecurityGroupIds', '', 'both vpcSubnetIds and vpcSecurityGroupIds, or neither');
+  }
+  return { servicesVpc: { subnetIds, securityGroupIds } };
+}
+
+function idList(key: string, value: unknown, pattern: RegExp): string[] {
+  if (value === undefined || value === null || value === '') return [];
+  const ids = (Array.isArray(value) ? value.map(String) : String(value).split(',')).map((id) => id.trim()).filter((id) => id.length > 0);
+  const bad = ids.find((id) => !pattern.test(id));
+  if (bad !== undefined) throw new InvalidContextError(key, value, `comma-separated ids like ${pattern.source}`);
+  return ids;
 }
 
 /** The member-token settings from context, checked as the api checks them at cold start. */

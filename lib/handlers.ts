@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { fileURLToPath } from 'node:url';
-import { FUNCTION_NAMES, FUNCTIONS, type FunctionName } from '../src/manifest/index.js';
+import { FUNCTION_NAMES, FUNCTIONS, queuesOf, type FunctionManifest, type FunctionName } from '../src/manifest/index.js';
 
 /** The Lambda functions, as the manifest (src/manifest/functions.ts) names them. */
 export const HANDLER_NAMES: readonly FunctionName[] = FUNCTION_NAMES;
@@ -31,8 +31,8 @@ export function visibilityTimeoutFor(consumer: HandlerName): Duration {
 /** The function that consumes a queue (its manifest trigger), for the queue's visibility timeout. */
 export function consumerOf(queue: string): HandlerName {
   const consumers = FUNCTION_NAMES.filter((name) => {
-    const { trigger, alsoConsumes } = FUNCTIONS[name] as { trigger: (typeof FUNCTIONS)[FunctionName]['trigger']; alsoConsumes?: { queue: string } };
-    return (trigger.kind === 'sqs' && trigger.queue === queue) || alsoConsumes?.queue === queue;
+    const { trigger, alsoConsumes } = FUNCTIONS[name] as FunctionManifest;
+    return [...queuesOf(trigger), ...(alsoConsumes ? queuesOf(alsoConsumes) : [])].some((id) => id === queue);
   });
   if (consumers.length !== 1) throw new Error(`queue ${queue} has ${consumers.length} consumers in the manifest; expected one`);
   return consumers[0]!;

@@ -39,7 +39,9 @@ export function secretNameFor(stage: string, id: SecretId): string {
 export class BillingStatefulStack extends Stack {
   readonly tables: Record<TableId, dynamodb.Table>;
   readonly membershipsStream: kinesis.Stream;
-  readonly collections: WorkQueue;
+  /** The collections queues, one per processor (DESIGN 13), each with its DLQ and its alarm. */
+  readonly collectionsStripe: WorkQueue;
+  readonly collectionsPayments: WorkQueue;
   readonly balanceEvents: WorkQueue;
   /** Items of bulk retry runs, for the retry-run-worker. */
   readonly retryRuns: WorkQueue;
@@ -90,9 +92,15 @@ export class BillingStatefulStack extends Stack {
       removalPolicy,
     });
 
-    this.collections = new WorkQueue(this, 'CollectionsQueue', {
-      queueName: resourceName(stage, 'collections'),
-      visibilityTimeout: visibilityTimeoutFor(consumerOf('collections')),
+    this.collectionsStripe = new WorkQueue(this, 'CollectionsStripeQueue', {
+      queueName: resourceName(stage, 'collections-stripe'),
+      visibilityTimeout: visibilityTimeoutFor(consumerOf('collectionsStripe')),
+      retain,
+      alarmTopic: this.alarmTopic,
+    });
+    this.collectionsPayments = new WorkQueue(this, 'CollectionsPaymentsQueue', {
+      queueName: resourceName(stage, 'collections-payments'),
+      visibilityTimeout: visibilityTimeoutFor(consumerOf('collectionsPayments')),
       retain,
       alarmTopic: this.alarmTopic,
     });

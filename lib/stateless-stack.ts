@@ -6,21 +6,25 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as eventSources from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { DEFAULT_RECONCILIATION_MARGIN_SECONDS } from '../src/domain/reconciliation/checkpoint.js';
 import type { Construct } from 'constructs';
 import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
-import { BUSES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
+import { BUSES, COLLECTION_QUEUES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, queuesOf, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
 import { eventSourceCap, IN_BATCH_PARALLELISM, intervalProblem, PROCESSOR_P99_LATENCY_MS } from '../src/domain/billing-day.js';
-import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, type ProcessorBudgetSettings } from '../src/domain/processor-budget.js';
-import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
+import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, PROCESSOR_IDS, type ProcessorBudgetSettings, type ProcessorId } from '../src/domain/processor-budget.js';
+import { DEFAULT_MAX_PAYMENT_CENTS, DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS } from '../src/runtime/config.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
 import { sidePackagesOf } from './bundling.js';
-import { resourceName, retainsData } from './config.js';
+import { resourceName, retainsData, type ServicesVpc } from './config.js';
 import { BillingFunction } from './constructs/billing-function.js';
 import { BillingHttpApi } from './constructs/billing-http-api.js';
 import { BillingMonitoring } from './constructs/billing-monitoring.js';
+import { callsPrivateServices, placeInServicesVpc } from './constructs/services-vpc.js';
+import { addKinesisMapping, SendOnlyQueueDestination } from './constructs/stream-event-sources.js';
 import { OperatorConsole } from './constructs/operator-console.js';
 import { HANDLER_NAMES, HANDLER_TIMEOUTS, type HandlerEntryResolver, type HandlerName, sourceHandlerEntry } from './handlers.js';
 import { BILLING_SECRETS, type BillingStatefulStack } from './stateful-stack.js';
+import { DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS } from '../src/domain/use-cases/reconciliation-gauges.js';
 
 export const STATUS_SHARD_COUNT = 16;
 export const PAYMENT_SHARD_COUNT = 8;
@@ -33,6 +37,10 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly jwtAudience: readonly string[];
   readonly paymentsApiUrl: string;
   readonly accountsApiUrl: string;
+  /** The token endpoint of both services' client-credentials grant (`SERVICES_TOKEN_URL`). */
+  readonly servicesTokenUrl: string;
+  /** When set, the functions that call the payments or accounts service run in these subnets and security groups. */
+  readonly servicesVpc?: ServicesVpc;
   /** The balance-webhook gate (`BALANCE_THRESHOLD_CENTS` of the webhook-balance-worker). */
   readonly balanceThresholdCents: number;
   /** The processors' budgets (DESIGN 13); default DEFAULT_BUDGET_PER_SECOND each. */
@@ -41,14 +49,22 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly userIdClaim?: string;
   /** Which client may use which scope (`API_CLIENT_SCOPES`, checked in the api's router); absent: not checked. */
   readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
+  /** Hours a reconciliation exception may stay unresolved before its alarm (`RECONCILIATION_EXCEPTION_MAX_AGE_HOURS`; default 72). */
+  readonly reconciliationExceptionMaxAgeHours?: number;
+  /** The daily cap per member on debits people start (`PERSON_DAILY_DEBIT_LIMIT_CENTS`); default DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS. */
+  readonly personDailyDebitLimitCents?: number;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
 }
 
-/** The collections event source's cap: both processors' scheduled budgets over the p99 attempt, 8 users of a batch in flight. */
-function collectionsCap(budget: ProcessorBudgetSettings | undefined): number {
-  const perSecond = budget ? budget.perSecond.stripe + budget.perSecond.payments : 2 * DEFAULT_BUDGET_PER_SECOND;
-  return eventSourceCap(perSecond, PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM);
+/** A collections queue's event source cap: its processor's budget over the p99 attempt, 8 users of a batch in flight. */
+function collectionsCap(budget: ProcessorBudgetSettings | undefined, processor: ProcessorId): number {
+  return eventSourceCap(budget?.perSecond[processor] ?? DEFAULT_BUDGET_PER_SECOND, PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM);
+}
+
+/** The processor whose collections queue `queue` is, if it is one. */
+function processorOfQueue(queue: QueueId): ProcessorId | undefined {
+  return PROCESSOR_IDS.find((p) => COLLECTION_QUEUES[p] === queue);
 }
 
 /** Values of the settings a manifest can name. */
@@ -57,12 +73,15 @@ function settingValues(props: BillingStatelessStackProps): Record<string, string
   return {
     BALANCE_THRESHOLD_CENTS: String(props.balanceThresholdCents),
     MAX_PAYMENT_CENTS: String(DEFAULT_MAX_PAYMENT_CENTS),
+    RECONCILIATION_MARGIN_SECONDS: String(DEFAULT_RECONCILIATION_MARGIN_SECONDS),
     STRIPE_BUDGET_PER_SECOND: String(budget.perSecond.stripe),
     PAYMENTS_BUDGET_PER_SECOND: String(budget.perSecond.payments),
     PROCESSOR_PERSON_SHARE: String(budget.personShare),
     COLLECTIONS_INTERVAL_SECONDS: String(props.collectionsRateMinutes * 60),
     USER_ID_CLAIM: props.userIdClaim ?? 'sub',
     API_CLIENT_SCOPES: JSON.stringify(props.apiClientScopes ?? {}),
+    RECONCILIATION_EXCEPTION_MAX_AGE_HOURS: String(props.reconciliationExceptionMaxAgeHours ?? DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS),
+    PERSON_DAILY_DEBIT_LIMIT_CENTS: String(props.personDailyDebitLimitCents ?? DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS),
   };
 }
 
@@ -80,7 +99,8 @@ export class BillingStatelessStack extends Stack {
     const logRetention = retain ? logs.RetentionDays.THREE_MONTHS : logs.RetentionDays.TWO_WEEKS;
     const entryFor = props.handlerEntry ?? sourceHandlerEntry;
     const queues: Record<QueueId, { queueUrl: string; queueArn: string }> = {
-      collections: stateful.collections.queue,
+      collectionsStripe: stateful.collectionsStripe.queue,
+      collectionsPayments: stateful.collectionsPayments.queue,
       balanceEvents: stateful.balanceEvents.queue,
       retryRuns: stateful.retryRuns.queue,
       reconciliation: stateful.reconciliation.queue,
@@ -98,6 +118,7 @@ export class BillingStatelessStack extends Stack {
       ...settingValues(props),
       [SERVICES.payments.urlEnv]: props.paymentsApiUrl,
       [SERVICES.accounts.urlEnv]: props.accountsApiUrl,
+      [SERVICES.accounts.tokenUrlEnv]: props.servicesTokenUrl,
       [BUSES.billing.nameEnv]: stateful.eventBus.eventBusName,
     };
     for (const [id, queue] of Object.entries(queues)) available[QUEUES[id as QueueId].urlEnv] = queue.queueUrl;
@@ -128,17 +149,22 @@ export class BillingStatelessStack extends Stack {
         logRetention,
         retainLogs: retain,
       });
+      if (manifest.reservedConcurrency !== undefined) {
+        (billingFunction.function.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = manifest.reservedConcurrency;
+      }
       for (const tableId of tablesOf(manifest)) {
         for (const statement of tableStatements(`${pascalCase(tableId)}Table`, stateful.tables[tableId], manifest.tables[tableId]!)) {
           billingFunction.allow(statement);
         }
       }
       for (const queueId of manifest.sendsTo ?? []) {
-        billingFunction.allow(sendMessageStatement(`SendTo${pascalCase(queueId)}`, queues[queueId].queueArn));
+        const readsDepth = (manifest.readsDepthOf ?? []).includes(queueId);
+        billingFunction.allow(sendMessageStatement(`SendTo${pascalCase(queueId)}`, queues[queueId].queueArn, { readsDepth }));
       }
       if (manifest.secrets && manifest.secrets.length > 0) {
         billingFunction.allow(readSecretStatement('ReadSecrets', manifest.secrets.map((id) => stateful.secrets[id].secretArn)));
       }
+      if (props.servicesVpc && callsPrivateServices(manifest)) placeInServicesVpc(billingFunction, props.servicesVpc);
       if (manifest.putsEventsOn && manifest.putsEventsOn.length > 0) {
         const buses = { billing: stateful.eventBus };
         billingFunction.allow(new iam.PolicyStatement({ sid: 'PutEvents', actions: ['events:PutEvents'], resources: manifest.putsEventsOn.map((id) => buses[id].eventBusArn) }));
@@ -154,29 +180,24 @@ export class BillingStatelessStack extends Stack {
       const trigger = FUNCTIONS[name].trigger;
       const fn = functions[name].function;
       if (trigger.kind === 'sqs') {
-        // The collections queue carries both processors' presentments: its cap keeps their budgets in flight (DESIGN 13).
-        const cap = trigger.queue === 'collections' ? collectionsCap(props.processorBudget) : undefined;
-        fn.addEventSource(
-          new eventSources.SqsEventSource(stateful[trigger.queue].queue, { batchSize: trigger.batchSize, reportBatchItemFailures: true, ...(cap ? { maxConcurrency: cap } : {}) }),
-        );
-        if (cap) {
-          // Reserved for its source's cap, so other functions cannot starve it; a reserve below the cap would throttle what the cap allows.
-          const cfn = fn.node.defaultChild as lambda.CfnFunction;
-          cfn.reservedConcurrentExecutions ??= cap;
-          if (typeof cfn.reservedConcurrentExecutions === 'number' && cfn.reservedConcurrentExecutions < cap) {
-            throw new Error(`${name}: reserved concurrency ${cfn.reservedConcurrentExecutions} is below its event source's maximumConcurrency ${cap}`);
-          }
+        // A collections queue carries one processor's presentments: its cap keeps that budget in flight (DESIGN 13).
+        let caps = 0;
+        for (const queueId of queuesOf(trigger)) {
+          const processor = processorOfQueue(queueId);
+          const cap = processor ? collectionsCap(props.processorBudget, processor) : undefined;
+          caps += cap ?? 0;
+          fn.addEventSource(
+            new eventSources.SqsEventSource(stateful[queueId].queue, { batchSize: trigger.batchSize, reportBatchItemFailures: true, ...(cap ? { maxConcurrency: cap } : {}) }),
+          );
         }
+        if (caps > 0) reserveForCaps(name, fn, caps);
       } else if (trigger.kind === 'kinesis') {
-        fn.addEventSource(
-          new eventSources.KinesisEventSource(streams[trigger.stream], streamMapping(trigger, stateful.membershipsFailures)),
-        );
+        addKinesisMapping(functions[name], fn, streams[trigger.stream], streamMapping(trigger, stateful.membershipsFailures));
       } else if (trigger.kind === 'dynamodb-stream') {
         const failures = { billingActivityHistory: stateful.eventsFailures } as const;
         if (!(trigger.table in failures)) throw new Error(`no on-failure queue for the ${trigger.table} stream`);
-        fn.addEventSource(
-          new eventSources.DynamoEventSource(stateful.tables[trigger.table], streamMapping(trigger, failures[trigger.table as keyof typeof failures])),
-        );
+        const { onFailure, ...mapping } = streamMapping(trigger, failures[trigger.table as keyof typeof failures]);
+        fn.addEventSource(new eventSources.DynamoEventSource(stateful.tables[trigger.table], { ...mapping, onFailure: new SendOnlyQueueDestination(onFailure) }));
         // The mapping's grant (CDK grantStreamRead): DescribeStream, GetShardIterator, GetRecords on this table's stream only, and ListStreams.
         Validations.of(functions[name].role).acknowledge({
           id: 'AwsSolutions-IAM5[Resource::*]',
@@ -189,7 +210,9 @@ export class BillingStatelessStack extends Stack {
     // A queue a function consumes beside its trigger: one message per invocation, failures per item, the DLQ after 5 receives.
     for (const name of HANDLER_NAMES) {
       const extra = (FUNCTIONS[name] as FunctionManifest).alsoConsumes;
-      if (extra) functions[name].function.addEventSource(new eventSources.SqsEventSource(stateful[extra.queue].queue, { batchSize: extra.batchSize, reportBatchItemFailures: true }));
+      for (const queue of extra ? queuesOf(extra) : []) {
+        functions[name].function.addEventSource(new eventSources.SqsEventSource(stateful[queue].queue, { batchSize: extra!.batchSize, reportBatchItemFailures: true }));
+      }
     }
 
     const scheduled = HANDLER_NAMES.filter((name) => FUNCTIONS[name].trigger.kind === 'schedule');
@@ -240,8 +263,10 @@ export class BillingStatelessStack extends Stack {
       membershipsConsumer: functions['memberships-consumer'].function,
       eventsPublisher: functions['events-publisher'].function,
       collectionsRateMinutes: props.collectionsRateMinutes,
+      ...(props.reconciliationExceptionMaxAgeHours !== undefined ? { reconciliationExceptionMaxAgeHours: props.reconciliationExceptionMaxAgeHours } : {}),
       queues: {
-        'collections-dlq': stateful.collections.deadLetterQueue,
+        'collections-stripe-dlq': stateful.collectionsStripe.deadLetterQueue,
+        'collections-payments-dlq': stateful.collectionsPayments.deadLetterQueue,
         'balance-events-dlq': stateful.balanceEvents.deadLetterQueue,
         'retry-runs-dlq': stateful.retryRuns.deadLetterQueue,
         'reconciliation-dlq': stateful.reconciliation.deadLetterQueue,
@@ -259,7 +284,7 @@ export function functionNameFor(stage: string, name: HandlerName): string {
 /**
  * A stream's event source mapping, Kinesis or DynamoDB alike: from the oldest record, partial batch
  * failures, bisect on error, the manifest's retries, and a poison record leaves the shard after its
- * maximum age at the latest (its metadata to `onFailure`), never blocking it for good.
+ * maximum age at the latest (its metadata to `onFailure`, which it may only send to), never blocking it for good.
  */
 function streamMapping(
   trigger: { readonly batchSize: number; readonly retryAttempts: number; readonly maxRecordAgeHours: number },
@@ -272,8 +297,20 @@ function streamMapping(
     bisectBatchOnError: true,
     retryAttempts: trigger.retryAttempts,
     maxRecordAge: Duration.hours(trigger.maxRecordAgeHours),
-    onFailure: new eventSources.SqsDlq(onFailure),
+    onFailure,
   };
+}
+
+/**
+ * Reserved for the sum of its sources' caps, so other functions cannot starve it; a reserve below
+ * that sum would throttle what the caps allow (a synth check).
+ */
+function reserveForCaps(name: HandlerName, fn: lambda.Function, caps: number): void {
+  const cfn = fn.node.defaultChild as lambda.CfnFunction;
+  cfn.reservedConcurrentExecutions ??= caps;
+  if (typeof cfn.reservedConcurrentExecutions === 'number' && cfn.reservedConcurrentExecutions < caps) {
+    throw new Error(`${name}: reserved concurrency ${cfn.reservedConcurrentExecutions} is below the sum of its event sources' maximumConcurrency ${caps}`);
+  }
 }
 
 function pascalCase(id: string): string {

@@ -9,6 +9,8 @@ import { NACHA_RETURN_RATE_THRESHOLDS_PERCENT, RETURN_RATE_CLASSES, type ReturnR
 import type { HandlerName } from '../handlers.js';
 import { type AlarmTarget, notify } from './alarms.js';
 import { addBillingDayMonitoring } from './billing-day-monitoring.js';
+import { addReconciliationMonitoring, type ReconciliationAlarms } from './reconciliation-monitoring.js';
+import { DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS } from '../../src/domain/use-cases/reconciliation-gauges.js';
 
 /** The gauge the collections-job emits as EMF (docs/design.md, retry ladder), named where the emitter names it. */
 export const FAILING_SUBSCRIPTIONS_METRIC = { namespace: METRICS_NAMESPACE, metricName: METRIC_NAME } as const;
@@ -23,6 +25,8 @@ export interface BillingMonitoringProps extends AlarmTarget {
   readonly queues: Readonly<Record<string, sqs.IQueue>>;
   /** Hours of backlog ETA past which the billing-day alarm fires (default DEFAULT_BACKLOG_ETA_ALARM_HOURS). */
   readonly backlogEtaAlarmHours?: number;
+  /** RECONCILIATION_EXCEPTION_MAX_AGE_HOURS as the reconciliation-job is given it (default 72). */
+  readonly reconciliationExceptionMaxAgeHours?: number;
 }
 
 /** Error alarms per function, Kinesis iterator age, parked subscriptions, ACH return rates, and the billing dashboard. */
@@ -32,6 +36,7 @@ export class BillingMonitoring extends Construct {
   readonly eventsIteratorAgeAlarm: cloudwatch.Alarm;
   readonly parkedAlarm: cloudwatch.Alarm;
   readonly backlogEtaAlarm: cloudwatch.Alarm;
+  readonly reconciliationAlarms: ReconciliationAlarms;
   readonly returnRateAlarms = {} as Record<ReturnRateClass, cloudwatch.Alarm>;
   /** A processor refused our credentials: its circuit is open and collection on its rails waits (DESIGN 15). */
   readonly processorOutageAlarm: cloudwatch.Alarm;
@@ -214,6 +219,12 @@ export class BillingMonitoring extends Construct {
       dashboard: this.dashboard,
       period: gaugePeriod,
       ...(props.backlogEtaAlarmHours !== undefined ? { etaAlarmHours: props.backlogEtaAlarmHours } : {}),
+    });
+    this.reconciliationAlarms = addReconciliationMonitoring(this, {
+      stage,
+      alarmTopic: props.alarmTopic,
+      dashboard: this.dashboard,
+      maxAgeHours: props.reconciliationExceptionMaxAgeHours ?? DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS,
     });
   }
 }

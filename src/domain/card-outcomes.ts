@@ -1,7 +1,9 @@
 import { applyBillingEvent, historyRowOf, successorRecord, type IdGenerator } from './billing-record.js';
 import { dunningAfterDecline } from './dunning.js';
 import { classifyDecline, type DeclineDetails } from './declines.js';
-import type { StripeCard } from './instruments/instrument.js';
+import { cardDisputeHoldWrite, cardDisputeReleaseWrite } from './instruments/card-holds.js';
+import type { InstrumentWrite, StripeCard } from './instruments/instrument.js';
+import { heldNoteOf } from './instruments/returns.js';
 import type { BillingTransaction } from './ports/billing-ledger.js';
 import type { BillingStore } from './ports/billing-store.js';
 import type { Clock } from './ports/clock.js';
@@ -234,7 +236,8 @@ export function decideDisputeCreated(record: BillingRecord, input: DisputeCreate
     set: { payment_error: DISPUTED_PAYMENT_ERROR, card_disputed: true, updated_event: undefined },
   });
   delete after.updated_event;
-  return { kind: 'apply', after, tx: update(record, after) };
+  const hold = cardDisputeHoldWrite(record.user_id, record.instrument_id, { ...input, reference: `subscription:${record.subscription_id}` }, after.last_run_date);
+  return { kind: 'apply', after, tx: update(record, after, hold) };
 }
 
 export interface DisputeClosed extends PaymentIntentOutcome {
@@ -251,7 +254,7 @@ export function decideDisputeClosed(record: BillingRecord, input: DisputeClosed,
   if (record.card_disputed !== true) return { kind: 'ignore', reason: record.billing_status === 'COMPLETED' ? 'already_applied' : 'status' };
   if (!billingTransitions.allows(record.billing_status, 'DISPUTE_WON')) return { kind: 'ignore', reason: 'status' };
   const after = applyBillingEvent(record, 'DISPUTE_WON', now, { set: { payment_error: '', card_disputed: undefined } });
-  return { kind: 'apply', after, tx: update(record, after) };
+  return { kind: 'apply', after, tx: update(record, after, cardDisputeReleaseWrite(record.user_id, record.instrument_id)) };
 }
 
 /** An inquiry withdraws no funds: the period is flagged for operators, not failed (DESIGN 6.1). */
@@ -272,8 +275,9 @@ function disputeInquiry(record: BillingRecord, input: DisputeCreated, now: Date)
   return { kind: 'apply', after, tx: update(record, after), exception: 'dispute_inquiry' };
 }
 
-function update(read: BillingRecord, after: BillingRecord): BillingTransaction {
-  return { writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after)] };
+/** The period's write, and in the same transaction what it sets or lifts on the card (its audit row names a hold set). */
+function update(read: BillingRecord, after: BillingRecord, instruments?: InstrumentWrite): BillingTransaction {
+  return { writes: [{ kind: 'update', read, record: after }], history: [historyRowOf(after, heldNoteOf(instruments))], ...(instruments ? { instruments } : {}) };
 }
 
 /** As the attempt does: the period that just left PENDING opens the next one, unless it exists. */

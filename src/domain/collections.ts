@@ -1,7 +1,7 @@
 import * as z from './zod.js';
 import { lazySchema } from './lazy-schema.js';
 import { idSchema } from './ids.js';
-import { PROCESSOR_IDS } from './processor-budget.js';
+import { PROCESSOR_IDS, processorOfRail, type ProcessorId } from './processor-budget.js';
 import { formatInstant, instantSchema } from './time.js';
 import { paymentMethodSchema } from './records.js';
 
@@ -51,3 +51,12 @@ export function messageIdOf(message: CollectionMessage): string {
   return isLoanPaymentRetry(message) ? `loan-payment:${message.user_id}:${message.loan_id}:${message.payment_id}` : message.subscription_id;
 }
 
+
+/**
+ * The processor whose queue a message goes to (DESIGN 13). A loan payment is debited on the ACH or
+ * pinless rail, both the payments service's; a period without its rail written is an older card one.
+ */
+export function processorOfMessage(message: CollectionMessage): ProcessorId {
+  if (isLoanPaymentRetry(message)) return processorOfRail('ach');
+  return message.processor ?? processorOfRail(message.payment_method ?? 'card');
+}

@@ -1,7 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { CorruptItemError } from '../runtime/stored-items.js';
-import { collectionMessageSchema, isLoanPaymentRetry, type BillingPeriodMessage, type LoanPaymentRetryMessage } from '../domain/collections.js';
-import { ProcessorOutageError } from '../domain/errors.js';
+import { collectionMessageSchema, isLoanPaymentRetry, processorOfMessage, type BillingPeriodMessage, type LoanPaymentRetryMessage } from '../domain/collections.js';
+import { ProcessorOutageError, ProcessorThrottledError } from '../domain/errors.js';
 import { actedBy, scheduledActor } from '../domain/actors.js';
 import { runCollectionAttempt } from '../domain/use-cases/collect.js';
 import { retryLoanPayment } from '../domain/use-cases/retry-loan-payment.js';
@@ -26,7 +26,7 @@ export function createBatchWorkerHandler(deps: AppDeps) {
         logger.info({ user_id: message.user_id, outcome: 'not_presented', stopped_by: stops.stopped.reason, retry: false }, 'collection attempt');
         return false;
       }
-      if (isLoanPaymentRetry(message)) return loanRetry(deps, message, owner, logger);
+      if (isLoanPaymentRetry(message)) return loanRetry(deps, message, owner, logger, stops);
       const { user_id, subscription_id, billing_date, process } = message;
       if (await outageHolds(deps, message)) {
         logger.warn({ user_id, subscription_id, process, payment_method: message.payment_method, outcome: 'dropped_outage', retry: false }, 'collection attempt');
@@ -46,13 +46,14 @@ export function createBatchWorkerHandler(deps: AppDeps) {
   };
 }
 
-/** The batch's tokens by processor, from the messages that name theirs: one lease per processor per batch. */
+/** The batch's tokens by processor (loan retries' too): one lease per processor per batch. */
 function plannedTokens(event: SQSEvent): Partial<Record<ProcessorId, number>> {
   const planned: Partial<Record<ProcessorId, number>> = {};
   for (const record of event.Records) {
     const parsed = parseSqsBody(record, collectionMessageSchema);
-    const processor = parsed.ok && !isLoanPaymentRetry(parsed.body) ? parsed.body.processor : undefined;
-    if (processor) planned[processor] = (planned[processor] ?? 0) + 1;
+    if (!parsed.ok) continue;
+    const processor = processorOfMessage(parsed.body);
+    planned[processor] = (planned[processor] ?? 0) + 1;
   }
   return planned;
 }
@@ -86,7 +87,7 @@ async function outageHolds(deps: AppDeps, message: BillingPeriodMessage): Promis
  * payment is logged and reported as this message's failure, never repaired; the queue's
  * maxReceiveCount moves it to the DLQ, and the other messages of the batch proceed.
  */
-async function loanRetry(deps: AppDeps, message: LoanPaymentRetryMessage, owner: string, logger: Logger): Promise<boolean> {
+async function loanRetry(deps: AppDeps, message: LoanPaymentRetryMessage, owner: string, logger: Logger, stops: PresentingStops): Promise<boolean> {
   const ids = { user_id: message.user_id, loan_id: message.loan_id, payment_id: message.payment_id };
   try {
     const outcome = await retryLoanPayment(
@@ -115,6 +116,12 @@ async function loanRetry(deps: AppDeps, message: LoanPaymentRetryMessage, owner:
     if (error instanceof ProcessorOutageError) {
       // Our outage, not the payment's: it stays due in RETRY and the planner sends it again.
       logger.warn({ ...ids, outcome: 'dropped_outage', service: error.service, retry: false }, 'loan payment retry');
+      return false;
+    }
+    if (error instanceof ProcessorThrottledError) {
+      // Throttled is not a failure (DESIGN 13): nothing written, the payment stays due in RETRY, nothing more presented.
+      stops.stop({ processor: error.processor, reason: 'throttled' });
+      logger.info({ ...ids, outcome: 'throttled', retry: false }, 'loan payment retry');
       return false;
     }
     if (error instanceof CorruptItemError) {

@@ -1,18 +1,17 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { addAchRateCounts, returnRates, returnRateWindow } from '../domain/ach-return-rates.js';
-import { messageIdOf, type CollectionMessage } from '../domain/collections.js';
+import type { CollectionMessage } from '../domain/collections.js';
 import { planCollections, type CollectionsSummary } from '../domain/use-cases/plan-collections.js';
 import { sweepHeldPeriods } from '../domain/use-cases/release-held.js';
 import { actedBy, SYSTEM_ACTORS } from '../domain/actors.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { DEFAULT_INTERVAL_SECONDS, runPacedCollections, type PacedSummary } from './collections-paced.js';
 import { RAILS } from '../manifest/index.js';
+import { sendToCollectionQueues } from './shared/collection-queues.js';
 
 export type { CollectionsSummary } from '../domain/use-cases/plan-collections.js';
 export type { PacedSummary } from './collections-paced.js';
 
-/** SendMessageBatch takes at most ten entries. */
-const SQS_BATCH = 10;
 /** Stop reading new pages this long before the Lambda deadline: one page plus its sends must fit. */
 export const DEADLINE_SAFETY_MS = 30_000;
 
@@ -72,13 +71,7 @@ export function createCollectionsJobHandler(deps: AppDeps, options: CollectionsJ
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
       shouldContinue: () => remainingMs() > safety,
       railBlocked: (rail) => blocked.get(rail) === true,
-      send: async (messages: readonly CollectionMessage[]) => {
-        for (let i = 0; i < messages.length; i += SQS_BATCH) {
-          await deps.collectionsQueue.sendBatch(
-            messages.slice(i, i + SQS_BATCH).map((m) => ({ id: messageIdOf(m), body: JSON.stringify(m) })),
-          );
-        }
-      },
+      send: (messages: readonly CollectionMessage[]) => sendToCollectionQueues(deps.collectionQueues, messages.map((message) => ({ message }))),
     });
     const [{ summary, failing }, [dunning, subscriptionCounts, loanCounts]] = await Promise.all([plan, gauges]);
 

@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { backlogEtaMinutes, nextQuotaFactor, PLAN_MARGIN_SECONDS, quotaOf } from '../domain/billing-day.js';
-import { loanRetryMessage, messageIdOf } from '../domain/collections.js';
+import { backlogEtaMinutes, delaySecondsOf, nextQuotaFactor, PLAN_MARGIN_SECONDS, quotaOf } from '../domain/billing-day.js';
+import { loanRetryMessage } from '../domain/collections.js';
 import type { ProcessorBudgetStore } from '../domain/ports/processor-budget.js';
-import { PROCESSOR_IDS, scheduledRate, type ProcessorBudgetSettings, type ProcessorId } from '../domain/processor-budget.js';
+import { PROCESSOR_IDS, processorOfRail, scheduledRate, type ProcessorBudgetSettings, type ProcessorId } from '../domain/processor-budget.js';
 import { planPaced, type ProcessorQuota } from '../domain/use-cases/plan-paced.js';
 import type { CollectionsSummary, FailingCounts } from '../domain/use-cases/plan-collections.js';
 import { formatInstant } from '../domain/time.js';
 import type { AppDeps } from '../runtime/deps.js';
+import { sendToCollectionQueues } from './shared/collection-queues.js';
 
 /** The lease that keeps the planner single-flight (DESIGN 13): an overlapping or duplicated run exits at once. */
 export const PLANNER_LEASE_KEY = 'collections-job:planner';
+/** Loan payments are debited on the ACH and pinless rails, both the payments service's. */
+const LOAN_PROCESSOR: ProcessorId = processorOfRail('ach');
 /** The schedule's interval when no setting names it (the CDK default, 15 minutes). */
 export const DEFAULT_INTERVAL_SECONDS = 900;
 
@@ -74,48 +77,70 @@ export async function runPacedCollections(deps: AppDeps, options: PacedRunOption
 }
 
 async function planUnderLease(deps: AppDeps, options: PacedRunOptions, startMs: number): Promise<{ summary: PacedSummary; failing: FailingCounts }> {
-  const depth = (await deps.collectionsQueue.depth?.()) ?? 0;
+  // Each processor's queue holds only its own messages (DESIGN 13): what is still there comes off its quota.
+  const inQueue = await Promise.all(PROCESSOR_IDS.map(async (p) => (await deps.collectionQueues[p].depth?.()) ?? 0));
   const feedback = await Promise.all(PROCESSOR_IDS.map((p) => options.store.updateQuotaFactor(p, nextQuotaFactor)));
   const rates = PROCESSOR_IDS.map((p) => scheduledRate(options.budget, p));
-  const full = PROCESSOR_IDS.map((_, i) => quotaOf({ rate: rates[i]!, intervalSeconds: options.intervalSeconds, marginSeconds: PLAN_MARGIN_SECONDS, factor: feedback[i]!.factor, inQueue: 0 }));
-  const total = full.reduce((a, b) => a + b, 0);
-  // One queue holds both processors' messages: its depth is split in proportion to their quotas.
-  const inQueue = full.map((q) => (total > 0 ? Math.round((depth * q) / total) : 0));
-  const quotas: ProcessorQuota[] = PROCESSOR_IDS.map((processor, i) => ({ processor, quota: Math.max(0, full[i]! - inQueue[i]!), rate: rates[i]!, queued: inQueue[i]! }));
+  const full = PROCESSOR_IDS.map((_, i) => quotaOf({ rate: rates[i]!, intervalSeconds: options.intervalSeconds, marginSeconds: PLAN_MARGIN_SECONDS, factor: feedback[i]!.factor, inQueue: inQueue[i]! }));
   const shouldContinue = () => options.remainingMs() > options.safetyMs;
-  const [{ summary, byProcessor, failing }, loans] = await Promise.all([
-    planPaced(deps, {
-      quotas,
-      elapsedMs: () => deps.wallClock.now().getTime() - startMs,
-      ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
-      shouldContinue,
-      send: (_processor, messages) => deps.collectionsQueue.sendBatch(messages.map((m) => ({ id: messageIdOf(m.message), body: JSON.stringify(m.message), delaySeconds: m.delaySeconds }))),
-    }),
-    sendDueLoanRetries(deps, shouldContinue, options.pageSize),
-  ]);
+  const elapsedMs = () => deps.wallClock.now().getTime() - startMs;
+  // Loan retries are the payments service's requests too: they take the first slots of its quota, paced like periods.
+  const payments = PROCESSOR_IDS.indexOf(LOAN_PROCESSOR);
+  const loans = await sendDueLoanRetries(deps, { quota: full[payments]!, rate: rates[payments]!, elapsedMs, shouldContinue, ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}) });
+  const quotas: ProcessorQuota[] = PROCESSOR_IDS.map((processor, i) => ({
+    processor,
+    quota: i === payments ? full[i]! - loans.enqueued : full[i]!,
+    rate: rates[i]!,
+    // Its messages still queued: the head's due periods are passed over this many times (most likely theirs).
+    queued: inQueue[i]!,
+    ...(i === payments ? { firstSlot: loans.enqueued } : {}),
+  }));
+  const { summary, byProcessor, failing } = await planPaced(deps, {
+    quotas,
+    elapsedMs,
+    ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
+    shouldContinue,
+    send: (_processor, messages) => sendToCollectionQueues(deps.collectionQueues, messages),
+  });
   const by: Partial<Record<ProcessorId, ProcessorRunSummary>> = {};
   let eta = 0;
   PROCESSOR_IDS.forEach((processor, i) => {
     const plan = byProcessor[processor]!;
-    const backlog = inQueue[i]! + plan.enqueued + plan.deferred;
-    by[processor] = { quota: plan.quota, enqueued: plan.enqueued, deferred: plan.deferred, in_queue: inQueue[i]!, throttled: feedback[i]!.throttled, factor: feedback[i]!.factor, backlog };
+    const own = i === payments ? loans : { enqueued: 0, deferred: 0 };
+    const [enqueued, deferred] = [plan.enqueued + own.enqueued, plan.deferred + own.deferred];
+    const backlog = inQueue[i]! + enqueued + deferred;
+    by[processor] = { quota: full[i]!, enqueued, deferred, in_queue: inQueue[i]!, throttled: feedback[i]!.throttled, factor: feedback[i]!.factor, backlog };
     eta = Math.max(eta, backlogEtaMinutes(backlog, rates[i]!));
   });
   deps.metrics.dueBacklog(Object.fromEntries(PROCESSOR_IDS.map((p) => [p, by[p]!.backlog])), eta);
-  summary.enqueued += loans;
-  summary.loan_retries_enqueued = loans;
+  summary.enqueued += loans.enqueued;
+  summary.loan_retries_enqueued = loans.enqueued;
   return { summary: { ...summary, planner: 'paced', by_processor: by, backlog_eta_minutes: eta }, failing };
 }
 
-/** The due loan payment retries (DESIGN 2.7), sent as the unpaced planner sends them: few, and each takes its token. */
-async function sendDueLoanRetries(deps: AppDeps, shouldContinue: () => boolean, pageSize?: number): Promise<number> {
+interface LoanRetryPlan {
+  readonly quota: number;
+  readonly rate: number;
+  readonly elapsedMs: () => number;
+  readonly shouldContinue: () => boolean;
+  readonly pageSize?: number;
+}
+
+/**
+ * The due loan payment retries (DESIGN 2.7), at most the quota, message i delayed to the run's
+ * start + i / rate as the periods are; what is over the quota stays due for the next run.
+ */
+async function sendDueLoanRetries(deps: AppDeps, plan: LoanRetryPlan): Promise<{ enqueued: number; deferred: number }> {
   const now = deps.clock.now();
-  let sent = 0;
-  for await (const due of deps.payments.streamDueRetries(formatInstant(now), pageSize !== undefined ? { pageSize } : {})) {
-    const messages = due.map((d) => loanRetryMessage(d, now));
-    if (messages.length > 0) await deps.collectionsQueue.sendBatch(messages.map((m) => ({ id: messageIdOf(m), body: JSON.stringify(m) })));
-    sent += messages.length;
-    if (!shouldContinue()) break;
+  let enqueued = 0;
+  let deferred = 0;
+  for await (const due of deps.payments.streamDueRetries(formatInstant(now), plan.pageSize !== undefined ? { pageSize: plan.pageSize } : {})) {
+    const room = Math.max(0, plan.quota - enqueued);
+    const outgoing = due.slice(0, room).map((d, i) => ({ message: loanRetryMessage(d, now), delaySeconds: delaySecondsOf(enqueued + i, plan.rate, plan.elapsedMs()) }));
+    await sendToCollectionQueues(deps.collectionQueues, outgoing);
+    enqueued += outgoing.length;
+    deferred += due.length - outgoing.length;
+    if (deferred > 0 || !plan.shouldContinue()) break;
   }
-  return sent;
+  return { enqueued, deferred };
 }

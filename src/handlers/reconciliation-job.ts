@@ -3,13 +3,14 @@ import { ConfigError } from '../runtime/config.js';
 import type { ReconciliationRun } from '../domain/ports/reconciliation.js';
 import type { PaymentMethod } from '../domain/records.js';
 import { continuationSchema, RAILS_RECONCILED, reconciliationRequestSchema, type Continuation } from '../domain/reconciliation/request.js';
+import { DEFAULT_RECONCILIATION_MARGIN_SECONDS } from '../domain/reconciliation/checkpoint.js';
 import { safeParseCold } from '../domain/lazy-schema.js';
 import { runReconciliation, shiftDay, type ReconcileDeps, type RunOutcome, type TimeLeft } from '../domain/use-cases/reconcile-day.js';
+import { DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS, reconciliationGauge } from '../domain/use-cases/reconciliation-gauges.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { limitedReport } from '../runtime/processor-limiter.js';
 
-/** How long before its timeout an invocation hands a run over, unless RECONCILIATION_MARGIN_SECONDS says otherwise. */
-export const DEFAULT_RECONCILIATION_MARGIN_MS = 60_000;
+export const DEFAULT_RECONCILIATION_MARGIN_MS = DEFAULT_RECONCILIATION_MARGIN_SECONDS * 1000;
 
 export interface ReconciliationJobResult {
   readonly runs: ReconciliationRun[];
@@ -37,11 +38,12 @@ export function createReconciliationJobHandler(deps: AppDeps): ReconciliationJob
     const ports = reconcileDepsOf(deps);
     const margin = deps.settings.reconciliationMarginMs ?? DEFAULT_RECONCILIATION_MARGIN_MS;
     const timeLeft: TimeLeft = context ? () => context.getRemainingTimeInMillis() < margin : () => false;
-    const report = (request: Continuation, outcome: RunOutcome): void => {
+    const report = async (request: Continuation, outcome: RunOutcome): Promise<void> => {
       if (outcome.kind === 'completed') {
         const { run } = outcome;
         logger.info({ date: run.date, rail: run.rail, exceptions: run.exception_ids.length, new_exceptions: outcome.created.length, gross_drift_cents: run.gross_drift_cents }, 'reconciliation run completed');
-        deps.metrics.reconciliation?.({ rail: run.rail, grossDriftCents: run.gross_drift_cents, openExceptions: run.exception_ids.length });
+        // The rail's open exceptions of every day, not only this run's (DESIGN 14).
+        deps.metrics.reconciliation?.(await reconciliationGauge(ports, run, deps.settings.reconciliationExceptionMaxAgeHours ?? DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS));
       } else if (outcome.kind === 'continued') logger.info({ date: request.date, rail: request.rail, step: outcome.next.step }, 'reconciliation run handed over to its continuation');
       else logger.info({ date: request.date, rail: request.rail, step: request.step, reason: outcome.reason }, 'reconciliation continuation skipped');
     };
@@ -56,7 +58,8 @@ export function createReconciliationJobHandler(deps: AppDeps): ReconciliationJob
           continue;
         }
         try {
-          report(parsed.data, await runReconciliation(ports, parsed.data, timeLeft));
+          const redelivered = Number(record.attributes?.ApproximateReceiveCount ?? '1') > 1;
+          await report(parsed.data, await runReconciliation(ports, parsed.data, timeLeft, redelivered));
         } catch (error) {
           logger.error({ err: error, date: parsed.data.date, rail: parsed.data.rail, step: parsed.data.step }, 'reconciliation continuation failed');
           batchItemFailures.push({ itemIdentifier: record.messageId });
@@ -74,7 +77,7 @@ export function createReconciliationJobHandler(deps: AppDeps): ReconciliationJob
       try {
         // Out of time before this rail starts: its run starts in a continuation of its own.
         const outcome = context && timeLeft() ? await startLater(ports, request) : await runReconciliation(ports, request, timeLeft);
-        report(request, outcome);
+        await report(request, outcome);
         if (outcome.kind === 'completed') result.runs.push(outcome.run);
         else if (outcome.kind === 'continued') result.continued.push(rail);
       } catch (error) {

@@ -1,7 +1,7 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import type { CollectionsSummary } from '../domain/use-cases/plan-collections.js';
 import { formatInstant } from '../domain/time.js';
-import type { QueueId } from '../manifest/index.js';
+import { COLLECTION_QUEUE_IDS, type QueueId } from '../manifest/index.js';
 import type { QueueMessage, QueuePort } from '../runtime/deps.js';
 import type { Logger } from '../runtime/logger.js';
 import type { AchPumpResult, AchSettlementPump } from './ach-pump.js';
@@ -11,8 +11,8 @@ import { lambdaContext, scheduledEvent, type FunctionName } from './lambda-shape
 import { emptyCounts, WRITTEN_OUTCOMES, type OutcomeCounts, type OutcomeTally } from './outcome-tally.js';
 import type { SqsDelivery, SqsEventSourceOptions } from './sqs-event-source.js';
 
-/** The queue a collections run fills and then waits on until its consumer received every message. */
-export const RUN_QUEUE: QueueId = 'collections';
+/** The queues a collections run fills (one per processor) and then waits on until their consumer received every message. */
+export const RUN_QUEUES: readonly QueueId[] = COLLECTION_QUEUE_IDS;
 /** How long a run waits for its messages to be delivered before it reports anyway. */
 const DRAIN_TIMEOUT_MS = 120_000;
 
@@ -117,7 +117,7 @@ interface ActiveRun {
 
 /**
  * A collections run, as `POST /local/collections/run` and the scheduler start it: the scheduled
- * function at the simulated now, then a wait until the consumer of RUN_QUEUE received every
+ * function at the simulated now, then a wait until the consumer of RUN_QUEUES received every
  * message the run enqueued (counting what its attempts wrote), then the ACH pump. One run at a
  * time, as one Lambda schedule would run them.
  */
@@ -151,7 +151,7 @@ export class CollectionsRun {
     return new ObservedQueue(queue, (messages) => this.active?.watch.expect(messages.map((m) => m.body)) ?? (() => undefined));
   }
 
-  /** Hooks for the event source of RUN_QUEUE: its writes and deliveries count toward the run. */
+  /** Hooks for the event sources of RUN_QUEUES: their writes and deliveries count toward the run. */
   consumerHooks(): Pick<SqsEventSourceOptions, 'around' | 'onDelivered'> {
     return {
       around: (fn) => (this.active ? this.deps.tally.run(this.active.counts, fn) : fn()),

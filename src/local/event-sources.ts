@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { PutRecordCommand } from '@aws-sdk/client-kinesis';
 import type { TableId } from '../adapters/dynamodb/table-definitions.js';
 import { createHandler, type TriggerHandlers } from '../functions/handler-factories.js';
-import { allFunctions, type FunctionName, type QueueId, type StreamId, type Trigger } from '../manifest/index.js';
+import { allFunctions, queuesOf, type FunctionName, type QueueId, type StreamId, type Trigger } from '../manifest/index.js';
 import type { Logger } from '../runtime/logger.js';
 import type { ScheduledHandler } from './collections-run.js';
 import { DynamoStreamEventSource, localDynamoStreamsClient } from './dynamodb-stream-event-source.js';
@@ -70,11 +70,12 @@ export async function startEventSources(input: EventSourcesInput): Promise<Local
     const handler = createHandler(name, input.functions.depsOf(name));
     if (trigger.kind === 'http') input.http[name] = handler as TriggerHandlers['http'];
     else if (trigger.kind === 'schedule') scheduled.push({ name, handler: handler as TriggerHandlers['schedule'] });
-    else if (trigger.kind === 'sqs') sqs.push(sqsSource(input, name, trigger, handler as TriggerHandlers['sqs']));
+    else if (trigger.kind === 'sqs') sqs.push(...queuesOf(trigger).map((queue) => sqsSource(input, name, queue, trigger.batchSize, handler as TriggerHandlers['sqs'])));
     else if (trigger.kind === 'kinesis') kinesis.push({ stream: trigger.stream, source: kinesisSource(input, name, trigger, handler as TriggerHandlers['kinesis']) });
     else tableStreams.push(tableStreamSource(input, streamsClient, name, trigger, handler as TriggerHandlers['dynamodb-stream']));
     // A queue consumed beside the trigger (the reconciliation-job's continuations).
-    if (manifest.alsoConsumes) sqs.push(sqsSource(input, name, manifest.alsoConsumes, handler as unknown as TriggerHandlers['sqs']));
+    const extra = manifest.alsoConsumes;
+    if (extra) sqs.push(...queuesOf(extra).map((queue) => sqsSource(input, name, queue, extra.batchSize, handler as unknown as TriggerHandlers['sqs'])));
   }
 
   // Started (and stopped, in reverse) by kind: the queue pollers, then the streams.
@@ -102,9 +103,10 @@ export async function startEventSources(input: EventSourcesInput): Promise<Local
   };
 }
 
-function sqsSource(input: EventSourcesInput, name: FunctionName, trigger: Extract<Trigger, { kind: 'sqs' }>, handler: TriggerHandlers['sqs']): SqsEventSource {
+/** One queue's poller: a function whose trigger names several queues has one per queue, as Lambda has one event source mapping each. */
+function sqsSource(input: EventSourcesInput, name: FunctionName, queue: QueueId, batchSize: number, handler: TriggerHandlers['sqs']): SqsEventSource {
   const { client, queues } = input.emulators.sqs;
-  return new SqsEventSource({ client, queue: queues[trigger.queue], functionName: name, handler, logger: input.logger, batchSize: trigger.batchSize, ...input.sqsHooks[trigger.queue] });
+  return new SqsEventSource({ client, queue: queues[queue], functionName: name, handler, logger: input.logger, batchSize, ...input.sqsHooks[queue] });
 }
 
 function kinesisSource(input: EventSourcesInput, name: FunctionName, trigger: Extract<Trigger, { kind: 'kinesis' }>, handler: TriggerHandlers['kinesis']): KinesisEventSource {

@@ -6,6 +6,7 @@ import type { ReconciliationEvents } from '../domain/ports/reconciliation.js';
 import { lazily } from './wiring/types.js';
 import {
   BUSES,
+  COLLECTION_QUEUES,
   FUNCTIONS,
   isFunctionName,
   QUEUES,
@@ -21,7 +22,7 @@ import {
   type ServiceId,
 } from '../manifest/index.js';
 import { systemClock, uuidIds } from './compose.js';
-import { apiAuthSettings, ConfigError, isPlaceholderSecret, loadBaseConfig, loadRequired, loadTableNames, serviceUrl, type BaseConfig } from './config.js';
+import { apiAuthSettings, personDebitLimitSetting, reconciliationSettings, ConfigError, isPlaceholderSecret, loadBaseConfig, loadRequired, loadTableNames, serviceUrl, type BaseConfig } from './config.js';
 import type { AppDeps, QueuePort } from './deps.js';
 import { functionDeps, notGranted, type SharedDeps } from './function-deps.js';
 import type { NeededAccess } from './grants.js';
@@ -61,7 +62,7 @@ export async function productionDeps(
   const base = loadBaseConfig(env);
   const tableNames = loadTableNames(env, tablesOf(manifest)) as Partial<TableNames>;
   const queueUrls = loadRequired(env, (manifest.sendsTo ?? []).map((id) => QUEUES[id].urlEnv)) as Urls;
-  const serviceUrls = loadRequired(env, (manifest.services ?? []).flatMap((id) => urlEnvOf(id) ?? [])) as Urls;
+  const serviceUrls = loadRequired(env, [...new Set((manifest.services ?? []).flatMap((id) => urlEnvsOf(id)))]) as Urls;
   for (const [name, url] of Object.entries(serviceUrls)) serviceUrl(name, url!);
   const secretOf = await loadSecrets(manifest, env, base.DYNAMO_REGION, wiring);
   // Only dev goes live with the stack's placeholders; any other stage refuses to start on one.
@@ -92,6 +93,8 @@ export async function productionDeps(
       ...intervalSetting(env),
       ...reconciliationMargin(env),
       ...apiAuthSettings(env),
+      ...reconciliationSettings(env),
+      ...(manifest.settings?.includes('PERSON_DAILY_DEBIT_LIMIT_CENTS') ? { personDailyDebitLimitCents: personDebitLimitSetting(env) } : {}),
     },
     ...(cardPayments ? { cardPayments } : {}),
     ...reconciliationPorts(name, manifest, env, base, clients),
@@ -125,8 +128,10 @@ function reconciliationPorts(name: FunctionName, manifest: FunctionManifest, env
   return { processorReports: reports, reconciliationEvents: events };
 }
 
-function urlEnvOf(id: ServiceId): string | undefined {
-  return (SERVICES[id] as ServiceEntry).urlEnv;
+/** A service's base URL and its token endpoint's, each an `https:` URL at cold start. */
+function urlEnvsOf(id: ServiceId): string[] {
+  const { urlEnv, tokenUrlEnv } = SERVICES[id] as ServiceEntry;
+  return [urlEnv, tokenUrlEnv].filter((name): name is string => name !== undefined);
 }
 
 /** The function's secrets, each read once: by value from the environment, or by ARN through Secrets Manager. */
@@ -144,8 +149,9 @@ async function loadSecrets(manifest: FunctionManifest, env: NodeJS.ProcessEnv, r
 function serviceClients(manifest: FunctionManifest, wiring: Wiring, urls: Urls, secret: (id: SecretId) => string): Partial<Record<ServiceId, ServiceClients>> {
   return Object.fromEntries(
     (manifest.services ?? []).map((id) => {
-      const urlEnv = urlEnvOf(id);
-      return [id, wiring.services![id]!({ url: urlEnv ? urls[urlEnv]! : '', secret })];
+      const { urlEnv, tokenUrlEnv } = SERVICES[id] as ServiceEntry;
+      const granted = (secretId: SecretId) => (manifest.secrets ?? []).includes(secretId);
+      return [id, wiring.services![id]!({ url: urlEnv ? urls[urlEnv]! : '', ...(tokenUrlEnv ? { tokenUrl: urls[tokenUrlEnv]! } : {}), secret, granted })];
     }),
   );
 }
@@ -156,11 +162,12 @@ function provided<K extends keyof ServiceClients>(clients: Partial<Record<Servic
 }
 
 /** The queues it sends to, through the SQS wiring; the others throw on use. */
-function queues(name: FunctionName, base: BaseConfig, urls: Urls, wiring: Wiring): Pick<SharedDeps, 'collectionsQueue' | 'balanceEventsQueue' | 'retryRunsQueue' | 'reconciliationQueue'> {
+function queues(name: FunctionName, base: BaseConfig, urls: Urls, wiring: Wiring): Pick<SharedDeps, 'collectionQueues' | 'balanceEventsQueue' | 'retryRunsQueue' | 'reconciliationQueue'> {
   const sender = wiring.sqs?.({ region: base.DYNAMO_REGION, endpoint: base.SQS_ENDPOINT });
   const queue = (id: QueueId): QueuePort => {
     const url = urls[QUEUES[id].urlEnv];
     return url && sender ? sender(url) : notGranted<QueuePort>(`the ${id} queue`, name);
   };
-  return { collectionsQueue: queue('collections'), balanceEventsQueue: queue('balanceEvents'), retryRunsQueue: queue('retryRuns'), reconciliationQueue: queue('reconciliation') };
+  const collectionQueues = { stripe: queue(COLLECTION_QUEUES.stripe), payments: queue(COLLECTION_QUEUES.payments) };
+  return { collectionQueues, balanceEventsQueue: queue('balanceEvents'), retryRunsQueue: queue('retryRuns'), reconciliationQueue: queue('reconciliation') };
 }

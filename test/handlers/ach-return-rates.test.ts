@@ -140,7 +140,7 @@ describe('ACH return-rate gauges (collections-job)', () => {
     );
     expect(out.Items!.length).toBeGreaterThan(0);
     expect(out.Items!.length).toBeLessThanOrEqual(2 * ACH_RATE_COUNTER_SHARDS);
-    for (const item of out.Items!) expect(item.billing_date!.S).toMatch(/^DAY#2026-12-0[12]#\d{2}$/);
+    for (const item of out.Items!) expect(item.billing_date!.S).toMatch(/^DAY#2026-12-0[12]#\d{3}$/);
   });
 
   it('counts only the trailing 60 days: debits and returns of older days drop out', async () => {

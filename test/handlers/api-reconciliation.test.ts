@@ -118,3 +118,29 @@ describe('POST /v1/reconciliation/exceptions/{id}/resolve', () => {
     expect((await theException()).resolution.resolution).toBe('written_off');
   });
 });
+
+describe('the reconciliation gauges (DESIGN 14)', () => {
+  it("emit the run's gross drift and the rail's open exceptions of every day, and count one as overdue past RECONCILIATION_EXCEPTION_MAX_AGE_HOURS", async () => {
+    const [record] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', amount_cents: 1500 }));
+    await runCollectionAttempt(app.depsFor('batch-worker'), { key: record, process: 'SCHEDULED', owner: `t-${randomUUID()}` });
+    const day = formatInstant(app.clock.now()).slice(0, 10);
+    report.inject({ kind: 'drop', date: day, user_id: record.user_id });
+    const job = (settings: Record<string, number>) => {
+      const deps = app.depsFor('reconciliation-job', { processorReports: { card: report, ach: report, pinless: report }, reconciliationEvents: quiet });
+      return createReconciliationJobHandler({ ...deps, settings: { ...deps.settings, ...settings } });
+    };
+    const achGauge = () => app.metrics.reconciliationGauges.filter((g) => g.rail === 'ach').at(-1);
+
+    await job({})({ date: day, rails: ['ach'] });
+    expect(achGauge()).toEqual({ rail: 'ach', grossDriftCents: 1500, openExceptions: 1, overdueExceptions: 0 });
+
+    // A day later, a clean day's run still counts the open exception, now past a 12-hour setting.
+    const restore = formatInstant(app.clock.now());
+    app.clock.set(formatInstant(new Date(app.clock.now().getTime() + 86_400_000)));
+    await job({ reconciliationExceptionMaxAgeHours: 12 })({ date: '2001-01-01', rails: ['ach'] });
+    expect(achGauge()).toEqual({ rail: 'ach', grossDriftCents: 0, openExceptions: 1, overdueExceptions: 1 });
+    await job({})({ date: '2001-01-01', rails: ['ach'] });
+    expect(achGauge()?.overdueExceptions).toBe(0);
+    app.clock.set(restore);
+  });
+});

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoProcessorBudgetStore } from '../../src/adapters/dynamodb/processor-budget-store.js';
 import type { BillingPeriodMessage } from '../../src/domain/collections.js';
@@ -73,6 +74,27 @@ describe('batch-worker: a throttled answer is not a failure (DESIGN 13)', () => 
     expect(processor.presented.length).toBeLessThan(10);
     // Every message not collected is counted for the planner: the throttled and the not presented.
     expect(await store.throttledTotal('payments')).toBe(reportedBefore + 8);
+  });
+
+  it('a throttled loan payment retry is done, not failed: nothing written, still due in RETRY, counted for the planner', async () => {
+    const app = await createTestApp({ label: 'bw-loan-throttle', now: NOW, processor: throttlingAfter(0), settings: { processorBudget: { perSecond: { stripe: 1000, payments: 1000 }, personShare: 0.1 } } });
+    const store = new DynamoProcessorBudgetStore(app.db.client, app.db.tables.locks);
+    const loans = Array.from({ length: 3 }, (_, i) => ({
+      loc_user_id: `user-${randomUUID()}`, loc_loan_id: 'loan-th', loc_payment_id: `pay-th${i}`, loc_amount: 700, loc_payment_method: 'ach' as const, loc_account_last_four: '6789',
+      loc_status: 'RETRY' as const, loc_process: 'AUTO' as const, loc_payment_attempts: 1, loc_confirmation_id: `conf-th${i}`, loc_decline_code: 'insufficient_funds',
+      loc_decline_class: 'retry_later' as const, loc_update_reason: 'declined', loc_first_declined_at: at(-24 * HOUR), loc_next_attempt_at: at(-HOUR),
+      loc_created_date: at(-48 * HOUR), loc_last_updated: at(-24 * HOUR), version: 1,
+    }));
+    for (const loan of loans) await app.deps.payments.create(loan, { actor: 'test', reason: 'fixture' });
+    const before = await Promise.all(loans.map((l) => app.deps.payments.get(l.loc_user_id, l.loc_loan_id, l.loc_payment_id)));
+    const messages = loans.map((l) => sqsRecord({ kind: 'loan_payment_retry', user_id: l.loc_user_id, loan_id: l.loc_loan_id, payment_id: l.loc_payment_id, enqueued_at: at(0) }));
+
+    const response = await createBatchWorkerHandler(app.depsFor('batch-worker'))(sqsEvent(messages), lambdaContext());
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    const after = await Promise.all(loans.map((l) => app.deps.payments.get(l.loc_user_id, l.loc_loan_id, l.loc_payment_id)));
+    expect(after).toEqual(before);
+    expect(await store.throttledTotal('payments')).toBe(3);
   });
 
   it('leases the batch tokens of each processor in one request', async () => {

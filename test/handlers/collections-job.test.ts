@@ -63,6 +63,18 @@ describe('collections-job', () => {
     expect(app.collectionsQueue.sent.map((m) => m.id).sort()).toEqual(bodies.map((b) => b.subscription_id).sort());
   });
 
+  it("sends each due record to its processor's queue (DESIGN 13): card to stripe's, ACH and pinless to the payments service's", async () => {
+    const card = makeRecord({ billing_date: at(-HOUR), payment_method: 'card' });
+    const ach = makeRecord({ billing_date: at(-HOUR), payment_method: 'ach' });
+    const pinless = makeRecord({ billing_date: at(-HOUR), payment_method: 'pinless' });
+    await seedRecords(app, card, ach, pinless);
+
+    await createCollectionsJobHandler(app.depsFor('collections-job'))(scheduledEvent(NOW));
+
+    expect(app.collectionQueues.stripe.bodies<CollectionMessage>().map((b) => b.subscription_id)).toEqual([card.subscription_id]);
+    expect(app.collectionQueues.payments.bodies<CollectionMessage>().map((b) => b.subscription_id).sort()).toEqual([ach.subscription_id, pinless.subscription_id].sort());
+  });
+
   it('skips records waiting or parked on the failure ladder and reports them in the gauge', async () => {
     const d = at(-48 * HOUR);
     const waiting = makeRecord({ billing_date: d, ...liveFailure(d, 0, at(HOUR)) });
@@ -93,7 +105,8 @@ describe('collections-job', () => {
 
   it('sends at most ten messages per SendMessageBatch call', async () => {
     const calls: QueueMessage[][] = [];
-    const deps = { ...app.depsFor('collections-job'), collectionsQueue: { sendBatch: async (m: readonly QueueMessage[]) => void calls.push([...m]) } };
+    const recording = { sendBatch: async (m: readonly QueueMessage[]) => void calls.push([...m]) };
+    const deps = { ...app.depsFor('collections-job'), collectionQueues: { stripe: recording, payments: recording } };
     await seedRecords(app, ...Array.from({ length: 23 }, (_, i) => makeRecord({ billing_date: at(-HOUR - i) })));
 
     const summary = await createCollectionsJobHandler(deps, { pageSize: 100 })(scheduledEvent(NOW));

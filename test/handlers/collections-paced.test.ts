@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { DynamoProcessorBudgetStore } from '../../src/adapters/dynamodb/processor-budget-store.js';
 import { shardOf } from '../../src/adapters/dynamodb/sharding.js';
 import type { BillingPeriodMessage } from '../../src/domain/collections.js';
+import type { ProcessorId } from '../../src/domain/processor-budget.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { PLANNER_LEASE_KEY, type PacedSummary } from '../../src/handlers/collections-paced.js';
 import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
@@ -23,8 +24,8 @@ describe('the paced planner (DESIGN 13) on DynamoDB Local', () => {
     app = await createTestApp({ label: 'paced', now: NOW, statusShardCount: 4, settings: { processorBudget: BUDGET, collectionsIntervalSeconds: 15 } });
   });
 
-  const run = async (queue: RecordingQueue = app.collectionsQueue) =>
-    (await createCollectionsJobHandler(app.depsFor('collections-job', { collectionsQueue: queue }))(scheduledEvent())) as PacedSummary;
+  const run = async (queues: Partial<Record<ProcessorId, RecordingQueue>> = {}) =>
+    (await createCollectionsJobHandler(app.depsFor('collections-job', { collectionQueues: { ...app.collectionQueues, ...queues } }))(scheduledEvent())) as PacedSummary;
 
   async function billingDay(perProcessor: number) {
     const cards = Array.from({ length: perProcessor }, () => makeRecord({ billing_date: at(-HOUR), payment_method: 'card' }));
@@ -56,30 +57,58 @@ describe('the paced planner (DESIGN 13) on DynamoDB Local', () => {
     expect(app.metrics.backlogs.at(-1)?.backlog.stripe).toBeGreaterThanOrEqual(30);
   });
 
-  it('subtracts what is still queued from the quota', async () => {
+  it("sends each processor's messages to its own queue", async () => {
+    await billingDay(5);
+    await run();
+    expect(app.collectionQueues.stripe.bodies<BillingPeriodMessage>().map((m) => m.payment_method)).toEqual(Array(5).fill('card'));
+    expect(app.collectionQueues.payments.bodies<BillingPeriodMessage>().map((m) => m.payment_method)).toEqual(Array(5).fill('pinless'));
+  });
+
+  it("subtracts what is still in that processor's queue from its quota, and only from its", async () => {
     await billingDay(30);
-    const queue = new (class extends RecordingQueue {
-      async depth(): Promise<number> {
-        return 16;
-      }
-    })();
-    const summary = await run(queue);
-    expect(summary.by_processor.stripe).toMatchObject({ in_queue: 8, quota: 12, enqueued: 12 });
-    expect(summary.by_processor.payments).toMatchObject({ in_queue: 8, quota: 12, enqueued: 12 });
+    const queued = (n: number) =>
+      new (class extends RecordingQueue {
+        async depth(): Promise<number> {
+          return n;
+        }
+      })(app.collectionsQueue);
+    const summary = await run({ stripe: queued(16), payments: queued(3) });
+    expect(summary.by_processor.stripe).toMatchObject({ in_queue: 16, quota: 4, enqueued: 4 });
+    expect(summary.by_processor.payments).toMatchObject({ in_queue: 3, quota: 17, enqueued: 17 });
+  });
+
+  it("paces loan payment retries inside the payments quota: they take its first slots and the periods follow", async () => {
+    await billingDay(30);
+    for (let i = 0; i < 3; i++) {
+      const user = `user-${randomUUID()}`;
+      await app.deps.payments.create(
+        { loc_user_id: user, loc_loan_id: 'loan-p', loc_payment_id: `pay-p${i}`, loc_amount: 700, loc_payment_method: 'ach', loc_account_last_four: '6789', loc_status: 'RETRY', loc_process: 'AUTO', loc_payment_attempts: 1, loc_confirmation_id: `conf-p${i}`, loc_decline_code: 'insufficient_funds', loc_decline_class: 'retry_later', loc_update_reason: 'declined', loc_first_declined_at: at(-24 * HOUR), loc_next_attempt_at: at(-HOUR), loc_created_date: at(-48 * HOUR), loc_last_updated: at(-24 * HOUR), version: 1 },
+        { actor: 'test', reason: 'fixture' },
+      );
+    }
+    const summary = await run();
+    expect(summary.loan_retries_enqueued).toBe(3);
+    expect(summary.by_processor.payments).toMatchObject({ quota: 20, enqueued: 20 });
+    expect(summary.by_processor.stripe).toMatchObject({ quota: 20, enqueued: 20 });
+    const sent = app.collectionQueues.payments.sent.map((m) => ({ kind: (JSON.parse(m.body) as { kind?: string }).kind, delay: m.delaySeconds ?? 0 }));
+    expect(sent.slice(0, 3).map((m) => m.kind)).toEqual(['loan_payment_retry', 'loan_payment_retry', 'loan_payment_retry']);
+    // Message i of the payments service is due at the run's start + i / 2 s, loan retries and periods alike.
+    sent.forEach((m, i) => expect(m.delay).toBeLessThanOrEqual(Math.floor(i / 2)));
+    expect(sent.at(-1)!.delay).toBeGreaterThanOrEqual(Math.floor(19 / 2) - 2);
   });
 
   it('passes over as many due periods at the head as are still queued: a lagging worker gets no duplicates', async () => {
     await billingDay(30);
     const first = new RecordingQueue();
-    await run(first);
+    await run({ stripe: first });
     const head = first.sent.map((m) => JSON.parse(m.body) as BillingPeriodMessage).filter((b) => b.processor === 'stripe').map((b) => b.user_id);
-    // Eight of each processor's first messages are still queued (delayed or in flight) when the next run starts.
+    // Eight of the card processor's first messages are still in its queue (delayed or in flight) when the next run starts.
     const queue = new (class extends RecordingQueue {
       async depth(): Promise<number> {
-        return 16;
+        return 8;
       }
     })();
-    const summary = await run(queue);
+    const summary = await run({ stripe: queue });
     const sent = queue.sent.map((m) => JSON.parse(m.body) as BillingPeriodMessage).filter((b) => b.processor === 'stripe').map((b) => b.user_id);
     expect(summary.by_processor.stripe).toMatchObject({ in_queue: 8, quota: 12, enqueued: 12 });
     expect(sent).toEqual(head.slice(8, 20));

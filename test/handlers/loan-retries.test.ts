@@ -105,6 +105,9 @@ describe('loan payment retries (collections-job → batch-worker)', () => {
     const later = await seedRetry({ loc_next_attempt_at: at(HOUR) });
     const planned = await plannedFor(...due, later);
     expect(planned.map((m) => m.payment_id).sort()).toEqual(due.map((p) => p.loc_payment_id).sort());
+    // A loan payment is debited on the payments service's rails: its retry goes to that processor's queue.
+    expect(app.collectionQueues.payments.bodies<CollectionMessage>().filter((m) => m.kind === 'loan_payment_retry')).toHaveLength(app.collectionsQueue.bodies<CollectionMessage>().filter((m) => m.kind === 'loan_payment_retry').length);
+    expect(app.collectionQueues.stripe.bodies<CollectionMessage>().filter((m) => m.kind === 'loan_payment_retry')).toEqual([]);
 
     expect(await runWorker(...planned)).toEqual([]);
     for (const p of due) {

@@ -200,4 +200,22 @@ describe('issue 31 case 6: a card declined as lost is held across periods', () =
       fake.reply = route;
     }
   });
+
+  it('regression: a card already stored (no resolution) declined as lost is held too, and its decline counted for the ceilings', async () => {
+    const userId = newUserId();
+    const customerId = `cus_${userId.replace(/-/g, '')}`;
+    customers.set(customerId, customerOf(userId, customerId, { id: 'pm_stored', fingerprint: 'fp_stored' }));
+    await app.deps.instruments.write({ user_id: userId, stripe_card: { card: { customer: customerId, payment_method: 'pm_stored', fingerprint: 'fp_stored', brand: 'visa' }, replace: true } });
+    const [first] = await seedRecords(app, billingRecord(app, { user_id: userId, payment_method: 'card' }));
+    const lost = { status: 402, body: { error: { type: 'card_error', code: 'card_declined', decline_code: 'lost_card', message: 'Your card was declined.' } } };
+    fake.reply = (r) => (r.method === 'POST' && r.path === '/v1/payment_intents' && r.form.get('payment_method') === 'pm_stored' ? lost : route(r));
+    try {
+      expect(await runCollectionAttempt(app.deps, { key: first, process: 'SCHEDULED', owner })).toMatchObject({ kind: 'declined', record: { decline_class: 'do_not_retry' } });
+      const item = await app.deps.instruments.get(userId);
+      expect(item.holds['card:fp_stored']?.payment_method_required).toMatchObject({ rule: 'card.do_not_retry', set_by: { kind: 'decline', decline_code: 'lost_card' } });
+      expect(item.presentments['card:fp_stored']).toMatchObject([{ initiated: 'merchant', decline_class: 'do_not_retry' }]);
+    } finally {
+      fake.reply = route;
+    }
+  });
 });

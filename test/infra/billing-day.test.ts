@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { CfnResource } from 'aws-cdk-lib';
 import { BACKLOG_ETA_METRIC, DUE_BACKLOG_METRIC } from '../../src/adapters/metrics/emf.js';
 import { FUNCTIONS, type FunctionName } from '../../src/manifest/index.js';
 import { callsProcessorOf } from '../../src/runtime/processors.js';
@@ -6,7 +7,7 @@ import { eventSourceCap, IN_BATCH_PARALLELISM, PROCESSOR_P99_LATENCY_MS } from '
 import { USER_CONCURRENCY } from '../../src/handlers/shared/batch.js';
 import { resourcesOfType, synthBilling } from './support.js';
 
-const prod = synthBilling({ stage: 'prod', stripeBudgetPerSecond: 25, paymentsBudgetPerSecond: 40 });
+const prod = synthBilling({ stage: 'prod', stripeBudgetPerSecond: 25, paymentsBudgetPerSecond: 100 });
 const functionNamed = (name: string) => {
   const found = Object.values(resourcesOfType(prod.statelessTemplate, 'AWS::Lambda::Function')).find((f) => f.Properties?.FunctionName === name);
   if (!found) throw new Error(`no function ${name}`);
@@ -17,11 +18,10 @@ describe('billing day in the stacks (DESIGN 13)', () => {
   it('gives every function that calls a processor, and the planner, the budgets from the context', () => {
     for (const name of Object.keys(FUNCTIONS) as FunctionName[]) {
       const env = functionNamed(`prod-billing-${name}`).Environment.Variables;
-      // The reconciliation-job's report calls take no tokens yet (docs/design.md, "Not built yet").
-      const charges = (callsProcessorOf(FUNCTIONS[name], 'card') || callsProcessorOf(FUNCTIONS[name], 'ach')) && name !== 'reconciliation-job';
+      const charges = callsProcessorOf(FUNCTIONS[name], 'card') || callsProcessorOf(FUNCTIONS[name], 'ach');
       const budgeted = charges || name === 'collections-job';
       expect(env.STRIPE_BUDGET_PER_SECOND, name).toBe(budgeted ? '25' : undefined);
-      expect(env.PAYMENTS_BUDGET_PER_SECOND, name).toBe(budgeted ? '40' : undefined);
+      expect(env.PAYMENTS_BUDGET_PER_SECOND, name).toBe(budgeted ? '100' : undefined);
       expect(env.PROCESSOR_PERSON_SHARE, name).toBe(budgeted ? '0.1' : undefined);
     }
     expect(functionNamed('prod-billing-collections-job').Environment.Variables.COLLECTIONS_INTERVAL_SECONDS).toBe('900');
@@ -35,11 +35,20 @@ describe('billing day in the stacks (DESIGN 13)', () => {
     expect((worker?.Properties as { Environment: { Variables: Record<string, unknown> } }).Environment.Variables).toMatchObject({ STRIPE_BUDGET_PER_SECOND: '20', PAYMENTS_BUDGET_PER_SECOND: '20' });
   });
 
-  it('caps the collections event source at max(2, ceil(budget x p99 / in-batch parallelism) + 1), and the parallelism is the worker\'s', () => {
-    // (25 + 40) requests/s x 0.38 s / 8 in flight = 3.09 -> 4 + 1.
-    prod.statelessTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 5 } });
-    // The batch-worker's reserved concurrency covers its source's cap.
-    expect(functionNamed('prod-billing-batch-worker')).toMatchObject({ ReservedConcurrentExecutions: 5 });
+  it("gives each processor's collections queue its own event source on the batch-worker, capped at max(2, ceil(budget x p99 / in-batch parallelism) + 1)", () => {
+    const mappings = Object.values(resourcesOfType(prod.statelessTemplate, 'AWS::Lambda::EventSourceMapping')).map((m) => m.Properties as Record<string, unknown>);
+    const capOf = (queue: 'collectionsStripe' | 'collectionsPayments') => {
+      const id = prod.stateful.getLogicalId(prod.stateful[queue].queue.node.defaultChild as CfnResource);
+      const found = mappings.filter((m) => JSON.stringify(m.EventSourceArn).includes(id));
+      expect(found, queue).toHaveLength(1);
+      expect(JSON.stringify(found[0]!.FunctionName)).toMatch(/BatchWorker/);
+      return (found[0]!.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency;
+    };
+    // stripe: 25 requests/s x 0.38 s / 8 in flight = 1.19 -> 2 + 1; payments: 100 x 0.38 / 8 = 4.75 -> 5 + 1.
+    expect(capOf('collectionsStripe')).toBe(3);
+    expect(capOf('collectionsPayments')).toBe(6);
+    // The batch-worker's reserved concurrency covers the sum of its sources' caps.
+    expect(functionNamed('prod-billing-batch-worker')).toMatchObject({ ReservedConcurrentExecutions: 9 });
     expect(eventSourceCap(40, PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM)).toBe(3);
     expect(eventSourceCap(2, 380, 8)).toBe(2);
     expect(IN_BATCH_PARALLELISM).toBe(USER_CONCURRENCY);

@@ -81,6 +81,20 @@ describe('SQS event sources', () => {
     });
     expect(queue.Properties?.VisibilityTimeout).toBeGreaterThanOrEqual(6 * fn.props.Timeout);
   });
+
+  it('reconciliation-job consumes its continuations one message at a time, beside its daily schedule, and may send to that queue', () => {
+    const fn = functionNamed('prod-billing-reconciliation-job');
+    const [queueLogicalId, queue] = statefulQueue('prod-reconciliation');
+    prod.statelessTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: fn.logicalId },
+      EventSourceArn: { 'Fn::ImportValue': Match.stringLikeRegexp(queueLogicalId) },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: 1,
+    });
+    expect(queue.Properties?.VisibilityTimeout).toBeGreaterThanOrEqual(6 * fn.props.Timeout);
+    prod.statelessTemplate.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'cron(0 6 * * ? *)' });
+    expect(fn.props.Environment.Variables.RECONCILIATION_QUEUE_URL).toBeDefined();
+  });
 });
 
 describe('Kinesis event source', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { CfnResource } from 'aws-cdk-lib';
 import { HANDLER_NAMES } from '../../lib/handlers.js';
 import type { TableId } from '../../src/adapters/dynamodb/table-definitions.js';
-import { FUNCTIONS, type FunctionManifest, type TableGrant } from '../../src/manifest/index.js';
+import { FUNCTIONS, queuesOf, type FunctionManifest, type TableGrant } from '../../src/manifest/index.js';
 import { actionsOf, permissionsOf, referencedIds, synthBilling } from './support.js';
 
 /**
@@ -20,9 +20,11 @@ const tableIds = Object.fromEntries(
   Object.entries(prod.stateful.tables).map(([id, table]) => [id, logicalId(table)]),
 ) as Record<TableId, string>;
 const queueIds = {
-  collections: logicalId(prod.stateful.collections.queue),
+  collectionsStripe: logicalId(prod.stateful.collectionsStripe.queue),
+  collectionsPayments: logicalId(prod.stateful.collectionsPayments.queue),
   balanceEvents: logicalId(prod.stateful.balanceEvents.queue),
   retryRuns: logicalId(prod.stateful.retryRuns.queue),
+  reconciliation: logicalId(prod.stateful.reconciliation.queue),
   membershipsFailures: logicalId(prod.stateful.membershipsFailures),
   eventsFailures: logicalId(prod.stateful.eventsFailures),
 };
@@ -117,16 +119,17 @@ describe.each(HANDLER_NAMES)('%s execution role', (name) => {
     if (trigger.kind === 'kinesis' || trigger.kind === 'dynamodb-stream') expected.push(ON_FAILURE[trigger.kind]);
     expect(sends.flatMap((s) => referencedIds(s, queueIds)).sort()).toEqual(expected.sort());
     for (const statement of sends) {
-      // The on-failure destination's grant adds the attribute reads CDK's SqsDlq asks for.
-      const onFailure = referencedIds(statement, queueIds).some((id) => Object.values(ON_FAILURE).includes(id as never));
-      expect(actionsOf(statement).sort()).toEqual(onFailure ? ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'] : ['sqs:SendMessage']);
+      // The on-failure destination too: Lambda only sends to it (no attribute reads, as CDK's SqsDlq would grant).
+      // A queue whose depth the function reads (the paced planner's) adds GetQueueAttributes, on that queue only.
+      const readsDepth = referencedIds(statement, queueIds).every((id) => (manifest.readsDepthOf ?? []).includes(id as never));
+      expect(actionsOf(statement).sort()).toEqual(readsDepth ? ['sqs:GetQueueAttributes', 'sqs:SendMessage'] : ['sqs:SendMessage']);
     }
   });
 
-  it('consumes only the queue its trigger names', () => {
+  it('consumes only the queues its trigger names (and the one it also consumes)', () => {
     const consumes = statements.filter((s) => actionsOf(s).includes('sqs:ReceiveMessage'));
-    const trigger = manifest.trigger;
-    expect(consumes.flatMap((s) => referencedIds(s, queueIds))).toEqual(trigger.kind === 'sqs' ? [trigger.queue] : []);
+    const expected = [...queuesOf(manifest.trigger), ...(manifest.alsoConsumes ? queuesOf(manifest.alsoConsumes) : [])];
+    expect(consumes.flatMap((s) => referencedIds(s, queueIds)).sort()).toEqual(expected.sort());
     for (const statement of consumes) expect(actionsOf(statement).sort()).toEqual(SQS_CONSUME);
   });
 

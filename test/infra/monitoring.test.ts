@@ -20,7 +20,7 @@ describe('alarms', () => {
     for (const alarm of alarms) expect(JSON.stringify(alarm.AlarmActions)).toMatch(/AlarmTopic/);
   });
 
-  it.each(['prod-collections-dlq', 'prod-balance-events-dlq', 'prod-memberships-failures', 'prod-billing-events-failures'])('fires on any message in %s', (queue) => {
+  it.each(['prod-collections-stripe-dlq', 'prod-collections-payments-dlq', 'prod-balance-events-dlq', 'prod-memberships-failures', 'prod-billing-events-failures'])('fires on any message in %s', (queue) => {
     const alarm = alarmNamed(`${queue}-not-empty`);
     expect(alarm).toMatchObject({ Namespace: 'AWS/SQS', MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
     expect(JSON.stringify(alarm.Dimensions)).toContain('QueueName');

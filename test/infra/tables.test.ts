@@ -125,9 +125,9 @@ describe('queues', () => {
   const queues = Object.values(resourcesOfType(prod.statefulTemplate, 'AWS::SQS::Queue'));
   const queueNamed = (name: string) => queues.find((q) => q.Properties?.QueueName === name)!;
 
-  it('are the three work queues, their DLQs and the two stream failure queues (Kinesis, history stream), all stage-named', () => {
+  it('are the five work queues, their DLQs and the two stream failure queues (Kinesis, history stream), all stage-named', () => {
     expect(queues.map((q) => q.Properties?.QueueName).sort()).toEqual(
-      ['prod-balance-events', 'prod-balance-events-dlq', 'prod-collections', 'prod-collections-dlq', 'prod-retry-runs', 'prod-retry-runs-dlq', 'prod-memberships-failures', 'prod-billing-events-failures'].sort(),
+      ['prod-balance-events', 'prod-balance-events-dlq', 'prod-collections-stripe', 'prod-collections-stripe-dlq', 'prod-collections-payments', 'prod-collections-payments-dlq', 'prod-retry-runs', 'prod-retry-runs-dlq', 'prod-reconciliation', 'prod-reconciliation-dlq', 'prod-memberships-failures', 'prod-billing-events-failures'].sort(),
     );
   });
 
@@ -140,7 +140,7 @@ describe('queues', () => {
     }
   });
 
-  it.each(['prod-collections', 'prod-balance-events', 'prod-retry-runs'])('%s redrives to its DLQ after 5 receives', (name) => {
+  it.each(['prod-collections-stripe', 'prod-collections-payments', 'prod-balance-events', 'prod-retry-runs', 'prod-reconciliation'])('%s redrives to its DLQ after 5 receives', (name) => {
     const redrive = queueNamed(name).Properties?.RedrivePolicy as { deadLetterTargetArn: unknown; maxReceiveCount: number };
     expect(redrive.maxReceiveCount).toBe(5);
     const dlqLogicalId = Object.entries(resourcesOfType(prod.statefulTemplate, 'AWS::SQS::Queue')).find(

@@ -30,7 +30,7 @@ describe('local SQS event source mapping', () => {
     const seen: SQSRecord[] = [];
     const source = new SqsEventSource({
       client: sqs.client,
-      queue: sqs.queues.collections,
+      queue: sqs.queues.collectionsStripe,
       functionName: 'batch-worker',
       logger,
       waitTimeSeconds: 1,
@@ -41,11 +41,11 @@ describe('local SQS event source mapping', () => {
     });
     source.start();
     try {
-      await sqs.client.send(new SendMessageCommand({ QueueUrl: sqs.queues.collections.url, MessageBody: 'good' }));
-      await sqs.client.send(new SendMessageCommand({ QueueUrl: sqs.queues.collections.url, MessageBody: 'poison' }));
+      await sqs.client.send(new SendMessageCommand({ QueueUrl: sqs.queues.collectionsStripe.url, MessageBody: 'good' }));
+      await sqs.client.send(new SendMessageCommand({ QueueUrl: sqs.queues.collectionsStripe.url, MessageBody: 'poison' }));
       await until(() => seen.filter((r) => r.body === 'poison').length >= 2);
       await until(async () => {
-        const dlq = await sqs.client.send(new ReceiveMessageCommand({ QueueUrl: sqs.queues.collections.deadLetter.url, WaitTimeSeconds: 0 }));
+        const dlq = await sqs.client.send(new ReceiveMessageCommand({ QueueUrl: sqs.queues.collectionsStripe.deadLetter.url, WaitTimeSeconds: 0 }));
         return (dlq.Messages ?? []).some((m) => m.Body === 'poison');
       });
     } finally {
@@ -55,7 +55,7 @@ describe('local SQS event source mapping', () => {
     const poison = seen.filter((r) => r.body === 'poison');
     expect(poison).toHaveLength(2);
     expect(poison.map((r) => r.attributes.ApproximateReceiveCount)).toEqual(['1', '2']);
-    expect(poison[0]).toMatchObject({ eventSource: 'aws:sqs', eventSourceARN: sqs.queues.collections.arn, awsRegion: 'us-east-1' });
+    expect(poison[0]).toMatchObject({ eventSource: 'aws:sqs', eventSourceARN: sqs.queues.collectionsStripe.arn, awsRegion: 'us-east-1' });
     expect(poison[0]!.messageId).toBe(poison[1]!.messageId);
     expect(poison[0]!.receiptHandle).not.toBe(poison[1]!.receiptHandle);
   });

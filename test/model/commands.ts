@@ -629,8 +629,8 @@ export function commandArbitraries(options: CommandOptions): fc.Arbitrary<Cmd>[]
       name: 'LOAN_PAY',
       weight: 5,
       arb: fc
-        .tuple(u, fc.constantFrom<'ach' | 'pinless'>('ach', 'ach', 'pinless'), fc.constantFrom(500, 4200), fc.option(fc.nat({ max: 5 }), { freq: 4 }))
-        .map(([user, method, amount, repeat]) => new LoanPay(user, method, amount, repeat ?? undefined)),
+        .tuple(u, fc.constantFrom<'ach' | 'pinless'>('ach', 'ach', 'pinless'), fc.constantFrom(500, 4200), fc.oneof({ arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: fc.nat({ max: 5 }), weight: 1 }))
+        .map(([user, method, amount, repeat]) => new LoanPay(user, method, amount, repeat)),
     },
     { name: 'NEW_INSTRUMENT', weight: 3, arb: fc.tuple(u, fc.constantFrom<InstrumentKind>('ach_account', 'ach_authorization', 'ach_authorization', 'pinless', 'card')).map(([user, kind]) => new NewInstrument(user, kind)) },
     { name: 'DISPUTE_WON', weight: 1, arb: fc.tuple(u, pick).map(([user, p]) => new DisputeWon(user, p)) },

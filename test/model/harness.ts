@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { simulatedCustomerId, type SimulatedCharge } from '../../src/adapters/processor/simulator.js';
-import { railViolations, type RailFacts } from './rails.js';
+import { countRails, railViolations, type RailFacts } from './rails.js';
 import { publishedViolations } from './published.js';
 import { dunningState } from '../../src/domain/dunning.js';
 import { failureState } from '../../src/domain/ladder.js';
@@ -10,6 +10,7 @@ import type { LockLease, LockStore } from '../../src/domain/ports/locks.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';
+import { createBalanceWebhookHandler } from '../../src/handlers/balance-webhook.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
 import { createMembershipsConsumerHandler } from '../../src/handlers/memberships-consumer.js';
@@ -262,8 +263,8 @@ export class BillingWorld {
     handedAt: new Map<string, number>(),
     initiatedBy: new Map<number, 'merchant' | 'customer'>(),
   };
-  /** Whether the network ceilings are judged (MODEL_CEILINGS=1, or once the code enforces them). */
-  ceilings = false;
+  /** Whether the network ceilings are judged (the test turns them off only on MODEL_CEILINGS=0). */
+  ceilings = true;
   /** Loan payment requests made through the API, for repeats (the client's Idempotency-Key). */
   readonly loanRequests: { user: number; key: string; body: Json }[] = [];
 
@@ -554,7 +555,7 @@ export class BillingWorld {
     this.app.simulator.configure(this.settings as never);
   }
 
-  /** A signed balance webhook through the API, then its queue message to the webhook-balance-worker. */
+  /** A signed balance webhook through its function, then its queue message to the webhook-balance-worker. */
   async balanceWebhook(user: number, cents: number): Promise<void> {
     const userId = this.users[user]!;
     this.touch(userId);
@@ -562,7 +563,7 @@ export class BillingWorld {
     const queue = this.app.balanceEventsQueue;
     queue.clear();
     const signature = signPayload(body, this.app.deps.secrets.balanceWebhook, Math.floor(Date.now() / 1000));
-    const res = await this.api('POST', '/webhooks/balance', {}, body, undefined, false, { 'x-balance-signature': signature });
+    const res = responseOf(await createBalanceWebhookHandler(this.base('balance-webhook'))(httpEvent('POST', { route: '/webhooks/balance', body, headers: { 'x-balance-signature': signature } })));
     this.trace.push(`  balance webhook ${cents} → ${res.status}`);
     if (res.status !== 202) this.problems.push(`balance webhook answered ${res.status} ${JSON.stringify(res.body)}`);
     const messages = queue.sent.splice(0);
@@ -1085,12 +1086,13 @@ export class BillingWorld {
   }
 
   /** The rails judged from the processor's log of this world's members (test/model/rails.ts). */
-  railProblems(): string[] {
+  railProblems(count = false): string[] {
     const mine = new Set(this.users);
     const log = this.app.simulator.presentments().filter((p) => mine.has(p.user_id));
     const unconfirmed = new Set<number>();
     for (const f of this.rails.faulted) if (f.faults.fired.some((point) => point !== 'lock.release.before')) for (let s = f.from; s < f.to; s++) unconfirmed.add(s);
     const facts: RailFacts = { ...this.rails, unconfirmed };
+    if (count) countRails(log, facts);
     return railViolations(log, facts, { ceilings: this.ceilings });
   }
 
@@ -1127,6 +1129,7 @@ export class BillingWorld {
       }
     }
     if (problems.length > 0) throw new ModelViolation('settle: charges on the books', problems, this);
+    this.railProblems(true);
     const events: string[] = [];
     const codes = new Map<string, string>();
     for (const p of this.app.simulator.presentments()) {

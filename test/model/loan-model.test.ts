@@ -4,7 +4,6 @@ import { beforeAll, describe, it } from 'vitest';
 import type { PendingAchOutcome, SimulatedCharge } from '../../src/adapters/processor/simulator.js';
 import type { CollectionMessage } from '../../src/domain/collections.js';
 import { TransientError } from '../../src/domain/errors.js';
-import { classifyReturnCode } from '../../src/domain/nacha.js';
 import { LOAN_MAX_ATTEMPTS } from '../../src/domain/loan-retries.js';
 import type { LoanPayment, LoanPaymentHistoryRow } from '../../src/domain/loan-payments.js';
 import { formatInstant } from '../../src/domain/time.js';
@@ -21,6 +20,8 @@ import { FaultInjector, faultyPorts, type FaultSpec } from '../support/faults.js
 import { httpEvent, responseOf } from '../support/http-events.js';
 import { achDelivery } from '../support/webhooks.js';
 import { DAY, HOUR } from '../support/time.js';
+import type { PaymentProcessor } from '../../src/domain/ports/processor.js';
+import { railViolations } from './rails.js';
 
 /**
  * Loan payments across their paths (DESIGN 2.7, 4, 4.1): random sequences of a few users' manual
@@ -34,8 +35,9 @@ import { DAY, HOUR } from '../support/time.js';
  * - a payment keeps at most one charge's money (settled ACH or collected pinless), has at most
  *   4 attempts, each attempt's key charged once, and at most two re-presented entries;
  * - nothing is charged after the payment is COMPLETED, FAILED, RETURNED or CHARGED_BACK;
- * - no ACH debit while the account's newest other presented payment stands returned unauthorized
- *   or for an account error (the hold of DESIGN 3.1);
+ * - the rails, judged from the processor's log of presentments (test/model/rails.ts), never from
+ *   the payments: no debit of an instrument after a hold on it committed, no entry re-presented
+ *   past NACHA's limit or unflagged;
  * - no bank outcome is left unrecorded (409 `not_yet_recorded` after settling);
  * - each payment's item is its newest audit row;
  * - no answer is a 5xx without an injected fault, and no request is refused as malformed.
@@ -120,10 +122,45 @@ class LoanWorld {
   }
 
   private process(name: FunctionName): { deps: AppDeps; faults?: FaultInjector } {
-    if (!this.armed) return { deps: this.app.depsFor(name) };
+    // The process before this one has run to its end: a fault armed for it covers what it presented, no more.
+    const last = this.faulted.at(-1);
+    if (last && last.to === undefined) last.to = this.seq();
+    if (!this.armed) return { deps: this.watched(this.app.depsFor(name)) };
     const faults = new FaultInjector([this.armed]);
     this.armed = undefined;
-    return { deps: faultyPorts(this.app.depsFor(name), faults), faults };
+    this.faulted.push({ from: this.seq(), faults });
+    return { deps: this.watched(faultyPorts(this.app.depsFor(name), faults)), faults };
+  }
+
+  /** What the rails judge needs from outside the system: when each key was first handed over (a lost request looks the same). */
+  private readonly handedAt = new Map<string, number>();
+  private readonly returnsAccepted = new Map<string, number>();
+  /** Processes a fault was armed for, from the log length they started at (each runs to its end before the next step). */
+  private readonly faulted: { from: number; to?: number; faults: FaultInjector }[] = [];
+  private seq(): number {
+    return this.app.simulator.presentments().length;
+  }
+  private watched(deps: AppDeps): AppDeps {
+    const inner: PaymentProcessor = deps.processor;
+    return {
+      ...deps,
+      processor: {
+        ...inner,
+        submit: (request, signal) => {
+          if (!this.handedAt.has(request.idempotency_key)) this.handedAt.set(request.idempotency_key, this.seq());
+          return inner.submit(request, signal);
+        },
+      },
+    };
+  }
+
+  /** The rails from the processor's log of these users' presentments (test/model/rails.ts). */
+  private railProblems(): string[] {
+    const mine = new Set(this.users);
+    const log = this.app.simulator.presentments().filter((p) => mine.has(p.user_id));
+    const unconfirmed = new Set<number>();
+    for (const f of this.faulted) if (f.faults.fired.length > 0) for (let s = f.from; s < (f.to ?? this.seq()); s++) unconfirmed.add(s);
+    return railViolations(log, { returnsAccepted: this.returnsAccepted, unconfirmed, disputes: [], handedAt: this.handedAt }, { ceilings: true });
   }
 
   async run(step: Step): Promise<void> {
@@ -228,6 +265,7 @@ class LoanWorld {
     if (res.status >= 500 && fired.length === 0) this.problems.push(`ach answered ${res.status} without an injected fault: ${JSON.stringify(res.body)}`);
     if (res.status !== 200 && res.status !== 409 && res.status < 500) this.problems.push(`ach answered ${res.status}: ${JSON.stringify(res.body)}`);
     if (res.status !== 200) return false;
+    if (outcome.type === 'returned' && !this.returnsAccepted.has(outcome.charge.confirmation_id)) this.returnsAccepted.set(outcome.charge.confirmation_id, this.seq());
     const i = this.bankOutbox.indexOf(outcome);
     if (i >= 0) this.bankOutbox.splice(i, 1);
     if (!this.bankDelivered.includes(outcome)) this.bankDelivered.push(outcome);
@@ -271,7 +309,7 @@ class LoanWorld {
       this.checkPayment(request, payment, history, taken);
       seen.push({ payment, history, taken });
     }
-    this.checkHolds(seen);
+    this.problems.push(...this.railProblems());
     for (const [paymentId, taken] of byPayment) this.problems.push(`${taken.length} charge(s) for payment ${paymentId}, which no request made`);
   }
 
@@ -303,34 +341,6 @@ class LoanWorld {
     if (!newest) this.problems.push(`${label}: no audit row`);
     else if (newest.loc_status !== payment.loc_status || newest.loc_payment_attempts !== payment.loc_payment_attempts || newest.loc_confirmation_id !== payment.loc_confirmation_id) {
       this.problems.push(`${label}: the newest audit row says ${newest.loc_status}, attempt ${newest.loc_payment_attempts}, ${newest.loc_confirmation_id ?? 'no confirmation'}`);
-    }
-  }
-
-  /**
-   * DESIGN 3.1: no ACH debit of a loan's account while the newest other ACH payment presented on
-   * it stands returned unauthorized or for an account error (a later one not returned lifts the
-   * hold). Judged at each debit's instant from the audit rows; a return recorded in the same
-   * millisecond as the debit, or a tie for the newest, is given the benefit of the doubt (the clock
-   * stands still within a step).
-   */
-  private checkHolds(seen: readonly { payment: LoanPayment; history: LoanPaymentHistoryRow[]; taken: SimulatedCharge[] }[]): void {
-    const at = (row: LoanPaymentHistoryRow) => Date.parse(row.loc_last_updated);
-    const ach = seen.filter((s) => s.payment.loc_payment_method === 'ach');
-    for (const { payment, taken } of ach) {
-      for (const c of taken) {
-        const t = c.submitted_at;
-        const presented = ach
-          .filter((o) => o.payment.loc_user_id === payment.loc_user_id && o.payment.loc_payment_id !== payment.loc_payment_id && o.payment.loc_account_last_four === payment.loc_account_last_four)
-          .filter((o) => o.history.some((h) => h.loc_payment_attempts > 0 && at(h) <= t));
-        const newestAt = presented.map((o) => o.payment.loc_created_date).sort().at(-1);
-        // Payments created in the same millisecond have no order but the store's (the payment id): any of them may be the newest.
-        const held = presented
-          .filter((o) => o.payment.loc_created_date === newestAt)
-          .map((o) => o.history.filter((h) => at(h) < t).sort((a, b) => at(b) - at(a))[0]?.loc_return_code);
-        if (held.length > 0 && held.every((code) => code !== undefined && classifyReturnCode(code) !== 'represent')) {
-          this.problems.push(`${c.idempotency_key}: an ACH debit at ${formatInstant(new Date(t))} while the account's newest other payment stood returned ${held.join('/')} (a hold, DESIGN 3.1)`);
-        }
-      }
     }
   }
 

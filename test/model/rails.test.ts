@@ -62,6 +62,11 @@ describe('R1: no presentment to an instrument after a hold on it committed', () 
     expect(holdViolations(log, facts({ handedAt: new Map([['late', 0]]) }))).toEqual([expect.stringMatching(/#3 k3 .*held \(card_never\) since lost_card decline of k0/)]);
   });
 
+  it('an ACH debit refused with a card decline code holds no card and no account', () => {
+    const log = logOf({ answer: { kind: 'declined', decline_code: 'stolen_card', advice_code: 'do_not_try_again' } }, {});
+    expect(holdViolations(log, facts())).toEqual([]);
+  });
+
   it('a decline whose process died before it recorded holds from its first clean resend on', () => {
     const card = { rail: 'card' as const, instrument_id: 'card:fp1', answer: { kind: 'declined' as const, decline_code: 'stolen_card', advice_code: 'do_not_try_again' } };
     const log = logOf(card, { ...card, idempotency_key: 'x', answer: { kind: 'approved', confirmation_id: 'c1' } }, { ...card, idempotency_key: 'k0', resend: true }, { ...card, idempotency_key: 'y' });
@@ -102,6 +107,8 @@ describe('R3: network ceilings per card, merchant- and customer-initiated apart'
   it('Mastercard: the 11th reattempt within 24 hours after a decline', () => {
     const log = logOf(...Array.from({ length: 12 }, () => declined)).map((p, i) => ({ ...p, at: T0 + i * 60_000 }));
     expect(ceilingViolations(log, facts())).toEqual([expect.stringMatching(/#11 .*reattempt 11 .*mastercard.ceiling_24h/)]);
+    const approvedBetween = log.map((p) => (p.seq === 5 ? { ...p, answer: { kind: 'approved' as const, confirmation_id: 'c5' } } : p));
+    expect(ceilingViolations(approvedBetween, facts())).toEqual([]);
   });
 
   it('counts customer-initiated attempts apart from merchant-initiated ones', () => {

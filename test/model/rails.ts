@@ -15,7 +15,8 @@ import { DAY, HOUR } from '../support/time.js';
  * R2 NACHA: an ACH entry returned R01/R09 is presented again at most twice, within 180 days of its
  *    first presentment, every re-presentment flagged `RETRY PYMT` and nothing else flagged.
  * R3 ceilings (per card, merchant- and customer-initiated apart): Visa at most 20 reattempts in 30
- *    days after a decline; Mastercard at most 10 in 24 hours and 35 in 30 days.
+ *    days after a decline; Mastercard at most 10 in 24 hours and 35 in 30 days. A reattempt that
+ *    was approved ends the run of declines; one declined again counts.
  * Everything over subscriptions and loans together: an instrument is the payer's, not a period's.
  */
 
@@ -78,7 +79,8 @@ export function committedHolds(log: readonly LoggedPresentment[], facts: RailFac
     if (ACCOUNT.has(code) && account !== undefined) holds.push({ kind: 'account', instrument_id: p.instrument_id, account, from, why });
   }
   for (const p of log) {
-    if (p.answer.kind !== 'declined' || p.answer.advice_code !== 'do_not_try_again' || p.instrument_id === undefined) continue;
+    // A card's answer: an ACH debit the simulator refuses with a card code holds no card.
+    if (p.rail === 'ach' || p.answer.kind !== 'declined' || p.answer.advice_code !== 'do_not_try_again' || p.instrument_id === undefined) continue;
     // The decline committed with its attempt, or with the first clean resend of its key (the repair).
     const clean = facts.unconfirmed.has(p.seq) ? log.find((q) => q.seq > p.seq && q.idempotency_key === p.idempotency_key && !facts.unconfirmed.has(q.seq)) : p;
     if (clean) holds.push({ kind: 'card_never', instrument_id: p.instrument_id, from: clean.seq + 1, why: `${p.answer.decline_code} decline of ${p.idempotency_key}` });
@@ -154,11 +156,9 @@ export function ceilingViolations(log: readonly LoggedPresentment[], facts: Rail
   const cards = log.filter((p) => (p.rail === 'card' || p.rail === 'pinless') && !p.resend && p.instrument_id !== undefined && p.answer.kind !== 'error');
   for (const p of cards) {
     for (const ceiling of CEILINGS[p.brand ?? ''] ?? []) {
-      const window = cards.filter((q) => q.seq <= p.seq && q.instrument_id === p.instrument_id && initiated(q) === initiated(p) && q.at > p.at - ceiling.window);
-      const firstDecline = window.findIndex((q) => q.answer.kind === 'declined');
-      if (firstDecline < 0) continue;
-      const reattempts = window.length - firstDecline - 1;
-      if (reattempts > ceiling.max) problems.push(`${label(p)} on ${p.instrument_id}: reattempt ${reattempts} after a decline within the window of ${ceiling.rule} (at most ${ceiling.max})`);
+      // The declines before it in the window: the first decline and the reattempts that were declined again.
+      const declined = cards.filter((q) => q.seq < p.seq && q.instrument_id === p.instrument_id && initiated(q) === initiated(p) && q.at > p.at - ceiling.window && q.answer.kind === 'declined');
+      if (declined.length > ceiling.max) problems.push(`${label(p)} on ${p.instrument_id}: reattempt ${declined.length} after a decline within the window of ${ceiling.rule} (at most ${ceiling.max})`);
     }
   }
   return problems;
@@ -167,6 +167,19 @@ export function ceilingViolations(log: readonly LoggedPresentment[], facts: Rail
 export interface RailsOptions {
   /** The ceilings are judged once the code enforces them (the `visa.*`/`mastercard.*` rules). */
   readonly ceilings: boolean;
+}
+
+/** What the judged logs held (MODEL_PROFILE=1 prints it): holds committed by kind, re-presentments, presentments. */
+export const RAIL_STATS: Record<string, number> = {};
+
+/** Counts, once per world at its end, what the rails judged. */
+export function countRails(log: readonly LoggedPresentment[], facts: RailFacts): void {
+  const add = (k: string, n = 1) => (RAIL_STATS[k] = (RAIL_STATS[k] ?? 0) + n);
+  for (const h of committedHolds(log, facts)) add(`hold ${h.kind}`);
+  add('presentments', log.filter((p) => !p.resend).length);
+  add('re-presentments flagged', log.filter((p) => p.reinitiated && !p.resend).length);
+  add('loan presentments', log.filter((p) => p.reference.kind === 'loan_payment' && !p.resend).length);
+  for (const p of log) if (p.bank?.type === 'returned') add(`returned ${p.bank.return_code}`);
 }
 
 export function railViolations(log: readonly LoggedPresentment[], facts: RailFacts, options: RailsOptions): string[] {

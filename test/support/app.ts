@@ -3,6 +3,7 @@ import { PaymentSimulator } from '../../src/adapters/processor/simulator.js';
 import type { AccountDirectory } from '../../src/domain/ports/account-directory.js';
 import type { Clock } from '../../src/domain/ports/clock.js';
 import type { PaymentProcessor } from '../../src/domain/ports/processor.js';
+import type { ProcessorId } from '../../src/domain/processor-budget.js';
 import type { FunctionName } from '../../src/manifest/index.js';
 import { dynamoStores, systemClock, uuidIds } from '../../src/runtime/compose.js';
 import { functionDeps, sharedDeps, type SharedDeps } from '../../src/runtime/function-deps.js';
@@ -20,11 +21,15 @@ export class RecordingQueue implements QueuePort {
   /** Make the next n sendBatch calls throw, to exercise failure paths. */
   failNext = 0;
 
+  /** `mirror` records every send too (and may fail it): one view of several queues. */
+  constructor(private readonly mirror?: RecordingQueue) {}
+
   async sendBatch(messages: readonly QueueMessage[]): Promise<void> {
     if (this.failNext > 0) {
       this.failNext--;
       throw new Error('queue unavailable');
     }
+    await this.mirror?.sendBatch(messages);
     this.sent.push(...messages);
   }
 
@@ -54,6 +59,10 @@ export class RecordingMetrics implements MetricsPort {
   dueBacklog(backlog: Partial<Record<string, number>>, etaMinutes: number): void {
     this.backlogs.push({ backlog, etaMinutes });
   }
+  readonly reconciliationGauges: { rail: string; grossDriftCents: number; openExceptions: number; overdueExceptions?: number }[] = [];
+  reconciliation(gauge: { readonly rail: string; readonly grossDriftCents: number; readonly openExceptions: number; readonly overdueExceptions?: number }): void {
+    this.reconciliationGauges.push({ ...gauge });
+  }
 }
 
 export const TEST_SECRETS: WebhookSecrets = {
@@ -77,7 +86,10 @@ export interface TestApp {
   /** Signature time (DESIGN 9): the machine's clock unless the test passes its own. Sign webhooks with it. */
   readonly wallClock: Clock;
   readonly simulator: PaymentSimulator;
+  /** Every collection message, whichever processor's queue it went to. */
   readonly collectionsQueue: RecordingQueue;
+  /** The collections queue of each processor (DESIGN 13); each also records into `collectionsQueue`. */
+  readonly collectionQueues: Readonly<Record<ProcessorId, RecordingQueue>>;
   readonly balanceEventsQueue: RecordingQueue;
   readonly retryRunsQueue: RecordingQueue;
   readonly reconciliationQueue: RecordingQueue;
@@ -107,6 +119,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const clock = new ManualClock(options.now ?? '2026-12-01T12:00:00.000Z');
   const simulator = new PaymentSimulator(clock);
   const collectionsQueue = new RecordingQueue();
+  const collectionQueues = { stripe: new RecordingQueue(collectionsQueue), payments: new RecordingQueue(collectionsQueue) };
   const balanceEventsQueue = new RecordingQueue();
   const retryRunsQueue = new RecordingQueue();
   const reconciliationQueue = new RecordingQueue();
@@ -126,7 +139,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     processor: options.processor ?? simulator,
     accounts: options.accounts ?? simulator,
     cardPayments: simulator,
-    collectionsQueue,
+    collectionQueues,
     balanceEventsQueue,
     retryRunsQueue,
     reconciliationQueue,
@@ -137,5 +150,5 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const shared = sharedDeps(deps);
   const dynamo = { client: db.client, tables: db.tables, ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}) };
   const depsFor = (name: FunctionName, replace: Partial<SharedDeps> = {}): AppDeps => functionDeps(name, { ...shared, ...replace }, dynamo);
-  return { deps, depsFor, db, clock, wallClock, simulator, collectionsQueue, balanceEventsQueue, retryRunsQueue, reconciliationQueue, metrics };
+  return { deps, depsFor, db, clock, wallClock, simulator, collectionsQueue, collectionQueues, balanceEventsQueue, retryRunsQueue, reconciliationQueue, metrics };
 }

@@ -1,16 +1,17 @@
 import type { AttributeValue, DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { NO_ACH_RATE_COUNTS, type AchRateCounts, type AchRateTally } from '../../domain/ach-return-rates.js';
 import { sumCounterItems } from './counter-query.js';
-import { shardOf } from './sharding.js';
+import { randomInt } from 'node:crypto';
 
 /**
  * The ACH return-rate counters (DESIGN 4.1): one item per UTC day and shard, added to in the money
- * write's own transaction. One partition, so a 60-day window is one Query; the shards keep
- * concurrent transactions off one item. No user id contains '#' (ids.ts), so no user query reads it.
+ * write's own transaction. One partition, so a 60-day window is one Query; each write takes a shard
+ * at random, so concurrent transactions rarely meet on one item (and one that does is sent again,
+ * conflict-retry.ts). No user id contains '#' (ids.ts), so no user query reads it.
  */
 export const ACH_RATE_PARTITION = 'ACH_RATES#';
-/** Counter items per day. It may grow (every shard below it is read), never shrink. */
-export const ACH_RATE_COUNTER_SHARDS = 32;
+/** Counter items per day (60 days of them, ~0.8 MB, are one Query page). Changing it is safe: every item of a day is summed. */
+export const ACH_RATE_COUNTER_SHARDS = 128;
 
 /** The table's own key attribute names. */
 export interface CounterKeyNames {
@@ -26,11 +27,11 @@ const ATTRIBUTES: Readonly<Record<keyof AchRateCounts, string>> = {
 };
 
 function sortKey(day: string, shard: number): string {
-  return `DAY#${day}#${String(shard).padStart(2, '0')}`;
+  return `DAY#${day}#${String(shard).padStart(3, '0')}`;
 }
 
-/** The transaction item that adds `tally` to its day's counter (created by the first ADD). `seed` picks the shard (the user id). */
-export function counterUpdate(table: string, keys: CounterKeyNames, tally: AchRateTally, seed: string): TransactWriteItem {
+/** The transaction item that adds `tally` to one of its day's counter shards, taken at random (created by the first ADD). */
+export function counterUpdate(table: string, keys: CounterKeyNames, tally: AchRateTally): TransactWriteItem {
   const adds: string[] = [];
   const names: Record<string, string> = {};
   const values: Record<string, AttributeValue> = {};
@@ -45,7 +46,7 @@ export function counterUpdate(table: string, keys: CounterKeyNames, tally: AchRa
   return {
     Update: {
       TableName: table,
-      Key: { [keys.partition]: { S: ACH_RATE_PARTITION }, [keys.sort]: { S: sortKey(tally.day, shardOf(seed, ACH_RATE_COUNTER_SHARDS)) } },
+      Key: { [keys.partition]: { S: ACH_RATE_PARTITION }, [keys.sort]: { S: sortKey(tally.day, randomInt(ACH_RATE_COUNTER_SHARDS)) } },
       UpdateExpression: `ADD ${adds.join(', ')}`,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,

@@ -1,12 +1,42 @@
 import { ConditionalCheckFailedException, GetItemCommand, ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { dueIndexKey, primaryKey, recordFromItem } from './billing-item.js';
+import type { BillingRecord } from '../../domain/records.js';
+import { dueIndexKey, heldIndexKey, primaryKey, recordFromItem } from './billing-item.js';
 
 /**
- * The due-index backfill (docs/runbook.md): gives every record the key its writers derive now
- * (`dueIndexKey`), in one UpdateItem per differing record conditioned on the version it read, so a
- * newer write wins. No version bump and no history row: only a derived index attribute changes
- * (docs/decisions.md). Idempotent; counters and undecodable items are left alone.
+ * The due-index and held-index backfills (docs/runbook.md): give every record the key its writers
+ * derive now (`dueIndexKey`, `heldIndexKey`), in one UpdateItem per differing record conditioned on
+ * the version it read, so a newer write wins. No version bump and no history row: only a derived
+ * index attribute changes (docs/decisions.md). Idempotent; counters and undecodable items are left alone.
  */
+
+/** A sparse index's two key attributes and the function the writers derive them with. */
+export interface IndexKeySpec {
+  readonly name: string;
+  readonly shardAttribute: string;
+  readonly atAttribute: string;
+  derive(record: BillingRecord, shardCount: number): { shard: string; at: string } | undefined;
+}
+
+export const DUE_INDEX: IndexKeySpec = {
+  name: 'due-index',
+  shardAttribute: 'due_shard',
+  atAttribute: 'due_at',
+  derive: (record, shardCount) => {
+    const key = dueIndexKey(record, shardCount);
+    return key && { shard: key.due_shard, at: key.due_at };
+  },
+};
+
+/** Periods a hold kept off the schedule before the held index existed carry no key: the sweep never sees them. */
+export const HELD_INDEX: IndexKeySpec = {
+  name: 'held-index',
+  shardAttribute: 'held_shard',
+  atAttribute: 'held_at',
+  derive: (record, shardCount) => {
+    const key = heldIndexKey(record, shardCount);
+    return key && { shard: key.held_shard, at: key.held_at };
+  },
+};
 
 export interface DueIndexBackfillOptions {
   readonly client: DynamoDBClient;
@@ -53,6 +83,14 @@ type Item = Record<string, AttributeValue>;
 const MAX_RACE_ROUNDS = 5;
 
 export async function backfillDueIndex(options: DueIndexBackfillOptions): Promise<DueIndexBackfillReport> {
+  return backfillIndex(options, DUE_INDEX);
+}
+
+export async function backfillHeldIndex(options: DueIndexBackfillOptions): Promise<DueIndexBackfillReport> {
+  return backfillIndex(options, HELD_INDEX);
+}
+
+async function backfillIndex(options: DueIndexBackfillOptions, index: IndexKeySpec): Promise<DueIndexBackfillReport> {
   const totalSegments = options.totalSegments ?? 1;
   if (!Number.isInteger(totalSegments) || totalSegments < 1) throw new RangeError('totalSegments must be a positive integer');
   if (options.segment !== undefined && !(Number.isInteger(options.segment) && options.segment >= 0 && options.segment < totalSegments)) {
@@ -60,11 +98,11 @@ export async function backfillDueIndex(options: DueIndexBackfillOptions): Promis
   }
   const report: DueIndexBackfillReport = { dryRun: options.dryRun ?? false, scanned: 0, records: 0, keyed: 0, rekeyed: 0, unkeyed: 0, unchanged: 0, raced: 0, corrupt: 0, corruptKeys: [] };
   const segments = options.segment !== undefined ? [options.segment] : Array.from({ length: totalSegments }, (_, i) => i);
-  await Promise.all(segments.map((segment) => scanSegment(options, totalSegments, segment, report)));
+  await Promise.all(segments.map((segment) => scanSegment(options, totalSegments, segment, report, index)));
   return report;
 }
 
-async function scanSegment(options: DueIndexBackfillOptions, totalSegments: number, segment: number, report: DueIndexBackfillReport): Promise<void> {
+async function scanSegment(options: DueIndexBackfillOptions, totalSegments: number, segment: number, report: DueIndexBackfillReport, index: IndexKeySpec): Promise<void> {
   let startKey: Item | undefined;
   do {
     const page = await options.client.send(
@@ -78,30 +116,35 @@ async function scanSegment(options: DueIndexBackfillOptions, totalSegments: numb
     );
     const items = page.Items ?? [];
     report.scanned += items.length;
-    await inPool(items, options.concurrency ?? 16, (item) => backfillItem(options, item, report));
+    await inPool(items, options.concurrency ?? 16, (item) => backfillItem(options, item, report, index));
     options.onProgress?.(report);
     startKey = page.LastEvaluatedKey;
   } while (startKey);
 }
 
 /** One item: compare its stored key with the derived one, write the difference if any (retrying a lost race on a fresh read). */
-export async function backfillItem(options: Pick<DueIndexBackfillOptions, 'client' | 'table' | 'shardCount' | 'dryRun'>, scanned: Item, report: DueIndexBackfillReport): Promise<void> {
+export async function backfillItem(
+  options: Pick<DueIndexBackfillOptions, 'client' | 'table' | 'shardCount' | 'dryRun'>,
+  scanned: Item,
+  report: DueIndexBackfillReport,
+  index: IndexKeySpec = DUE_INDEX,
+): Promise<void> {
   // Billing records only: the ACH counters and anything else in the table have no status or version.
   if (scanned.billing_status?.S === undefined || scanned.version?.N === undefined) return;
   report.records += 1;
   let item: Item | undefined = scanned;
   for (let round = 1; item !== undefined; round++) {
-    let wanted: { due_shard: string; due_at: string } | undefined;
+    let wanted: { shard: string; at: string } | undefined;
     try {
-      wanted = dueIndexKey(recordFromItem(item, options.table), options.shardCount);
+      wanted = index.derive(recordFromItem(item, options.table), options.shardCount);
     } catch (error) {
       report.corrupt += 1;
       if (report.corruptKeys.length < 20) report.corruptKeys.push({ user_id: item.user_id?.S ?? '?', billing_date: item.billing_date?.S ?? '?', error: String((error as Error).message).slice(0, 200) });
       return;
     }
-    const storedShard = item.due_shard?.S;
-    const storedAt = item.due_at?.S;
-    if (wanted ? storedShard === wanted.due_shard && storedAt === wanted.due_at : storedShard === undefined && storedAt === undefined) {
+    const storedShard = item[index.shardAttribute]?.S;
+    const storedAt = item[index.atAttribute]?.S;
+    if (wanted ? storedShard === wanted.shard && storedAt === wanted.at : storedShard === undefined && storedAt === undefined) {
       report.unchanged += 1;
       return;
     }
@@ -118,11 +161,12 @@ export async function backfillItem(options: Pick<DueIndexBackfillOptions, 'clien
         new UpdateItemCommand({
           TableName: options.table,
           Key: primaryKey(key),
-          UpdateExpression: wanted ? 'SET due_shard = :shard, due_at = :at' : 'REMOVE due_shard, due_at',
+          UpdateExpression: wanted ? 'SET #shard = :shard, #at = :at' : 'REMOVE #shard, #at',
           ConditionExpression: 'version = :version',
+          ExpressionAttributeNames: { '#shard': index.shardAttribute, '#at': index.atAttribute },
           ExpressionAttributeValues: {
             ':version': { N: item.version!.N! },
-            ...(wanted ? { ':shard': { S: wanted.due_shard }, ':at': { S: wanted.due_at } } : {}),
+            ...(wanted ? { ':shard': { S: wanted.shard }, ':at': { S: wanted.at } } : {}),
           },
         }),
       );
@@ -134,7 +178,7 @@ export async function backfillItem(options: Pick<DueIndexBackfillOptions, 'clien
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       // A newer write came first (or the record was deleted): judge the record as it is now.
       report.raced += 1;
-      if (round >= MAX_RACE_ROUNDS) throw new Error(`due-index backfill: ${options.table} (user_id=${key.user_id}, billing_date=${key.billing_date}) kept changing under ${MAX_RACE_ROUNDS} attempts`, { cause: error });
+      if (round >= MAX_RACE_ROUNDS) throw new Error(`${index.name} backfill: ${options.table} (user_id=${key.user_id}, billing_date=${key.billing_date}) kept changing under ${MAX_RACE_ROUNDS} attempts`, { cause: error });
       item = (await options.client.send(new GetItemCommand({ TableName: options.table, Key: primaryKey(key), ConsistentRead: true }))).Item;
     }
   }

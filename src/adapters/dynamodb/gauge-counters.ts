@@ -3,17 +3,18 @@ import type { BillingRecord } from '../../domain/records.js';
 import { gaugeClassOf, type GaugeClass } from './billing-item.js';
 import type { CounterKeyNames } from './ach-rate-counters.js';
 import { sumCounterItems } from './counter-query.js';
-import { shardOf } from './sharding.js';
+import { randomInt } from 'node:crypto';
 
 /**
  * The collections-job's gauges kept by the writes (docs/decisions.md): each write adds the change of
  * its record's gauge class (`gaugeClassOf`) in its own transaction, so a gauge is one Query, not
- * COUNTs over the indexes. Items are sharded by user (`GAUGES#`) to keep transactions apart; only
- * the partition's sum means anything. `changes` only grows: the reconcile sees writes land with it.
+ * COUNTs over the indexes. Each write adds to a shard (`GAUGES#`) taken at random, to keep
+ * transactions apart; only the partition's sum means anything. `changes` only grows: the
+ * reconcile sees writes land with it.
  */
 export const GAUGE_PARTITION = 'GAUGES#';
-/** Counter items written by records' writes. Changing it is safe (every item of the partition is summed). */
-export const GAUGE_COUNTER_SHARDS = 32;
+/** Counter items written by records' writes, each write taking one at random. Changing it is safe (every item of the partition is summed). */
+export const GAUGE_COUNTER_SHARDS = 128;
 /** The reconcile's correction item (gauge-reconcile.ts). */
 export const GAUGE_RECONCILE_SORT_KEY = 'RECONCILE';
 
@@ -61,9 +62,9 @@ export function gaugeCounterKey(keys: CounterKeyNames, sortKey: string): Record<
   return { [keys.partition]: { S: GAUGE_PARTITION }, [keys.sort]: { S: sortKey } };
 }
 
-/** The sort key of the counter shard a write seeded by `seed` (the user id) adds to. */
-export function gaugeShardSortKey(seed: string): string {
-  return `SHARD#${String(shardOf(seed, GAUGE_COUNTER_SHARDS)).padStart(2, '0')}`;
+/** The sort key of a counter shard taken at random: concurrent writes rarely meet on one item. */
+export function gaugeShardSortKey(): string {
+  return `SHARD#${String(randomInt(GAUGE_COUNTER_SHARDS)).padStart(3, '0')}`;
 }
 
 /** ADD `delta` (and one `changes`) to the item at `sortKey`, created by the first ADD. */

@@ -5,6 +5,7 @@ import type { Page, PageRequest } from '../../domain/ports/page.js';
 import { loanPaymentHistoryRowSchema, loanPaymentSchema, type LoanPayment, type LoanPaymentHistoryRow, type LoanPaymentStatus } from '../../domain/loan-payments.js';
 import type { AchRateCounts, AchRateTally } from '../../domain/ach-return-rates.js';
 import { counterUpdate, readCounters, type CounterKeyNames } from './ach-rate-counters.js';
+import { retryingConflicts } from './conflict-retry.js';
 import { marshallItem, unmarshallItem, type Item } from './attribute-codec.js';
 import { CorruptItemError, InvalidTransactionError, toDomainError } from './errors.js';
 import { DEFAULT_PAGE_LIMIT, decodeStartKey, encodeStartKey, listAcrossShards, pageLimit, streamAcrossShards } from './pagination.js';
@@ -322,7 +323,8 @@ export class DynamoPaymentsStore implements PaymentsStore {
     const historyItem = marshallItem({ ...row, PK: `USER#${parsed.loc_user_id}`, SK: historySortKey(parsed) });
     const label = `${this.table} payment (user=${parsed.loc_user_id}, loan=${parsed.loc_loan_id}, payment=${parsed.loc_payment_id})`;
     try {
-      await this.client.send(
+      // Sent again when only a conflict on the ACH counter shard (or another item) cancelled it: nothing was written.
+      await retryingConflicts(() => this.client.send(
         new TransactWriteItemsCommand({
           TransactItems: [
             {
@@ -334,11 +336,11 @@ export class DynamoPaymentsStore implements PaymentsStore {
               },
             },
             { Put: { TableName: this.table, Item: historyItem, ConditionExpression: 'attribute_not_exists(PK)' } },
-            ...(achRates ? [counterUpdate(this.table, COUNTER_KEYS, achRates, parsed.loc_user_id)] : []),
+            ...(achRates ? [counterUpdate(this.table, COUNTER_KEYS, achRates)] : []),
             ...movements.map((m) => movementPut(this.movementsTable!, m)),
           ],
         }),
-      );
+      ));
     } catch (error) {
       throw toDomainError(error, {
         operation,

@@ -190,7 +190,9 @@ export const moneyMovementsTable: TableDefinition = {
 /**
  * Reconciliation runs and their exceptions (DESIGN 14): `pk = RUN#{date}#{rail}` holds the run
  * (`sk = RUN`) and its exceptions (`sk = EXC#{exception_id}`); `pk = EXC#{exception_id}` points at
- * the run that holds an exception, so a resolution finds it by id.
+ * the run that holds an exception, so a resolution finds it by id. A run's checkpoint is on its run
+ * item; `sk = AMEND#{day}` holds a later day's amendment; `pk = STAGE#{date}#{rail}#{run_id}` the chunks
+ * a checkpointed run read; `pk = DEBITS#{date}#{rail}` the debits a day's run saw (DESIGN 14).
  */
 export const reconciliationTable: TableDefinition = {
   baseName: 'reconciliation',
@@ -198,6 +200,8 @@ export const reconciliationTable: TableDefinition = {
   partitionKey: { name: 'pk', type: 'S' },
   sortKey: { name: 'sk', type: 'S' },
   globalSecondaryIndexes: [],
+  // A checkpointed run's staged chunks (`pk = STAGE#…`) expire; runs and exceptions carry no expires_at.
+  timeToLiveAttribute: 'expires_at',
 };
 
 export const allTables = {

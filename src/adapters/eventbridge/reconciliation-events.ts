@@ -1,10 +1,12 @@
 import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { ReconciliationEvents, ReconciliationRun, StoredException } from '../../domain/ports/reconciliation.js';
+import { RECONCILIATION_EVENT_TYPES, reconciliationCompletedDetailSchema, reconciliationExceptionDetailSchema } from '../../domain/reconciliation/schemas.js';
 
 /**
  * `billing.reconciliation.completed` and `billing.reconciliation.exception` (DESIGN 11, 14) on the
  * billing bus. No sequence: a run is ordered by its date and `completed_at`, an exception by its id
  * and `first_seen_at`. A failed entry fails the call, so the run is retried by its next invocation.
+ * Each detail is parsed with the schema its consumers parse it with (src/domain/reconciliation/schemas.ts).
  */
 export class EventBridgeReconciliationEvents implements ReconciliationEvents {
   constructor(
@@ -12,12 +14,12 @@ export class EventBridgeReconciliationEvents implements ReconciliationEvents {
     private readonly busName: string,
   ) {}
 
-  completed(run: ReconciliationRun): Promise<void> {
-    return this.put('billing.reconciliation.completed', { event_id: `recon:${run.date}:${run.rail}:${run.completed_at ?? ''}`, ...run });
+  async completed(run: ReconciliationRun): Promise<void> {
+    return this.put(RECONCILIATION_EVENT_TYPES.completed, reconciliationCompletedDetailSchema.parse({ event_id: `recon:${run.date}:${run.rail}:${run.completed_at ?? ''}`, ...run }));
   }
 
-  exception(exception: StoredException): Promise<void> {
-    return this.put('billing.reconciliation.exception', { event_id: `recon:${exception.exception_id}`, ...exception });
+  async exception(exception: StoredException): Promise<void> {
+    return this.put(RECONCILIATION_EVENT_TYPES.exception, reconciliationExceptionDetailSchema.parse({ event_id: `recon:${exception.exception_id}`, ...exception }));
   }
 
   private async put(detailType: string, detail: Record<string, unknown>): Promise<void> {

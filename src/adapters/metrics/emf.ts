@@ -14,6 +14,8 @@ export const ACH_DEBITS_METRIC = 'billing_ach_debits_60d';
 
 export const RECONCILIATION_GROSS_DRIFT_METRIC = 'billing_reconciliation_gross_drift_cents';
 export const RECONCILIATION_OPEN_EXCEPTIONS_METRIC = 'billing_reconciliation_open_exceptions';
+/** Open exceptions first seen longer ago than RECONCILIATION_EXCEPTION_MAX_AGE_HOURS, dimension `rail`: the alarm's gauge. */
+export const RECONCILIATION_OVERDUE_EXCEPTIONS_METRIC = 'billing_reconciliation_overdue_exceptions';
 /** Due periods waiting, dimension `processor`, and the minutes the budget needs for the longest (DESIGN 13). */
 export const DUE_BACKLOG_METRIC = 'billing_due_backlog';
 export const BACKLOG_ETA_METRIC = 'billing_backlog_eta_minutes';
@@ -50,9 +52,10 @@ export class EmfMetrics implements MetricsPort {
     this.emit({}, ACH_DEBITS_METRIC, rates.overall.debits);
   }
 
-  reconciliation(gauge: { readonly rail: string; readonly grossDriftCents: number; readonly openExceptions: number }): void {
+  reconciliation(gauge: { readonly rail: string; readonly grossDriftCents: number; readonly openExceptions: number; readonly overdueExceptions?: number }): void {
     this.emit({ rail: gauge.rail }, RECONCILIATION_GROSS_DRIFT_METRIC, gauge.grossDriftCents);
     this.emit({ rail: gauge.rail }, RECONCILIATION_OPEN_EXCEPTIONS_METRIC, gauge.openExceptions);
+    if (gauge.overdueExceptions !== undefined) this.emit({ rail: gauge.rail }, RECONCILIATION_OVERDUE_EXCEPTIONS_METRIC, gauge.overdueExceptions);
   }
 
   dueBacklog(backlog: Readonly<Partial<Record<ProcessorId, number>>>, etaMinutes: number): void {

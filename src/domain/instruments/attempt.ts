@@ -7,7 +7,7 @@ import { HOLD_RULES, type HoldCode } from './holds.js';
 import { currentInstrument, entryLimitReached, instrumentHold, recordHoldBinds, refusalOf, type InstrumentRefusal } from './gate.js';
 import { entryIdOf, stripeCardInstrument, type Instrument, type InstrumentRail, type InstrumentsItem, type InstrumentWrite, type Presentment } from './instrument.js';
 
-export { cardInstrumentWrite } from './card-holds.js';
+export { cardInstrumentWrite, chargedInstrument } from './card-holds.js';
 
 export { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from './instrument.js';
 export { heldNoteOf } from './returns.js';

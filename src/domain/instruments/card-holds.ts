@@ -51,3 +51,30 @@ export function cardInstrumentWrite(
     ...(hold ? { holds: [hold] } : {}),
   };
 }
+
+/** A dispute with the funds withdrawn holds the card its payment was on, until it is won or an operator releases it (DESIGN 3.2). */
+export function cardDisputeHoldWrite(
+  userId: string,
+  instrumentId: string | undefined,
+  dispute: { readonly dispute_id: string; readonly payment_intent_id: string; readonly reference: string },
+  since: string,
+): InstrumentWrite | undefined {
+  // A payment from before instruments names no card: its period's own hold binds it, never copied onto a card.
+  if (instrumentId === undefined) return undefined;
+  const rule = HOLD_RULES.card_dispute;
+  return {
+    user_id: userId,
+    holds: [{ code: rule.code, class: rule.class, rule: rule.decided_by, instrument_id: instrumentId, since, set_by: { kind: 'dispute', dispute_id: dispute.dispute_id, confirmation_id: dispute.payment_intent_id, reference: dispute.reference } }],
+  };
+}
+
+/** A dispute won lifts the card's dispute hold. */
+export function cardDisputeReleaseWrite(userId: string, instrumentId: string | undefined): InstrumentWrite | undefined {
+  return instrumentId === undefined ? undefined : { user_id: userId, releases: [{ instrument_id: instrumentId, code: HOLD_RULES.card_dispute.code }] };
+}
+
+/** The card a payment was made with: the stored one the attempt named, else the one the processor resolved. */
+export function chargedInstrument(instrument: Instrument | undefined, result: PaymentResult): { instrument_id?: string } {
+  const charged = instrument ?? (result.outcome === 'submitted' ? undefined : stripeCardInstrument(result.resolved_card));
+  return charged ? { instrument_id: charged.instrument_id } : {};
+}

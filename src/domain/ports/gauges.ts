@@ -21,7 +21,7 @@ export interface MetricsPort {
   /** ACH return rates over the trailing 60 days by NACHA class (DESIGN 4.1 `billing_ach_return_rate{class}`). */
   achReturnRates(rates: Readonly<Record<ReturnRateClass, ReturnRate>>): void;
   /** A reconciliation run's gauges (DESIGN 14): `billing_reconciliation_gross_drift_cents{rail}`, `billing_reconciliation_open_exceptions{rail}`. */
-  reconciliation?(gauge: { readonly rail: string; readonly grossDriftCents: number; readonly openExceptions: number }): void;
+  reconciliation?(gauge: { readonly rail: string; readonly grossDriftCents: number; readonly openExceptions: number; readonly overdueExceptions?: number }): void;
   /** Due periods waiting per processor and the minutes the budget needs for them (DESIGN 13 `billing_due_backlog{processor}`, `billing_backlog_eta_minutes`). */
   dueBacklog(backlog: Readonly<Partial<Record<ProcessorId, number>>>, etaMinutes: number): void;
   /** The services whose circuit is open (DESIGN 15 `billing_processor_circuits_open`): the outage alarm's gauge. */

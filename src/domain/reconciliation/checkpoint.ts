@@ -32,6 +32,9 @@ export interface StagedChunk {
   readonly theirs: readonly ProcessorMovement[];
 }
 
+/** How long before its timeout an invocation hands a run over, unless RECONCILIATION_MARGIN_SECONDS says otherwise: a few report pages. */
+export const DEFAULT_RECONCILIATION_MARGIN_SECONDS = 60;
+
 /** Movements per staged chunk: a chunk stays well under DynamoDB's 400 KB item. */
 export const CHUNK_ROWS = 500;
 

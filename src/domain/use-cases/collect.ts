@@ -13,7 +13,7 @@ import { representmentFlags } from '../ach-outcomes.js';
 import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
-import { cardInstrumentWrite, decideInstrument, declineHoldWrite, heldNoteOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
+import { cardInstrumentWrite, chargedInstrument, decideInstrument, declineHoldWrite, heldNoteOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
 import { refusedPeriod } from '../instruments/refused-period.js';
 import type { InstrumentRefusal } from '../instruments/gate.js';
 import { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from '../instruments/instrument.js';
@@ -143,7 +143,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     const result = await deps.processor.submit(paymentRequestOf(read, instrument, instruments), combinedSignal(request.signal, lock.signal));
     const after = afterSubmission(deps, read, result, now, process);
     if (request.requestKey !== undefined) after.last_request_key = request.requestKey;
-    if (instrument) after.instrument_id = instrument.instrument_id;
+    Object.assign(after, chargedInstrument(instrument, result));
     delete after.ceiling_until;
     const kind = result.outcome === 'approved' ? 'collected' : result.outcome === 'submitted' ? 'submitted' : 'declined';
     const presentment = presentmentWrite(read, instrument, now, process, { decline_class: result.outcome === 'declined' ? after.decline_class : undefined, item: instruments });

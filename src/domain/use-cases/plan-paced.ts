@@ -18,6 +18,8 @@ export interface ProcessorQuota {
    * the last run planned the head and those are most likely theirs (sending them again is a duplicate).
    */
   readonly queued?: number;
+  /** Slots of the run already given to other messages of this processor (the loan retries): its first message takes the next. */
+  readonly firstSlot?: number;
 }
 
 export interface ProcessorPlan {
@@ -110,7 +112,7 @@ async function planOne(
           plan.more = true;
           continue;
         }
-        const index = plan.enqueued + batch.length;
+        const index = (q.firstSlot ?? 0) + plan.enqueued + batch.length;
         batch.push({ message, delaySeconds: delaySecondsOf(index, q.rate, options.elapsedMs()) });
       }
       if (batch.length > 0) await options.send(q.processor, batch);

@@ -67,13 +67,13 @@ async function handOver(deps: ReconcileDeps, request: Continuation, progress: Pr
  * A continuation that no longer names the run's step does nothing; the result is the same however
  * many invocations the run took.
  */
-export async function runReconciliation(deps: ReconcileDeps, request: Continuation, timeLeft: TimeLeft = () => false): Promise<RunOutcome> {
+export async function runReconciliation(deps: ReconcileDeps, request: Continuation, timeLeft: TimeLeft = () => false, redelivered = false): Promise<RunOutcome> {
   const state = await deps.reconciliation.runState(request.date, request.rail);
   const stale = staleness(request, state);
   if (stale) {
-    // A redelivered message one step behind: its continuation may never have been sent, so send it again (a duplicate is harmless).
+    // Redelivered one step behind: the invocation failed after its checkpoint, perhaps before its send, so send again (a duplicate is harmless).
     const held = state.checkpoint;
-    if (held && held.run_id === request.run_id && held.step === request.step + 1 && deps.continuations) {
+    if (redelivered && held && held.run_id === request.run_id && held.step === request.step + 1 && deps.continuations) {
       await deps.continuations.sendBatch([{ id: `${request.run_id}-${held.step}`, body: JSON.stringify({ ...request, step: held.step }) }]);
     }
     return { kind: 'skipped', reason: stale };

@@ -11,6 +11,6 @@ export const sqs: SqsWiring = (options) => {
       const { SqsQueue } = await import('../../adapters/sqs/queue.js');
       return new SqsQueue(await client(), queueUrl);
     });
-    return { sendBatch: async (messages) => (await queue()).sendBatch(messages) };
+    return { sendBatch: async (messages) => (await queue()).sendBatch(messages), depth: async () => (await queue()).depth() };
   };
 };

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { primaryItem, primaryKey } from '../../../src/adapters/dynamodb/billing-item.js';
 import { DynamoBillingStore } from '../../../src/adapters/dynamodb/billing/store.js';
 import { shardOf } from '../../../src/adapters/dynamodb/sharding.js';
-import { backfillDueIndex, backfillItem, type DueIndexBackfillReport } from '../../../src/adapters/dynamodb/due-index-backfill.js';
+import { backfillDueIndex, backfillHeldIndex, backfillItem, type DueIndexBackfillReport } from '../../../src/adapters/dynamodb/due-index-backfill.js';
 import { historyRowOf } from '../../../src/domain/billing-record.js';
 import type { BillingRecord } from '../../../src/domain/records.js';
 import { formatInstant } from '../../../src/domain/time.js';
@@ -157,5 +157,59 @@ describe('due-index backfill on DynamoDB Local', () => {
     // All segments at once, concurrently: nothing left to do.
     expect(await backfillDueIndex({ client: own.client, table: own.tables.billingActivity, shardCount: SHARDS, totalSegments: 3 })).toMatchObject({ scanned: 12, keyed: 0, unchanged: 12 });
     await expect(backfillDueIndex({ client: own.client, table: own.tables.billingActivity, shardCount: SHARDS, totalSegments: 3, segment: 3 })).rejects.toThrow(RangeError);
+  });
+});
+
+/**
+ * The held-index backfill: a period a record's own hold kept off the schedule before the held index
+ * existed carries no `held_shard`, so the daily sweep and an operator's release never see it.
+ */
+describe('held-index backfill on DynamoDB Local', () => {
+  const SHARDS = 4;
+  const NOW = Date.parse('2026-12-01T12:00:00.000Z');
+  const at = (offsetMs: number) => formatInstant(new Date(NOW + offsetMs));
+  let db: TestDynamo;
+  let store: DynamoBillingStore;
+
+  beforeAll(async () => {
+    db = await createTestDynamo('held-backfill');
+    store = new DynamoBillingStore({ client: db.client, tableName: db.tables.billingActivity, historyTableName: db.tables.billingActivityHistory, statusShardCount: SHARDS });
+  });
+
+  /** As a release before the held index wrote it: every attribute but the held-index key. */
+  const putLegacy = async (record: BillingRecord): Promise<BillingRecord> => {
+    const { held_shard: _shard, held_at: _at, ...item } = primaryItem(record, SHARDS);
+    await db.client.send(new PutItemCommand({ TableName: db.tables.billingActivity, Item: item }));
+    return record;
+  };
+  const listed = async () => (await store.listHeld({ limit: 100, cursor: null })).items.map((r) => r.subscription_id);
+  const run = (dryRun = false) => backfillHeldIndex({ client: db.client, table: db.tables.billingActivity, shardCount: SHARDS, pageSize: 2, dryRun });
+
+  it('keys the periods a record hold keeps off the schedule, leaves every other record alone, and a second run writes nothing', async () => {
+    const returned = { payment_method: 'ach' as const, billing_status: 'FAILED' as const, billing_date: at(-40 * 24 * HOUR), payment_attempts: 1, last_attempt_date: at(-39 * 24 * HOUR), last_run_date: at(-38 * 24 * HOUR) };
+    const unauthorized = await putLegacy(makeRecord({ ...returned, ach_unauthorized: true, ach_return_code: 'R10' }));
+    const closedAccount = await putLegacy(makeRecord({ ...returned, ach_blocked: true, ach_return_code: 'R02' }));
+    const plain = await putLegacy(makeRecord({ billing_date: at(-HOUR) }));
+    const completed = await putLegacy(makeRecord({ billing_status: 'COMPLETED', billing_date: at(-HOUR), payment_attempts: 1, ach_unauthorized: true }));
+    expect(await listed()).toEqual([]);
+
+    expect(await run(true)).toMatchObject({ dryRun: true, records: 4, keyed: 2, unchanged: 2 });
+    expect(await listed()).toEqual([]);
+
+    const report = await run();
+    expect(report).toMatchObject({ records: 4, keyed: 2, rekeyed: 0, unkeyed: 0, unchanged: 2, corrupt: 0 });
+    expect(new Set(await listed())).toEqual(new Set([unauthorized.subscription_id, closedAccount.subscription_id]));
+    for (const r of [unauthorized, closedAccount]) {
+      const item = (await db.client.send(new GetItemCommand({ TableName: db.tables.billingActivity, Key: primaryKey(r), ConsistentRead: true }))).Item!;
+      expect(item.held_shard).toEqual({ S: `HELD#${shardOf(r.user_id, SHARDS)}` });
+      expect(item.held_at).toEqual({ S: r.last_run_date });
+      // Only the derived key changed: no version bump, so a writer that read the record still commits.
+      expect(item.version).toEqual({ N: String(r.version) });
+    }
+    for (const r of [plain, completed]) {
+      const item = (await db.client.send(new GetItemCommand({ TableName: db.tables.billingActivity, Key: primaryKey(r), ConsistentRead: true }))).Item!;
+      expect(item.held_shard).toBeUndefined();
+    }
+    expect(await run()).toMatchObject({ keyed: 0, unkeyed: 0, unchanged: 4 });
   });
 });

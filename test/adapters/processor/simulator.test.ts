@@ -42,7 +42,8 @@ describe('the local payment simulator', () => {
     expect(await as('u1')).toMatchObject({ outcome: 'declined', decline_code: 'generic_decline', advice_code: 'try_again_later', card_network: 'visa' });
     expect(await as('u2')).toMatchObject({ decline_code: 'lost_card', advice_code: 'do_not_try_again', network_decline_code: '41' });
     expect(await as('u3')).toMatchObject({ decline_code: 'expired_card', advice_code: 'confirm_card_data' });
-    expect(await as('u4')).toEqual({ outcome: 'declined', decline_code: 'some_new_code', card_network: 'visa', message: 'The payment was declined by the bank.' });
+    // A card the request did not name is the customer's default, resolved and answered as the Stripe adapter does.
+    expect(await as('u4')).toEqual({ outcome: 'declined', decline_code: 'some_new_code', card_network: 'visa', message: 'The payment was declined by the bank.', resolved_card: { customer: expect.stringMatching(/^cus_sim_/), payment_method: expect.stringMatching(/^pm_sim_/), fingerprint: expect.any(String), brand: 'visa' } });
     expect(() => sim.configure({ users: { u5: 'decline:Lost Card' as 'decline' } })).toThrow();
     expect(sim.charges()).toHaveLength(0);
   });

@@ -8,7 +8,6 @@ import { MAX_TRANSACTION_ITEMS, planCreate, planGauges, planHistory, transact, t
 /** One transaction's worth of records with their rows, and the gauge change they make (its counter item rides along). */
 interface Chunk {
   items: PlannedWrite[];
-  first: string;
   delta: GaugeCounts;
 }
 
@@ -17,8 +16,8 @@ interface Chunk {
  * A record and its rows always share one, so each chunk is atomic; chunks commit in order.
  */
 export async function addAll(t: BillingTables, records: readonly BillingRecord[], history: readonly HistoryRow[]): Promise<void> {
-  for (const { items, first, delta } of chunksOf(groupsOf(t, records, history))) {
-    const gauges = planGauges(t, delta, first);
+  for (const { items, delta } of chunksOf(groupsOf(t, records, history))) {
+    const gauges = planGauges(t, delta);
     await transact(t, 'billing.addAll', gauges ? [...items, gauges] : items);
   }
 }
@@ -51,7 +50,7 @@ function chunksOf(groups: Map<string, { record: BillingRecord; writes: PlannedWr
       chunks.push(chunk);
       chunk = undefined;
     }
-    if (!chunk) chunk = { items: [...writes], first: record.user_id, delta: own };
+    if (!chunk) chunk = { items: [...writes], delta: own };
     else {
       chunk.items.push(...writes);
       chunk.delta = delta;

@@ -41,7 +41,7 @@ export async function commit(t: BillingTables, tx: BillingTransaction): Promise<
     const { planned, creates } = planCommit(t, attempt);
     if (planned.length === 0) throw new InvalidTransactionError('commit: empty transaction');
     try {
-      await transactRetryingConflicts(t, planned, attempt.instruments !== undefined);
+      await transact(t, 'billing.commit', planned);
       return { created: attempt.createIfAbsent !== undefined };
     } catch (error) {
       // Only creates that may move or be dropped are looked at: every other failure is the caller's.
@@ -51,6 +51,17 @@ export async function commit(t: BillingTables, tx: BillingTransaction): Promise<
       // Only the next period was asked for, and its chain's record is there: nothing is left to write.
       if (next.writes.length === 0 && next.history.length === 0 && !next.createIfAbsent && !next.releaseLock && !next.achRates && !next.instruments && !next.movements?.length) return { created: false };
       attempt = next;
+    }
+  }
+}
+
+/** A write that bumps a record's version writes its audit row (DESIGN 11): the events' `sequence` is that version. */
+function requireAuditRows(tx: BillingTransaction): void {
+  for (const write of tx.writes) {
+    if (write.kind === 'delete') continue;
+    const { subscription_id, version } = write.record;
+    if (!tx.history.some((row) => row.subscription_id === subscription_id && row.version === version)) {
+      throw new InvalidTransactionError(`commit: the ${write.kind} of subscription ${subscription_id} at version ${version} has no audit row`);
     }
   }
 }
@@ -67,7 +78,7 @@ function planCommit(t: BillingTables, tx: BillingTransaction): { planned: Planne
   });
   for (const row of tx.history) planned.push(planHistory(t, row));
   if (tx.releaseLock) planned.push(planLockRelease(t, tx.releaseLock));
-  if (tx.achRates) planned.push(planAchRates(t, tx.achRates, transactionSeed(tx)));
+  if (tx.achRates) planned.push(planAchRates(t, tx.achRates));
   if (tx.instruments && !isEmptyInstrumentWrite(tx.instruments)) planned.push(planInstruments(t, tx.instruments));
   for (const movement of tx.movements ?? []) planned.push(planMovement(t, movement));
   if (tx.createIfAbsent) {
@@ -75,8 +86,9 @@ function planCommit(t: BillingTables, tx: BillingTransaction): { planned: Planne
     planned.push(planCreate(t, tx.createIfAbsent.record), planHistory(t, tx.createIfAbsent.history));
   }
   // Last: the creates' indexes above are positions in the request, which the cancellation reasons follow.
-  const gauges = planGauges(t, transactionGaugeDelta(tx), transactionSeed(tx));
+  const gauges = planGauges(t, transactionGaugeDelta(tx));
   if (gauges) planned.push(gauges);
+  requireAuditRows(tx);
   return { planned, creates };
 }
 
@@ -116,20 +128,6 @@ async function placeAgain(t: BillingTables, tx: BillingTransaction, taken: reado
   };
 }
 
-/** Tries a transaction with an instruments write again, identically, when another transaction on its items cancelled it. */
-const CONFLICT_RETRIES = 3;
-
-async function transactRetryingConflicts(t: BillingTables, planned: readonly PlannedWrite[], writesInstruments: boolean): Promise<void> {
-  for (let retry = 0; ; retry++) {
-    try {
-      return await transact(t, 'billing.commit', planned);
-    } catch (error) {
-      if (!writesInstruments || retry >= CONFLICT_RETRIES || !cancellationCodes(error)?.includes('TransactionConflict')) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** retry));
-    }
-  }
-}
-
 /** The chain of the record at `key` (strongly consistent, two attributes), or undefined when the key is free. */
 async function chainAt(t: BillingTables, key: BillingKey): Promise<Pick<BillingRecord, 'chain_id'> | undefined> {
   const out = await send('billing.chainAt', () =>
@@ -146,12 +144,6 @@ async function chainAt(t: BillingTables, key: BillingKey): Promise<Pick<BillingR
   if (!out.Item) return undefined;
   const chainId = out.Item.chain_id?.S;
   return chainId !== undefined ? { chain_id: chainId } : {};
-}
-
-/** The user whose record a transaction writes first (its counter shards' seed). */
-function transactionSeed(tx: BillingTransaction): string {
-  const first = tx.writes[0];
-  return first ? (first.kind === 'delete' ? first.read.user_id : first.record.user_id) : (tx.createIfAbsent?.record.user_id ?? tx.history[0]?.user_id ?? '');
 }
 
 /** What the transaction's record writes add to the gauge counters: each record's class after minus before. */

@@ -21,7 +21,7 @@ export async function recordBillingFailure(t: BillingTables, read: BillingRecord
   const key = failureKeyOf(read, after);
   const written = failureAsWritten(read, after, key);
   // A first failure, a parked ladder or a retry after parking changes the failing gauge: its counter rides along.
-  const gauges = planGauges(t, gaugeDelta(read, written), read.user_id);
+  const gauges = planGauges(t, gaugeDelta(read, written));
   try {
     await transact(t, 'billing.recordBillingFailure', [failureUpdate(t, read, after, written, key), planHistory(t, history), ...(gauges ? [gauges] : [])]);
     return true;

@@ -6,6 +6,7 @@ import type { BillingKey, BillingRecord, HistoryRow } from '../../../domain/reco
 import type { InstrumentWrite } from '../../../domain/instruments/instrument.js';
 import { movementPut } from '../money-movements.js';
 import { counterUpdate } from '../ach-rate-counters.js';
+import { retryingConflicts } from '../conflict-retry.js';
 import { instrumentsTransactItem } from '../instruments/item.js';
 import { describeKey, historyItem, primaryItem, primaryKey } from '../billing-item.js';
 import { InvalidTransactionError, toDomainError, type TransactionItemDescription } from '../errors.js';
@@ -96,8 +97,8 @@ export function planInstruments(t: BillingTables, write: InstrumentWrite): Plann
 }
 
 /** The day's ACH return-rate counter, on the counter shard of `seed` (the user the transaction writes). */
-export function planAchRates(t: BillingTables, tally: AchRateTally, seed: string): PlannedWrite {
-  const item = counterUpdate(t.table, COUNTER_KEYS, tally, seed);
+export function planAchRates(t: BillingTables, tally: AchRateTally): PlannedWrite {
+  const item = counterUpdate(t.table, COUNTER_KEYS, tally);
   return {
     item,
     description: { onConditionFailed: 'concurrent', label: `${t.table} ACH return-rate counter (${tally.day})` },
@@ -105,10 +106,10 @@ export function planAchRates(t: BillingTables, tally: AchRateTally, seed: string
   };
 }
 
-/** The gauge counters' delta (gauge-counters.ts) on the counter shard of `seed`, or nothing when no class changes. */
-export function planGauges(t: BillingTables, delta: GaugeCounts, seed: string): PlannedWrite | undefined {
+/** The gauge counters' delta (gauge-counters.ts) on a counter shard taken at random, or nothing when no class changes. */
+export function planGauges(t: BillingTables, delta: GaugeCounts): PlannedWrite | undefined {
   if (isNoChange(delta)) return undefined;
-  const item = gaugeCounterAdd(t.table, COUNTER_KEYS, delta, gaugeShardSortKey(seed));
+  const item = gaugeCounterAdd(t.table, COUNTER_KEYS, delta, gaugeShardSortKey());
   return {
     item,
     description: { onConditionFailed: 'concurrent', label: `${t.table} gauge counter (${item.Update!.Key![COUNTER_KEYS.sort]!.S})` },
@@ -150,7 +151,8 @@ export async function transact(t: BillingTables, operation: string, planned: rea
     seen.add(p.identity);
   }
   try {
-    await t.client.send(new TransactWriteItemsCommand({ TransactItems: planned.map((p) => p.item) }));
+    // A counter shard or an instruments item another transaction holds cancels this one without writing: sent again.
+    await retryingConflicts(() => t.client.send(new TransactWriteItemsCommand({ TransactItems: planned.map((p) => p.item) })));
   } catch (error) {
     throw toDomainError(error, { operation, transactionItems: planned.map((p) => p.description) });
   }

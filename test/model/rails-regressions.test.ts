@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { DAY, HOUR } from '../support/time.js';
+import { checkoutEvent } from './commands.js';
+import { BillingWorld, sharedApp } from './harness.js';
+import type { Plan } from './reference-model.js';
+
+/**
+ * The rails' counterexamples (test/model/rails.ts), each as a named test through the same handlers;
+ * each ends with the model's full check, which judges the rails from the processor's log.
+ */
+
+const START = '2026-12-01T09:00:00.000Z';
+
+async function world(users = 1): Promise<BillingWorld> {
+  const { app, recorder } = await sharedApp();
+  return new BillingWorld(app, recorder, users, START);
+}
+
+function cardPlan(w: BillingWorld): Plan {
+  const now = new Date(w.now());
+  return { method: 'card', term: 'MONTHLY', amountCents: 1999, firstDate: Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1, 15) };
+}
+
+describe('rails counterexamples, as regressions', () => {
+  it('a card dispute with the funds withdrawn holds the card for the next period too', async () => {
+    const w = await world();
+    const plan = cardPlan(w);
+    await w.checkout(0, checkoutEvent(w.users[0]!, plan, w.now()), plan);
+    w.app.clock.advance(DAY + 7 * HOUR);
+    await w.collectionsRun();
+    const [charge] = w.charges(w.users[0]!);
+    expect(charge).toBeDefined();
+    await w.sendCardEvent(charge!, 'charge.dispute.created');
+    await w.check('dispute applied');
+    w.app.clock.advance(32 * DAY);
+    await w.collectionsRun();
+    expect(w.railProblems()).toEqual([]);
+    const presented = w.app.simulator.presentments().filter((p) => p.user_id === w.users[0] && !p.resend);
+    expect(presented).toHaveLength(1);
+    await w.check('the next period after a dispute');
+  }, 60_000);
+});
