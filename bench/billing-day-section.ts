@@ -26,7 +26,7 @@ export function billingDayGoals(paced: BillingDayRun, unpaced: BillingDayRun): B
   const row = (measure: string, figure: (r: BillingDayRun) => string, goal: string, met: (r: BillingDayRun) => boolean): BillingDayGoal => ({ measure, paced: figure(paced), unpaced: figure(unpaced), goal, met: met(paced) });
   const drain = (r: BillingDayRun) => (r.drained ? String(r.drainRatio) : `not drained in ${Math.round(r.drainSeconds)} s (${r.charged}/${r.periods} charged)`);
   return [
-    row('messages enqueued ÷ periods', (r) => String(r.messagesPerPeriod), '≤ 1.02', (r) => r.messagesPerPeriod <= 1.02),
+    row('messages enqueued ÷ periods', (r) => (r.drained ? String(r.messagesPerPeriod) : `not drained: ${r.messagesEnqueued} messages for ${r.charged} periods charged`), '≤ 1.02', (r) => r.drained && r.messagesPerPeriod <= 1.02),
     row('throttled answers ÷ processor requests', (r) => `${pct(r.throttledShare)} (${r.processor.throttled} of ${r.processor.requests})`, '≤ 0.1 %', (r) => r.throttledShare <= 0.001),
     row('presentments per second ÷ E while a backlog lasts (the slower processor)', (r) => `${r.minPaceRatio} (card ${r.pace.stripe.perSecond}/s, pinless ${r.pace.payments.perSecond}/s, E ${r.effectivePerSecond}/s each)`, '≥ 0.9', (r) => r.minPaceRatio >= 0.9),
     row('counted failures, dunning moves, DLQ messages', (r) => `${r.countedFailures}, ${r.dunningMoves}, ${r.dlqMessages}`, '0, 0, 0', (r) => r.countedFailures + r.dunningMoves + r.dlqMessages === 0),

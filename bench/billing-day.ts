@@ -85,9 +85,11 @@ export interface BillingDayRun {
   /** Tokens the limiter granted per processor (its per-second items), against what was presented: the rest expired unused. */
   readonly tokensLeased: Record<ProcessorId, number>;
   readonly units: MeasuredUnits;
+  /** Set when `units` are per period charged; results without it divided by every period seeded. */
+  readonly unitsPerCharged?: true;
 }
 
-/** What one period cost, measured: the capacity note (docs/capacity.md) is derived from these. */
+/** What one charged period cost, measured: the capacity note (docs/capacity.md) is derived from these. */
 export interface MeasuredUnits {
   readonly dynamodb: { requests: number; rru: number; wru: number; gsiWru: number; byCommand: Record<string, number> };
   readonly lambda: {
@@ -282,7 +284,7 @@ export async function billingDayRun(endpoint: string, o: BillingDayOptions, sink
 
   const counts = [...chargeCounts(app, records).values()];
   const after = await readAll(app, records);
-  const events = await eventsPerPeriod(app, records.slice(0, 100));
+  const events = await eventsPerPeriod(app, records.filter((_, i) => after[i]?.billing_status === 'COMPLETED').slice(0, 100));
   const tokensLeased = await leasedTokens(app);
   app.client.destroy();
 
@@ -295,10 +297,11 @@ export async function billingDayRun(endpoint: string, o: BillingDayOptions, sink
     }),
   ) as Record<ProcessorId, ProcessorPace>;
   const drainSeconds = (endMs - startedMs) / 1000;
-  const n = o.periods;
+  // Units are per period charged: a run cut off before the drain must not spread its cost over periods it never reached.
+  const n = Math.max(1, counts.filter((c) => c > 0).length);
   return {
     planner: o.paced ? 'paced' : 'unpaced',
-    periods: n,
+    periods: o.periods,
     budgetPerSecond: o.budgetPerSecond,
     personShare: o.personShare,
     effectivePerSecond: E,
@@ -312,7 +315,7 @@ export async function billingDayRun(endpoint: string, o: BillingDayOptions, sink
     drainRatio: round(drainSeconds / idealSeconds),
     runs: schedule.runs,
     messagesEnqueued: sum((q) => q.sent),
-    messagesPerPeriod: round(sum((q) => q.sent) / n),
+    messagesPerPeriod: round(sum((q) => q.sent) / o.periods),
     processor: stats,
     throttledShare: stats.requests > 0 ? round(stats.throttled / stats.requests, 5) : 0,
     pace,
@@ -321,6 +324,7 @@ export async function billingDayRun(endpoint: string, o: BillingDayOptions, sink
     dunningMoves: after.filter((r) => (r?.dunning_attempts ?? 0) > 0 || r?.billing_status === 'FAILED').length,
     dlqMessages: sum((q) => q.deadLetters.length),
     tokensLeased,
+    unitsPerCharged: true,
     charges: { exactlyOne: counts.filter((c) => c === 1).length, none: counts.filter((c) => c === 0).length, moreThanOne: counts.filter((c) => c > 1).length },
     units: {
       dynamodb: {

@@ -27,7 +27,34 @@ const PARTITION_WCU = 1_000;
 const f = (x: number, digits = 2) => (Math.round(x * 10 ** digits) / 10 ** digits).toLocaleString('en-US');
 const usd = (x: number) => `$${x.toFixed(2)}`;
 
-export function renderCapacity(run: BillingDayRun, r: BenchResults): string {
+/** The units come from a paced run that drained (every period charged): the machine-pace run when the full one was cut off. */
+export function capacitySource(r: BenchResults): BillingDayRun {
+  const runs = [r.billingDay?.paced, r.billingDayAtMachinePace?.paced].filter((x): x is BillingDayRun => x !== undefined);
+  const run = runs.find((x) => x.drained) ?? [...runs].sort((a, b) => b.charged - a.charged)[0];
+  if (!run) throw new Error('bench/results.json has no billing-day section: run npm run bench -- --only billing-day --merge');
+  return perCharged(run);
+}
+
+/** Units per period charged: results from before `unitsPerCharged` divided the run's totals by every period seeded. */
+function perCharged(run: BillingDayRun): BillingDayRun {
+  if (run.unitsPerCharged || run.charged === run.periods || run.charged === 0) return run;
+  const k = run.periods / run.charged;
+  const x = (v: number) => Math.round(v * k * 1000) / 1000;
+  const u = run.units;
+  return {
+    ...run,
+    unitsPerCharged: true,
+    units: {
+      ...u,
+      dynamodb: { requests: x(u.dynamodb.requests), rru: x(u.dynamodb.rru), wru: x(u.dynamodb.wru), gsiWru: x(u.dynamodb.gsiWru), byCommand: Object.fromEntries(Object.entries(u.dynamodb.byCommand).map(([c, v]) => [c, x(v)])) },
+      sqs: { ...u.sqs, perPeriod: x(u.sqs.perPeriod) },
+      eventBridgeEventsPerPeriod: x(u.eventBridgeEventsPerPeriod),
+      logBytesPerPeriod: Math.round(u.logBytesPerPeriod * k),
+    },
+  };
+}
+
+export function renderCapacity(run: BillingDayRun, _results?: BenchResults): string {
   const u = run.units;
   const E = Math.floor((1 - DEFAULT_PERSON_SHARE) * DEFAULT_BUDGET_PER_SECOND + 1e-9);
   const wru = u.dynamodb.wru + u.dynamodb.gsiWru;
@@ -67,7 +94,7 @@ which limit binds next, and what an operator changes when the processor raises i
 **Source.** Every per-period figure is measured by \`npm run bench\` (section "billing day",
 [benchmarks.md](benchmarks.md)): ${run.periods} periods due at one instant, half card and half
 pinless, through the paced planner, the limiter, the batch-worker and the throttling simulator
-(p50 ${run.latencyMs.p50} ms, p99 ${run.latencyMs.p99} ms), run of ${r.sectionLoad?.['billing-day']?.startedAt ?? r.startedAt}. The bench prints
+(p50 ${run.latencyMs.p50} ms, p99 ${run.latencyMs.p99} ms; ${run.charged} periods charged${run.drained ? '' : ' before the run was cut off, units per period charged'}), at ${run.budgetPerSecond}/s per processor (benchmarks.md, "Billing day"). The bench prints
 these units ("measured units per period"); this file is rendered from \`bench/results.json\`, so
 the two cannot disagree. Prices are us-east-1 list prices (stated per row); AWS limits are the
 documented defaults.
@@ -85,7 +112,7 @@ The schedule presents E = ⌊(1 − share) × budget⌋ = ${E} requests a second
 other ${DEFAULT_BUDGET_PER_SECOND - E} are kept for manual pay, retry-billing, loan payments and reactivations. A card attempt is
 one Stripe request (the PaymentMethod comes from the stored card instrument); a pinless or ACH
 attempt is one payments-service request. The bench's paced run presented at ${run.minPaceRatio} of E
-(the slower processor) and drained in ${run.drainRatio} × periods ÷ E; the planner's margin alone costs
+(the slower processor) and ${run.drained ? `drained in ${run.drainRatio} × periods ÷ E` : `was cut off at ${run.drainSeconds} s with ${run.charged} of ${run.periods} charged`} (benchmarks.md says why); the planner's margin alone costs
 ${PLAN_MARGIN_SECONDS} s of every run (${f((PLAN_MARGIN_SECONDS / INTERVAL_S) * 100, 1)} % of a 15-minute interval, ${f((PLAN_MARGIN_SECONDS / run.intervalSeconds) * 100, 1)} % of the bench's ${run.intervalSeconds} s).
 
 ${table(
@@ -159,6 +186,6 @@ message against that figure after the first billing day, and raise the cap if it
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const results = JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as BenchResults;
   if (!results.billingDay) throw new Error('bench/results.json has no billing-day section: run npm run bench -- --only billing-day --merge');
-  writeFileSync(CAPACITY_FILE, renderCapacity(results.billingDay.paced, results));
+  writeFileSync(CAPACITY_FILE, renderCapacity(capacitySource(results), results));
   console.error(`wrote ${CAPACITY_FILE}`);
 }

@@ -52,6 +52,8 @@ export interface BenchResults {
   readonly coldStartError?: string;
   readonly latency?: LatencyFigure[];
   readonly billingDay?: BillingDaySection;
+  /** The same section again at a smaller budget (`--day-key billingDayAtMachinePace`), aimed at what the bench machine's worker keeps up with. */
+  readonly billingDayAtMachinePace?: BillingDaySection;
   /** Load average (1, 5, 15 min) at the start and end of each section. */
   readonly sectionLoad?: Record<string, { startedAt: string; start: number[]; end?: number[]; seconds?: number }>;
   /** Sections measured again later into the same results (`--merge`). */
@@ -233,6 +235,7 @@ export function renderTables(r: BenchResults): string {
     out.push(table(['request', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx'], r.latency.map((l) => [l.name, l.connections, fmt(l.rps, 0), l.p50, l.p99, l.requests, l.non2xx])), '');
   }
   if (r.billingDay) out.push(...renderBillingDay(r.billingDay));
+  if (r.billingDayAtMachinePace) out.push(...renderBillingDay(r.billingDayAtMachinePace, 'at a smaller budget'));
   return out.join('\n');
 }
 
@@ -324,6 +327,7 @@ function headline(r: BenchResults): string {
   } else rows.push(['Cold start against the bare client', 'not measured in this run', '']);
   for (const l of r.latency ?? []) rows.push([`Local latency: ${l.name}`, `p50 ${l.p50} ms, p99 ${l.p99} ms at ${l.rps} requests/s`, '']);
   if (r.billingDay) rows.push(billingDayHeadline(r.billingDay));
+  if (r.billingDayAtMachinePace) rows.push(billingDayHeadline(r.billingDayAtMachinePace, 'at a smaller budget'));
   return `## Headline\n\n${table(['measure', 'figure', 'goal'], rows)}\n`;
 }
 

@@ -30,6 +30,8 @@ import { collectionRun, floorRun, median, type CollectionRun, type FloorRun } fr
  *   --day-budget <k>     billing day: each processor's budget per second (default 20)
  *   --day-interval <s>   billing day: the collections schedule's interval (default 60)
  *   --day-paced-only     billing day: a 10-period baseline (development runs)
+ *   --day-key <name>     billing day: where in the results it goes (default billingDay; billingDayAtMachinePace
+ *                        for a second run at a smaller budget)
  *   --out <file>         where the results go (default bench/results.json)
  *   --merge              keep the sections of the existing --out file that this run does not measure
  *                        (re-measure one section of a run, e.g. `--only coldstart --merge`)
@@ -50,6 +52,7 @@ const { values } = parseArgs({
     'day-budget': { type: 'string', default: '20' },
     'day-interval': { type: 'string', default: '60' },
     'day-paced-only': { type: 'boolean', default: false },
+    'day-key': { type: 'string', default: 'billingDay' },
     out: { type: 'string', default: join(import.meta.dirname, 'results.json') },
     merge: { type: 'boolean', default: false },
   },
@@ -178,7 +181,7 @@ try {
   });
 
   await section('billing-day', async () => {
-    results.billingDay = await measureBillingDay(server.endpoint, sink, log, {
+    results[values['day-key']] = await measureBillingDay(server.endpoint, sink, log, {
       periods: Number(values['day-periods'] ?? (values.quick ? 3000 : 10000)),
       budgetPerSecond: Number(values['day-budget']),
       intervalSeconds: Number(values['day-interval']),

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { CAPACITY_FILE, renderCapacity } from '../../bench/capacity-note.js';
+import { CAPACITY_FILE, capacitySource, renderCapacity } from '../../bench/capacity-note.js';
 import { DOC_FILE, RESULTS_FILE, renderDocument, type BenchResults } from '../../bench/report.js';
 
 /** docs/benchmarks.md is what bench/report.ts renders from the committed bench/results.json (issue 13). */
@@ -23,6 +23,6 @@ describe('docs/capacity.md', () => {
   it('is what bench/capacity-note.ts renders from the billing-day section of bench/results.json', () => {
     const results = JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as BenchResults;
     expect(results.billingDay, 'run npm run bench -- --only billing-day --merge').toBeDefined();
-    expect(readFileSync(CAPACITY_FILE, 'utf8'), 'regenerate it: npx tsx bench/capacity-note.ts').toBe(renderCapacity(results.billingDay!.paced, results));
+    expect(readFileSync(CAPACITY_FILE, 'utf8'), 'regenerate it: npx tsx bench/capacity-note.ts').toBe(renderCapacity(capacitySource(results), results));
   });
 });
