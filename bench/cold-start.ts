@@ -89,6 +89,8 @@ export const COLD_START_TARGET = 1.3;
 const REGION = 'us-east-1';
 const SECRET_VALUES: Record<keyof typeof SECRETS, string> = {
   stripeApiKey: 'sk_test_cold_start',
+  stripeReadKey: 'rk_test_cold_start',
+  servicesClient: '{"client_id":"bench","client_secret":"bench-cold-start"}',
   stripeWebhook: 'whsec_cold_start',
   achWebhook: 'ach_cold_start',
   balanceWebhook: 'balance_cold_start',
@@ -316,6 +318,7 @@ export function environmentFor(
     ...Object.fromEntries(Object.entries(QUEUES).map(([id, queue]) => [queue.urlEnv, `http://127.0.0.1:1/000000000000/${id}`])),
     [SERVICES.payments.urlEnv]: 'http://127.0.0.1:1',
     [SERVICES.accounts.urlEnv]: 'http://127.0.0.1:1',
+    [SERVICES.accounts.tokenUrlEnv]: 'http://127.0.0.1:1/oauth/token',
     BALANCE_THRESHOLD_CENTS: '5000',
     MAX_PAYMENT_CENTS: '1000000',
     ...(bus ? { [BUSES.billing.nameEnv]: bus.name } : {}),

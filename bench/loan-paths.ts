@@ -3,6 +3,7 @@ import { loanRetryMessage } from '../src/domain/collections.js';
 import type { LoanPayment } from '../src/domain/loan-payments.js';
 import { formatInstant } from '../src/domain/time.js';
 import { createApiHandler } from '../src/handlers/api.js';
+import { loanPaymentId } from '../src/handlers/api/loans.js';
 import { createBatchWorkerHandler } from '../src/handlers/batch-worker.js';
 import { pool, type BenchApp } from './app.js';
 import type { CapacityTotals } from './capacity.js';
@@ -60,14 +61,10 @@ async function customerPayments(app: BenchApp, n: number, rail: LoanPayment['loc
   const api = createApiHandler(app.depsFor('api'));
   const requests = Array.from({ length: n }, () => ({ user_id: `user-${randomUUID()}`, loan_id: `loan-${randomUUID().slice(0, 8)}`, key: randomUUID() }));
   const body = JSON.stringify({ amount_cents: 4200, payment_method: rail, ...(rail === 'ach' ? { account_last_four: '6789' } : {}) });
-  const paid: { user_id: string; loan_id: string; payment_id: string }[] = [];
   app.meter.reset();
-  await pool(requests, 16, async (r) => {
-    const answer = await api(apiEvent('POST', `/v1/users/${r.user_id}/loans/${r.loan_id}/payments`, { 'idempotency-key': r.key, 'content-type': 'application/json' }, body));
-    const payment = JSON.parse((answer as { body?: string }).body ?? '{}') as { payment_id?: string };
-    if (payment.payment_id) paid.push({ user_id: r.user_id, loan_id: r.loan_id, payment_id: payment.payment_id });
-  });
+  await pool(requests, 16, (r) => api(apiEvent('POST', `/v1/users/${r.user_id}/loans/${r.loan_id}/payments`, { 'idempotency-key': r.key, 'content-type': 'application/json' }, body)));
   const totals = app.meter.snapshot();
+  const paid = requests.map((r) => ({ user_id: r.user_id, loan_id: r.loan_id, payment_id: loanPaymentId(r.user_id, r.loan_id, r.key) }));
   return { path: `loan payment, ${rail} (api)`, payments: n, billed: await billedOf(app, paid), totals };
 }
 

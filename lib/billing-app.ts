@@ -4,6 +4,7 @@ import {
   PLACEHOLDER_ACCOUNTS_API_URL,
   PLACEHOLDER_JWT_ISSUER,
   PLACEHOLDER_PAYMENTS_API_URL,
+  PLACEHOLDER_SERVICES_TOKEN_URL,
   readBillingAppConfig,
   retainsData,
 } from './config.js';
@@ -43,6 +44,8 @@ export function buildBillingApp(app: App, options: BuildBillingAppOptions = {}):
     jwtAudience: config.jwtAudience,
     paymentsApiUrl: config.paymentsApiUrl,
     accountsApiUrl: config.accountsApiUrl,
+    servicesTokenUrl: config.servicesTokenUrl,
+    ...(config.servicesVpc ? { servicesVpc: config.servicesVpc } : {}),
     balanceThresholdCents: config.balanceThresholdCents,
     processorBudget: config.processorBudget,
     ...(config.userIdClaim ? { userIdClaim: config.userIdClaim } : {}),
@@ -66,6 +69,7 @@ export function assertNoPlaceholders(config: BillingAppConfig): void {
       ['jwtIssuer', isPlaceholder(config.jwtIssuer, PLACEHOLDER_JWT_ISSUER)],
       ['paymentsApiUrl', isPlaceholder(config.paymentsApiUrl, PLACEHOLDER_PAYMENTS_API_URL)],
       ['accountsApiUrl', isPlaceholder(config.accountsApiUrl, PLACEHOLDER_ACCOUNTS_API_URL)],
+      ['servicesTokenUrl', isPlaceholder(config.servicesTokenUrl, PLACEHOLDER_SERVICES_TOKEN_URL)],
     ] as const
   )
     .filter(([, isPlaceholder]) => isPlaceholder)

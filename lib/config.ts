@@ -12,6 +12,10 @@ export interface BillingAppConfig {
   /** Base URLs of the payments (ACH / pinless rails) and accounts services the collection attempt calls. */
   readonly paymentsApiUrl: string;
   readonly accountsApiUrl: string;
+  /** The OAuth token endpoint both services' client-credentials tokens come from (context `servicesTokenUrl`, https only). */
+  readonly servicesTokenUrl: string;
+  /** Optional: the subnets and security groups of a VPC the functions that call those services run in (contexts `vpcSubnetIds`, `vpcSecurityGroupIds`). */
+  readonly servicesVpc?: ServicesVpc;
   /** The balance-webhook gate in cents (context `balanceThresholdCents`, default DEFAULT_BALANCE_THRESHOLD_CENTS). */
   readonly balanceThresholdCents: number;
   /** Optional e-mail address subscribed to the alarm topic. */
@@ -26,12 +30,19 @@ export interface BillingAppConfig {
   readonly reconciliationExceptionMaxAgeHours?: number;
 }
 
+/** A VPC placement by ids: both lists non-empty, or no VPC at all. */
+export interface ServicesVpc {
+  readonly subnetIds: readonly string[];
+  readonly securityGroupIds: readonly string[];
+}
+
 export const DEFAULT_STAGE = 'dev';
 export const DEFAULT_COLLECTIONS_RATE_MINUTES = 15;
 export const PLACEHOLDER_JWT_ISSUER = 'https://auth.example.com/';
 export const PLACEHOLDER_JWT_AUDIENCE = 'billing-api';
 export const PLACEHOLDER_PAYMENTS_API_URL = 'https://payments.example.com';
 export const PLACEHOLDER_ACCOUNTS_API_URL = 'https://accounts.example.com';
+export const PLACEHOLDER_SERVICES_TOKEN_URL = 'https://auth.example.com/oauth/token';
 
 const STAGE_PATTERN = /^[a-z][a-z0-9-]{0,11}$/;
 
@@ -58,6 +69,8 @@ export function readBillingAppConfig(node: Node): BillingAppConfig {
       .filter((audience) => audience.length > 0),
     paymentsApiUrl: parseServiceUrl('paymentsApiUrl', node.tryGetContext('paymentsApiUrl') ?? PLACEHOLDER_PAYMENTS_API_URL),
     accountsApiUrl: parseServiceUrl('accountsApiUrl', node.tryGetContext('accountsApiUrl') ?? PLACEHOLDER_ACCOUNTS_API_URL),
+    servicesTokenUrl: parseServiceUrl('servicesTokenUrl', node.tryGetContext('servicesTokenUrl') ?? PLACEHOLDER_SERVICES_TOKEN_URL),
+    ...servicesVpcContext(node),
     balanceThresholdCents: parseBalanceThreshold(node.tryGetContext('balanceThresholdCents')),
     ...(alarmEmail ? { alarmEmail } : {}),
     processorBudget: {
@@ -109,6 +122,28 @@ export function parseServiceUrl(key: string, value: unknown): string {
   }
   if (protocol !== 'https:') throw new InvalidContextError(key, value, 'an https: URL');
   return text;
+}
+
+const SUBNET_ID = /^subnet-[0-9a-f]{8,17}$/;
+const SECURITY_GROUP_ID = /^sg-[0-9a-f]{8,17}$/;
+
+/** `vpcSubnetIds` and `vpcSecurityGroupIds` (comma-separated or arrays): both given, or neither. */
+export function servicesVpcContext(node: Node): Pick<BillingAppConfig, 'servicesVpc'> {
+  const subnetIds = idList('vpcSubnetIds', node.tryGetContext('vpcSubnetIds'), SUBNET_ID);
+  const securityGroupIds = idList('vpcSecurityGroupIds', node.tryGetContext('vpcSecurityGroupIds'), SECURITY_GROUP_ID);
+  if (subnetIds.length === 0 && securityGroupIds.length === 0) return {};
+  if (subnetIds.length === 0 || securityGroupIds.length === 0) {
+    throw new InvalidContextError(subnetIds.length === 0 ? 'vpcSubnetIds' : 'vpcSecurityGroupIds', '', 'both vpcSubnetIds and vpcSecurityGroupIds, or neither');
+  }
+  return { servicesVpc: { subnetIds, securityGroupIds } };
+}
+
+function idList(key: string, value: unknown, pattern: RegExp): string[] {
+  if (value === undefined || value === null || value === '') return [];
+  const ids = (Array.isArray(value) ? value.map(String) : String(value).split(',')).map((id) => id.trim()).filter((id) => id.length > 0);
+  const bad = ids.find((id) => !pattern.test(id));
+  if (bad !== undefined) throw new InvalidContextError(key, value, `comma-separated ids like ${pattern.source}`);
+  return ids;
 }
 
 /** The member-token settings from context, checked as the api checks them at cold start. */

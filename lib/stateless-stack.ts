@@ -12,13 +12,15 @@ import { allTables } from '../src/adapters/dynamodb/table-definitions.js';
 import { BUSES, COLLECTION_QUEUES, environmentOf, FUNCTIONS, type FunctionManifest, QUEUES, type QueueId, queuesOf, ROUTES, SERVICES, tablesOf } from '../src/manifest/index.js';
 import { eventSourceCap, IN_BATCH_PARALLELISM, intervalProblem, PROCESSOR_P99_LATENCY_MS } from '../src/domain/billing-day.js';
 import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE, PROCESSOR_IDS, type ProcessorBudgetSettings, type ProcessorId } from '../src/domain/processor-budget.js';
-import { DEFAULT_MAX_PAYMENT_CENTS } from '../src/runtime/config.js';
+import { DEFAULT_MAX_PAYMENT_CENTS, DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS } from '../src/runtime/config.js';
 import { readSecretStatement, sendMessageStatement, tableStatements } from './access.js';
 import { sidePackagesOf } from './bundling.js';
-import { resourceName, retainsData } from './config.js';
+import { resourceName, retainsData, type ServicesVpc } from './config.js';
 import { BillingFunction } from './constructs/billing-function.js';
 import { BillingHttpApi } from './constructs/billing-http-api.js';
 import { BillingMonitoring } from './constructs/billing-monitoring.js';
+import { callsPrivateServices, placeInServicesVpc } from './constructs/services-vpc.js';
+import { addKinesisMapping, SendOnlyQueueDestination } from './constructs/stream-event-sources.js';
 import { OperatorConsole } from './constructs/operator-console.js';
 import { HANDLER_NAMES, HANDLER_TIMEOUTS, type HandlerEntryResolver, type HandlerName, sourceHandlerEntry } from './handlers.js';
 import { BILLING_SECRETS, type BillingStatefulStack } from './stateful-stack.js';
@@ -35,6 +37,10 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly jwtAudience: readonly string[];
   readonly paymentsApiUrl: string;
   readonly accountsApiUrl: string;
+  /** The token endpoint of both services' client-credentials grant (`SERVICES_TOKEN_URL`). */
+  readonly servicesTokenUrl: string;
+  /** When set, the functions that call the payments or accounts service run in these subnets and security groups. */
+  readonly servicesVpc?: ServicesVpc;
   /** The balance-webhook gate (`BALANCE_THRESHOLD_CENTS` of the webhook-balance-worker). */
   readonly balanceThresholdCents: number;
   /** The processors' budgets (DESIGN 13); default DEFAULT_BUDGET_PER_SECOND each. */
@@ -45,6 +51,8 @@ export interface BillingStatelessStackProps extends StackProps {
   readonly apiClientScopes?: Readonly<Record<string, readonly string[]>>;
   /** Hours a reconciliation exception may stay unresolved before its alarm (`RECONCILIATION_EXCEPTION_MAX_AGE_HOURS`; default 72). */
   readonly reconciliationExceptionMaxAgeHours?: number;
+  /** The daily cap per member on debits people start (`PERSON_DAILY_DEBIT_LIMIT_CENTS`); default DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS. */
+  readonly personDailyDebitLimitCents?: number;
   /** Where each handler's entry file is; defaults to `src/handlers/{name}.ts`. */
   readonly handlerEntry?: HandlerEntryResolver;
 }
@@ -73,6 +81,7 @@ function settingValues(props: BillingStatelessStackProps): Record<string, string
     USER_ID_CLAIM: props.userIdClaim ?? 'sub',
     API_CLIENT_SCOPES: JSON.stringify(props.apiClientScopes ?? {}),
     RECONCILIATION_EXCEPTION_MAX_AGE_HOURS: String(props.reconciliationExceptionMaxAgeHours ?? DEFAULT_RECONCILIATION_EXCEPTION_MAX_AGE_HOURS),
+    PERSON_DAILY_DEBIT_LIMIT_CENTS: String(props.personDailyDebitLimitCents ?? DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS),
   };
 }
 
@@ -109,6 +118,7 @@ export class BillingStatelessStack extends Stack {
       ...settingValues(props),
       [SERVICES.payments.urlEnv]: props.paymentsApiUrl,
       [SERVICES.accounts.urlEnv]: props.accountsApiUrl,
+      [SERVICES.accounts.tokenUrlEnv]: props.servicesTokenUrl,
       [BUSES.billing.nameEnv]: stateful.eventBus.eventBusName,
     };
     for (const [id, queue] of Object.entries(queues)) available[QUEUES[id as QueueId].urlEnv] = queue.queueUrl;
@@ -139,6 +149,9 @@ export class BillingStatelessStack extends Stack {
         logRetention,
         retainLogs: retain,
       });
+      if (manifest.reservedConcurrency !== undefined) {
+        (billingFunction.function.node.defaultChild as lambda.CfnFunction).reservedConcurrentExecutions = manifest.reservedConcurrency;
+      }
       for (const tableId of tablesOf(manifest)) {
         for (const statement of tableStatements(`${pascalCase(tableId)}Table`, stateful.tables[tableId], manifest.tables[tableId]!)) {
           billingFunction.allow(statement);
@@ -151,6 +164,7 @@ export class BillingStatelessStack extends Stack {
       if (manifest.secrets && manifest.secrets.length > 0) {
         billingFunction.allow(readSecretStatement('ReadSecrets', manifest.secrets.map((id) => stateful.secrets[id].secretArn)));
       }
+      if (props.servicesVpc && callsPrivateServices(manifest)) placeInServicesVpc(billingFunction, props.servicesVpc);
       if (manifest.putsEventsOn && manifest.putsEventsOn.length > 0) {
         const buses = { billing: stateful.eventBus };
         billingFunction.allow(new iam.PolicyStatement({ sid: 'PutEvents', actions: ['events:PutEvents'], resources: manifest.putsEventsOn.map((id) => buses[id].eventBusArn) }));
@@ -178,15 +192,12 @@ export class BillingStatelessStack extends Stack {
         }
         if (caps > 0) reserveForCaps(name, fn, caps);
       } else if (trigger.kind === 'kinesis') {
-        fn.addEventSource(
-          new eventSources.KinesisEventSource(streams[trigger.stream], streamMapping(trigger, stateful.membershipsFailures)),
-        );
+        addKinesisMapping(functions[name], fn, streams[trigger.stream], streamMapping(trigger, stateful.membershipsFailures));
       } else if (trigger.kind === 'dynamodb-stream') {
         const failures = { billingActivityHistory: stateful.eventsFailures } as const;
         if (!(trigger.table in failures)) throw new Error(`no on-failure queue for the ${trigger.table} stream`);
-        fn.addEventSource(
-          new eventSources.DynamoEventSource(stateful.tables[trigger.table], streamMapping(trigger, failures[trigger.table as keyof typeof failures])),
-        );
+        const { onFailure, ...mapping } = streamMapping(trigger, failures[trigger.table as keyof typeof failures]);
+        fn.addEventSource(new eventSources.DynamoEventSource(stateful.tables[trigger.table], { ...mapping, onFailure: new SendOnlyQueueDestination(onFailure) }));
         // The mapping's grant (CDK grantStreamRead): DescribeStream, GetShardIterator, GetRecords on this table's stream only, and ListStreams.
         Validations.of(functions[name].role).acknowledge({
           id: 'AwsSolutions-IAM5[Resource::*]',
@@ -273,7 +284,7 @@ export function functionNameFor(stage: string, name: HandlerName): string {
 /**
  * A stream's event source mapping, Kinesis or DynamoDB alike: from the oldest record, partial batch
  * failures, bisect on error, the manifest's retries, and a poison record leaves the shard after its
- * maximum age at the latest (its metadata to `onFailure`), never blocking it for good.
+ * maximum age at the latest (its metadata to `onFailure`, which it may only send to), never blocking it for good.
  */
 function streamMapping(
   trigger: { readonly batchSize: number; readonly retryAttempts: number; readonly maxRecordAgeHours: number },
@@ -286,7 +297,7 @@ function streamMapping(
     bisectBatchOnError: true,
     retryAttempts: trigger.retryAttempts,
     maxRecordAge: Duration.hours(trigger.maxRecordAgeHours),
-    onFailure: new eventSources.SqsDlq(onFailure),
+    onFailure,
   };
 }
 

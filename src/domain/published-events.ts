@@ -50,7 +50,17 @@ const commonDetail = lazySchema(() => z.object({
   actor: z.optional(text),
   reason: z.optional(text),
   run_id: z.optional(text),
+  /**
+   * The period record's `version` after the change (DESIGN 11): a consumer orders one period's
+   * events by (sequence, ordinal) and drops one older than what it holds. Gaps are normal.
+   */
+  sequence: z.int().check(z.nonnegative()),
+  /** The event's position among the events of one audit row, from 0. */
+  ordinal: z.int().check(z.nonnegative()),
 }));
+
+/** What instrument events carry instead: no sequence, their `since` and event id order them. */
+const unsequencedDetail = lazySchema(() => z.omit(commonDetail, { sequence: true, ordinal: true }));
 
 const dunningDetail = lazySchema(() => z.object({
   state: z.enum(['retrying', 'exhausted']),
@@ -123,7 +133,7 @@ export const exceptionRaisedDetailSchema = lazySchema(() => z.object({
 
 /** A hold set on an instrument (DESIGN 3.2) by the change this row records. */
 export const instrumentHeldDetailSchema = lazySchema(() => z.object({
-  ...commonDetail.shape,
+  ...unsequencedDetail.shape,
   instrument_id: text,
   hold_code: z.enum(HOLD_CODES),
   since: text,
@@ -187,7 +197,7 @@ export class UnpublishableRowError extends Error {
 export function publishedEventsOf(row: HistoryRow, eventIdOf: EventIdOf): PublishedEvent[] {
   const events: PublishedEvent[] = [];
   addEventsOf(row, (detailType, extra) => {
-    const parsed = safeParseCold(DETAIL_SCHEMAS[detailType], { ...commonDetailOf(row, eventIdOf, detailType), ...extra });
+    const parsed = safeParseCold(DETAIL_SCHEMAS[detailType], { ...commonDetailOf(row, eventIdOf, detailType), sequence: row.version, ordinal: events.length, ...extra });
     if (!parsed.success) {
       throw new UnpublishableRowError(row, parsed.error.issues.map((i) => `${detailType} ${i.path.join('.') || '(detail)'}: ${i.message}`));
     }
@@ -217,7 +227,7 @@ function commonDetailOf(row: HistoryRow, eventIdOf: EventIdOf, detailType: Detai
   };
 }
 
-type AddEvent = <T extends DetailType>(detailType: T, extra: Omit<DetailOf<T>, keyof ReturnType<typeof commonDetailOf>>) => void;
+type AddEvent = <T extends DetailType>(detailType: T, extra: Omit<DetailOf<T>, keyof ReturnType<typeof commonDetailOf> | 'sequence' | 'ordinal'>) => void;
 
 function addEventsOf(row: HistoryRow, add: AddEvent): void {
   const transaction = present({ transaction_id: row.transaction_id });

@@ -22,10 +22,12 @@ export interface StripeClaimDeps {
   readonly stripeEvents: StripeEventStore;
 }
 
-export interface StripeClaimOptions {
+export interface StripeClaimOptions<T = unknown> {
   readonly leaseMs?: number;
   /** A release that failed after a processing failure (the lease still expires). */
   readonly onReleaseError?: (error: unknown) => void;
+  /** Whether a result settles the event; one that does not (an ACH outcome not yet recorded) releases the claim, for the redelivery. */
+  readonly settles?: (result: T) => boolean;
 }
 
 /** `apply` must be replay-safe: a delivery whose lease expired mid-flight can be overtaken, and the taker applies again. */
@@ -33,23 +35,30 @@ export async function processStripeEventOnce<T>(
   deps: StripeClaimDeps,
   event: StripeEventRef,
   apply: () => Promise<T>,
-  options: StripeClaimOptions = {},
+  options: StripeClaimOptions<T> = {},
 ): Promise<StripeDelivery<T>> {
   const leaseMs = options.leaseMs ?? STRIPE_EVENT_LEASE_MS;
   const claim = await deps.stripeEvents.claim(event.id, deps.clock.now().getTime(), leaseMs);
   if (claim.kind === 'processed') return { kind: 'duplicate' };
   if (claim.kind === 'in_progress') return { kind: 'in_progress' };
 
-  let result: T;
-  try {
-    result = await apply();
-  } catch (error) {
+  const release = async () => {
     try {
       await deps.stripeEvents.release(event.id, claim.claim_token);
     } catch (releaseError) {
       options.onReleaseError?.(releaseError);
     }
+  };
+  let result: T;
+  try {
+    result = await apply();
+  } catch (error) {
+    await release();
     throw error;
+  }
+  if (options.settles && !options.settles(result)) {
+    await release();
+    return { kind: 'applied', result, marked: false };
   }
   const marked = await deps.stripeEvents.markProcessed(event.id, claim.claim_token, event.type, deps.clock.now().getTime());
   return { kind: 'applied', result, marked };

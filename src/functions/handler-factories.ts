@@ -12,6 +12,7 @@ import type {
 } from 'aws-lambda';
 import { createAchHandler } from '../handlers/ach-handler.js';
 import { createApiHandler } from '../handlers/api.js';
+import { createBalanceWebhookHandler } from '../handlers/balance-webhook.js';
 import { createBatchWorkerHandler } from '../handlers/batch-worker.js';
 import { createCollectionsJobHandler } from '../handlers/collections-job.js';
 import { createEventsPublisherHandler } from '../handlers/events-publisher.js';
@@ -47,6 +48,7 @@ export const HANDLER_FACTORIES = {
   'memberships-consumer': createMembershipsConsumerHandler,
   'stripe-webhook': createStripeWebhookHandler,
   api: createApiHandler,
+  'balance-webhook': createBalanceWebhookHandler,
   'retry-run-worker': createRetryRunWorkerHandler,
   'events-publisher': createEventsPublisherHandler,
   'reconciliation-job': createReconciliationJobHandler,

@@ -1,6 +1,7 @@
 import { achEventSchema } from '../domain/ach-outcomes.js';
 import { actedBy, eventActor } from '../domain/actors.js';
 import { applyAchEvent } from '../domain/use-cases/apply-ach-outcome.js';
+import { processStripeEventOnce } from '../domain/stripe-events.js';
 import type { AppDeps } from '../runtime/deps.js';
 import { errorBody, errorResponse, header, json, parseJsonBody, rawBody, type HttpEvent, type HttpResult } from './shared/http.js';
 import { verifySignedPayload } from './shared/signature.js';
@@ -9,7 +10,8 @@ import { verifySignedPayload } from './shared/signature.js';
  * `POST /webhooks/ach` (DESIGN 4): HMAC-signed settlement, return, refund and chargeback outcomes,
  * the signature checked before the body is parsed; no lock, the record's version is the fence.
  * 200 for all the sender must not repeat (it retries any non-2xx forever, so an unknown reference
- * is logged, not refused), 400 for a bad signature or body, 409 when the record kept changing.
+ * is logged, not refused; a replayed event id answers `duplicate`), 400 for a bad signature or body,
+ * 409 when the record kept changing or another delivery of the event is being applied.
  */
 export function createAchHandler(deps: AppDeps): (event: HttpEvent) => Promise<HttpResult> {
   return async (event) => {
@@ -31,7 +33,19 @@ export function createAchHandler(deps: AppDeps): (event: HttpEvent) => Promise<H
         ...(ref.kind === 'subscription' ? { billing_date: ref.billing_date } : { loan_id: ref.loan_id, payment_id: ref.payment_id }),
         ...(achEvent.return_code ? { return_code: achEvent.return_code } : {}),
       });
-      const result = await applyAchEvent({ ...deps, billing: actedBy(deps.billing, eventActor('ach', achEvent.event_id)) }, achEvent);
+      // Claimed by id (DESIGN 15): a replay of a settled event is answered without effect; an outcome not yet recorded releases its claim.
+      const delivery = await processStripeEventOnce(
+        { clock: deps.clock, stripeEvents: deps.achEventClaims },
+        { id: achEvent.event_id, type: achEvent.type },
+        () => applyAchEvent({ ...deps, billing: actedBy(deps.billing, eventActor('ach', achEvent.event_id)) }, achEvent),
+        { settles: (applied) => applied.kind !== 'not_yet_recorded', onReleaseError: (error) => eventLog.error({ err: error }, 'ach event claim could not be released') },
+      );
+      if (delivery.kind === 'duplicate') {
+        eventLog.info('ach event already processed');
+        return json(200, { status: 'duplicate' });
+      }
+      if (delivery.kind === 'in_progress') return json(409, errorBody('event_in_progress', 'another delivery of this event is being processed; retry later'));
+      const result = delivery.result;
       if (result.kind === 'ignored') {
         const level = result.reason === 'already_applied' ? 'info' : 'warn';
         eventLog[level]({ reason: result.reason, status: result.status }, 'ach outcome ignored');

@@ -11,6 +11,7 @@ import type { Logger } from '../runtime/logger.js';
 import type { BusEvent } from './event-bus.js';
 import { ClockBackwardsError, type SimulatedClock } from './clock.js';
 import type { GatewayRequest, GatewayResponse } from './gateway.js';
+import type { ServicesRequest } from '../adapters/processor/simulator-services.js';
 
 /** What the control surface drives; the runtime implements it. */
 export interface LocalControl {
@@ -30,7 +31,12 @@ export interface LocalControl {
   /** Reconciliation (DESIGN 9, 14): the simulator's report with its faults, and an on-demand run of a day. */
   readonly processorReport: SimulatedProcessorReport;
   runReconciliation(date: string): Promise<unknown>;
+  /** The simulator as the payments and accounts services answer over HTTP, token endpoint and bearer check included (under PAYMENTS_SERVICE_PREFIX). */
+  paymentsService(request: ServicesRequest): Promise<{ status: number; body: unknown }>;
 }
+
+/** Where the simulated payments and accounts services answer on the local gateway. */
+export const PAYMENTS_SERVICE_PREFIX = '/local/payments-service';
 
 const durationSchema = z.pipe(z.string(), z.transform((value, ctx) => {
   try {
@@ -133,6 +139,7 @@ const presentmentsQuerySchema = z.strictObject({ user_id: z.optional(z.string().
  */
 export function controlRoutes(control: LocalControl) {
   return async (request: GatewayRequest, path: string): Promise<GatewayResponse | undefined> => {
+    if (path.startsWith(`${PAYMENTS_SERVICE_PREFIX}/`)) return paymentsService(control, request, path);
     const methods = ROUTES[path];
     if (!methods) return path.startsWith('/local/') ? error(404, 'not_found', `no local route ${path}`) : undefined;
     const method = request.method.toUpperCase();
@@ -160,6 +167,20 @@ function presentments(control: LocalControl, request: GatewayRequest): GatewayRe
   const query = parseQuery(request, presentmentsQuerySchema);
   const items = control.simulator.presentments().filter((p) => query.user_id === undefined || p.user_id === query.user_id);
   return json(200, { items: items.map((p) => ({ ...p, at: formatInstant(new Date(p.at)), ...(p.bank ? { bank: { ...p.bank, at: formatInstant(new Date(p.bank.at)) } } : {}) })) });
+}
+
+/** Once ready, the simulated services' answer to an HTTP caller; the path under the prefix is the service's own. */
+async function paymentsService(control: LocalControl, request: GatewayRequest, path: string): Promise<GatewayResponse> {
+  if (!control.health().ready) return error(503, 'starting', 'the local runtime is still starting; poll GET /health');
+  const authorization = Object.entries(request.headers).find(([name]) => name.toLowerCase() === 'authorization')?.[1];
+  const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
+  const answer = await control.paymentsService({
+    method: request.method,
+    path: path.slice(PAYMENTS_SERVICE_PREFIX.length) + query,
+    authorization: Array.isArray(authorization) ? authorization[0] : authorization,
+    body: request.body,
+  });
+  return json(answer.status, answer.body);
 }
 
 async function route(control: LocalControl, request: GatewayRequest, path: string, method: string): Promise<GatewayResponse> {

@@ -3,6 +3,7 @@ import { eventIdOf } from '../adapters/eventbridge/event-id.js';
 import { EmfMetrics } from '../adapters/metrics/emf.js';
 import type { PaymentSimulator } from '../adapters/processor/simulator.js';
 import { SimulatedProcessorReport } from '../adapters/processor/simulator-report.js';
+import type { SimulatedServicesAuth } from '../adapters/processor/simulator-services.js';
 import { EventBridgeReconciliationEvents } from '../adapters/eventbridge/reconciliation-events.js';
 import { SqsQueue } from '../adapters/sqs/queue.js';
 import type { FactoryDepsOf } from '../functions/handler-factories.js';
@@ -17,6 +18,7 @@ import { LOCAL_PREFIX } from './emulators.js';
 import type { LocalSystemOptions } from './options.js';
 import type { OutcomeTally } from './outcome-tally.js';
 import { demoteInfo } from './quiet-logger.js';
+import { authenticatedSimulatorServices } from './services-client.js';
 import type { Emulators } from './start-emulators.js';
 
 export interface LocalFunctionDeps {
@@ -32,7 +34,8 @@ export interface LocalFunctionDeps {
 
 /**
  * The dependencies the functions get locally: the real DynamoDB stores on DynamoDB Local, SQS
- * queues on fauxqs, the payment simulator as processor and account directory, the simulated
+ * queues on fauxqs, the payment simulator as processor and account directory (the payments and
+ * accounts services behind a client-credentials token, as deployed), the simulated
  * clock, and the local bus for a function that puts events. Each function gets its own, narrowed
  * to its manifest by functionDeps (src/runtime), so a missing grant fails under npm start too.
  * `observe` wraps the queue a collections run waits on; the tally counts what a run's attempts write.
@@ -42,12 +45,15 @@ export function localFunctionDeps(input: {
   readonly logger: Logger;
   readonly clock: SimulatedClock;
   readonly simulator: PaymentSimulator;
+  /** The simulated services' token endpoint and check, which every ACH, pinless and accounts call meets. */
+  readonly servicesAuth: SimulatedServicesAuth;
   readonly emulators: Emulators;
   readonly tally: OutcomeTally;
   /** The queues a collections run fills: each send is observed by the run in progress. */
   readonly observe: { readonly queues: readonly QueueId[]; wrap(queue: QueuePort): QueuePort };
 }): LocalFunctionDeps {
-  const { options, logger, clock, simulator, emulators, tally, observe } = input;
+  const { options, logger, clock, simulator, servicesAuth, emulators, tally, observe } = input;
+  const services = authenticatedSimulatorServices(simulator, servicesAuth, options.servicesClient);
   const { sqs, tables, eventBus } = emulators;
   const stores = dynamoStores({ client: emulators.dynamoClient, tables, statusShardCount: options.statusShardCount, paymentShardCount: options.paymentShardCount });
   const queue = (id: QueueId): QueuePort => {
@@ -67,8 +73,8 @@ export function localFunctionDeps(input: {
     wallClock: systemClock,
     ids: uuidIds,
     logger: quiet,
-    processor: simulator,
-    accounts: simulator,
+    processor: services.processor,
+    accounts: services.accounts,
     cardPayments: simulator,
     processorReports: { card: processorReport, ach: processorReport, pinless: processorReport },
     reconciliationEvents: new EventBridgeReconciliationEvents(emulators.eventBridge, eventBus.busName),

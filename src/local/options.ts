@@ -3,6 +3,7 @@ import * as z from '../domain/zod.js';
 import { instantSchema } from '../domain/time.js';
 import type { ProcessorBudgetSettings } from '../domain/processor-budget.js';
 import { budgetSettingsFrom } from '../runtime/processor-budget.js';
+import { parseClientCredentials, type ClientCredentials } from '../adapters/payments-service/client-credentials.js';
 import { centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS, DEFAULT_MAX_PAYMENT_CENTS, maxPaymentSetting } from '../runtime/config.js';
 
 /** Documented local defaults (README "Run it locally"); every one is overridable by its variable. */
@@ -11,6 +12,8 @@ export const LOCAL_SECRET_DEFAULTS = {
   STRIPE_WEBHOOK_SECRET: 'whsec_local_stripe_secret',
   ACH_WEBHOOK_SECRET: 'local-ach-webhook-secret',
   BALANCE_WEBHOOK_SECRET: 'local-balance-webhook-secret',
+  // The client the local functions present to the simulated payments and accounts services, which know it.
+  SERVICES_CLIENT_CREDENTIALS: '{"client_id":"billing-local","client_secret":"local-services-client-secret"}',
 } as const;
 
 /** The subject the local token's claims carry: audit rows written through the local API name it. */
@@ -42,6 +45,8 @@ export interface LocalSystemOptions {
     readonly achWebhook: string;
     readonly balanceWebhook: string;
   };
+  /** The OAuth client of the payments and accounts services (SERVICES_CLIENT_CREDENTIALS), as the simulator knows it. */
+  readonly servicesClient: ClientCredentials;
   readonly balanceThresholdCents: number;
   readonly maxPaymentCents: number;
   readonly statusShardCount: number;
@@ -74,6 +79,12 @@ const envSchema = z.object({
   STRIPE_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.STRIPE_WEBHOOK_SECRET),
   ACH_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.ACH_WEBHOOK_SECRET),
   BALANCE_WEBHOOK_SECRET: secret(LOCAL_SECRET_DEFAULTS.BALANCE_WEBHOOK_SECRET),
+  SERVICES_CLIENT_CREDENTIALS: z.pipe(secret(LOCAL_SECRET_DEFAULTS.SERVICES_CLIENT_CREDENTIALS), z.transform((value, ctx) => {
+    const parsed = parseClientCredentials(value);
+    if (parsed) return parsed;
+    ctx.issues.push({ code: 'custom', message: 'must be JSON {"client_id","client_secret"}', input: value });
+    return z.NEVER;
+  })),
   BALANCE_THRESHOLD_CENTS: z._default(centsSetting, DEFAULT_BALANCE_THRESHOLD_CENTS),
   MAX_PAYMENT_CENTS: z._default(maxPaymentSetting, DEFAULT_MAX_PAYMENT_CENTS),
   STATUS_SHARD_COUNT: z._default(positiveInt, 16),
@@ -181,6 +192,7 @@ export function resolveOptions(
       achWebhook: e.ACH_WEBHOOK_SECRET,
       balanceWebhook: e.BALANCE_WEBHOOK_SECRET,
     },
+    servicesClient: e.SERVICES_CLIENT_CREDENTIALS,
     balanceThresholdCents: e.BALANCE_THRESHOLD_CENTS,
     maxPaymentCents: e.MAX_PAYMENT_CENTS,
     statusShardCount: e.STATUS_SHARD_COUNT,

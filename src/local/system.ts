@@ -2,6 +2,7 @@ import type { TableNames } from '../adapters/dynamodb/table-definitions.js';
 import { join } from 'node:path';
 import { FileSimulatorJournal } from '../adapters/processor/journal.js';
 import { PaymentSimulator } from '../adapters/processor/simulator.js';
+import { SimulatedServicesAuth, simulatedServicesAnswer } from '../adapters/processor/simulator-services.js';
 import { formatInstant } from '../domain/time.js';
 import type { FunctionName } from '../manifest/index.js';
 import { DynamoCircuitStore } from '../adapters/dynamodb/circuit-store.js';
@@ -91,7 +92,8 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     const pump = new AchSettlementPump({ clock, wallClock: systemClock, simulator, secret: options.secrets.achWebhook, logger: quiet.child({ part: 'ach-pump' }), dispatch: (request) => gateway.dispatch(request) });
     const circuits = new CircuitBreaker({ store: new DynamoCircuitStore(emulators.dynamoClient, emulators.tables.locks), wallClock: systemClock, refreshMs: 0 });
     const run = new CollectionsRun({ clock, tally, pump, logger, paced: options.processorBudget !== undefined, openCircuits: () => circuits.openServices() });
-    const functions = localFunctionDeps({ options, logger, clock, simulator, emulators, tally, observe: { queues: RUN_QUEUES, wrap: (queue) => run.observe(queue) } });
+    const servicesAuth = new SimulatedServicesAuth(simulator, options.servicesClient);
+    const functions = localFunctionDeps({ options, logger, clock, simulator, servicesAuth, emulators, tally, observe: { queues: RUN_QUEUES, wrap: (queue) => run.observe(queue) } });
     const seeded = options.seed ? await seedOnce({ dataDir: options.dataDir, stores: functions.stores, clock, simulator, logger }) : undefined;
     progress.up('seed');
     progress.mark('seed');
@@ -116,7 +118,8 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     progress.up('scheduler');
     cleanups.push(startAchPumpTimer(pump, run, logger));
 
-    control = { ...localControl({ clock, simulator, logger, progress, run, pump, emulators, sources, apiToken: options.secrets.apiToken }), ...reconciliationControl(functions.processorReport, reconciliation?.handler) };
+    const paymentsService: LocalControl['paymentsService'] = (request) => simulatedServicesAnswer(simulator, servicesAuth, request);
+    control = { ...localControl({ clock, simulator, logger, progress, run, pump, emulators, sources, apiToken: options.secrets.apiToken }), ...reconciliationControl(functions.processorReport, reconciliation?.handler), paymentsService };
 
     const startupMs = Date.now() - progress.started;
     logger.info({ url, ms: startupMs, timings: progress.timings, now: formatInstant(clock.now()), data_dir: options.dataDir }, 'local runtime ready');
@@ -154,7 +157,7 @@ function localControl(parts: {
   readonly emulators: Emulators;
   readonly sources: LocalEventSources;
   readonly apiToken: string;
-}): Omit<LocalControl, 'processorReport' | 'runReconciliation'> {
+}): Omit<LocalControl, 'processorReport' | 'runReconciliation' | 'paymentsService'> {
   const { clock, simulator, logger, progress, run, pump, emulators, sources } = parts;
   return {
     clock,

@@ -67,6 +67,8 @@ export interface FunctionManifest {
   readonly description: string;
   readonly timeoutSeconds: number;
   readonly memoryMb?: number;
+  /** Lambda reserved concurrency: at once a guarantee and a ceiling (a webhook flood takes no more). */
+  readonly reservedConcurrency?: number;
   readonly trigger: Trigger;
   readonly tables: Partial<Record<TableId, TableGrant>>;
   /** Queues it sends to (consuming is its trigger). */
@@ -102,10 +104,15 @@ const ATTEMPT = {
   // The debit a presentment moved, appended in the attempt's transaction (DESIGN 14).
   moneyMovements: { write: ['put'] },
 } as const satisfies Partial<Record<TableId, TableGrant>>;
+/** The secrets a set of services needs, each once. */
+function secretsOf(services: readonly ServiceId[]): SecretId[] {
+  return [...new Set(services.flatMap((id) => (SERVICES[id] as ServiceEntry).secrets ?? []))];
+}
+
 /** A collecting function calls every payment processor, with the secrets they need, and the accounts service. */
 const COLLECTS = {
   services: [...PROCESSORS, 'accounts'],
-  secrets: PROCESSORS.flatMap((id) => (SERVICES[id] as ServiceEntry).secrets ?? []),
+  secrets: secretsOf([...PROCESSORS, 'accounts']),
   settings: [...BUDGET_SETTINGS],
 } satisfies Pick<FunctionManifest, 'services' | 'secrets' | 'settings'>;
 
@@ -133,6 +140,7 @@ export const FUNCTIONS = {
     sendsTo: COLLECTION_QUEUE_IDS,
     readsDepthOf: COLLECTION_QUEUE_IDS,
     services: ['accounts'],
+    secrets: secretsOf(['accounts']),
     settings: ['COLLECTIONS_INTERVAL_SECONDS', ...BUDGET_SETTINGS],
   },
   'batch-worker': {
@@ -179,6 +187,8 @@ export const FUNCTIONS = {
       instruments: { write: ['update'] },
       // Every outcome's movement row, in its transaction, or alone when no record changes (DESIGN 14).
       moneyMovements: { write: ['put'] },
+      // Each event claimed by id (`ach#{event_id}`), marked processed, or released (DESIGN 15).
+      stripeEvents: { write: ['put', 'update'], delete: true },
     },
     secrets: ['achWebhook'],
   },
@@ -195,8 +205,8 @@ export const FUNCTIONS = {
     ...COLLECTS,
     settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS'],
   },
-  // Claims each event; a checkout takes the user lock; the API key finds the PaymentIntent behind
-  // charge and dispute events. It charges nothing.
+  // Claims each event; a checkout takes the user lock; the read-only Stripe key finds the
+  // PaymentIntent behind charge and dispute events. It charges nothing, so it holds no charging key.
   'stripe-webhook': {
     entry: 'src/functions/stripe-webhook.ts',
     description: 'Claims and applies signed Stripe events',
@@ -216,12 +226,12 @@ export const FUNCTIONS = {
       moneyMovements: { write: ['put'] },
     },
     services: ['stripe'],
-    secrets: ['stripeWebhook', 'stripeApiKey'],
+    secrets: ['stripeWebhook', 'stripeReadKey'],
     settings: ['MAX_PAYMENT_CENTS', ...BUDGET_SETTINGS],
   },
   api: {
     entry: 'src/functions/api.ts',
-    description: 'Billing HTTP API (/v1) and the balance webhook',
+    description: 'Billing HTTP API (/v1)',
     timeoutSeconds: 29,
     memoryMb: 1024,
     trigger: { kind: 'http' },
@@ -246,10 +256,24 @@ export const FUNCTIONS = {
       // resolution (the pointer read; the exception updated and its open entry deleted in one transaction).
       reconciliation: { read: ['get', 'query'], write: ['update'], delete: true },
     },
-    sendsTo: ['balanceEvents', 'retryRuns'],
+    sendsTo: ['retryRuns'],
     ...COLLECTS,
-    secrets: [...COLLECTS.secrets, 'balanceWebhook'],
-    settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS', 'USER_ID_CLAIM', 'API_CLIENT_SCOPES'],
+    settings: [...COLLECTS.settings, 'MAX_PAYMENT_CENTS', 'USER_ID_CLAIM', 'API_CLIENT_SCOPES', 'PERSON_DAILY_DEBIT_LIMIT_CENTS'],
+  },
+  // Internet-facing and unauthenticated but for its HMAC: it holds only its own secret, claims each
+  // event by id (`balance#{event_id}`: put, marked processed, or released on a failed send) and
+  // enqueues it; the webhook-balance-worker collects. Its reserve caps what a flood can take.
+  'balance-webhook': {
+    entry: 'src/functions/balance-webhook.ts',
+    description: 'Verifies, claims and enqueues signed balance webhook events',
+    timeoutSeconds: 10,
+    reservedConcurrency: 10,
+    trigger: { kind: 'http' },
+    tables: {
+      stripeEvents: { write: ['put', 'update'], delete: true },
+    },
+    sendsTo: ['balanceEvents'],
+    secrets: ['balanceWebhook'],
   },
   // retry-billing for each item of a bulk retry run: finds the period by subscription id, runs the
   // attempt, reads the period's newest audit rows when a delivery continues an earlier one, claims
@@ -298,7 +322,8 @@ export const FUNCTIONS = {
       locks: { write: ['update'] },
     },
     services: [...PROCESSORS],
-    secrets: COLLECTS.secrets,
+    // Stripe's balance transactions are read with the read-only key; the payments report with the services' token.
+    secrets: ['stripeReadKey', ...secretsOf(['payments'])],
     settings: [...BUDGET_SETTINGS, 'RECONCILIATION_MARGIN_SECONDS', 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS'],
     putsEventsOn: ['billing'],
   },

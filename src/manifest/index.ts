@@ -1,6 +1,6 @@
 import { allTables, type TableId } from '../adapters/dynamodb/table-definitions.js';
 import { FUNCTIONS, type FunctionManifest, type FunctionName, type TableGrant, type Trigger } from './functions.js';
-import { BUSES, QUEUES, SECRETS, SERVICES, type QueueId } from './resources.js';
+import { BUSES, QUEUES, SECRETS, SERVICES, type QueueId, type ServiceEntry } from './resources.js';
 
 export * from './functions.js';
 export * from './resources.js';
@@ -18,16 +18,16 @@ export function grantOf(manifest: FunctionManifest, table: TableId): TableGrant 
 /**
  * The environment variables a function reads beyond the base ones (STAGE, DYNAMO_REGION, shard
  * counts, LOG_LEVEL): its tables' names, the URLs of the queues it sends to, its services' URLs,
- * its settings, the names of the buses it puts on; and, by name, the secrets it resolves (the CDK sets `{name}_ARN`).
+ * their token endpoint, its settings, the names of the buses it puts on; and, by name, the secrets it resolves (the CDK sets `{name}_ARN`).
  */
 export function environmentOf(manifest: FunctionManifest): { readonly variables: string[]; readonly secrets: string[] } {
   const variables = [
     ...tablesOf(manifest).map((id) => allTables[id].envVar),
     ...(manifest.sendsTo ?? []).map((id) => QUEUES[id].urlEnv),
-    ...(manifest.services ?? []).flatMap((id) => {
-      const service = SERVICES[id];
-      return 'urlEnv' in service ? [service.urlEnv] : [];
-    }),
+    ...new Set((manifest.services ?? []).flatMap((id) => {
+      const service: ServiceEntry = SERVICES[id];
+      return [service.urlEnv, service.tokenUrlEnv].filter((name): name is string => name !== undefined);
+    })),
     ...(manifest.settings ?? []),
     ...(manifest.putsEventsOn ?? []).map((id) => BUSES[id].nameEnv),
   ];

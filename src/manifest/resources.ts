@@ -42,7 +42,14 @@ export type StreamId = keyof typeof STREAMS;
  * `{env}_ARN`, resolved once from Secrets Manager (AWS; the CDK sets only the ARN).
  */
 export const SECRETS = {
-  stripeApiKey: { env: 'STRIPE_API_KEY', name: 'stripe-api-key', holds: 'the Stripe secret API key' },
+  // Restricted keys per need (docs/security.md): the collectors' key charges; the read key only reads.
+  stripeApiKey: { env: 'STRIPE_API_KEY', name: 'stripe-api-key', holds: 'the Stripe restricted key that charges (PaymentIntents write; Customers, PaymentMethods, Refunds read)' },
+  stripeReadKey: { env: 'STRIPE_READ_KEY', name: 'stripe-read-key', holds: 'the Stripe restricted key that only reads (PaymentIntents, Customers, PaymentMethods, balance transactions)' },
+  servicesClient: {
+    env: 'SERVICES_CLIENT_CREDENTIALS',
+    name: 'services-client-credentials',
+    holds: 'the OAuth client credentials ({"client_id","client_secret"}) the payments and accounts services issued to billing',
+  },
   stripeWebhook: { env: 'STRIPE_WEBHOOK_SECRET', name: 'stripe-webhook-secret', holds: 'the Stripe webhook endpoint signing secret (whsec_...)' },
   achWebhook: { env: 'ACH_WEBHOOK_SECRET', name: 'ach-webhook-secret', holds: 'the ACH webhook HMAC secret' },
   balanceWebhook: { env: 'BALANCE_WEBHOOK_SECRET', name: 'balance-webhook-secret', holds: 'the balance webhook HMAC secret' },
@@ -61,16 +68,21 @@ export type Rail = (typeof RAILS)[number];
  * Adding a processor: its entry here, its adapter, its wiring in src/runtime/wiring/collecting.ts.
  */
 export const SERVICES = {
-  stripe: { secrets: ['stripeApiKey'] as readonly SecretId[], rails: ['card'] as readonly Rail[] },
-  payments: { urlEnv: 'PAYMENTS_API_URL', rails: ['ach', 'pinless'] as readonly Rail[] },
-  accounts: { urlEnv: 'ACCOUNTS_API_URL' },
+  stripe: { secrets: ['stripeApiKey'] as readonly SecretId[], readOnlySecrets: ['stripeReadKey'] as readonly SecretId[], rails: ['card'] as readonly Rail[] },
+  // Both called with a client-credentials token from SERVICES_TOKEN_URL (docs/security.md).
+  payments: { urlEnv: 'PAYMENTS_API_URL', tokenUrlEnv: 'SERVICES_TOKEN_URL', secrets: ['servicesClient'] as readonly SecretId[], rails: ['ach', 'pinless'] as readonly Rail[] },
+  accounts: { urlEnv: 'ACCOUNTS_API_URL', tokenUrlEnv: 'SERVICES_TOKEN_URL', secrets: ['servicesClient'] as readonly SecretId[] },
 } as const;
 export type ServiceId = keyof typeof SERVICES;
 
 /** What one service entry may hold: the secrets it needs, its URL's variable, the rails it charges on. */
 export interface ServiceEntry {
   readonly secrets?: readonly SecretId[];
+  /** What a function that only reads from the service holds instead of `secrets` (a read-only key). */
+  readonly readOnlySecrets?: readonly SecretId[];
   readonly urlEnv?: string;
+  /** The OAuth token endpoint's variable (an `https:` URL), for a service called with a client-credentials token. */
+  readonly tokenUrlEnv?: string;
   readonly rails?: readonly Rail[];
 }
 
@@ -96,7 +108,9 @@ export type SettingEnv =
   /** Seconds before its timeout at which the reconciliation-job hands a run over to its continuation (default 60). */
   | 'RECONCILIATION_MARGIN_SECONDS'
   /** Hours a new reconciliation exception may stay unresolved before its alarm (reconciliation-job; default 72). */
-  | 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS';
+  | 'RECONCILIATION_EXCEPTION_MAX_AGE_HOURS'
+  /** The daily cap per member on debits people start: manual pay, retry-billing, loan payments (api; DESIGN 15). */
+  | 'PERSON_DAILY_DEBIT_LIMIT_CENTS';
 
 /** The budget settings, named by every function that calls a processor and by the planner. */
 export const BUDGET_SETTINGS = ['STRIPE_BUDGET_PER_SECOND', 'PAYMENTS_BUDGET_PER_SECOND', 'PROCESSOR_PERSON_SHARE'] as const satisfies readonly SettingEnv[];

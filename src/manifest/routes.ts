@@ -54,8 +54,8 @@ export const ROUTES = [
   { method: 'POST', path: '/v1/reconciliation/exceptions/{id}/resolve', target: 'api', scope: 'billing:operate' },
   { method: 'POST', path: '/webhooks/stripe', target: 'stripe-webhook' },
   { method: 'POST', path: '/webhooks/ach', target: 'ach-handler' },
-  // The api Lambda verifies the signature and enqueues for the webhook-balance-worker.
-  { method: 'POST', path: '/webhooks/balance', target: 'api' },
+  // Its own function (DESIGN 15): verifies the signature, claims the event and enqueues for the webhook-balance-worker.
+  { method: 'POST', path: '/webhooks/balance', target: 'balance-webhook' },
 ] as const satisfies readonly ManifestRoute[];
 
 type AnyRoute = (typeof ROUTES)[number];

@@ -11,7 +11,7 @@ export const UNAVAILABLE = { description: 'A dependency is briefly unavailable; 
 
 /** Manual pay and retry-billing: the holds that bind every path (DESIGN 3.1) answer 409 with their code. */
 export const PAYMENT_CONFLICT = {
-  description: `locked (being billed right now), a hold that binds every path, or payment_exception (the period received a card payment for another amount or currency), nothing changed or charged: ${HOLD_CODES.map((c) => `\`${c}\``).join(', ')}, or \`network_ceiling\` (the card's network reattempt ceiling); each with its \`decided_by\``,
+  description: `locked (being billed right now), daily_debit_limit (past the member's daily cap on debits people start), a hold that binds every path, or payment_exception (the period received a card payment for another amount or currency), nothing changed or charged: ${HOLD_CODES.map((c) => `\`${c}\``).join(', ')}, or \`network_ceiling\` (the card's network reattempt ceiling); each with its \`decided_by\``,
   schema: 'PaymentConflict',
 } as const;
 

@@ -17,6 +17,7 @@ import { INTERNAL, UNAVAILABLE, PAYMENT_CONFLICT, readErrors, actionErrors } fro
 import { OPERATOR_OPERATIONS } from './operator-operations.js';
 import { INSTRUMENT_OPERATIONS } from './instrument-operations.js';
 import { RECONCILIATION_OPERATIONS } from './reconciliation-operations.js';
+import { publishedEventWebhooks } from './events.js';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API (DESIGN 8), generated from the zod schemas the
@@ -200,7 +201,7 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
       '201': { description: 'Created', schema: 'LoanPayment' },
       '200': { description: 'A repeat of the same Idempotency-Key: the payment it created', schema: 'LoanPayment' },
       ...actionErrors,
-      '409': { description: 'An ACH hold of the account (ach_authorization_required, ach_account_invalid) or a reused Idempotency-Key: nothing written or charged', schema: 'LoanPaymentConflict' },
+      '409': { description: 'An ACH hold of the account (ach_authorization_required, ach_account_invalid) a reused Idempotency-Key, or daily_debit_limit (past the member\'s daily cap on debits people start): nothing written or charged', schema: 'LoanPaymentConflict' },
     },
   },
   'GET /v1/users/{userId}/loans/{loanId}/payments/{paymentId}': {
@@ -220,24 +221,33 @@ export const OPERATIONS: Readonly<Record<string, OperationSpec>> = {
   },
   'POST /webhooks/balance': {
     operationId: 'balanceWebhook',
-    summary: 'Balance update from the bank-data provider (enqueued for the webhook-balance-worker)',
+    summary: 'Balance update from the bank-data provider (the balance-webhook Lambda; enqueued for the webhook-balance-worker)',
+    description: 'Each event is claimed by its event_id: a replayed id answers 200 duplicate and enqueues nothing.',
     tag: 'webhooks',
+    method: 'POST',
     security: 'balance',
     headers: [signatureHeader('X-Balance-Signature', 'BALANCE_WEBHOOK_SECRET')],
     body: { schema: balanceEventSchema, required: true },
-    responses: { '202': { description: 'Verified and enqueued', schema: 'Accepted' }, '400': { description: 'Bad signature or body', schema: 'Error' }, '500': INTERNAL, '503': UNAVAILABLE },
+    responses: {
+      '200': { description: 'A replay of an event id already enqueued: nothing enqueued again', schema: 'Duplicate' },
+      '202': { description: 'Verified, claimed and enqueued', schema: 'Accepted' },
+      '400': { description: 'Bad signature or body', schema: 'Error' },
+      '409': { description: 'event_in_progress: another delivery of this event id holds its claim; deliver it again later', schema: 'Error' },
+      '500': INTERNAL,
+      '503': UNAVAILABLE,
+    },
   },
   'POST /webhooks/ach': {
     operationId: 'achWebhook',
     summary: 'ACH settlement, return, refund and chargeback outcomes (the ach-handler Lambda)',
-    description: 'Answers 200 for everything the sender must not repeat (applied, replays, unknown references), 409 for what it must deliver again.',
+    description: 'Each event is claimed by its event_id (a replayed id answers 200 duplicate without effect). Answers 200 for everything the sender must not repeat (applied, replays, unknown references), 409 for what it must deliver again.',
     tag: 'webhooks',
     method: 'POST',
     security: 'ach',
     headers: [signatureHeader('X-ACH-Signature', 'ACH_WEBHOOK_SECRET')],
     body: { schema: achEventSchema, required: true },
     responses: {
-      '200': { description: 'Applied or ignored', schema: 'AchResult' },
+      '200': { description: 'Applied, ignored, or a duplicate of an event id already processed', schema: 'AchResult' },
       '400': { description: 'Bad signature or body', schema: 'Error' },
       '409': { description: '`not_yet_recorded` (DESIGN 4.1: the submission is not recorded yet) or the record kept changing; the sender delivers it again', schema: 'AchConflict' },
       '500': INTERNAL,
@@ -366,8 +376,11 @@ export function openApiDocument(options: DocumentOptions = {}): JsonObject {
       { name: 'operator', description: 'The failing, dunning and exceptions lists and the audited operator actions' },
       { name: 'loans', description: 'Loan payments' },
       { name: 'webhooks', description: 'Signed deliveries from the payment providers' },
+      { name: 'events', description: 'What the billing bus carries (EventBridge, not HTTP): order a period\'s events by (sequence, ordinal)' },
     ],
     paths,
+    // What the billing bus carries (DESIGN 11), for its consumers: ordering is in each entry.
+    webhooks: publishedEventWebhooks(outputJsonSchema),
     components: {
       schemas: Object.fromEntries(Object.entries(RESPONSE_COMPONENTS).map(([name, schema]) => [name, outputJsonSchema(schema)])),
       securitySchemes: {

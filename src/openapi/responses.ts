@@ -181,8 +181,9 @@ function conflictSchema(codes: readonly [string, ...string[]], description: stri
 
 /** Manual pay and retry-billing (DESIGN 3.1, 5b): the holds that bind every path, or a lock or version race. */
 export const paymentConflictSchema = conflictSchema(
-  ['locked', 'concurrent_modification', 'illegal_transition', ...HOLD_CODES, CEILING_CODE],
+  ['locked', 'concurrent_modification', 'illegal_transition', 'daily_debit_limit', ...HOLD_CODES, CEILING_CODE],
   'locked: being billed right now, retry shortly; concurrent_modification: changed meanwhile, retry; ' +
+    'daily_debit_limit: the debit would take the member past PERSON_DAILY_DEBIT_LIMIT_CENTS presented today (UTC) by paths people start; ' +
     'ach_authorization_required: an ACH debit was returned unauthorized or stopped (R05/R07/R08/R10/R11/R29/R51), a new authorization is needed; ' +
     'ach_account_invalid: an ACH debit was returned for an account error (R02/R03/R04, ...), a new account is needed; ' +
     'ach_representment_limit: an R01/R09 entry was already re-presented twice within 180 days; ' +
@@ -201,8 +202,9 @@ export const waiveConflictSchema = conflictSchema(
 
 /** A loan payment's creation: the account's ACH holds (DESIGN 2.7, 3.1) or a reused Idempotency-Key. */
 export const loanPaymentConflictSchema = conflictSchema(
-  [...HOLD_CODES, CEILING_CODE, 'idempotency_key_reused', 'already_exists', 'concurrent_modification'],
+  [...HOLD_CODES, CEILING_CODE, 'idempotency_key_reused', 'already_exists', 'concurrent_modification', 'daily_debit_limit'],
   'a hold on the instrument the payment would use (a subscription\'s return holds it too), or the card\'s network ceiling (network_ceiling, counted over subscriptions and loans), with decided_by; ' +
+    'daily_debit_limit: the payment would take the member past PERSON_DAILY_DEBIT_LIMIT_CENTS presented today (UTC) by paths people start; ' +
     'idempotency_key_reused: the key was used for a payment with other details',
 );
 
@@ -237,8 +239,9 @@ export const holdConflictSchema = conflictSchema(['hold_not_releasable'], 'hold_
 
 /** The ACH webhook (DESIGN 4.1): deliver it again later. */
 export const achConflictSchema = conflictSchema(
-  [NOT_YET_RECORDED, 'concurrent_modification'],
+  [NOT_YET_RECORDED, 'concurrent_modification', 'event_in_progress'],
   'not_yet_recorded: the outcome is for a submission the record does not show yet (the attempt is being repaired); ' +
+    'event_in_progress: another delivery of this event id holds its claim; ' +
     'concurrent_modification: the record kept changing. Either way the sender delivers the event again.',
 );
 
@@ -254,7 +257,11 @@ export const achResultSchema = z.union([
     reversed: z.optional(z.literal(true)).check(z.describe('the outcome reversed a completed collection (a return after settlement)')),
   }),
   z.strictObject({ status: z.literal('ignored'), reason: z.string() }),
+  z.strictObject({ status: z.literal('duplicate') }).check(z.describe('a replay of an event id already processed: nothing applied again (DESIGN 15)')),
 ]);
+
+/** A replayed webhook event id (DESIGN 15): answered without effect. */
+export const duplicateSchema = z.strictObject({ status: z.literal('duplicate') });
 
 export const stripeResultSchema = z.union([
   z.strictObject({ status: z.literal('duplicate') }),
@@ -288,6 +295,7 @@ export const RESPONSE_COMPONENTS = {
   RetryRunList: retryRunListSchema,
   GatewayMessage: gatewayMessageSchema,
   Accepted: acceptedSchema,
+  Duplicate: duplicateSchema,
   AchResult: achResultSchema,
   StripeResult: stripeResultSchema,
   Instruments: instrumentsSchema,

@@ -25,6 +25,9 @@ export interface DynamoStores {
   readonly locks: LockStore;
   readonly payments: PaymentsStore;
   readonly stripeEvents: StripeEventStore;
+  /** The ACH and balance webhooks' event claims, in the stripe-events table under their own key prefixes (DESIGN 15). */
+  readonly achEventClaims: StripeEventStore;
+  readonly balanceEventClaims: StripeEventStore;
   readonly retryRuns: RetryRunStore;
   readonly instruments: InstrumentStore;
   readonly movements: MoneyMovementStore;
@@ -57,6 +60,8 @@ export function dynamoStores(options: {
       ...(options.paymentShardCount !== undefined ? { paymentShardCount: options.paymentShardCount } : {}),
     }),
     stripeEvents: new DynamoStripeEventStore({ client, tableName: tables.stripeEvents }),
+    achEventClaims: new DynamoStripeEventStore({ client, tableName: tables.stripeEvents, source: 'ach' }),
+    balanceEventClaims: new DynamoStripeEventStore({ client, tableName: tables.stripeEvents, source: 'balance' }),
     retryRuns: new DynamoRetryRunStore(client, tables.retryRuns),
     instruments: new DynamoInstrumentStore(client, tables.instruments),
     movements: new DynamoMoneyMovementStore(client, tables.moneyMovements ?? 'money-movements-not-configured'),

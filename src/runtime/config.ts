@@ -25,6 +25,9 @@ export const DEFAULT_BALANCE_THRESHOLD_CENTS = 5000;
 /** The largest single payment any path may create, in cents ($10,000); the rule is src/domain/payment-maximum.ts. */
 export const DEFAULT_MAX_PAYMENT_CENTS = 1_000_000;
 
+/** What paths people start may debit one member in a UTC day, in cents ($20,000: two of the largest payments). */
+export const DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS = 2_000_000;
+
 /**
  * Whole cents written as digits only (at most 12). `'50 00'`, `'50.5'`, `'5e3'`, `'0x10'`, `''`
  * and `'-1'` are refused: `Number()` and `z.coerce` would turn some of them into NaN, 0 or a
@@ -226,6 +229,14 @@ export const clientScopesSchema = lazySchema(() => z.record(z.string().check(z.m
  * The api's member-token settings (DESIGN 8, 15): the user id claim, and which client may use
  * which scope. Parsed at cold start; a malformed value is a startup error.
  */
+/** PERSON_DAILY_DEBIT_LIMIT_CENTS (DESIGN 15): digits, at least 1; absent or empty, the default. */
+export function personDebitLimitSetting(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.PERSON_DAILY_DEBIT_LIMIT_CENTS;
+  const cents = plainCents(raw === '' ? undefined : raw, DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS);
+  if (cents === undefined || cents < 1) throw new ConfigError('invalid configuration: PERSON_DAILY_DEBIT_LIMIT_CENTS: whole cents, at least 1');
+  return cents;
+}
+
 export function apiAuthSettings(env: NodeJS.ProcessEnv = process.env): { userIdClaim: string; clientScopes?: Readonly<Record<string, readonly string[]>> } {
   const claim = env.USER_ID_CLAIM === undefined || env.USER_ID_CLAIM === '' ? 'sub' : env.USER_ID_CLAIM;
   if (!/^[\w:./-]{1,128}$/.test(claim)) throw new ConfigError('invalid configuration: USER_ID_CLAIM: a claim name (letters, digits, _ : . / -)');

@@ -20,6 +20,7 @@ import type { ProcessorBudgetSettings, ProcessorId } from '../domain/processor-b
 import type { ProcessorBudgetStore } from '../domain/ports/processor-budget.js';
 import type { Logger } from './logger.js';
 import type { ProcessorLimiter } from './processor-limiter.js';
+import type { PersonDebitCap } from '../domain/person-debits.js';
 
 // The queue and metrics ports live with the others in src/domain/ports/; re-exported for the wiring.
 export type { MetricsPort } from '../domain/ports/gauges.js';
@@ -55,6 +56,8 @@ export interface Settings {
   readonly reconciliationMarginMs?: number;
   /** Hours a new reconciliation exception may stay open before its alarm (RECONCILIATION_EXCEPTION_MAX_AGE_HOURS; default 72). */
   readonly reconciliationExceptionMaxAgeHours?: number;
+  /** The daily cap on debits people start, per member (PERSON_DAILY_DEBIT_LIMIT_CENTS; default DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS). */
+  readonly personDailyDebitLimitCents?: number;
 }
 
 /**
@@ -75,6 +78,9 @@ export interface AppDeps {
   readonly locks: LockStore;
   readonly payments: PaymentsStore;
   readonly stripeEvents: StripeEventStore;
+  /** ACH and balance webhook events claimed by id (DESIGN 15), like Stripe's. */
+  readonly achEventClaims: StripeEventStore;
+  readonly balanceEventClaims: StripeEventStore;
   readonly processor: PaymentProcessor;
   readonly accounts: AccountDirectory;
   /** The collections queues, one per processor (DESIGN 13): a message goes to its processor's (processorOfMessage). */
@@ -104,4 +110,6 @@ export interface AppDeps {
   readonly cardPayments?: CardPaymentDirectory;
   /** The processors' circuits (DESIGN 15), for a function granted to read them (GetItem on the locks table). */
   readonly circuits?: ProcessorCircuits;
+  /** The daily cap on debits people start (DESIGN 15), for a function whose manifest names its setting. */
+  readonly personDebits?: PersonDebitCap;
 }

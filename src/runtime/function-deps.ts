@@ -4,7 +4,8 @@ import { COLLECTION_QUEUES, FUNCTIONS, type FunctionManifest, type FunctionName,
 import { DynamoCircuitStore } from '../adapters/dynamodb/circuit-store.js';
 import { CircuitBreaker } from './circuits.js';
 import { dynamoStores, type DynamoStores } from './compose.js';
-import { ConfigError } from './config.js';
+import { ConfigError, DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS } from './config.js';
+import { DynamoPersonDebitStore } from '../adapters/dynamodb/person-debit-store.js';
 import type { AppDeps } from './deps.js';
 import { guardedClient, type NeededAccess } from './grants.js';
 import { callsProcessorOf, chargesEveryRail } from './processors.js';
@@ -13,11 +14,11 @@ import { DynamoProcessorBudgetStore } from '../adapters/dynamodb/processor-budge
 import { limitedCardPayments, limitedProcessor, type ProcessorLimiter } from './processor-limiter.js';
 
 /** What every function of one environment shares before its manifest narrows it: everything but the stores. */
-export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'retryRuns' | 'instruments' | 'movements' | 'reconciliation' | 'processorLimiter' | 'processorBudgetStore' | 'circuits'>;
+export type SharedDeps = Omit<AppDeps, 'billing' | 'locks' | 'payments' | 'stripeEvents' | 'achEventClaims' | 'balanceEventClaims' | 'retryRuns' | 'instruments' | 'movements' | 'reconciliation' | 'processorLimiter' | 'processorBudgetStore' | 'circuits' | 'personDebits'>;
 
 /** `deps` without its stores: what each function's deps are built from. */
 export function sharedDeps(deps: AppDeps): SharedDeps {
-  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, retryRuns: _retryRuns, instruments: _instruments, movements: _movements, reconciliation: _reconciliation, circuits: _circuits, ...shared } = deps;
+  const { billing: _billing, locks: _locks, payments: _payments, stripeEvents: _stripeEvents, achEventClaims: _achEventClaims, balanceEventClaims: _balanceEventClaims, retryRuns: _retryRuns, instruments: _instruments, movements: _movements, reconciliation: _reconciliation, circuits: _circuits, personDebits: _personDebits, ...shared } = deps;
   return shared;
 }
 
@@ -48,6 +49,8 @@ const STORE_TABLES = {
   locks: 'locks',
   payments: 'payments',
   stripeEvents: 'stripeEvents',
+  achEventClaims: 'stripeEvents',
+  balanceEventClaims: 'stripeEvents',
   retryRuns: 'retryRuns',
   instruments: 'instruments',
   movements: 'moneyMovements',
@@ -100,6 +103,8 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     locks: grantedStore('locks'),
     payments: grantedStore('payments'),
     stripeEvents: grantedStore('stripeEvents'),
+    achEventClaims: grantedStore('achEventClaims'),
+    balanceEventClaims: grantedStore('balanceEventClaims'),
     retryRuns: grantedStore('retryRuns'),
     instruments: grantedStore('instruments'),
     movements: grantedStore('movements'),
@@ -118,6 +123,9 @@ export function functionDeps(name: FunctionName, shared: SharedDeps, dynamo: Fun
     // Card payments are looked up at the card processor.
     ...(cards ? { cardPayments: limiter ? limitedCardPayments(cards, limiter) : cards } : {}),
     ...(limiter ? { processorLimiter: limiter } : {}),
+    ...(manifest.settings?.includes('PERSON_DAILY_DEBIT_LIMIT_CENTS')
+      ? { personDebits: { counter: new DynamoPersonDebitStore(client, dynamo.tables.locks ?? placeholder), limitCents: shared.settings.personDailyDebitLimitCents ?? DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS } }
+      : {}),
     ...(shared.settings.processorBudget && dynamo.tables.locks && manifest.tables.locks?.write?.includes('update')
       ? { processorBudgetStore: new DynamoProcessorBudgetStore(client, dynamo.tables.locks) }
       : {}),

@@ -22,7 +22,7 @@ import {
   type ServiceId,
 } from '../manifest/index.js';
 import { systemClock, uuidIds } from './compose.js';
-import { apiAuthSettings, reconciliationSettings, ConfigError, isPlaceholderSecret, loadBaseConfig, loadRequired, loadTableNames, serviceUrl, type BaseConfig } from './config.js';
+import { apiAuthSettings, personDebitLimitSetting, reconciliationSettings, ConfigError, isPlaceholderSecret, loadBaseConfig, loadRequired, loadTableNames, serviceUrl, type BaseConfig } from './config.js';
 import type { AppDeps, QueuePort } from './deps.js';
 import { functionDeps, notGranted, type SharedDeps } from './function-deps.js';
 import type { NeededAccess } from './grants.js';
@@ -62,7 +62,7 @@ export async function productionDeps(
   const base = loadBaseConfig(env);
   const tableNames = loadTableNames(env, tablesOf(manifest)) as Partial<TableNames>;
   const queueUrls = loadRequired(env, (manifest.sendsTo ?? []).map((id) => QUEUES[id].urlEnv)) as Urls;
-  const serviceUrls = loadRequired(env, (manifest.services ?? []).flatMap((id) => urlEnvOf(id) ?? [])) as Urls;
+  const serviceUrls = loadRequired(env, [...new Set((manifest.services ?? []).flatMap((id) => urlEnvsOf(id)))]) as Urls;
   for (const [name, url] of Object.entries(serviceUrls)) serviceUrl(name, url!);
   const secretOf = await loadSecrets(manifest, env, base.DYNAMO_REGION, wiring);
   // Only dev goes live with the stack's placeholders; any other stage refuses to start on one.
@@ -94,6 +94,7 @@ export async function productionDeps(
       ...reconciliationMargin(env),
       ...apiAuthSettings(env),
       ...reconciliationSettings(env),
+      ...(manifest.settings?.includes('PERSON_DAILY_DEBIT_LIMIT_CENTS') ? { personDailyDebitLimitCents: personDebitLimitSetting(env) } : {}),
     },
     ...(cardPayments ? { cardPayments } : {}),
     ...reconciliationPorts(name, manifest, env, base, clients),
@@ -127,8 +128,10 @@ function reconciliationPorts(name: FunctionName, manifest: FunctionManifest, env
   return { processorReports: reports, reconciliationEvents: events };
 }
 
-function urlEnvOf(id: ServiceId): string | undefined {
-  return (SERVICES[id] as ServiceEntry).urlEnv;
+/** A service's base URL and its token endpoint's, each an `https:` URL at cold start. */
+function urlEnvsOf(id: ServiceId): string[] {
+  const { urlEnv, tokenUrlEnv } = SERVICES[id] as ServiceEntry;
+  return [urlEnv, tokenUrlEnv].filter((name): name is string => name !== undefined);
 }
 
 /** The function's secrets, each read once: by value from the environment, or by ARN through Secrets Manager. */
@@ -146,8 +149,9 @@ async function loadSecrets(manifest: FunctionManifest, env: NodeJS.ProcessEnv, r
 function serviceClients(manifest: FunctionManifest, wiring: Wiring, urls: Urls, secret: (id: SecretId) => string): Partial<Record<ServiceId, ServiceClients>> {
   return Object.fromEntries(
     (manifest.services ?? []).map((id) => {
-      const urlEnv = urlEnvOf(id);
-      return [id, wiring.services![id]!({ url: urlEnv ? urls[urlEnv]! : '', secret })];
+      const { urlEnv, tokenUrlEnv } = SERVICES[id] as ServiceEntry;
+      const granted = (secretId: SecretId) => (manifest.secrets ?? []).includes(secretId);
+      return [id, wiring.services![id]!({ url: urlEnv ? urls[urlEnv]! : '', ...(tokenUrlEnv ? { tokenUrl: urls[tokenUrlEnv]! } : {}), secret, granted })];
     }),
   );
 }

@@ -107,6 +107,8 @@ describe('history rows → published events (DESIGN 11)', () => {
         process: 'SCHEDULED',
         payment_method: 'pinless',
         transaction_id: row.transaction_id,
+        sequence: row.version,
+        ordinal: 0,
       },
     });
     const next = (await app.deps.billing.listByUser(record.user_id)).items.find((r) => r.billing_date !== record.billing_date)!;

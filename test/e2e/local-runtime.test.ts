@@ -76,6 +76,11 @@ describe('local runtime (npm start)', () => {
     const settled = await runtime.call('POST', '/webhooks/ach', body, { 'x-ach-signature': signature });
     expect(settled.status, JSON.stringify(settled.body)).toBe(200);
     expect((await periodOf(runtime, 'tour-ach', billingDate)).billing_status).toBe('COMPLETED');
+    // The same event id again (DESIGN 15): its claim answers it, nothing is applied twice.
+    const history = (await runtime.api('GET', `/v1/subscriptions/${sent.subscription_id}/history`)).body.items;
+    const replayed = await runtime.call('POST', '/webhooks/ach', body, { 'x-ach-signature': signature });
+    expect(replayed).toMatchObject({ status: 200, body: { status: 'duplicate' } });
+    expect((await runtime.api('GET', `/v1/subscriptions/${sent.subscription_id}/history`)).body.items).toEqual(history);
 
     // Three days on, the simulator's own settlement arrives through the pump: a replay, no change.
     expect((await runtime.call('POST', '/local/clock', { advance: 'P3DT1M' })).status).toBe(200);

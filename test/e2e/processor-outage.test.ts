@@ -22,6 +22,27 @@ async function periodsOf(userId: string): Promise<unknown[]> {
   return body.items;
 }
 
+describe('the simulated payments service under npm start checks who is calling', () => {
+  const basic = (secret: string) => `Basic ${Buffer.from(`billing-local:${secret}`).toString('base64')}`;
+  const payment = { idempotency_key: 'unauth-1:1', user_id: 'unauth-1', amount_cents: 1999, rail: 'ach' };
+
+  it('refuses a payment without a token or with a wrong client secret, and takes one with the local client token', async () => {
+    const unauthenticated = await runtime.call('POST', '/local/payments-service/payments', payment);
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.body).toMatchObject({ error: { code: 'invalid_token' } });
+    const form = (authorization: string) => ({ authorization, 'content-type': 'application/x-www-form-urlencoded' });
+    const wrong = await runtime.call('POST', '/local/payments-service/oauth/token', 'grant_type=client_credentials', form(basic('wrong')));
+    expect(wrong).toEqual({ status: 401, body: { error: 'invalid_client' } });
+    expect(await chargesFor(runtime, 'unauth-1')).toEqual([]);
+
+    const issued = await runtime.call('POST', '/local/payments-service/oauth/token', 'grant_type=client_credentials', form(basic('local-services-client-secret')));
+    expect(issued.status).toBe(200);
+    const paid = await runtime.call('POST', '/local/payments-service/payments', payment, { authorization: `Bearer ${issued.body.access_token}` });
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200);
+    expect(await chargesFor(runtime, 'unauth-1')).toHaveLength(1);
+  });
+});
+
 describe('a revoked processor key under npm start', () => {
   it('leaves every period unchanged, charges nothing, and the run reports the outage', async () => {
     const users = { card: 'outage-card', ach: 'outage-ach', pinless: 'outage-pinless' } as const;

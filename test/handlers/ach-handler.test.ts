@@ -109,12 +109,14 @@ describe('ach-handler: subscription outcomes', () => {
     expect((await current(record)).billing_status).toBe('COMPLETED');
   });
 
-  it('answers a replay with 200 ignored and writes nothing', async () => {
+  it('answers a replay with 200 (duplicate by its id, ignored by the record under another id) and writes nothing', async () => {
     const [record] = await seedRecords(app, achSentPeriod());
     const body = achBody('settled', record);
     expect((await handle()(signedEvent(body))).statusCode).toBe(200);
     const rows = await historyCount(record);
-    const replay = await handle()(signedEvent(body));
+    expect(parseBody(await handle()(signedEvent(body)))).toEqual({ status: 'duplicate' });
+    // Past the claim's TTL, or resent under a new id: the record's state still fences it.
+    const replay = await handle()(signedEvent({ ...body, event_id: `ach-evt-${randomUUID()}` }));
     expect(replay.statusCode).toBe(200);
     expect(parseBody(replay)).toEqual({ status: 'ignored', reason: 'already_applied' });
     expect((await current(record)).version).toBe(3);
@@ -226,7 +228,8 @@ describe('ach-handler: loan payments', () => {
     const body = loanBody('settled', payment);
     expect(parseBody(await handle()(signedEvent(body)))).toMatchObject({ status: 'applied', record_status: 'COMPLETED' });
     expect(await stored(payment)).toMatchObject({ loc_status: 'COMPLETED', loc_update_reason: 'ach_settled', version: 2 });
-    expect(parseBody(await handle()(signedEvent(body)))).toEqual({ status: 'ignored', reason: 'already_applied' });
+    expect(parseBody(await handle()(signedEvent(body)))).toEqual({ status: 'duplicate' });
+    expect(parseBody(await handle()(signedEvent({ ...body, event_id: `ach-evt-${randomUUID()}` })))).toEqual({ status: 'ignored', reason: 'already_applied' });
     expect((await stored(payment)).version).toBe(2);
   });
 

@@ -78,7 +78,8 @@ describe('ACH settlement for another amount (DESIGN 4.1)', () => {
     expect(read.body.ach_exception).toMatchObject({ code: 'amount_mismatch', received_cents: 1 });
 
     // The same event again is a replay: nothing written.
-    expect(await send(event)).toEqual({ status: 200, body: { status: 'ignored', reason: 'already_applied' } });
+    expect(await send(event)).toEqual({ status: 200, body: { status: 'duplicate' } });
+    expect(await send({ ...event, event_id: `ach-${randomUUID()}` })).toEqual({ status: 200, body: { status: 'ignored', reason: 'already_applied' } });
     expect((await current(record)).version).toBe(flagged.version);
   });
 
@@ -136,7 +137,8 @@ describe('ACH return after the settlement (DESIGN 4.1)', () => {
     expect(chargesOf(record.user_id)).toHaveLength(1);
 
     // A redelivery is a replay now, not a second reversal.
-    expect(await send(event)).toEqual({ status: 200, body: { status: 'ignored', reason: 'already_applied' } });
+    expect(await send(event)).toEqual({ status: 200, body: { status: 'duplicate' } });
+    expect(await send({ ...event, event_id: `ach-${randomUUID()}` })).toEqual({ status: 200, body: { status: 'ignored', reason: 'already_applied' } });
     expect((await current(record)).version).toBe(reversed.version);
   });
 
@@ -193,12 +195,13 @@ describe('ACH return after the settlement (DESIGN 4.1)', () => {
     expect(await send(event)).toEqual({ status: 200, body: { status: 'applied', effect: 'returned', record_status: 'RETURNED', reversed: true } });
     const stored = (await app.deps.payments.get(payment.loc_user_id, payment.loc_loan_id, payment.loc_payment_id))!;
     expect(stored).toMatchObject({ loc_status: 'RETURNED', loc_update_reason: 'ach_returned:R10', loc_applications: [], version: 3 });
-    expect(await send(event)).toEqual({ status: 200, body: { status: 'ignored', reason: 'already_applied' } });
+    expect(await send(event)).toEqual({ status: 200, body: { status: 'duplicate' } });
+    expect(await send({ ...event, event_id: `ach-${randomUUID()}` })).toEqual({ status: 200, body: { status: 'ignored', reason: 'already_applied' } });
   });
 });
 
 describe('ACH outcomes that match no record', () => {
-  it('a mismatched settlement for an unknown record answers 200 ignored and writes nothing', async () => {
+  it('a mismatched settlement for an unknown record answers 200 ignored and writes nothing but its claim', async () => {
     const before = await tableItemCounts(app);
     const answer = await send({
       event_id: `ach-${randomUUID()}`,
@@ -209,7 +212,7 @@ describe('ACH outcomes that match no record', () => {
       reference: { kind: 'subscription', user_id: `nobody-${randomUUID()}`, billing_date: formatInstant(app.clock.now()) },
     });
     expect(answer).toEqual({ status: 200, body: { status: 'ignored', reason: 'not_found' } });
-    expect(await tableItemCounts(app)).toEqual(before);
+    expect(await tableItemCounts(app)).toEqual({ ...before, stripeEvents: before.stripeEvents! + 1 });
   });
 
   it('a return for a COMPLETED period of another confirmation is ignored, not a reversal', async () => {

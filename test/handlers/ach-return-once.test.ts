@@ -94,7 +94,7 @@ describe('an ACH return the period already recorded', () => {
     expect(returned).toMatchObject({ billing_status: 'FAILED', ach_represented: 1, ach_return_code: 'R01' });
     const rows = (await rowsOf(sent)).length;
 
-    expect(await deliver(ret)).toMatchObject({ status: 200, body: { status: 'ignored', reason: 'already_applied' } });
+    expect(await deliver(ret)).toMatchObject({ status: 200, body: { status: 'duplicate' } });
     expect(await deliver({ ...ret, event_id: `ach_${randomUUID()}` })).toMatchObject({ status: 200, body: { status: 'ignored', reason: 'already_applied' } });
     // A different code for the same entry is not a second return either.
     expect(await deliver({ ...bankEvent(sent, 'returned', sent.transaction_id!, 'R09') })).toMatchObject({ status: 200, body: { status: 'ignored', reason: 'already_applied' } });
@@ -156,8 +156,8 @@ describe('an ACH return the period already recorded', () => {
     const rows = (await rowsOf(sent)).length;
 
     // The first entry's return again, now that the period is FAILED on the second entry: recorded long ago, a 200.
-    expect(await deliver(firstReturn)).toMatchObject({ status: 200, body: { status: 'ignored', reason: 'confirmation_mismatch' } });
-    expect(await deliver(second)).toMatchObject({ status: 200, body: { status: 'ignored', reason: 'already_applied' } });
+    expect(await deliver({ ...firstReturn, event_id: `ach_${randomUUID()}` })).toMatchObject({ status: 200, body: { status: 'ignored', reason: 'confirmation_mismatch' } });
+    expect(await deliver({ ...second, event_id: `ach_${randomUUID()}` })).toMatchObject({ status: 200, body: { status: 'ignored', reason: 'already_applied' } });
     expect(counted(await reread(sent))).toEqual(counted(returnedTwice));
     expect(await rowsOf(sent)).toHaveLength(rows);
     expect((await returnsCounted()).overall).toBe(before.overall);

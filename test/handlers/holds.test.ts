@@ -32,7 +32,8 @@ beforeEach(() => {
 
 const SUB = '/v1/subscriptions/{subscriptionId}';
 const chargesOf = (userId: string) => app.simulator.charges().filter((c) => c.user_id === userId);
-const historyCount = async (record: BillingRecord) => (await app.deps.billing.history(record.subscription_id)).items.length;
+/** The period's own rows: a refused person request adds only its PAYMENT_REFUSED audit row. */
+const historyCount = async (record: BillingRecord) => (await app.deps.billing.history(record.subscription_id)).items.filter((r) => r.billing_event !== 'PAYMENT_REFUSED').length;
 const current = async (record: BillingRecord) => (await app.deps.billing.get(record))!;
 const pay = (record: BillingRecord, key = `pay-${randomUUID()}`) =>
   call('POST', { route: `${SUB}/pay`, pathParameters: { subscriptionId: record.subscription_id }, headers: { 'Idempotency-Key': key } });
@@ -60,6 +61,10 @@ async function expectRefused(answer: Awaited<ReturnType<Caller>>, record: Billin
   expect(chargesOf(record.user_id)).toHaveLength(chargesBefore);
   expect(await current(record)).toEqual(record);
   expect(await historyCount(record)).toBe(rowsBefore);
+  // The refusal itself is audited, naming the rule (DESIGN 3.2).
+  const newest = (await app.deps.billing.history(record.subscription_id)).items[0];
+  expect(newest).toMatchObject({ billing_event: 'PAYMENT_REFUSED', decided_by: answer.body.error.decided_by });
+  expect(newest?.decided_by).toBeDefined();
 }
 
 describe('holds bind the person-initiated paths (DESIGN 3.1)', () => {

@@ -3,6 +3,7 @@ import Stripe from 'stripe';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
+import { createBalanceWebhookHandler } from '../../src/handlers/balance-webhook.js';
 import { createApiHandler } from '../../src/handlers/api.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createMembershipsConsumerHandler } from '../../src/handlers/memberships-consumer.js';
@@ -41,14 +42,16 @@ const LONG = (() => {
 interface Harness {
   readonly app: TestApp;
   readonly api: ReturnType<typeof createApiHandler>;
+  readonly balanceWebhook: ReturnType<typeof createBalanceWebhookHandler>;
   readonly gateway: LocalGateway;
 }
 
 async function harness(label: string): Promise<Harness> {
   const app = await createTestApp({ label, now: NOW });
   const api = createApiHandler(app.depsFor('api'));
-  const gateway = new LocalGateway({ apiToken: 'local-token', operatorSub: 'local-operator', logger: app.deps.logger, control: async () => undefined, handlers: { api } });
-  return { app, api, gateway };
+  const balanceWebhook = createBalanceWebhookHandler(app.depsFor('balance-webhook'));
+  const gateway = new LocalGateway({ apiToken: 'local-token', operatorSub: 'local-operator', logger: app.deps.logger, control: async () => undefined, handlers: { api, 'balance-webhook': balanceWebhook } });
+  return { app, api, balanceWebhook, gateway };
 }
 
 // A user's chain opens once: by a membership NEW or by a Stripe checkout, not both. So the ACH
@@ -130,7 +133,7 @@ describe('one id schema end to end (DESIGN 8)', () => {
   ])('%s: in through the stream, the balance webhook, ACH, Stripe and manual pay; out through the API', async (_what, userId) => {
     expect([...userId].length).toBeLessThanOrEqual(256);
     const tag = randomUUID();
-    const { app, api } = ach;
+    const { app, balanceWebhook } = ach;
     // 1. Kinesis NEW: the first (due) ACH period.
     const consumed = await createMembershipsConsumerHandler(app.depsFor('memberships-consumer'))(kinesisEvent([kinesisRecord(membershipNew(userId, `evt-new-${tag}`))]), lambdaContext());
     expect(consumed.batchItemFailures).toEqual([]);
@@ -138,7 +141,7 @@ describe('one id schema end to end (DESIGN 8)', () => {
     expect(first).toMatchObject({ user_id: userId, billing_date: at(-2 * DAY), payment_method: 'ach' });
 
     // 2. Balance webhook → queue → webhook-balance-worker: the ACH debit is submitted.
-    const balance = await api(signedBalance(balanceBody(userId, `bal-${tag}`)));
+    const balance = await balanceWebhook(signedBalance(balanceBody(userId, `bal-${tag}`)));
     expect(balance.statusCode, balance.body).toBe(202);
     expect(app.balanceEventsQueue.sent).toHaveLength(1);
     const message = app.balanceEventsQueue.sent[0]!;
@@ -239,7 +242,7 @@ describe('one id schema end to end (DESIGN 8)', () => {
     expect(consumed.batchItemFailures).toEqual([{ itemIdentifier: record.kinesis.sequenceNumber }]);
 
     // Balance webhook → 400, nothing enqueued; the worker refuses such a message as a batch item failure.
-    const balance = await api(signedBalance(balanceBody(userId, 'bal-refused')));
+    const balance = await createBalanceWebhookHandler(app.depsFor('balance-webhook'))(signedBalance(balanceBody(userId, 'bal-refused')));
     expect(balance.statusCode).toBe(400);
     expect(app.balanceEventsQueue.sent).toEqual([]);
     const badMessage = sqsRecord(balanceBody(userId, 'bal-refused'), { queue: 'test-balance-events' });

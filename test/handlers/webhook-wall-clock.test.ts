@@ -3,7 +3,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
-import { createApiHandler } from '../../src/handlers/api.js';
+import { createBalanceWebhookHandler } from '../../src/handlers/balance-webhook.js';
 import { signPayload } from '../../src/handlers/shared/signature.js';
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
 import { AchSettlementPump } from '../../src/local/ach-pump.js';
@@ -110,7 +110,7 @@ describe('webhook signatures are checked against the wall clock, not the simulat
   });
 
   it('balance: an event signed at wall time is enqueued with the business clock a year ahead; a stale one is refused and nothing is enqueued', async () => {
-    const api = createApiHandler(app.depsFor('api'));
+    const api = createBalanceWebhookHandler(app.depsFor('balance-webhook'));
     const staleRaw = balanceBody('user-wall-balance', 'bal-stale');
     const refused = await api(webhookEvent('/webhooks/balance', staleRaw, { 'X-Balance-Signature': signPayload(staleRaw, TEST_SECRETS.balanceWebhook, wallSeconds() - 301) }));
     expect(refused.statusCode).toBe(400);

@@ -51,7 +51,7 @@ const MEMBER_ROUTES = new Set([
 const WEBHOOKS: [string, string][] = [
   ['POST /webhooks/stripe', 'prod-billing-stripe-webhook'],
   ['POST /webhooks/ach', 'prod-billing-ach-handler'],
-  ['POST /webhooks/balance', 'prod-billing-api'],
+  ['POST /webhooks/balance', 'prod-billing-balance-webhook'],
 ];
 
 /** The function name behind a route: route → integration → function logical id → FunctionName. */

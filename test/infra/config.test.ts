@@ -43,7 +43,7 @@ describe('deploy-time configuration', () => {
     expect(error).toBeInstanceOf(PlaceholderConfigError);
     const message = (error as Error).message;
     expect(message).not.toContain('\n');
-    expect(message).toMatch(/Stage prod uses placeholder values for jwtIssuer, paymentsApiUrl, accountsApiUrl/);
+    expect(message).toMatch(/Stage prod uses placeholder values for jwtIssuer, paymentsApiUrl, accountsApiUrl, servicesTokenUrl/);
   });
 
   it('counts any host of the reserved example domains as a placeholder', () => {
@@ -54,6 +54,7 @@ describe('deploy-time configuration', () => {
     expect(() => newBillingApp({ stage: 'dev', paymentsApiUrl: 'http://payments.internal' })).toThrow(/"paymentsApiUrl" is "http:\/\/payments.internal"; expected an https: URL/);
     expect(() => newBillingApp({ stage: 'prod', accountsApiUrl: 'ftp://accounts.internal' })).toThrow(/accountsApiUrl.*https: URL/);
     expect(() => newBillingApp({ stage: 'dev', accountsApiUrl: 'not a url' })).toThrow(/accountsApiUrl/);
+    expect(() => newBillingApp({ stage: 'dev', servicesTokenUrl: 'http://auth.internal/oauth/token' })).toThrow(/"servicesTokenUrl" is "http:\/\/auth.internal\/oauth\/token"; expected an https: URL/);
   });
 
   it('lets dev keep the placeholders', () => {
@@ -72,7 +73,7 @@ describe('deploy-time configuration', () => {
       const refused = run({ stage: 'prod', paymentsApiUrl: TEST_SERVICE_CONTEXT.paymentsApiUrl });
       expect(refused.status).toBe(1);
       expect(refused.stderr.trim().split('\n')).toEqual([
-        'billing: Stage prod uses placeholder values for jwtIssuer, accountsApiUrl; pass --context jwtIssuer=... --context accountsApiUrl=... (only the dev stage may use placeholders).',
+        'billing: Stage prod uses placeholder values for jwtIssuer, accountsApiUrl, servicesTokenUrl; pass --context jwtIssuer=... --context accountsApiUrl=... --context servicesTokenUrl=... (only the dev stage may use placeholders).',
       ]);
       const badThreshold = run({ stage: 'prod', ...TEST_SERVICE_CONTEXT, balanceThresholdCents: '50 00' });
       expect(badThreshold.status).toBe(1);

@@ -31,6 +31,7 @@ export const TEST_SERVICE_CONTEXT = {
   jwtIssuer: 'https://issuer.test/',
   paymentsApiUrl: 'https://payments.test',
   accountsApiUrl: 'https://accounts.test',
+  servicesTokenUrl: 'https://auth.test/oauth/token',
 } as const;
 
 export function newBillingApp(context: Record<string, unknown> = {}): { app: App } & BillingStacks {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { allTables, type TableId } from '../../src/adapters/dynamodb/table-definitions.js';
-import { allFunctions, QUEUES, queuesOf, ROUTES, routeKey, SERVICES, type ManifestRoute } from '../../src/manifest/index.js';
+import { allFunctions, QUEUES, queuesOf, ROUTES, routeKey, SERVICES, type ManifestRoute, type ServiceEntry } from '../../src/manifest/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const routes = ROUTES as readonly ManifestRoute[];
@@ -26,10 +26,15 @@ describe('the manifest (src/manifest)', () => {
       }
     });
 
-    it('holds the secrets its services need', () => {
+    it('holds the secrets its services need (a read-only key where it only reads), and never both keys of one service', () => {
+      const held: readonly string[] = manifest.secrets ?? [];
       for (const service of manifest.services ?? []) {
-        const needs = 'secrets' in SERVICES[service] ? (SERVICES[service] as { secrets: readonly string[] }).secrets : [];
-        for (const secret of needs) expect(manifest.secrets ?? [], `${service} needs ${secret}`).toContain(secret);
+        const entry: ServiceEntry = SERVICES[service];
+        const readOnly = entry.readOnlySecrets ?? [];
+        const readsOnly = readOnly.length > 0 && readOnly.every((secret) => held.includes(secret));
+        const needs = readsOnly ? readOnly : (entry.secrets ?? []);
+        for (const secret of needs) expect(held, `${service} needs ${secret}`).toContain(secret);
+        if (readsOnly) for (const secret of entry.secrets ?? []) expect(held, `${service}: the read-only key or the full one, not both`).not.toContain(secret);
       }
     });
 

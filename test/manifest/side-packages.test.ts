@@ -90,9 +90,11 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'hooks.mjs'), HOOKS);
   writeFileSync(join(dir, 'preload.mjs'), PRELOAD);
   dynamo = await createTestDynamo('side');
-  accounts = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ status: 'active', available_balance_cents: 100_000, current_balance_cents: 100_000, debit_card_valid: true }));
+  // The accounts service and its token endpoint: an account only for a bearer token it issued.
+  accounts = createServer((req, res) => {
+    res.writeHead(req.url === '/oauth/token' || req.headers.authorization === 'Bearer side-token' ? 200 : 401, { 'content-type': 'application/json' });
+    if (req.url === '/oauth/token') return res.end(JSON.stringify({ access_token: 'side-token', token_type: 'Bearer', expires_in: 3600 }));
+    res.end(JSON.stringify(req.headers.authorization === 'Bearer side-token' ? { status: 'active', available_balance_cents: 100_000, current_balance_cents: 100_000, debit_card_valid: true } : { error: { code: 'invalid_token' } }));
   });
   await new Promise<void>((resolve) => accounts.listen(0, '127.0.0.1', resolve));
   accountsUrl = `http://127.0.0.1:${(accounts.address() as AddressInfo).port}`;
@@ -122,7 +124,7 @@ async function coldRun(file: string, event: unknown, env: Record<string, string>
 
 /** A function's bundle, run as Lambda runs it (credentials in the environment). */
 function coldCall(name: 'batch-worker' | 'stripe-webhook', event: unknown): Promise<{ log: string[]; answer: unknown }> {
-  return coldRun(built.get(name)!.file, event, { ...LAMBDA_ENV, ...environmentFor(name, dynamo.endpoint, dynamo.tables), [SERVICES.accounts.urlEnv]: accountsUrl, LOG_LEVEL: 'silent' });
+  return coldRun(built.get(name)!.file, event, { ...LAMBDA_ENV, ...environmentFor(name, dynamo.endpoint, dynamo.tables), [SERVICES.accounts.urlEnv]: accountsUrl, [SERVICES.accounts.tokenUrlEnv]: `${accountsUrl}/oauth/token`, LOG_LEVEL: 'silent' });
 }
 
 describe('batch-worker bundle', () => {

@@ -10,6 +10,7 @@ import type { LockLease, LockStore } from '../../src/domain/ports/locks.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';
+import { createBalanceWebhookHandler } from '../../src/handlers/balance-webhook.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createCollectionsJobHandler } from '../../src/handlers/collections-job.js';
 import { createMembershipsConsumerHandler } from '../../src/handlers/memberships-consumer.js';
@@ -554,7 +555,7 @@ export class BillingWorld {
     this.app.simulator.configure(this.settings as never);
   }
 
-  /** A signed balance webhook through the API, then its queue message to the webhook-balance-worker. */
+  /** A signed balance webhook through its function, then its queue message to the webhook-balance-worker. */
   async balanceWebhook(user: number, cents: number): Promise<void> {
     const userId = this.users[user]!;
     this.touch(userId);
@@ -562,7 +563,7 @@ export class BillingWorld {
     const queue = this.app.balanceEventsQueue;
     queue.clear();
     const signature = signPayload(body, this.app.deps.secrets.balanceWebhook, Math.floor(Date.now() / 1000));
-    const res = await this.api('POST', '/webhooks/balance', {}, body, undefined, false, { 'x-balance-signature': signature });
+    const res = responseOf(await createBalanceWebhookHandler(this.base('balance-webhook'))(httpEvent('POST', { route: '/webhooks/balance', body, headers: { 'x-balance-signature': signature } })));
     this.trace.push(`  balance webhook ${cents} → ${res.status}`);
     if (res.status !== 202) this.problems.push(`balance webhook answered ${res.status} ${JSON.stringify(res.body)}`);
     const messages = queue.sent.splice(0);

@@ -7,6 +7,7 @@ import type { BillingRecord } from '../../src/domain/records.js';
 import { ROUTES as STACK_ROUTES, routeScopes, type ManifestRoute } from '../../src/manifest/index.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
+import { createBalanceWebhookHandler } from '../../src/handlers/balance-webhook.js';
 import { createApiHandler } from '../../src/handlers/api.js';
 import { API_ROUTES } from '../../src/handlers/api/routes.js';
 import { routeKeyOf } from '../../src/handlers/api/router.js';
@@ -87,6 +88,7 @@ beforeAll(async () => {
   app = await createTestApp({ label: 'openapi' });
   const api = createApiHandler(app.depsFor('api'));
   const ach = createAchHandler(app.depsFor('ach-handler'));
+  const balance = createBalanceWebhookHandler(app.depsFor('balance-webhook'));
   const stripe = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
   const viaApi = async (event: HttpEvent) => responseOf(await api(event));
   const nowMs = app.clock.now().getTime();
@@ -289,7 +291,7 @@ beforeAll(async () => {
       send: viaApi,
       status: 200,
     },
-    { routeKey: 'POST /webhooks/balance', body: balanceBody, build: (body) => balanceWebhookEvent(body, TEST_SECRETS.balanceWebhook, nowSeconds(app.wallClock.now().getTime())), send: viaApi, status: 202 },
+    { routeKey: 'POST /webhooks/balance', body: balanceBody, build: (body) => balanceWebhookEvent(body, TEST_SECRETS.balanceWebhook, nowSeconds(app.wallClock.now().getTime())), send: async (event) => responseOf(await balance(event)), status: 202 },
     {
       routeKey: 'POST /webhooks/ach',
       body: achEventBody(read, 'settled', 'conf-unknown', formatInstant(app.clock.now())),

@@ -6,6 +6,7 @@ import { collectionMessageSchema, collectionProcessSchema } from '../../src/doma
 import { membershipEventSchema } from '../../src/domain/use-cases/membership/apply-membership-event.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
+import { createBalanceWebhookHandler } from '../../src/handlers/balance-webhook.js';
 import { createApiHandler } from '../../src/handlers/api.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createMembershipsConsumerHandler } from '../../src/handlers/memberships-consumer.js';
@@ -216,7 +217,7 @@ describe('fuzzing the edges', () => {
   it('signed webhook bodies (Stripe, ACH, balance): no 5xx, rejections structured and without writes', async () => {
     const stripe = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
     const ach = createAchHandler(app.depsFor('ach-handler'));
-    const api = createApiHandler(app.depsFor('api'));
+    const balance = createBalanceWebhookHandler(app.depsFor('balance-webhook'));
     const nowMs = () => app.clock.now().getTime();
     const record = (await app.deps.billing.get({ user_id: known.userIds[2]!, billing_date: known.billingDates[2]! }))!;
     const achsent = (await app.deps.billing.get({ user_id: known.userIds[3]!, billing_date: known.billingDates[3]! }))!;
@@ -254,7 +255,7 @@ describe('fuzzing the edges', () => {
               ? () => stripe(stripeDelivery(undefined, { signedAtMs, raw: input.raw }))
               : input.kind === 'ach'
                 ? () => ach(achDelivery(undefined, { signedAtMs, raw: input.raw }))
-                : () => api(balanceWebhookEvent(input.raw, TEST_SECRETS.balanceWebhook, seconds));
+                : () => balance(balanceWebhookEvent(input.raw, TEST_SECRETS.balanceWebhook, seconds));
           await expectEdgeContract(call, () => input);
         },
       ),

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { BillingRecord } from '../../src/domain/records.js';
 import { formatInstant } from '../../src/domain/time.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
-import { createApiHandler } from '../../src/handlers/api.js';
+import { createBalanceWebhookHandler } from '../../src/handlers/balance-webhook.js';
 import { createStripeWebhookHandler } from '../../src/handlers/stripe-webhook.js';
 import { createTestApp, TEST_SECRETS, type TestApp } from '../support/app.js';
 import { balanceWebhookEvent, responseOf } from '../support/http-events.js';
@@ -173,7 +173,7 @@ describe('stale and forged signatures', () => {
     const balanceBody = { event_id: 'bal_1', user_id: record.user_id, institution_id: 'ins_1', available_balance_cents: 100000, current_balance_cents: 100000, occurred_at: nowIso() };
     const stripe = createStripeWebhookHandler(app.depsFor('stripe-webhook'));
     const ach = createAchHandler(app.depsFor('ach-handler'));
-    const api = createApiHandler(app.depsFor('api'));
+    const balance = createBalanceWebhookHandler(app.depsFor('balance-webhook'));
     const signedStripe = stripeDelivery(stripeBody, { signedAtMs: wallMs() });
     const tamperedStripe = { ...signedStripe, body: JSON.stringify({ ...stripeBody, type: 'charge.refunded' }) };
     const signedAch = achDelivery(achBody, { signedAtMs: wallMs() });
@@ -189,9 +189,9 @@ describe('stale and forged signatures', () => {
       ach(achDelivery(achBody, { signedAtMs: wallMs(), secret: 'forged' })),
       ach(tamperedAch),
       ach(achDelivery(achBody, { signedAtMs: wallMs(), signature: 't=1,v1=zz' })),
-      api(balanceWebhookEvent(balanceBody, TEST_SECRETS.balanceWebhook, stale)),
-      api(balanceWebhookEvent(balanceBody, 'forged', nowSeconds(wallMs()))),
-      api(balanceWebhookEvent(balanceBody, TEST_SECRETS.balanceWebhook, nowSeconds(wallMs()), { signature: 'v1=abc' })),
+      balance(balanceWebhookEvent(balanceBody, TEST_SECRETS.balanceWebhook, stale)),
+      balance(balanceWebhookEvent(balanceBody, 'forged', nowSeconds(wallMs()))),
+      balance(balanceWebhookEvent(balanceBody, TEST_SECRETS.balanceWebhook, nowSeconds(wallMs()), { signature: 'v1=abc' })),
     ];
     for (const result of await Promise.all(attempts)) {
       const { status, body } = responseOf(result);

@@ -9,6 +9,7 @@ import { formatInstant } from '../../src/domain/time.js';
 import { runCollectionAttempt } from '../../src/domain/use-cases/collect.js';
 import { retryBilling } from '../../src/domain/use-cases/retry-billing.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
+import { createBalanceWebhookHandler } from '../../src/handlers/balance-webhook.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createCollectionsJobHandler, isDailySweepRun } from '../../src/handlers/collections-job.js';
 import { sweepHeldPeriods } from '../../src/domain/use-cases/release-held.js';
@@ -33,6 +34,7 @@ import { completedCheckoutSession, stripeEventOf, stripeFixture, succeededPaymen
 import { achDelivery, achEventBody, stripeDelivery } from '../support/webhooks.js';
 import { billingRecord, callerFor, instantAt, type Caller } from '../handlers/api-fixtures.js';
 import { parseBody, webhookEvent } from '../handlers/webhook-events.js';
+import { responseOf } from '../support/http-events.js';
 import { DAY, HOUR } from '../support/time.js';
 
 /**
@@ -160,17 +162,21 @@ describe('every use case through its function’s grant guard', () => {
     expect(chargesOf(inactive.user_id)).toHaveLength(1);
   });
 
-  it('the balance webhook is enqueued by the api and collected by the webhook-balance-worker', async () => {
+  it('the balance webhook claims and enqueues (a failed send released), the webhook-balance-worker collects', async () => {
     const period = dueRecord(app.clock.now(), 'ach');
     await seedRecords(app, period);
     const raw = JSON.stringify({ event_id: `bal-${randomUUID()}`, user_id: period.user_id, institution_id: 'ins_1', available_balance_cents: 120_000, current_balance_cents: 125_000, occurred_at: at(-60_000) });
     app.balanceEventsQueue.clear();
-    const accepted = await call.raw(webhookEvent('/webhooks/balance', raw, { 'X-Balance-Signature': signPayload(raw, TEST_SECRETS.balanceWebhook, Math.floor(wallMs() / 1000)) }));
-    expect(accepted.status).toBe(202);
+    const webhook = createBalanceWebhookHandler(walked.depsFor('balance-webhook'));
+    const deliver = async () => responseOf(await webhook(webhookEvent('/webhooks/balance', raw, { 'X-Balance-Signature': signPayload(raw, TEST_SECRETS.balanceWebhook, Math.floor(wallMs() / 1000)) })));
+    app.balanceEventsQueue.failNext = 1;
+    expect((await deliver()).status).toBe(500);
+    expect((await deliver()).status).toBe(202);
     const [message] = app.balanceEventsQueue.sent;
     const out = await createBalanceWorkerHandler(walked.depsFor('webhook-balance-worker'))(sqsEvent([sqsRecord(message!.body, { messageId: message!.id, queue: 'test-balance-events' })]), lambdaContext());
     expect(out.batchItemFailures).toEqual([]);
     expect(chargesOf(period.user_id)).toHaveLength(1);
+    expect((await deliver()).body).toEqual({ status: 'duplicate' });
   });
 
   it('the api reads, lists, pays, retries, waives and moves periods, and takes loan payments', async () => {
@@ -235,6 +241,9 @@ describe('every use case through its function’s grant guard', () => {
   it('ach-handler settles a period, raises unowed_payment for a waived one, and tells a replay of an older entry or loan debit', async () => {
     const [sent] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_status: 'ACHSENT', payment_attempts: 1, transaction_id: `conf-${randomUUID()}` }));
     expect(await sendAch(achEventBody(sent, 'settled', sent.transaction_id!, at(0)))).toMatchObject({ status: 'applied' });
+    // An outcome for a submission not recorded yet releases its claim (DeleteItem), for the redelivery.
+    const [pending] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_date: instantAt(app, -HOUR) }));
+    expect(await sendAch(achEventBody(pending, 'settled', 'conf-unrecorded', at(0)))).toMatchObject({ error: { code: 'not_yet_recorded' } });
 
     const [waived] = await seedRecords(app, billingRecord(app, { payment_method: 'ach', billing_date: instantAt(app, -HOUR) }));
     const confirmation = await waivedAfterCharge(call, waived);

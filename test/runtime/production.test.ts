@@ -41,11 +41,14 @@ const complete: NodeJS.ProcessEnv = {
   BALANCE_EVENTS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/balance-events',
   RETRY_RUNS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/retry-runs',
   STRIPE_API_KEY: 'sk_test_x',
+  STRIPE_READ_KEY: 'rk_test_x',
+  SERVICES_CLIENT_CREDENTIALS: '{"client_id":"billing","client_secret":"s3cr3t-x"}',
   STRIPE_WEBHOOK_SECRET: 'whsec_x',
   ACH_WEBHOOK_SECRET: 'ach_x',
   BALANCE_WEBHOOK_SECRET: 'bal_x',
   PAYMENTS_API_URL: 'http://127.0.0.1:1',
   ACCOUNTS_API_URL: 'http://127.0.0.1:1',
+  SERVICES_TOKEN_URL: 'http://127.0.0.1:1/oauth/token',
   LOG_LEVEL: 'silent',
 };
 
@@ -66,6 +69,18 @@ describe('production wiring at cold start', () => {
     await expect(productionDeps('batch-worker', { ...complete, PAYMENTS_API_URL: 'http://payments.internal' })).rejects.toThrow(/PAYMENTS_API_URL must be an https: URL/);
     await expect(productionDeps('batch-worker', { ...complete, ACCOUNTS_API_URL: 'ftp://accounts' })).rejects.toThrow(/ACCOUNTS_API_URL must be an https: URL/);
     expect((await productionDeps('batch-worker', { ...complete, PAYMENTS_API_URL: 'https://payments.internal' })).settings.stage).toBe('prod');
+    await expect(productionDeps('collections-job', { ...complete, SERVICES_TOKEN_URL: 'http://auth.internal/oauth/token' })).rejects.toThrow(/SERVICES_TOKEN_URL must be an https: URL/);
+    const { SERVICES_TOKEN_URL: _omitted, ...noTokenUrl } = complete;
+    await expect(productionDeps('batch-worker', noTokenUrl)).rejects.toThrow(/SERVICES_TOKEN_URL: required/);
+  });
+
+  it('refuses services client credentials that are not a client id and secret; dev starts on the placeholder and every call is our outage', async () => {
+    await expect(productionDeps('batch-worker', { ...complete, SERVICES_CLIENT_CREDENTIALS: 'billing:s3cr3t' })).rejects.toThrow(/SERVICES_CLIENT_CREDENTIALS must be JSON/);
+    const placeholder = JSON.stringify({ placeholder: 'set the real value', random: 'Zq81' });
+    await expect(productionDeps('collections-job', { ...complete, SERVICES_CLIENT_CREDENTIALS: placeholder })).rejects.toThrow(/SERVICES_CLIENT_CREDENTIALS still hold a placeholder/);
+    expect((await productionDeps('collections-job', { ...complete, STAGE: 'dev', SERVICES_CLIENT_CREDENTIALS: placeholder })).settings.stage).toBe('dev');
+    const built = accounts({ url: 'https://accounts.internal', tokenUrl: 'https://auth.internal/oauth/token', secret: () => placeholder, granted: () => true });
+    await expect(built.accounts!.getAccount('u1')).rejects.toMatchObject({ name: 'ProcessorOutageError', service: 'accounts', reason: 'processor_auth' });
   });
 
   it('refuses an empty or placeholder secret outside dev, naming it; dev may start on the stack placeholders', async () => {
@@ -109,7 +124,7 @@ describe('production wiring at cold start', () => {
   });
 
   it('refuses an entry whose adapters differ from its manifest (an extra SDK in the bundle, or a missing one)', async () => {
-    await expect(build('collections-job', { sqs, services: { stripe } }, complete)).rejects.toThrow(/wires \[services\.stripe, sqs\]; its manifest calls for \[services\.accounts, sqs\]/);
+    await expect(build('collections-job', { sqs, services: { stripe } }, complete)).rejects.toThrow(/wires \[services\.stripe, sqs\]; its manifest calls for \[secretsManager, services\.accounts, sqs\]/);
     await expect(build('ach-handler', {}, complete)).rejects.toThrow(/calls for \[secretsManager\]/);
   });
 

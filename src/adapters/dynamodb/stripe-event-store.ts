@@ -20,10 +20,15 @@ export interface DynamoStripeEventStoreOptions {
   readonly tableName: string;
   /** Claim tokens; a fresh UUID per claim by default. */
   readonly newToken?: () => string;
+  /** Whose events (the key's prefix): Stripe's by default; the ACH and balance webhooks claim theirs in the same table. */
+  readonly source?: EventSource;
 }
 
-function eventKey(eventId: string): Item {
-  return { pk: { S: `stripe#${eventId}` }, sk: { S: 'event' } };
+/** The senders whose event ids are claimed: each its own key space, so ids of two senders never collide. */
+export type EventSource = 'stripe' | 'ach' | 'balance';
+
+function eventKey(source: EventSource, eventId: string): Item {
+  return { pk: { S: `${source}#${eventId}` }, sk: { S: 'event' } };
 }
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
@@ -32,7 +37,7 @@ const seconds = (ms: number) => Math.floor(ms / 1000);
 const CLAIMABLE = 'attribute_not_exists(pk) OR (#status = :processing AND (lease_expires_at < :now OR attribute_not_exists(lease_expires_at)))';
 
 /**
- * The Stripe event claim (DESIGN 2.8): a live `processing` claim repels
+ * The webhook event claim (DESIGN 2.8; ACH and balance events too, DESIGN 15): a live `processing` claim repels
  * duplicates, an expired one can be taken over, and only the claim's own token can mark it
  * processed or release it.
  */
@@ -40,23 +45,25 @@ export class DynamoStripeEventStore implements StripeEventStore {
   private readonly client: DynamoDBClient;
   private readonly table: string;
   private readonly newToken: () => string;
+  private readonly source: EventSource;
 
   constructor(options: DynamoStripeEventStoreOptions) {
     this.client = options.client;
     this.table = options.tableName;
     this.newToken = options.newToken ?? randomUUID;
+    this.source = options.source ?? 'stripe';
   }
 
   /** Claims under a lease: the row of a delivery that is applying the event. */
   async claim(eventId: string, nowMs: number, leaseMs: number): Promise<ClaimResult> {
     const token = this.newToken();
-    const put = await this.putIfClaimable(eventId, nowMs, { status: 'processing', lease_expires_at: nowMs + leaseMs, claim_token: token }, 'stripeEvents.claim');
+    const put = await this.putIfClaimable(eventId, nowMs, { status: 'processing', lease_expires_at: nowMs + leaseMs, claim_token: token }, `${this.source}Events.claim`);
     return put === 'written' ? { kind: 'claimed', claim_token: token } : { kind: put };
   }
 
   /** The row a claim and its mark leave, written at once under the claim's condition. */
   async recordProcessed(eventId: string, eventType: string, nowMs: number): Promise<RecordResult> {
-    const put = await this.putIfClaimable(eventId, nowMs, { status: 'processed', event_type: eventType, claim_token: this.newToken() }, 'stripeEvents.recordProcessed');
+    const put = await this.putIfClaimable(eventId, nowMs, { status: 'processed', event_type: eventType, claim_token: this.newToken() }, `${this.source}Events.recordProcessed`);
     return put === 'written' ? { kind: 'recorded' } : { kind: put };
   }
 
@@ -71,7 +78,7 @@ export class DynamoStripeEventStore implements StripeEventStore {
         new PutItemCommand({
           TableName: this.table,
           Item: marshallItem({
-            pk: `stripe#${eventId}`,
+            pk: `${this.source}#${eventId}`,
             sk: 'event',
             event_id: eventId,
             updated_at: seconds(nowMs),
@@ -97,7 +104,7 @@ export class DynamoStripeEventStore implements StripeEventStore {
       await this.client.send(
         new UpdateItemCommand({
           TableName: this.table,
-          Key: eventKey(eventId),
+          Key: eventKey(this.source, eventId),
           UpdateExpression: 'SET #status = :processed, event_type = :type, updated_at = :updated, expires_at = :expires REMOVE lease_expires_at',
           ConditionExpression: 'claim_token = :token AND #status = :processing',
           ExpressionAttributeNames: { '#status': 'status' },
@@ -114,7 +121,7 @@ export class DynamoStripeEventStore implements StripeEventStore {
       return true;
     } catch (error) {
       if (isConditionalCheckFailed(error)) return false;
-      throw toDomainError(error, { operation: 'stripeEvents.markProcessed' });
+      throw toDomainError(error, { operation: `${this.source}Events.markProcessed` });
     }
   }
 
@@ -123,7 +130,7 @@ export class DynamoStripeEventStore implements StripeEventStore {
       await this.client.send(
         new DeleteItemCommand({
           TableName: this.table,
-          Key: eventKey(eventId),
+          Key: eventKey(this.source, eventId),
           ConditionExpression: 'claim_token = :token AND #status = :processing',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ':token': { S: claimToken }, ':processing': { S: 'processing' } },
@@ -132,22 +139,22 @@ export class DynamoStripeEventStore implements StripeEventStore {
     } catch (error) {
       // Taken over, processed or gone: not ours to delete.
       if (isConditionalCheckFailed(error)) return;
-      throw toDomainError(error, { operation: 'stripeEvents.release' });
+      throw toDomainError(error, { operation: `${this.source}Events.release` });
     }
   }
 
   async get(eventId: string): Promise<StripeEventClaim | undefined> {
     let item: Item | undefined;
     try {
-      item = (await this.client.send(new GetItemCommand({ TableName: this.table, Key: eventKey(eventId), ConsistentRead: true }))).Item;
+      item = (await this.client.send(new GetItemCommand({ TableName: this.table, Key: eventKey(this.source, eventId), ConsistentRead: true }))).Item;
     } catch (error) {
-      throw toDomainError(error, { operation: 'stripeEvents.get' });
+      throw toDomainError(error, { operation: `${this.source}Events.get` });
     }
     if (!item) return undefined;
     const parsed = safeParseCold(stripeEventClaimSchema, unmarshallItem(item));
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');
-      throw new CorruptItemError(`${this.table} item (pk=stripe#${eventId}) is corrupt: ${issues}`);
+      throw new CorruptItemError(`${this.table} item (pk=${this.source}#${eventId}) is corrupt: ${issues}`);
     }
     return parsed.data;
   }

@@ -5,6 +5,7 @@ import { ProcessorError, ProcessorOutageError, ProcessorThrottledError, Transien
 import { accountSnapshotSchema } from '../../domain/records.js';
 import type { AccountDirectory, AccountSnapshot } from '../../domain/ports/account-directory.js';
 import type { PaymentProcessor, PaymentRequest, PaymentResult, ProcessorRefund, RefundQuery } from '../../domain/ports/processor.js';
+import type { ServiceCredentials } from './client-credentials.js';
 
 /**
  * The in-house payments service (ACH and pinless rails) and accounts service, over HTTPS JSON.
@@ -17,6 +18,7 @@ import type { PaymentProcessor, PaymentRequest, PaymentResult, ProcessorRefund, 
  * its advice code if any, and the card's brand (`card_brand`) when the service knows it; a pinless
  * card whose brand is not said gets every network's reattempt ceiling (dunning.ts).
  * GET /refunds/{refundId} answers a refund (`refundAnswerSchema`), or 404 when the service knows none.
+ * Every call carries `Authorization: Bearer <token>` from the client-credentials grant (docs/security.md).
  */
 
 const paymentAnswerSchema = lazySchema(() => z.discriminatedUnion('outcome', [
@@ -59,14 +61,8 @@ type ServiceName = 'payments' | 'accounts';
 /** Answered for a 404 when the caller asked for one: the service knows no such thing. */
 const NOT_FOUND = Symbol('not found');
 
-async function call(fetchImpl: Fetch, url: string, init: RequestInit, service: ServiceName, options: { notFound?: true } = {}): Promise<unknown> {
-  let response: Response;
-  try {
-    response = await fetchImpl(url, init);
-  } catch (error) {
-    if (init.signal?.aborted) throw error;
-    throw new TransientError('payments service unreachable', { cause: error });
-  }
+async function call(fetchImpl: Fetch, url: string, init: RequestInit, service: ServiceName, credentials: ServiceCredentials, options: { notFound?: true } = {}): Promise<unknown> {
+  const response = await authorizedFetch(fetchImpl, url, init, credentials);
   // Its rate limit: nothing was presented; the worker stops presenting (DESIGN 13).
   if (response.status === 429) throw new ProcessorThrottledError('payments');
   if (response.status >= 500) {
@@ -88,6 +84,30 @@ async function call(fetchImpl: Fetch, url: string, init: RequestInit, service: S
   }
 }
 
+/**
+ * The request with the current token. A 401 (a token revoked or expired before its time) fetches a
+ * new token and sends once more; a second 401 stands. Unreachable is transient.
+ */
+export async function authorizedFetch(fetchImpl: Fetch, url: string, init: RequestInit, credentials: ServiceCredentials): Promise<Response> {
+  const first = await send(fetchImpl, url, init, credentials);
+  if (first.response.status !== 401) return first.response;
+  await first.response.body?.cancel();
+  credentials.refused(first.authorization);
+  return (await send(fetchImpl, url, init, credentials)).response;
+}
+
+/** One request with the current token, and the token it carried. */
+async function send(fetchImpl: Fetch, url: string, init: RequestInit, credentials: ServiceCredentials): Promise<{ response: Response; authorization: string }> {
+  const authorization = await credentials.authorization(init.signal ?? undefined);
+  try {
+    const response = await fetchImpl(url, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), authorization } });
+    return { response, authorization };
+  } catch (error) {
+    if (init.signal?.aborted) throw error;
+    throw new TransientError('payments service unreachable', { cause: error });
+  }
+}
+
 async function errorCodeOf(response: Response): Promise<string | undefined> {
   try {
     const parsed = safeParseCold(errorAnswerSchema, await response.json());
@@ -100,6 +120,7 @@ async function errorCodeOf(response: Response): Promise<string | undefined> {
 export class HttpPaymentsService implements PaymentProcessor {
   constructor(
     private readonly baseUrl: string,
+    private readonly credentials: ServiceCredentials,
     private readonly fetchImpl: Fetch = fetch,
   ) {}
 
@@ -109,7 +130,7 @@ export class HttpPaymentsService implements PaymentProcessor {
       headers: { 'content-type': 'application/json', 'idempotency-key': request.idempotency_key },
       body: JSON.stringify(request),
       ...(signal ? { signal } : {}),
-    }, 'payments');
+    }, 'payments', this.credentials);
     const parsed = safeParseCold(paymentAnswerSchema, body);
     if (!parsed.success) throw new ProcessorError('processor_bad_answer', 'The payment processor is unavailable.');
     if (parsed.data.outcome !== 'declined') return parsed.data;
@@ -120,7 +141,7 @@ export class HttpPaymentsService implements PaymentProcessor {
 
   async findRefund(query: RefundQuery, signal?: AbortSignal): Promise<ProcessorRefund | undefined> {
     const url = new URL(`/refunds/${encodeURIComponent(query.refund_id)}`, this.baseUrl).toString();
-    const body = await call(this.fetchImpl, url, { method: 'GET', ...(signal ? { signal } : {}) }, 'payments', { notFound: true });
+    const body = await call(this.fetchImpl, url, { method: 'GET', ...(signal ? { signal } : {}) }, 'payments', this.credentials, { notFound: true });
     if (body === NOT_FOUND) return undefined;
     const parsed = safeParseCold(refundAnswerSchema, body);
     if (!parsed.success) throw new ProcessorError('processor_bad_answer', 'The payment processor is unavailable.');
@@ -131,6 +152,7 @@ export class HttpPaymentsService implements PaymentProcessor {
 export class HttpAccountDirectory implements AccountDirectory {
   constructor(
     private readonly baseUrl: string,
+    private readonly credentials: ServiceCredentials,
     private readonly fetchImpl: Fetch = fetch,
   ) {}
 
@@ -138,7 +160,7 @@ export class HttpAccountDirectory implements AccountDirectory {
     const body = await call(this.fetchImpl, new URL(`/accounts/${encodeURIComponent(userId)}`, this.baseUrl).toString(), {
       method: 'GET',
       ...(signal ? { signal } : {}),
-    }, 'accounts');
+    }, 'accounts', this.credentials);
     const parsed = safeParseCold(accountSnapshotSchema, body);
     if (!parsed.success) throw new ProcessorError('accounts_bad_answer', 'The payment processor is unavailable.');
     return parsed.data;

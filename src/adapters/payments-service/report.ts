@@ -1,10 +1,12 @@
 import { safeParseCold } from '../../domain/lazy-schema.js';
-import { ProcessorError, TransientError } from '../../domain/errors.js';
+import { ProcessorError, ProcessorOutageError, TransientError } from '../../domain/errors.js';
 import { referenceRecordKey } from '../../domain/money-movements.js';
 import type { ProcessorReport, ProcessorReportPage } from '../../domain/ports/processor-report.js';
 import type { PaymentMethod } from '../../domain/records.js';
 import { paymentsReportPageSchema, type PaymentsReportItem } from '../../domain/reconciliation/payments-report.js';
 import type { ProcessorMovement } from '../../domain/reconciliation/match.js';
+import type { ServiceCredentials } from './client-credentials.js';
+import { authorizedFetch } from './http-clients.js';
 
 type Fetch = typeof fetch;
 
@@ -28,6 +30,7 @@ export function reportItemMovement(item: PaymentsReportItem): ProcessorMovement 
 export class HttpPaymentsReport implements ProcessorReport {
   constructor(
     private readonly baseUrl: string,
+    private readonly credentials: ServiceCredentials,
     private readonly fetchImpl: Fetch = fetch,
   ) {}
 
@@ -36,13 +39,8 @@ export class HttpPaymentsReport implements ProcessorReport {
     url.searchParams.set('from', from);
     url.searchParams.set('to', to);
     if (cursor !== null) url.searchParams.set('cursor', cursor);
-    let response: Response;
-    try {
-      response = await this.fetchImpl(url.toString(), { method: 'GET', ...(signal ? { signal } : {}) });
-    } catch (error) {
-      if (signal?.aborted) throw error;
-      throw new TransientError('payments service unreachable', { cause: error });
-    }
+    const response = await authorizedFetch(this.fetchImpl, url.toString(), { method: 'GET', ...(signal ? { signal } : {}) }, this.credentials);
+    if (response.status === 401) throw new ProcessorOutageError('payments', 'processor_auth', { cause: new Error('payments report answered 401') });
     if (response.status === 429 || response.status >= 500) throw new TransientError(`payments report answered ${response.status}`);
     if (!response.ok) throw new ProcessorError('processor_rejected', `The payments report refused the request (${response.status}).`);
     const parsed = safeParseCold(paymentsReportPageSchema, await response.json().catch(() => undefined));

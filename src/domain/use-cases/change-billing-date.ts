@@ -30,9 +30,9 @@ export async function changeBillingDate(
     const intent = { ...intentOf(read), billing_anchor_day: toDate(request.billingDate).getUTCDate() };
     const moved = applyIntentChange(read, 'DUE_DATE_CHANGED', now, intent, {
       updatedEvent: 'DUE_DATE_CHANGED',
-      set: { billing_date: request.billingDate, version: 0 },
+      set: { billing_date: request.billingDate },
     });
-    moved.version = 0;
+    // The period keeps counting its versions (DESIGN 11): its events' `sequence` orders across the move.
     const deletedRow = historyRowOf({ ...read, last_run_date: moved.last_run_date, updated_event: 'DUE_DATE_CHANGED', version: read.version + 1 }, { actor: request.actor, reason: request.reason, billing_event: 'DUE_DATE_CHANGED' });
     const createdRow = historyRowOf({ ...moved, last_run_date: freshStamp(now, moved.last_run_date) }, { actor: request.actor, reason: request.reason, billing_event: 'DUE_DATE_CHANGED' });
     moved.last_run_date = createdRow.last_run_date;

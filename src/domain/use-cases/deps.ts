@@ -5,6 +5,7 @@ import type { BillingLedger } from '../ports/billing-ledger.js';
 import type { Clock } from '../ports/clock.js';
 import type { LockStore } from '../ports/locks.js';
 import type { PaymentProcessor } from '../ports/processor.js';
+import type { PersonDebitCap } from '../person-debits.js';
 
 /** What a use case on billing records is handed: the ports, the lock's timings, and where full errors go. */
 export interface UseCaseDeps {
@@ -22,4 +23,6 @@ export interface UseCaseDeps {
   readonly lockHeartbeatMs?: number;
   /** See ACCOUNT_CLOCK_SKEW_MS (collectible.ts). */
   readonly accountClockSkewMs?: number;
+  /** The daily cap on debits people start (DESIGN 15): manual pay and retry-billing reserve under it; absent, no cap. */
+  readonly personDebits?: PersonDebitCap;
 }

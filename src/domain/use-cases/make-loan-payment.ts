@@ -10,12 +10,15 @@ import type { Page, PageRequest } from '../ports/page.js';
 import type { PaymentProcessor, PaymentResult } from '../ports/processor.js';
 import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../loan-payments.js';
 import { formatInstant } from '../time.js';
+import { withinDailyDebitLimit, type PersonDebitCap } from '../person-debits.js';
 import { loanPaymentTransitions, type LoanPaymentEvent } from '../transitions.js';
 
 export interface LoanPaymentDeps extends LoanInstrumentDeps {
   readonly payments: PaymentsStore;
   readonly processor: PaymentProcessor;
   readonly clock: Clock;
+  /** The daily cap on debits people start (DESIGN 15); absent, no cap. */
+  readonly personDebits?: PersonDebitCap;
 }
 
 export interface LoanPaymentRequest {
@@ -82,17 +85,23 @@ export async function makeLoanPayment(deps: LoanPaymentDeps, request: LoanPaymen
     ...(request.account_last_four !== undefined ? { loc_account_last_four: request.account_last_four } : {}),
     ...(request.intended_installment_id !== undefined ? { loc_intended_installment_id: request.intended_installment_id } : {}),
   };
-  try {
-    await deps.payments.create(pending, audit);
-  } catch (error) {
-    // A concurrent request with the same key won the create: answer as its repeat.
-    if (!(error instanceof AlreadyExistsError)) throw error;
-    const raced = await deps.payments.get(request.user_id, request.loan_id, request.payment_id);
-    if (!raced) throw error;
-    return repeat(deps, raced, request);
-  }
-  return { payment: await submit(deps, pending, audit, instrument, request.signal), created: true };
+  // Reserved under the daily cap (DESIGN 15) before the payment is written: a 409 writes nothing.
+  return withinDailyDebitLimit(deps.personDebits, deps.clock, { userId: request.user_id, cents: request.amount_cents }, async () => {
+    try {
+      await deps.payments.create(pending, audit);
+    } catch (error) {
+      // A concurrent request with the same key won the create: answer as its repeat.
+      if (!(error instanceof AlreadyExistsError)) throw error;
+      const raced = await deps.payments.get(request.user_id, request.loan_id, request.payment_id);
+      if (!raced) throw error;
+      return repeat(deps, raced, request);
+    }
+    return { payment: await submit(deps, pending, audit, instrument, request.signal), created: true };
+  }, (result) => result.created && MOVED_LOAN_STATUSES.has(result.payment.loc_status));
 }
+
+/** A loan payment the processor took or handed to the bank: what the daily cap counts. */
+const MOVED_LOAN_STATUSES: ReadonlySet<LoanPayment['loc_status']> = new Set(['ACHSENT', 'COMPLETED']);
 
 /** A repeat of the same request: the payment as it is, resuming a submission a crash cut short. */
 async function repeat(deps: LoanPaymentDeps, existing: LoanPayment, request: LoanPaymentRequest): Promise<LoanPaymentResult> {

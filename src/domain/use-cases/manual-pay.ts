@@ -1,6 +1,8 @@
 import { isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
 import { LockedError, PaymentHoldError } from '../errors.js';
 import { refusalMessage, refusalOf } from '../instruments/gate.js';
+import { dueGate } from '../due-work.js';
+import { movedMoney, withinDailyDebitLimit } from '../person-debits.js';
 import { allHolds } from '../instruments/instrument.js';
 import { releaseUserHeldPeriods } from './release-held.js';
 import type { BillingRecord } from '../records.js';
@@ -26,7 +28,7 @@ export async function manualPay(
   try {
     return await withLockedSubscription(deps, request, async (read, lock, instruments) => {
       if (read.last_request_key === request.idempotencyKey) return replay(read);
-      const outcome = await runCollectionAttempt(deps, {
+      const attempt = () => runCollectionAttempt(deps, {
         key: read,
         read,
         instruments,
@@ -39,6 +41,9 @@ export async function manualPay(
         requestKey: request.idempotencyKey,
         ...(request.signal ? { signal: request.signal } : {}),
       });
+      // Only a period the attempt would present counts against the daily cap (DESIGN 15).
+      const presents = dueGate(read, deps.clock.now(), 'MANUAL') === undefined;
+      const outcome = presents ? await withinDailyDebitLimit(deps.personDebits, deps.clock, { userId: read.user_id, cents: read.amount_cents }, attempt, movedMoney) : await attempt();
       const refusal = outcome.kind === 'held' ? outcome.refusal : outcome.kind === 'not_due' && isHoldCode(outcome.reason) ? refusalOf(outcome.reason) : undefined;
       if (refusal) {
         await auditRefusal(deps, read, refusal, request);

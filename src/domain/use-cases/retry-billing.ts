@@ -1,8 +1,9 @@
 import { applyBillingEvent, historyRowOf } from '../billing-record.js';
 import { isCollectibleAndDue, isHoldCode, PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE } from '../collectible.js';
 import { hasCardException } from '../due-work.js';
-import { decideInstrument } from '../instruments/attempt.js';
+import { decideInstrument, type InstrumentsItem } from '../instruments/attempt.js';
 import { refusalMessage } from '../instruments/gate.js';
+import type { HeldLock } from '../lock.js';
 import { PaymentHoldError } from '../errors.js';
 import { resetDunning } from '../dunning.js';
 import { billingFailureView, type BillingFailureView } from '../ladder.js';
@@ -12,6 +13,7 @@ import { auditRefusal } from './audit-refusal.js';
 import { runCollectionAttempt, saveFailure, type AttemptOutcome } from './collect.js';
 import type { UseCaseDeps } from './deps.js';
 import { withLockedSubscription, type ActorRequest } from './locked-subscription.js';
+import { movedMoney, withinDailyDebitLimit } from '../person-debits.js';
 
 export const NO_PROGRESS_ERROR = 'The attempt completed but the subscription is still due.';
 
@@ -40,45 +42,53 @@ export async function retryBilling(deps: UseCaseDeps, request: ActorRequest): Pr
       }
     }
     if (isCollectibleAndDue(read, now) && hasCardException(read)) throw new PaymentHoldError(PAYMENT_EXCEPTION_CODE, PAYMENT_EXCEPTION_MESSAGE);
-    const cleared = applyBillingEvent(read, 'BILLING_RETRY_REQUESTED', now, {
-      process: 'OPERATOR_RETRY',
-      updatedEvent: 'BILLING_RETRY_REQUESTED',
-      set: {
-        billing_failed_for: undefined,
-        billing_failure_count: undefined,
-        billing_failed_at: undefined,
-        billing_next_attempt_at: undefined,
-        billing_last_error: undefined,
-        // The dunning schedule starts again with the next decline.
-        ...resetDunning(read),
-      },
-    });
-    await deps.billing.commit({
-      writes: [{ kind: 'update', read, record: cleared }],
-      history: [historyRowOf(cleared, { actor: request.actor, reason: request.reason, run_id: request.runId })],
-    });
-
-    let outcome: AttemptOutcome;
-    try {
-      // The cleared record is what the store holds now: the attempt does not read it again.
-      outcome = await runCollectionAttempt(deps, {
-        key: read,
-        read: cleared,
-        instruments,
-        process: 'OPERATOR_RETRY',
-        owner: request.owner,
-        heldLock: lock,
-        releaseHeldLock: true,
-        actor: request.actor,
-        reason: request.reason,
-        runId: request.runId,
-        ...(request.signal ? { signal: request.signal } : {}),
-      });
-    } catch {
-      outcome = { kind: 'failed_uncounted', class: 'transient', record: cleared };
-    }
-    return retryResult(deps, read, cleared, outcome, request);
+    // A due period's debit is reserved under the daily cap (DESIGN 15) before anything is written: a 409 leaves the record as it was.
+    const cap = isCollectibleAndDue(read, now) ? deps.personDebits : undefined;
+    return withinDailyDebitLimit(cap, deps.clock, { userId: read.user_id, cents: read.amount_cents }, () => clearAndAttempt(deps, request, read, lock, instruments), (result) => movedMoney({ kind: result.attempt }));
   }, { attempts: true });
+}
+
+/** Clears the saved failure, then runs the attempt under the lock the caller holds. */
+async function clearAndAttempt(deps: UseCaseDeps, request: ActorRequest, read: BillingRecord, lock: HeldLock, instruments: InstrumentsItem): Promise<RetryBillingResult> {
+  const now = deps.clock.now();
+  const cleared = applyBillingEvent(read, 'BILLING_RETRY_REQUESTED', now, {
+    process: 'OPERATOR_RETRY',
+    updatedEvent: 'BILLING_RETRY_REQUESTED',
+    set: {
+      billing_failed_for: undefined,
+      billing_failure_count: undefined,
+      billing_failed_at: undefined,
+      billing_next_attempt_at: undefined,
+      billing_last_error: undefined,
+      // The dunning schedule starts again with the next decline.
+      ...resetDunning(read),
+    },
+  });
+  await deps.billing.commit({
+    writes: [{ kind: 'update', read, record: cleared }],
+    history: [historyRowOf(cleared, { actor: request.actor, reason: request.reason, run_id: request.runId })],
+  });
+
+  let outcome: AttemptOutcome;
+  try {
+    // The cleared record is what the store holds now: the attempt does not read it again.
+    outcome = await runCollectionAttempt(deps, {
+      key: read,
+      read: cleared,
+      instruments,
+      process: 'OPERATOR_RETRY',
+      owner: request.owner,
+      heldLock: lock,
+      releaseHeldLock: true,
+      actor: request.actor,
+      reason: request.reason,
+      runId: request.runId,
+      ...(request.signal ? { signal: request.signal } : {}),
+    });
+  } catch {
+    outcome = { kind: 'failed_uncounted', class: 'transient', record: cleared };
+  }
+  return retryResult(deps, read, cleared, outcome, request);
 }
 
 async function retryResult(

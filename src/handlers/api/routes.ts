@@ -1,5 +1,4 @@
 import { ROUTES, type RouteKeyOf } from '../../manifest/index.js';
-import { receiveBalanceEvent } from './balance.js';
 import { createPayment, getPayment, getPaymentHistory, listPayments } from './loans.js';
 import { createRetryRun, getRetryRun, listRetryRuns } from './retry-runs.js';
 import { getInstruments, releaseHold } from './instruments.js';
@@ -38,7 +37,6 @@ const HANDLERS: Record<RouteKeyOf<'api'>, (ctx: RouteContext) => Promise<HttpRes
   'GET /v1/reconciliation/runs': listReconciliationRuns,
   'GET /v1/reconciliation/runs/{date}/{rail}': getReconciliationRun,
   'POST /v1/reconciliation/exceptions/{id}/resolve': resolveReconciliationExceptionRoute,
-  'POST /webhooks/balance': receiveBalanceEvent,
 };
 
 /** The api Lambda's routes (DESIGN 8), in the table's order; the paths are the HTTP API's route keys. */

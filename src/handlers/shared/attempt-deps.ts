@@ -16,5 +16,6 @@ export function attemptDepsOf(deps: AppDeps, logger: Logger): UseCaseDeps {
     ...(deps.settings.lockLeaseMs !== undefined ? { lockLeaseMs: deps.settings.lockLeaseMs } : {}),
     ...(deps.settings.lockHeartbeatMs !== undefined ? { lockHeartbeatMs: deps.settings.lockHeartbeatMs } : {}),
     ...(deps.settings.accountClockSkewMs !== undefined ? { accountClockSkewMs: deps.settings.accountClockSkewMs } : {}),
+    ...(deps.personDebits ? { personDebits: deps.personDebits } : {}),
   };
 }

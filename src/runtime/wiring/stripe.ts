@@ -6,8 +6,9 @@ import { lazily, type ServiceWiring } from './types.js';
  * the SDK's one value import; in a Lambda it loads the side package beside the main file
  * (lib/bundling.ts).
  */
-export const stripe: ServiceWiring = ({ secret }) => {
-  const apiKey = secret('stripeApiKey');
+export const stripe: ServiceWiring = ({ secret, granted }) => {
+  // The charging key where the manifest grants it; a function that only reads holds the read-only key.
+  const apiKey = granted('stripeApiKey') ? secret('stripeApiKey') : secret('stripeReadKey');
   const load = lazily(async () => {
     const [{ default: Stripe }, { StripeCardProcessor, StripeCustomerSearchResolver }, { StripePaymentIntentDirectory }, { StripeBalanceReport }] = await Promise.all([
       import('stripe'),

@@ -34,8 +34,16 @@ export interface ServiceClients {
   readonly report?: ProcessorReport;
 }
 
-/** Builds one service's clients from its URL (services with a `urlEnv`) and the function's secrets. */
-export type ServiceWiring = (config: { readonly url: string; readonly secret: (id: SecretId) => string }) => ServiceClients;
+/**
+ * Builds one service's clients from its URL (services with a `urlEnv`), its token endpoint (with a
+ * `tokenUrlEnv`) and the function's secrets; `granted` says which secrets its manifest names.
+ */
+export type ServiceWiring = (config: {
+  readonly url: string;
+  readonly tokenUrl?: string;
+  readonly secret: (id: SecretId) => string;
+  readonly granted: (id: SecretId) => boolean;
+}) => ServiceClients;
 
 /**
  * A port whose implementation is loaded and built on first use (a dynamic import: esbuild keeps

@@ -5,6 +5,10 @@ import { HttpAccountDirectory, HttpPaymentsService, RailRouter } from '../../../
 import { ProcessorError, ProcessorOutageError, ProcessorThrottledError, TransientError } from '../../../src/domain/errors.js';
 import { classifyFailure } from '../../../src/domain/ladder.js';
 import type { PaymentRequest } from '../../../src/domain/ports/processor.js';
+import type { ServiceCredentials } from '../../../src/adapters/payments-service/client-credentials.js';
+
+/** A token the fake server does not check: these tests are about the answers. */
+const bearer: ServiceCredentials = { authorization: async () => 'Bearer test-token', refused: () => undefined };
 
 interface Seen {
   method: string;
@@ -45,7 +49,7 @@ describe('payments and accounts service clients against a local HTTP server', ()
 
   it('posts the payment with its Idempotency-Key and reads a submitted answer', async () => {
     answer = { status: 200, body: JSON.stringify({ outcome: 'submitted', confirmation_id: 'conf-1' }) };
-    const result = await new HttpPaymentsService(base).submit(request);
+    const result = await new HttpPaymentsService(base, bearer).submit(request);
     expect(result).toEqual({ outcome: 'submitted', confirmation_id: 'conf-1' });
     const last = seen.at(-1)!;
     expect(last.method).toBe('POST');
@@ -56,9 +60,9 @@ describe('payments and accounts service clients against a local HTTP server', ()
 
   it('passes a re-presented entry\'s NACHA flags (reinitiated, RETRY PYMT) to the payments service', async () => {
     answer = { status: 200, body: JSON.stringify({ outcome: 'submitted', confirmation_id: 'conf-2' }) };
-    await new HttpPaymentsService(base).submit({ ...request, idempotency_key: 'sub-1:2', reinitiated: true, entry_description: 'RETRY PYMT' });
+    await new HttpPaymentsService(base, bearer).submit({ ...request, idempotency_key: 'sub-1:2', reinitiated: true, entry_description: 'RETRY PYMT' });
     expect(JSON.parse(seen.at(-1)!.body)).toMatchObject({ idempotency_key: 'sub-1:2', reinitiated: true, entry_description: 'RETRY PYMT' });
-    await new HttpPaymentsService(base).submit(request);
+    await new HttpPaymentsService(base, bearer).submit(request);
     const original = JSON.parse(seen.at(-1)!.body);
     expect(original.reinitiated).toBeUndefined();
     expect(original.entry_description).toBeUndefined();
@@ -66,7 +70,7 @@ describe('payments and accounts service clients against a local HTTP server', ()
 
   it('reads a decline as a value, not an error', async () => {
     answer = { status: 200, body: JSON.stringify({ outcome: 'declined', decline_code: 'nsf', message: 'The payment was declined by the bank.' }) };
-    expect(await new HttpPaymentsService(base).submit(request)).toMatchObject({ outcome: 'declined', decline_code: 'nsf' });
+    expect(await new HttpPaymentsService(base, bearer).submit(request)).toMatchObject({ outcome: 'declined', decline_code: 'nsf' });
   });
 
   it("passes a pinless decline's codes and the card's network to dunning", async () => {
@@ -74,7 +78,7 @@ describe('payments and accounts service clients against a local HTTP server', ()
       status: 200,
       body: JSON.stringify({ outcome: 'declined', decline_code: 'stolen_card', network_decline_code: '43', card_brand: 'Visa', message: 'The payment was declined by the bank.' }),
     };
-    expect(await new HttpPaymentsService(base).submit(request)).toEqual({
+    expect(await new HttpPaymentsService(base, bearer).submit(request)).toEqual({
       outcome: 'declined',
       decline_code: 'stolen_card',
       network_decline_code: '43',
@@ -85,14 +89,14 @@ describe('payments and accounts service clients against a local HTTP server', ()
 
   it('maps its 429 to ProcessorThrottledError of the payments processor (not a counted failure)', async () => {
     answer = { status: 429, body: '{"error":"rate_limited"}' };
-    const error = await new HttpPaymentsService(base).submit(request).catch((e: unknown) => e);
+    const error = await new HttpPaymentsService(base, bearer).submit(request).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProcessorThrottledError);
     expect(error).toMatchObject({ processor: 'payments' });
     expect(classifyFailure(error)).toBe('throttled');
   });
 
   it('treats 5xx as transient, other 4xx and malformed answers as counted processor errors', async () => {
-    const service = new HttpPaymentsService(base);
+    const service = new HttpPaymentsService(base, bearer);
     answer = { status: 503, body: '{}' };
     await expect(service.submit(request)).rejects.toBeInstanceOf(TransientError);
     answer = { status: 503, body: '{}' };
@@ -104,7 +108,7 @@ describe('payments and accounts service clients against a local HTTP server', ()
   });
 
   it('classifies a refusal of our credentials by its error code as our outage, on the service that refused', async () => {
-    const service = new HttpPaymentsService(base);
+    const service = new HttpPaymentsService(base, bearer);
     const outage = async (status: number, body: unknown, call: () => Promise<unknown> = () => service.submit(request)) => {
       answer = { status, body: JSON.stringify(body) };
       const error = await call().then(() => undefined, (e: unknown) => e);
@@ -115,12 +119,12 @@ describe('payments and accounts service clients against a local HTTP server', ()
     expect(await outage(401, { message: 'Unauthorized' })).toMatchObject({ service: 'payments' });
     expect(await outage(403, { error: { code: 'client_not_allowed' } })).toMatchObject({ service: 'payments' });
     expect(await outage(400, { error: { code: 'invalid_client' } })).toMatchObject({ service: 'payments' });
-    const directory = new HttpAccountDirectory(base);
+    const directory = new HttpAccountDirectory(base, bearer);
     expect(await outage(401, { error: { code: 'token_expired' } }, () => directory.getAccount('u1'))).toMatchObject({ service: 'accounts' });
   });
 
   it('a 403 without a credential code is the request refused (counted), not our outage', async () => {
-    const service = new HttpPaymentsService(base);
+    const service = new HttpPaymentsService(base, bearer);
     for (const body of [{ error: { code: 'account_frozen' } }, {}, 'not json']) {
       answer = { status: 403, body: typeof body === 'string' ? body : JSON.stringify(body) };
       const error = await service.submit(request).then(() => undefined, (e: unknown) => e);
@@ -130,11 +134,11 @@ describe('payments and accounts service clients against a local HTTP server', ()
   });
 
   it('treats an unreachable service as transient', async () => {
-    await expect(new HttpPaymentsService('http://127.0.0.1:1').submit(request)).rejects.toBeInstanceOf(TransientError);
+    await expect(new HttpPaymentsService('http://127.0.0.1:1', bearer).submit(request)).rejects.toBeInstanceOf(TransientError);
   });
 
   it('reads an account snapshot and refuses an unknown status', async () => {
-    const directory = new HttpAccountDirectory(base);
+    const directory = new HttpAccountDirectory(base, bearer);
     answer = { status: 200, body: JSON.stringify({ status: 'active', available_balance_cents: 5000 }) };
     expect(await directory.getAccount('u/1')).toEqual({ status: 'active', available_balance_cents: 5000 });
     expect(seen.at(-1)!.url).toBe('/accounts/u%2F1');
@@ -152,7 +156,7 @@ describe('payments and accounts service clients against a local HTTP server', ()
   });
 
   it('looks a refund up by id: its answer read through the schema, 404 as unknown, a bad answer refused', async () => {
-    const service = new HttpPaymentsService(base);
+    const service = new HttpPaymentsService(base, bearer);
     answer = { status: 200, body: JSON.stringify({ refund_id: 'rf/1', transaction_id: 'conf-1', amount_cents: 1200, status: 'succeeded' }) };
     expect(await service.findRefund({ refund_id: 'rf/1', rail: 'ach' })).toEqual({ refund_id: 'rf/1', transaction_id: 'conf-1', amount_cents: 1200, status: 'succeeded' });
     expect(seen.at(-1)).toMatchObject({ method: 'GET', url: '/refunds/rf%2F1' });

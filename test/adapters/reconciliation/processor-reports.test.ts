@@ -6,6 +6,10 @@ import { HttpPaymentsReport } from '../../../src/adapters/payments-service/repor
 import { StripeBalanceReport } from '../../../src/adapters/stripe/balance-report.js';
 import { ProcessorError, TransientError } from '../../../src/domain/errors.js';
 import { FakeStripe } from '../stripe/fake-stripe.js';
+import type { ServiceCredentials } from '../../../src/adapters/payments-service/client-credentials.js';
+
+/** A token the fake server does not check: these tests are about the answers. */
+const bearer: ServiceCredentials = { authorization: async () => 'Bearer test-token', refused: () => undefined };
 
 const fixture = (name: string): Record<string, unknown> => JSON.parse(readFileSync(new URL(`../../fixtures/stripe/${name}`, import.meta.url), 'utf8')) as Record<string, unknown>;
 const META = { user_id: 'u-1', billing_date: '2026-12-01T00:00:00.000000000Z', subscription_id: 'sub-1' };
@@ -81,7 +85,7 @@ describe('ACH and pinless: the payments service report', () => {
 
   it('reads a page of the contract, keeps the asked rail, passes the cursor on', async () => {
     answer = { status: 200, body: JSON.stringify({ items: [item({}), item({ transaction_id: 'sim_2', rail: 'pinless' }), item({ transaction_id: 'ret_1', original_transaction_id: 'sim_1', type: 'return', return_code: 'R01' })], next: 'c2' }) };
-    const page = await new HttpPaymentsReport(base).page('ach', '2026-12-01T00:00:00Z', '2026-12-02T00:00:00Z', 'c1');
+    const page = await new HttpPaymentsReport(base, bearer).page('ach', '2026-12-01T00:00:00Z', '2026-12-02T00:00:00Z', 'c1');
     expect(urls.at(-1)).toBe('/reports/transactions?from=2026-12-01T00%3A00%3A00Z&to=2026-12-02T00%3A00%3A00Z&cursor=c1');
     expect(page.next).toBe('c2');
     expect(page.items).toEqual([
@@ -92,8 +96,8 @@ describe('ACH and pinless: the payments service report', () => {
 
   it('a page that breaks the contract is the processor fault; a 503 is transient', async () => {
     answer = { status: 200, body: JSON.stringify({ items: [item({ amount_cents: -5 })], next: null }) };
-    await expect(new HttpPaymentsReport(base).page('ach', '2026-12-01T00:00:00Z', '2026-12-02T00:00:00Z', null)).rejects.toBeInstanceOf(ProcessorError);
+    await expect(new HttpPaymentsReport(base, bearer).page('ach', '2026-12-01T00:00:00Z', '2026-12-02T00:00:00Z', null)).rejects.toBeInstanceOf(ProcessorError);
     answer = { status: 503, body: '{}' };
-    await expect(new HttpPaymentsReport(base).page('ach', '2026-12-01T00:00:00Z', '2026-12-02T00:00:00Z', null)).rejects.toBeInstanceOf(TransientError);
+    await expect(new HttpPaymentsReport(base, bearer).page('ach', '2026-12-01T00:00:00Z', '2026-12-02T00:00:00Z', null)).rejects.toBeInstanceOf(TransientError);
   });
 });

@@ -20,11 +20,11 @@ describe('change billing date, on the in-memory ledger', () => {
   const change = (record: BillingRecord, billingDate: string) =>
     changeBillingDate(m.deps, { subscriptionId: record.subscription_id, owner: 'op-call', actor: 'op-1', reason: 'payday moved', billingDate });
 
-  it('moves a future period to the new date in one commit: old key gone, anchor day moved, two audit rows', async () => {
+  it('moves a future period to the new date in one commit: old key gone, anchor day moved, version kept counting, two audit rows', async () => {
     const [record] = await seedRecords(m, dueRecord(new Date(NOW), 'ach', { billing_date: daysFromNow(10), billing_anchor_day: 11 }));
     const moved = await change(record, daysFromNow(17));
     expect(await m.ledger.get(record)).toBeUndefined();
-    expect(await m.ledger.get(moved)).toMatchObject({ subscription_id: record.subscription_id, billing_date: daysFromNow(17), version: 0, billing_anchor_day: 18 });
+    expect(await m.ledger.get(moved)).toMatchObject({ subscription_id: record.subscription_id, billing_date: daysFromNow(17), version: record.version + 1, billing_anchor_day: 18 });
     expect(m.ledger.recordsOf(record.user_id)).toHaveLength(1);
     const rows = m.ledger.rowsOf(record.user_id).filter((r) => r.billing_event === 'DUE_DATE_CHANGED');
     expect(rows.map((r) => r.billing_date)).toEqual([daysFromNow(10), daysFromNow(17)]);

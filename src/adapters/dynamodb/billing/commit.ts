@@ -55,6 +55,17 @@ export async function commit(t: BillingTables, tx: BillingTransaction): Promise<
   }
 }
 
+/** A write that bumps a record's version writes its audit row (DESIGN 11): the events' `sequence` is that version. */
+function requireAuditRows(tx: BillingTransaction): void {
+  for (const write of tx.writes) {
+    if (write.kind === 'delete') continue;
+    const { subscription_id, version } = write.record;
+    if (!tx.history.some((row) => row.subscription_id === subscription_id && row.version === version)) {
+      throw new InvalidTransactionError(`commit: the ${write.kind} of subscription ${subscription_id} at version ${version} has no audit row`);
+    }
+  }
+}
+
 function planCommit(t: BillingTables, tx: BillingTransaction): { planned: PlannedWrite[]; creates: PlannedCreate[] } {
   const planned: PlannedWrite[] = [];
   const creates: PlannedCreate[] = [];
@@ -77,6 +88,7 @@ function planCommit(t: BillingTables, tx: BillingTransaction): { planned: Planne
   // Last: the creates' indexes above are positions in the request, which the cancellation reasons follow.
   const gauges = planGauges(t, transactionGaugeDelta(tx));
   if (gauges) planned.push(gauges);
+  requireAuditRows(tx);
   return { planned, creates };
 }
 
