@@ -52,7 +52,7 @@ describe('the manifest (src/manifest)', () => {
 
   it('gives every queue at most one consumer, and a consumer to every queue something sends to', () => {
     for (const queue of Object.keys(QUEUES)) {
-      const consumers = allFunctions().filter(([, m]) => queuesOf(m.trigger).includes(queue as keyof typeof QUEUES));
+      const consumers = allFunctions().filter(([, m]) => [...queuesOf(m.trigger), ...(m.alsoConsumes ? queuesOf(m.alsoConsumes) : [])].includes(queue as keyof typeof QUEUES));
       expect(consumers.length, queue).toBeLessThanOrEqual(1);
       const senders = allFunctions().filter(([, m]) => m.sendsTo?.includes(queue as keyof typeof QUEUES));
       if (senders.length > 0) expect(consumers.length, `${queue} has senders and no consumer`).toBe(1);
