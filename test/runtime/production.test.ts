@@ -40,6 +40,7 @@ const complete: NodeJS.ProcessEnv = {
   COLLECTIONS_PAYMENTS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/collections-payments',
   BALANCE_EVENTS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/balance-events',
   RETRY_RUNS_QUEUE_URL: 'http://127.0.0.1:1/000000000000/retry-runs',
+  RECONCILIATION_QUEUE_URL: 'http://127.0.0.1:1/000000000000/reconciliation',
   STRIPE_API_KEY: 'sk_test_x',
   STRIPE_READ_KEY: 'rk_test_x',
   SERVICES_CLIENT_CREDENTIALS: '{"client_id":"billing","client_secret":"s3cr3t-x"}',

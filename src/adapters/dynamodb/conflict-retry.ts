@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cancellationCodes } from './errors.js';
 
-/** Tries after the first: a conflicting transaction holds its items for milliseconds, so four waits (10-160 ms) see it done. */
-export const CONFLICT_RETRIES = 4;
+/** Tries after the first: a conflicting transaction holds its items for milliseconds, so five waits (10-320 ms) see it done. */
+export const CONFLICT_RETRIES = 5;
 
 /**
  * Whether DynamoDB cancelled a transaction only because another one was in flight on one of its
