@@ -56,6 +56,8 @@ export const reconciliationRunSchema = lazySchema(() =>
     net_drift_cents: cents(),
     gross_drift_cents: z.int().check(z.minimum(0)),
     exception_ids: z.array(z.string()),
+    run_id: z.optional(z.string()),
+    amended_by: z.optional(z.array(z.string())),
   }),
 );
 
