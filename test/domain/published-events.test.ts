@@ -252,9 +252,10 @@ describe('history rows → published events (DESIGN 11)', () => {
     const mismatch = eventsOf(await latestRow(debit));
     expect(mismatch).toMatchObject([{ 'detail-type': 'billing.exception.raised', detail: { billing_status: 'ACHSENT', exception: { source: 'ach', code: 'amount_mismatch', received_cents: 1 } } }]);
 
-    for (const [status, expected] of [
-      ['warning_needs_response', { billing_status: 'COMPLETED', exception: { source: 'card', code: 'dispute_inquiry', dispute_id: 'dp_1', dispute_status: 'warning_needs_response' } }],
-      ['needs_response', { billing_status: 'FAILED', exception: { source: 'card', code: 'card_disputed' } }],
+    for (const [status, expected, alsoPublished] of [
+      ['warning_needs_response', { billing_status: 'COMPLETED', exception: { source: 'card', code: 'dispute_inquiry', dispute_id: 'dp_1', dispute_status: 'warning_needs_response' } }, []],
+      // Funds withdrawn: the row that records the dispute also sets the card's hold (DESIGN 3.2).
+      ['needs_response', { billing_status: 'FAILED', exception: { source: 'card', code: 'card_disputed' } }, ['billing.instrument.held']],
     ] as const) {
       const [card] = await seedRecords(app, dueRecord(app.clock.now(), 'card'));
       expect((await attempt(card)).kind).toBe('collected');
@@ -263,7 +264,8 @@ describe('history rows → published events (DESIGN 11)', () => {
       const result = await applyCardOutcome(app.deps, decideDisputeCreated, { payment_intent_id: paid.transaction_id!, reference, dispute_id: 'dp_1', status }, 'test');
       expect(result.kind).toBe('applied');
       const events = eventsOf(await latestRow(card));
-      expect(events).toMatchObject([{ 'detail-type': 'billing.exception.raised', detail: { ...expected, exception: { ...expected.exception, payment_intent_id: paid.transaction_id } } }]);
+      expect(events[0]).toMatchObject({ 'detail-type': 'billing.exception.raised', detail: { ...expected, exception: { ...expected.exception, payment_intent_id: paid.transaction_id } } });
+      expect(events.slice(1).map((e) => e['detail-type'])).toEqual(alsoPublished);
     }
   });
 

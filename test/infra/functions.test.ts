@@ -67,7 +67,8 @@ describe('Lambda functions', () => {
 
 describe('SQS event sources', () => {
   it.each([
-    ['batch-worker', 'prod-collections'],
+    ['batch-worker', 'prod-collections-stripe'],
+    ['batch-worker', 'prod-collections-payments'],
     ['webhook-balance-worker', 'prod-balance-events'],
     ['retry-run-worker', 'prod-retry-runs'],
   ])('%s consumes %s with partial batch failures, and the queue outlasts six function timeouts', (handler, queueName) => {

@@ -347,6 +347,13 @@ describe('every use case through its function’s grant guard', () => {
     const found = await api.reconciliation.getRun(date, 'pinless');
     const resolved = await resolveReconciliationException(api, { exception_id: found!.exceptions[0]!.exception_id, resolution: 'written_off', reason: 'walk', actor: 'walk' });
     expect(resolved.resolution?.resolution).toBe('written_off');
+    // A later day amends an earlier one, then explains its exception (it leaves the open list).
+    const store = walked.depsFor('reconciliation-job').reconciliation;
+    const late = { exception_id: `rx_walk_${randomUUID()}`, rail: 'pinless', code: 'status_mismatch', amount_cents: -100, kind: 'return', transaction_id: 'walk', occurred_at: formatInstant(app.clock.now()), known: false } as const;
+    const totals = { ours: { count: 1, total_cents: 0 }, theirs: { count: 1, total_cents: 0 }, net_drift_cents: 0, gross_drift_cents: 0 };
+    const at = formatInstant(app.clock.now());
+    await store.amend(date, 'pinless', { from: 'walk-later', result: { ...totals, gross_drift_cents: 100, exceptions: [late] } }, at);
+    await store.amend(date, 'pinless', { from: 'walk-later', result: { ...totals, exceptions: [] } }, at);
   });
 
   it('used every permission each manifest grants, but those no path of the function needs', () => {

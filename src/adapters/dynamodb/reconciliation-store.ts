@@ -1,4 +1,4 @@
-import { GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AlreadyResolvedError } from '../../domain/errors.js';
 import type { Amendment, OpenException, ReconciliationRun, ReconciliationStore, RunClaim, RunState, StoredException } from '../../domain/ports/reconciliation.js';
 import { RAILS_RECONCILED } from '../../domain/reconciliation/request.js';
@@ -159,6 +159,8 @@ export class DynamoReconciliationStore implements ReconciliationStore {
           }),
         ),
       );
+      // Explained is no longer open: the overdue gauge and alarm stop counting it.
+      await this.send('reconciliation.explained', () => this.client.send(new DeleteItemCommand({ TableName: this.table, Key: { pk: { S: openKey(rail) }, sk: { S: exceptionSort(id) } } })));
     }
     const { exceptions, ...totals } = amendment.result;
     const item = marshallItem({ ...totals, from: amendment.from, amended_at: at, exception_ids: [...current] });
@@ -266,13 +268,10 @@ export class DynamoReconciliationStore implements ReconciliationStore {
     return rest as unknown as StoredException;
   }
 
+  /** Each rail's run as `getRun` reads it: checkpoint fields left out, later days' amendments folded in. */
   async listRuns(date: string): Promise<ReconciliationRun[]> {
-    const items = await Promise.all(
-      RAILS_RECONCILED.map((rail) =>
-        this.send('reconciliation.listRuns', () => this.client.send(new GetItemCommand({ TableName: this.table, Key: { pk: { S: runKey(date, rail) }, sk: { S: 'RUN' } } }))),
-      ),
-    );
-    return items.flatMap((out) => (out.Item ? [stripKeys(unmarshallItem(out.Item, integerNumbers)) as unknown as ReconciliationRun] : []));
+    const runs = await Promise.all(RAILS_RECONCILED.map((rail) => this.getRun(date, rail)));
+    return runs.flatMap((found) => (found ? [found.run] : []));
   }
 
   async openExceptions(rail: PaymentMethod): Promise<OpenException[]> {

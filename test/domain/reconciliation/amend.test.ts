@@ -82,12 +82,16 @@ describe('a late return or dispute amends its debit day', () => {
     expect(amended.run).toMatchObject({ gross_drift_cents: 5000, net_drift_cents: -5000, amended_by: [returnDay], theirs: { count: 2, total_cents: 0 } });
     expect(amended.exceptions).toEqual([expect.objectContaining({ code: 'status_mismatch', amount_cents: -5000, date: debitDay, kind: 'return' })]);
     expect(published.filter((e) => e.date === debitDay && e.code === 'status_mismatch')).toHaveLength(1);
+    const exceptionId = amended.exceptions[0]!.exception_id;
+    expect((await store.openExceptions('ach')).map((o) => o.exception_id)).toContain(exceptionId);
 
     // The withheld return webhook arrives: our row, dated by the bank's return, and the return day is run again.
     await ours('ach', 'return', debit, 5000, returnDay);
     await reconcileDay(deps(), 'ach', returnDay);
     const explained = (await store.getRun(debitDay, 'ach'))!;
     expect(explained.run).toMatchObject({ gross_drift_cents: 0, net_drift_cents: 0, exception_ids: [], ours: { count: 2, total_cents: 0 } });
+    // Explained is not open: the overdue alarm no longer counts it.
+    expect((await store.openExceptions('ach')).map((o) => o.exception_id)).not.toContain(exceptionId);
     const closed = await store.resolve(amended.exceptions[0]!.exception_id, { resolution: 'no_action', reason: 'read back', actor: 'test', at: at(returnDay) });
     expect(closed).toMatchObject({ explained_by: returnDay });
     expect(published.filter((e) => e.date === debitDay)).toHaveLength(1);
