@@ -2,6 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { billingDayHeadline, renderBillingDay } from './billing-day-report.js';
+import { renderReconciliation } from './reconciliation-report.js';
+import type { ReconciliationFigures } from './reconciliation.js';
 import type { BillingDaySection } from './billing-day-section.js';
 import type { LatencyFigure } from './latency.js';
 import type { PathCost } from './paths.js';
@@ -52,6 +54,7 @@ export interface BenchResults {
   readonly coldStartError?: string;
   readonly latency?: LatencyFigure[];
   readonly billingDay?: BillingDaySection;
+  readonly reconciliation?: readonly ReconciliationFigures[];
   /** The same section again at a smaller budget (`--day-key billingDayAtMachinePace`), aimed at what the bench machine's worker keeps up with. */
   readonly billingDayAtMachinePace?: BillingDaySection;
   /** Load average (1, 5, 15 min) at the start and end of each section. */
@@ -234,6 +237,7 @@ export function renderTables(r: BenchResults): string {
     out.push('### API latency (autocannon, loopback)', '');
     out.push(table(['request', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx'], r.latency.map((l) => [l.name, l.connections, fmt(l.rps, 0), l.p50, l.p99, l.requests, l.non2xx])), '');
   }
+  if (r.reconciliation) out.push(...renderReconciliation(r.reconciliation, r.sectionLoad?.reconciliation?.start));
   if (r.billingDay) out.push(...renderBillingDay(r.billingDay));
   if (r.billingDayAtMachinePace) out.push(...renderBillingDay(r.billingDayAtMachinePace, 'at a smaller budget'));
   return out.join('\n');

@@ -121,7 +121,8 @@ describe('lazySchema', () => {
     }
     const files = [...new Set(direct.map((d) => d.replace(/:\d+$/, '')))].sort();
     expect(files).toEqual([
-      // The local processor simulator (never bundled into a function).
+      // The local processor simulator and its services' HTTP face (never bundled into a function).
+      'src/adapters/processor/simulator-services.ts',
       'src/adapters/processor/simulator.ts',
       // The helpers themselves.
       'src/domain/lazy-schema.ts',

@@ -92,7 +92,7 @@ describe('ACH return-rate gauges (collections-job)', () => {
     const first = await returnSubscription(subs[0]!, 'R10', 'ach_evt_r10');
     expect(first.status).toBe(200);
     // A replay of the same return changes nothing and counts nothing.
-    expect((await returnSubscription(subs[0]!, 'R10', 'ach_evt_r10')).body).toMatchObject({ status: 'ignored' });
+    expect((await returnSubscription(subs[0]!, 'R10', 'ach_evt_r10')).body).toMatchObject({ status: 'duplicate' });
     // R51 is unauthorized for NACHA's rate and for the holds.
     await returnSubscription(subs[1]!, 'R51');
     await returnSubscription(subs[2]!, 'R02');

@@ -87,7 +87,7 @@ describe('a manual ACH loan payment that died after the bank accepted its debit'
     // The return-rate counters get the debit the write records and its return, once each (DESIGN 4.1).
     const after = await app.deps.payments.achRateCounts(day, day);
     expect([after.debits - before.debits, after.returns - before.returns]).toEqual([1, 1]);
-    expect(parseBody(await createAchHandler(app.depsFor('ach-handler'))(bankOutcome(user, 'loan-r2', paymentId, 'returned', debit!.confirmation_id, 900, 'R01')))).toMatchObject({ status: 'ignored', reason: 'already_applied' });
+    expect(parseBody(await createAchHandler(app.depsFor('ach-handler'))(bankOutcome(user, 'loan-r2', paymentId, 'returned', debit!.confirmation_id, 900, 'R01')))).toMatchObject({ status: 'duplicate' });
     expect((await app.deps.payments.achRateCounts(day, day)).debits - before.debits).toBe(1);
     expect(await app.deps.payments.get(user, 'loan-r2', paymentId)).toMatchObject({ loc_status: 'RETRY', loc_payment_attempts: 1, loc_confirmation_id: debit!.confirmation_id, loc_return_code: 'R01' });
   });

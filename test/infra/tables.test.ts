@@ -151,10 +151,17 @@ describe('queues', () => {
 });
 
 describe('secrets', () => {
-  it('creates the four secrets under billing/{stage}/ and retains them outside dev', () => {
+  it('creates the six secrets under billing/{stage}/ and retains them outside dev', () => {
     const secrets = Object.values(resourcesOfType(prod.statefulTemplate, 'AWS::SecretsManager::Secret'));
     expect(secrets.map((s) => s.Properties?.Name).sort()).toEqual(
-      ['billing/prod/ach-webhook-secret', 'billing/prod/balance-webhook-secret', 'billing/prod/stripe-api-key', 'billing/prod/stripe-webhook-secret'],
+      [
+        'billing/prod/ach-webhook-secret',
+        'billing/prod/balance-webhook-secret',
+        'billing/prod/services-client-credentials',
+        'billing/prod/stripe-api-key',
+        'billing/prod/stripe-read-key',
+        'billing/prod/stripe-webhook-secret',
+      ],
     );
     for (const secret of secrets) {
       expect(secret.Properties?.SecretString).toBeUndefined();

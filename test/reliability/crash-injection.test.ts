@@ -167,7 +167,7 @@ describe('crash injection on the ach-handler', () => {
           const again = await createAchHandler(app.depsFor('ach-handler'))(achDelivery(event));
           expect(again.statusCode, `${mode} at ${point}: ${again.body}`).toBe(200);
           const replay = await createAchHandler(app.depsFor('ach-handler'))(achDelivery(event));
-          expect(JSON.parse(replay.body ?? '{}')).toMatchObject({ status: 'ignored', reason: 'already_applied' });
+          expect(JSON.parse(replay.body ?? '{}')).toMatchObject({ status: 'duplicate' });
           expect((await app.deps.billing.get(record))?.billing_status).toBe('COMPLETED');
           const rows = await allHistory(app.deps.billing, record.subscription_id);
           expect(rows.filter((r) => r.updated_event === 'ACH_SETTLED')).toHaveLength(1);

@@ -6,6 +6,7 @@ import type { CardPaymentDirectory } from '../../src/domain/card-outcomes.js';
 import type { PaymentProcessor } from '../../src/domain/ports/processor.js';
 import { processorOfRail, type ProcessorId } from '../../src/domain/processor-budget.js';
 import { formatInstant } from '../../src/domain/time.js';
+import { createBalanceWebhookHandler } from '../../src/handlers/balance-webhook.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createMembershipsConsumerHandler } from '../../src/handlers/memberships-consumer.js';
 import { createRetryRunWorkerHandler } from '../../src/handlers/retry-run-worker.js';
@@ -22,6 +23,7 @@ import { stripeEventOf, stripeFixture } from '../support/stripe-fixtures.js';
 import { stripeDelivery } from '../support/webhooks.js';
 import { billingRecord, callerFor, instantAt, type Caller } from '../handlers/api-fixtures.js';
 import { parseBody, webhookEvent } from '../handlers/webhook-events.js';
+import { responseOf } from '../support/http-events.js';
 import { DAY, HOUR } from '../support/time.js';
 
 /**
@@ -166,7 +168,8 @@ describe('every processor call takes a token first (DESIGN 13), on DynamoDB Loca
     const [period] = await seedRecords(app, dueRecord(app.clock.now(), 'ach'));
     const raw = JSON.stringify({ event_id: `bal-${randomUUID()}`, user_id: period!.user_id, institution_id: 'ins_1', available_balance_cents: 120_000, current_balance_cents: 125_000, occurred_at: at(-60_000) });
     app.balanceEventsQueue.clear();
-    const accepted = await call.raw(webhookEvent('/webhooks/balance', raw, { 'X-Balance-Signature': signPayload(raw, TEST_SECRETS.balanceWebhook, Math.floor(Date.now() / 1000)) }));
+    const receiver = createBalanceWebhookHandler(depsFor('balance-webhook'));
+    const accepted = responseOf(await receiver(webhookEvent('/webhooks/balance', raw, { 'X-Balance-Signature': signPayload(raw, TEST_SECRETS.balanceWebhook, Math.floor(Date.now() / 1000)) })));
     expect(accepted.status).toBe(202);
     const [message] = app.balanceEventsQueue.sent;
     const out = await takesATokenOf('payments', () =>

@@ -1,6 +1,7 @@
 import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { ReconciliationEvents, ReconciliationRun, StoredException } from '../../domain/ports/reconciliation.js';
 import { RECONCILIATION_EVENT_TYPES, reconciliationCompletedDetailSchema, reconciliationExceptionDetailSchema } from '../../domain/reconciliation/schemas.js';
+import { parseCold } from '../../domain/lazy-schema.js';
 
 /**
  * `billing.reconciliation.completed` and `billing.reconciliation.exception` (DESIGN 11, 14) on the
@@ -15,11 +16,11 @@ export class EventBridgeReconciliationEvents implements ReconciliationEvents {
   ) {}
 
   async completed(run: ReconciliationRun): Promise<void> {
-    return this.put(RECONCILIATION_EVENT_TYPES.completed, reconciliationCompletedDetailSchema.parse({ event_id: `recon:${run.date}:${run.rail}:${run.completed_at ?? ''}`, ...run }));
+    return this.put(RECONCILIATION_EVENT_TYPES.completed, parseCold(reconciliationCompletedDetailSchema, { event_id: `recon:${run.date}:${run.rail}:${run.completed_at ?? ''}`, ...run }));
   }
 
   async exception(exception: StoredException): Promise<void> {
-    return this.put(RECONCILIATION_EVENT_TYPES.exception, reconciliationExceptionDetailSchema.parse({ event_id: `recon:${exception.exception_id}`, ...exception }));
+    return this.put(RECONCILIATION_EVENT_TYPES.exception, parseCold(reconciliationExceptionDetailSchema, { event_id: `recon:${exception.exception_id}`, ...exception }));
   }
 
   private async put(detailType: string, detail: Record<string, unknown>): Promise<void> {

@@ -92,12 +92,12 @@ describe('gauge counters on DynamoDB Local', () => {
     expect(counted).toEqual(before);
   });
 
-  it('a successful scheduled attempt writes no counter: one transaction of record, row, successor, row, lock release and movement row', async () => {
+  it('a successful scheduled attempt writes no counter: one transaction of record, row, successor, row, lock release, movement row and the card\'s presentment', async () => {
     const record = dueRecord(new Date(NOW), 'card');
     await store.addAll([record], [historyRowOf(record)]);
     transactions.length = 0;
     await runCollectionAttempt(app.deps, { key: record, process: 'SCHEDULED', owner: 'worker' });
-    expect(transactions).toEqual([6]);
+    expect(transactions).toEqual([7]);
     await expectCountersMatchIndexes();
   });
 

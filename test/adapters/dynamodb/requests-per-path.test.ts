@@ -94,7 +94,7 @@ describe('DynamoDB requests per billed subscription', () => {
     expect(circuitReads).toBe(3);
   });
 
-  it('manual pay (api): at most 4', async () => {
+  it('manual pay (api): at most 5', async () => {
     const [record] = await seedRecords(app, dueRecord(app.clock.now()));
     let status = 0;
     const { requests } = await counted(async () => {
@@ -107,11 +107,12 @@ describe('DynamoDB requests per billed subscription', () => {
       expect(res.body).toMatchObject({ outcome: 'collected', subscription: { billing_status: 'COMPLETED' } });
     });
     expect(status).toBe(200);
-    // The index lookup (keys only), the lock, the consistent read under it, one transaction that releases the lock.
-    expect(requests).toEqual(['Query', 'PutItem', 'TransactGetItems', 'TransactWriteItems']);
+    // The index lookup (keys only), the lock, the consistent read under it, the member's daily debit
+    // reservation (DESIGN 15: before anything is presented), one transaction that releases the lock.
+    expect(requests).toEqual(['Query', 'PutItem', 'TransactGetItems', 'UpdateItem', 'TransactWriteItems']);
   });
 
-  it('operator retry-billing (api): at most 5', async () => {
+  it('operator retry-billing (api): at most 6', async () => {
     const [record] = await seedRecords(app, dueRecord(app.clock.now(), 'pinless', { billing_status: 'FAILED', payment_attempts: 1, last_attempt_date: formatInstant(app.clock.now()) }));
     const { requests } = await counted(async () => {
       const res = responseOf(
@@ -122,8 +123,8 @@ describe('DynamoDB requests per billed subscription', () => {
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ outcome: 'billed', subscription: { billing_status: 'COMPLETED' } });
     });
-    // Lookup, lock, read, the clear with its audit row, the attempt's transaction (which releases the lock).
-    expect(requests).toEqual(['Query', 'PutItem', 'TransactGetItems', 'TransactWriteItems', 'TransactWriteItems']);
+    // Lookup, lock, read, the daily debit reservation, the clear with its audit row, the attempt's transaction (which releases the lock).
+    expect(requests).toEqual(['Query', 'PutItem', 'TransactGetItems', 'UpdateItem', 'TransactWriteItems', 'TransactWriteItems']);
   });
 
   it('balance webhook (webhook-balance-worker): at most 4', async () => {
