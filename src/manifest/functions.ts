@@ -290,6 +290,8 @@ export const FUNCTIONS = {
       retryRuns: { write: ['update'] },
     },
     ...COLLECTS,
+    // An operator's bulk run is a person's debit too: each item counts against the member's daily cap.
+    settings: [...COLLECTS.settings, 'PERSON_DAILY_DEBIT_LIMIT_CENTS'],
   },
   // The outbox of docs/design.md section 11: every audit row, as its stream delivers it, becomes the
   // events it names on the bus. It reads no table item, holds no secret, calls no service.

@@ -5,6 +5,7 @@ import { personDebitKeyOf } from '../../src/adapters/dynamodb/person-debit-store
 import type { BillingRecord } from '../../src/domain/records.js';
 import { loanPaymentId } from '../../src/handlers/api/loans.js';
 import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
+import { createRetryRunWorkerHandler } from '../../src/handlers/retry-run-worker.js';
 import { ConfigError, DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS, personDebitLimitSetting } from '../../src/runtime/config.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/aws-events.js';
@@ -105,6 +106,30 @@ describe('daily cap on debits people start (409 daily_debit_limit)', () => {
     expect(refused.body.error.code).toBe('daily_debit_limit');
     expect(await app.deps.billing.get(b!)).toEqual(b);
     expect(chargesOf(userId)).toHaveLength(1);
+  });
+
+  it('counts each item of an operator\'s bulk retry run: the one past the cap is skipped daily_debit_limit, nothing charged or cleared', async () => {
+    const userId = newUserId();
+    const parked = (due: string) => ({ billing_date: due, billing_failed_for: `${due}#0`, billing_failure_count: 8, billing_failed_at: instantAt(app, -DAY), billing_last_error: 'The payment processor is unavailable.' });
+    const [a, b] = await seedRecords(
+      app,
+      billingRecord(app, { user_id: userId, amount_cents: 3000, ...parked(instantAt(app, -5 * DAY)) }),
+      billingRecord(app, { user_id: userId, amount_cents: 3000, ...parked(instantAt(app, -4 * DAY)) }),
+    );
+    app.retryRunsQueue.clear();
+    const started = await call('POST', { route: '/v1/billing/retry-runs', body: { state: 'parked', reason: 'bulk after an outage' }, headers: { 'Idempotency-Key': randomUUID() } });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    const ids = new Set([a!.subscription_id, b!.subscription_id]);
+    const mine = app.retryRunsQueue.sent
+      .filter((m) => [...ids].some((id) => m.body.includes(id)))
+      .map((m) => sqsRecord(m.body, { messageId: randomUUID(), queue: 'test-retry-runs' }));
+    expect(mine).toHaveLength(2);
+    const out = await createRetryRunWorkerHandler(app.depsFor('retry-run-worker'))(sqsEvent(mine), lambdaContext());
+    expect(out.batchItemFailures).toEqual([]);
+    expect(chargesOf(userId)).toHaveLength(1);
+    expect(await counted(userId)).toBe(3000);
+    const untouched = [await app.deps.billing.get(a!), await app.deps.billing.get(b!)].filter((r) => r?.billing_failure_count === 8);
+    expect(untouched).toHaveLength(1);
   });
 
   it('counts loan payments with manual pays, and refuses one past the cap without creating it', async () => {

@@ -64,10 +64,10 @@ describe('balance-webhook function', () => {
 });
 
 describe('daily cap setting', () => {
-  it('gives the api PERSON_DAILY_DEBIT_LIMIT_CENTS (the default) and no other function', () => {
+  it('gives PERSON_DAILY_DEBIT_LIMIT_CENTS (the default) to the api and the retry-run-worker, the paths people start, and no other function', () => {
     const functions = Object.values(resourcesOfType(prod.statelessTemplate, 'AWS::Lambda::Function'));
     const withCap = functions.filter((f) => (f.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables?.PERSON_DAILY_DEBIT_LIMIT_CENTS !== undefined);
-    expect(withCap.map((f) => f.Properties?.FunctionName)).toEqual(['prod-billing-api']);
-    expect((withCap[0]!.Properties?.Environment as { Variables: Record<string, unknown> }).Variables.PERSON_DAILY_DEBIT_LIMIT_CENTS).toBe(String(DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS));
+    expect(withCap.map((f) => f.Properties?.FunctionName).sort()).toEqual(['prod-billing-api', 'prod-billing-retry-run-worker']);
+    for (const f of withCap) expect((f.Properties?.Environment as { Variables: Record<string, unknown> }).Variables.PERSON_DAILY_DEBIT_LIMIT_CENTS).toBe(String(DEFAULT_PERSON_DAILY_DEBIT_LIMIT_CENTS));
   });
 });

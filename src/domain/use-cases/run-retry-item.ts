@@ -8,6 +8,7 @@ import { COLLECTED_STATUSES } from '../statuses.js';
 import { formatInstant } from '../time.js';
 import type { UseCaseDeps } from './deps.js';
 import { retryBilling } from './retry-billing.js';
+import { DailyDebitLimitError } from '../person-debits.js';
 
 export type RetryItemDeps = UseCaseDeps & { readonly retryRuns: RetryRunStore };
 
@@ -60,6 +61,7 @@ export async function runRetryItem(deps: RetryItemDeps, message: RetryRunMessage
       result = { result: retried.outcome === 'not_billed' ? 'skipped' : retried.outcome, detail: retried.attempt };
     } catch (error) {
       if (error instanceof PaymentHoldError) result = { result: 'skipped', detail: error.code };
+      else if (error instanceof DailyDebitLimitError) result = { result: 'skipped', detail: 'daily_debit_limit' };
       else if (error instanceof IllegalTransitionError) result = { result: 'skipped', detail: 'not_open' };
       else if (error instanceof NotFoundError) result = { result: 'skipped', detail: 'not_found' };
       else if (error instanceof LockedError) return { kind: 'redeliver', why: 'locked' };
