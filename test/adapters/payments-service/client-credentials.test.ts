@@ -6,9 +6,9 @@ import { ClientCredentialsTokens, parseClientCredentials } from '../../../src/ad
 import { HttpAccountDirectory, HttpPaymentsService } from '../../../src/adapters/payments-service/http-clients.js';
 import { HttpPaymentsReport } from '../../../src/adapters/payments-service/report.js';
 import { ProcessorOutageError, TransientError } from '../../../src/domain/errors.js';
-import type { PaymentRequest } from '../../../src/domain/ports/processor.js';
 import type { CircuitStore } from '../../../src/domain/ports/circuits.js';
 import { CircuitBreaker } from '../../../src/runtime/circuits.js';
+import { ACH_PAYMENT_REQUEST } from '../../support/payment-requests.js';
 
 const CLIENT = { client_id: 'billing-test', client_secret: 'not-a-real-secret-7f3a' };
 
@@ -51,14 +51,7 @@ class FakeServices {
   }
 }
 
-const request: PaymentRequest = {
-  idempotency_key: 'sub-1:1',
-  user_id: 'u1',
-  amount_cents: 1999,
-  rail: 'ach',
-  account_last_four: '6789',
-  reference: { kind: 'subscription', user_id: 'u1', billing_date: '2026-12-01T00:00:00.000000000Z', subscription_id: 'sub-1' },
-};
+const request = ACH_PAYMENT_REQUEST;
 
 describe('client-credentials tokens on every call to the payments and accounts services', () => {
   let server: Server;

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpAccountDirectory, HttpPaymentsService, RailRouter } from '../../../src/adapters/payments-service/http-clients.js';
 import { ProcessorError, ProcessorOutageError, ProcessorThrottledError, TransientError } from '../../../src/domain/errors.js';
 import { classifyFailure } from '../../../src/domain/ladder.js';
-import type { PaymentRequest } from '../../../src/domain/ports/processor.js';
 import type { ServiceCredentials } from '../../../src/adapters/payments-service/client-credentials.js';
+import { ACH_PAYMENT_REQUEST } from '../../support/payment-requests.js';
 
 /** A token the fake server does not check: these tests are about the answers. */
 const bearer: ServiceCredentials = { authorization: async () => 'Bearer test-token', refused: () => undefined };
@@ -38,14 +38,7 @@ describe('payments and accounts service clients against a local HTTP server', ()
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-  const request: PaymentRequest = {
-    idempotency_key: 'sub-1:1',
-    user_id: 'u1',
-    amount_cents: 1999,
-    rail: 'ach',
-    account_last_four: '6789',
-    reference: { kind: 'subscription', user_id: 'u1', billing_date: '2026-12-01T00:00:00.000000000Z', subscription_id: 'sub-1' },
-  };
+  const request = ACH_PAYMENT_REQUEST;
 
   it('posts the payment with its Idempotency-Key and reads a submitted answer', async () => {
     answer = { status: 200, body: JSON.stringify({ outcome: 'submitted', confirmation_id: 'conf-1' }) };

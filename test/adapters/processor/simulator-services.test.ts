@@ -4,20 +4,13 @@ import { HttpAccountDirectory, HttpPaymentsService } from '../../../src/adapters
 import { PaymentSimulator } from '../../../src/adapters/processor/simulator.js';
 import { SimulatedServicesAuth, simulatedServicesAnswer } from '../../../src/adapters/processor/simulator-services.js';
 import { ProcessorOutageError } from '../../../src/domain/errors.js';
-import type { PaymentRequest } from '../../../src/domain/ports/processor.js';
 import { authenticatedSimulatorServices } from '../../../src/local/services-client.js';
+import { ACH_PAYMENT_REQUEST } from '../../support/payment-requests.js';
 
 const CLIENT = { client_id: 'billing-local', client_secret: 'local-services-client-secret' };
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
 
-const request: PaymentRequest = {
-  idempotency_key: 'sub-1:1',
-  user_id: 'u1',
-  amount_cents: 1999,
-  rail: 'ach',
-  account_last_four: '6789',
-  reference: { kind: 'subscription', user_id: 'u1', billing_date: '2026-12-01T00:00:00.000000000Z', subscription_id: 'sub-1' },
-};
+const request = ACH_PAYMENT_REQUEST;
 
 function setup(lifetimeS = 3600) {
   let wallMs = 1_000_000;
