@@ -299,6 +299,7 @@ function subscriptionView(id) {
     facts.append(h('dt', {}, 'Holds'), h('dd', {}, ...(holds.length > 0 ? holds : ['none'])));
     // Only a hold an operator may lift (a dispute) gets a release; NACHA's and the networks' are theirs.
     const releasable = body.items.flatMap((item) => item.holds.filter((hold) => hold.operator_releasable).map((hold) => releaseForm(userId, item.instrument_id, hold)));
+    if (releasable.length === 0) return;
     actions.querySelector('p.none')?.remove();
     actions.append(...releasable);
   }

@@ -170,8 +170,9 @@ describe('operator console in headless Chromium', () => {
     await page.keyboard.press('Enter');
     await expect.poll(() => page.locator('#view .notice .answer').innerText().catch(() => ''), { timeout: 15_000 }).toContain('Retry billing: billed; status COMPLETED');
     expect(asked).toEqual(['Charge console-parked $19.99 (pinless) now?']);
-    // A COMPLETED period offers no retry, waive or due-date change.
-    await expect.poll(() => page.locator('#view .actions').innerText(), { timeout: 15_000 }).toContain('No action applies to a COMPLETED period.');
+    // A COMPLETED period offers no retry, waive or due-date change, also once its holds have loaded.
+    await expect.poll(() => page.locator('dl.summary').innerText(), { timeout: 15_000 }).toMatch(/Status\s+COMPLETED[\s\S]*Holds\s+none/);
+    expect(await page.locator('#view .actions').innerText()).toContain('No action applies to a COMPLETED period.');
     expect(await page.getByRole('form', { name: 'Waive' }).count()).toBe(0);
 
     // Two audit rows carry the reason: the retry request, then the collected period.
