@@ -35,7 +35,7 @@ const MINUTE = 60_000;
 export const RAILS: readonly PaymentMethod[] = ['card', 'pinless', 'ach'];
 
 /** What happens to a member's debit after it is presented. */
-export type Outcome = 'none' | 'refund' | 'partial_refunds' | 'chargeback' | 'dispute_won' | 'return' | 'late_return' | 'achsent_refund' | 'unowed_refund';
+export type Outcome = 'none' | 'refund' | 'partial_refunds' | 'chargeback' | 'dispute_won' | 'late_dispute' | 'return' | 'return_retried' | 'late_return' | 'achsent_refund' | 'unowed_refund';
 /** The processor's faults on the debit, or `withhold`: the member's last outcome webhook never reaches us. */
 export type FaultPick = ProcessorFaultKind | 'withhold';
 
@@ -53,11 +53,11 @@ export interface Member {
 
 const OUTCOMES: Readonly<Record<'sub' | 'loan', Readonly<Record<PaymentMethod, readonly Outcome[]>>>> = {
   sub: {
-    card: ['none', 'refund', 'partial_refunds', 'chargeback', 'dispute_won', 'unowed_refund'],
+    card: ['none', 'refund', 'partial_refunds', 'chargeback', 'dispute_won', 'late_dispute', 'unowed_refund'],
     pinless: ['none', 'refund', 'partial_refunds', 'chargeback'],
     ach: ['none', 'refund', 'partial_refunds', 'chargeback', 'return', 'late_return', 'achsent_refund'],
   },
-  loan: { card: [], pinless: ['none', 'refund', 'partial_refunds', 'chargeback'], ach: ['none', 'refund', 'partial_refunds', 'chargeback', 'return', 'late_return'] },
+  loan: { card: [], pinless: ['none', 'refund', 'partial_refunds', 'chargeback'], ach: ['none', 'refund', 'partial_refunds', 'chargeback', 'return', 'return_retried', 'late_return'] },
 };
 
 export const memberArb: fc.Arbitrary<Member> = fc
@@ -179,15 +179,17 @@ export class ReconciliationWorld {
     const expected: Expected[] = [];
     await this.outcomes(members, expected, collectAt + (plan.settleDelayMinutes + 1) * MINUTE);
     expected.push(...this.injectDebitFaults(members));
+    await this.represent(members.filter((c) => c.member.outcome === 'return_retried' && c.member.fault !== 'withhold'), plan.settleDelayMinutes);
 
     const events = new RecordingEvents();
     // Settlements and outcomes after midnight start their groups on the next day.
-    const days = formatInstant(app.clock.now()).slice(0, 10) === day ? [day] : [day, shiftDay(day, 1)];
+    const days = [day];
+    while (days.at(-1)! < formatInstant(app.clock.now()).slice(0, 10)) days.push(shiftDay(days.at(-1)!, 1));
     await this.reconcile(days, events);
-    const late = members.filter((c) => c.member.outcome === 'late_return');
+    const late = members.filter((c) => c.member.outcome === 'late_return' || c.member.outcome === 'late_dispute');
     if (late.length > 0) {
       app.clock.set(new Date(Date.parse(`${lateDay}T00:00:00Z`) + plan.minuteOfDay * MINUTE).toISOString());
-      for (const c of late) await this.lateReturn(c, expected);
+      for (const c of late) await this.lateOutcome(c, expected);
       await this.reconcile([lateDay], events);
       days.push(lateDay);
     }
@@ -221,7 +223,7 @@ export class ReconciliationWorld {
     }
     for (const c of members) {
       const { outcome } = c.member;
-      users[c.userId] = outcome === 'return' ? 'ach_return:R01' : outcome === 'unowed_refund' ? 'decline' : 'approve';
+      users[c.userId] = outcome === 'return' || outcome === 'return_retried' ? 'ach_return:R01' : outcome === 'unowed_refund' ? 'decline' : 'approve';
     }
     app.simulator.configure({ ...app.simulator.current(), users: { ...app.simulator.current().users, ...users } });
     app.clock.set(new Date(collectAt).toISOString());
@@ -337,7 +339,7 @@ export class ReconciliationWorld {
       const c = byConfirmation.get(due.charge.confirmation_id);
       if (!c) continue;
       // The bank's outcome is in the simulator's report; withheld, our side never learns it.
-      const lastOutcome = c.member.outcome === 'none' || c.member.outcome === 'return';
+      const lastOutcome = c.member.outcome === 'none' || c.member.outcome === 'return' || c.member.outcome === 'return_retried';
       if (withheld(c) && lastOutcome) {
         const settled = due.type === 'settled';
         expected.push({ code: 'status_mismatch', user_id: c.userId, transaction_id: `${settled ? 'stl' : 'ret'}_${due.charge.confirmation_id}`, amount_cents: settled ? 0 : -due.charge.amount_cents });
@@ -383,32 +385,55 @@ export class ReconciliationWorld {
         return;
       }
       case 'chargeback':
-      case 'dispute_won': {
-        const won = member.outcome === 'dispute_won';
-        const id = this.processorMade(c, 'chargeback', cents);
-        const dispute = { id: `dp_${randomUUID().slice(0, 8)}`, object: 'dispute', charge: `ch_${randomUUID().slice(0, 8)}`, payment_intent: c.charge!.confirmation_id, amount: cents, metadata: c.record ? cardMetadata(c.record) : {} };
-        if (!card) {
-          if (withhold) expected.push(status(id, -cents));
-          else await this.ach(c, 'chargeback', cents);
-          return;
-        }
-        if (withhold && !won) expected.push(status(id, -cents));
-        else await this.stripe('charge.dispute.created', { ...dispute, status: 'needs_response' });
-        this.tick();
-        if (!won) return this.stripe('charge.dispute.closed', { ...dispute, status: 'lost' });
-        const back = this.processorMade(c, 'dispute_reinstated', cents);
-        if (withhold) expected.push({ code: 'missing_in_records', user_id: c.userId, transaction_id: back, amount_cents: cents });
-        else await this.stripe('charge.dispute.closed', { ...dispute, status: 'won' });
-        return;
-      }
+      case 'dispute_won':
+        return this.dispute(c, member.outcome === 'dispute_won', expected);
       default:
         return;
     }
   }
 
-  /** An unauthorized return (R10) of a settled debit, days later: it amends the debit's day. */
-  private async lateReturn(c: Collected, expected: Expected[]): Promise<void> {
+  /** A chargeback (ACH and pinless: the payments service's; card: a dispute, then lost or won); withheld, its last webhook. */
+  private async dispute(c: Collected, won: boolean, expected: Expected[]): Promise<void> {
+    const cents = c.member.cents;
+    const withhold = c.member.fault === 'withhold';
+    const id = this.processorMade(c, 'chargeback', cents);
+    const withdrawn: Expected = { code: 'status_mismatch', user_id: c.userId, transaction_id: id, amount_cents: -cents };
+    if (c.member.rail !== 'card') {
+      if (withhold) expected.push(withdrawn);
+      else await this.ach(c, 'chargeback', cents);
+      return;
+    }
+    const dispute = { id: `dp_${randomUUID().slice(0, 8)}`, object: 'dispute', charge: `ch_${randomUUID().slice(0, 8)}`, payment_intent: c.charge!.confirmation_id, amount: cents, metadata: cardMetadata(c.record!) };
+    if (withhold && !won) expected.push(withdrawn);
+    else await this.stripe('charge.dispute.created', { ...dispute, status: 'needs_response' });
     this.tick();
+    if (!won) return this.stripe('charge.dispute.closed', { ...dispute, status: 'lost' });
+    const back = this.processorMade(c, 'dispute_reinstated', cents);
+    if (withhold) expected.push({ code: 'missing_in_records', user_id: c.userId, transaction_id: back, amount_cents: cents });
+    else await this.stripe('charge.dispute.closed', { ...dispute, status: 'won' });
+  }
+
+  /** Loan payments an R01 return put back to RETRY: the automatic retry re-presents them when due, and the bank settles. */
+  private async represent(members: readonly Collected[], settleDelayMinutes: number): Promise<void> {
+    const { app } = this;
+    for (const c of members) {
+      const payment = (await app.deps.payments.get(c.userId, c.loan!.loc_loan_id, c.loan!.loc_payment_id))!;
+      if (payment.loc_status !== 'RETRY') throw new Error(`returned loan payment is ${payment.loc_status}`);
+      app.clock.set(new Date(Math.max(app.clock.now().getTime(), Date.parse(payment.loc_next_attempt_at!)) + MINUTE).toISOString());
+      this.outcome(c.userId, 'approve');
+      const retried = await retryLoanPayment(app.depsFor('batch-worker'), { user_id: c.userId, loan_id: payment.loc_loan_id, payment_id: payment.loc_payment_id, owner: `prop-${randomUUID()}` });
+      if (retried.kind !== 'submitted') throw new Error(`loan re-presentment: ${retried.kind}`);
+      app.clock.advance((settleDelayMinutes + 1) * MINUTE);
+      for (const due of app.simulator.takeDueAchOutcomes(app.clock.now().getTime())) {
+        if (due.charge.user_id === c.userId) await this.ach({ ...c, charge: due.charge }, due.type, due.charge.amount_cents, due.return_code, new Date(due.charge.ach!.due_at));
+      }
+    }
+  }
+
+  /** An unauthorized return (R10) of a settled debit, or a card dispute opened and won, days later: it amends the debit's day. */
+  private async lateOutcome(c: Collected, expected: Expected[]): Promise<void> {
+    this.tick();
+    if (c.member.outcome === 'late_dispute') return this.dispute(c, true, expected);
     const id = this.processorMade(c, 'return', c.member.cents);
     if (c.member.fault === 'withhold') expected.push({ code: 'status_mismatch', user_id: c.userId, transaction_id: id, amount_cents: -c.member.cents });
     else await this.ach(c, 'returned', c.member.cents, 'R10');

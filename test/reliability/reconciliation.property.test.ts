@@ -65,6 +65,7 @@ describe('reconciliation of days against the simulator with faults', () => {
         member({ record: 'sub', rail: 'card', outcome: 'partial_refunds' }),
         member({ record: 'sub', rail: 'card', outcome: 'dispute_won' }),
         member({ record: 'sub', rail: 'card', outcome: 'chargeback' }),
+        member({ record: 'sub', rail: 'card', outcome: 'late_dispute' }),
         member({ record: 'sub', rail: 'card', outcome: 'unowed_refund', writtenOff: 'cancelled' }),
         member({ record: 'sub', rail: 'pinless', outcome: 'refund' }),
         member({ record: 'sub', rail: 'ach', outcome: 'return' }),
@@ -72,6 +73,7 @@ describe('reconciliation of days against the simulator with faults', () => {
         member({ record: 'sub', rail: 'ach', outcome: 'achsent_refund' }),
         member({ record: 'loan', rail: 'ach', outcome: 'partial_refunds', retry: true }),
         member({ record: 'loan', rail: 'pinless', outcome: 'chargeback' }),
+        member({ record: 'loan', rail: 'ach', outcome: 'return_retried' }),
       ]),
     );
     expect(await world.reported(days)).toEqual({ exceptions: [], gross: 0 });
