@@ -116,7 +116,7 @@ interface Collected {
   readonly member: Member;
   readonly userId: string;
   readonly record?: BillingRecord;
-  readonly loan?: LoanPayment;
+  readonly loan?: Pick<LoanPayment, 'loc_loan_id' | 'loc_payment_id'>;
   charge?: SimulatedCharge;
   /** The processor's outcome movements of this member, in the order it made them. */
   readonly outcomes: { readonly kind: MovementKind; readonly transaction_id: string; readonly amount_cents: number }[];
@@ -147,18 +147,20 @@ export class ReconciliationWorld {
   }
 
   /** Every exception the stored runs of these days list (later days' amendments folded in), and their gross drift. */
-  async reported(days: readonly string[]): Promise<{ exceptions: StoredException[]; gross: number }> {
+  async reported(days: readonly string[]): Promise<{ exceptions: StoredException[]; gross: number; movements: number }> {
     const exceptions: StoredException[] = [];
     let gross = 0;
+    let movements = 0;
     for (const day of days) {
       for (const rail of RAILS) {
         const stored = await this.store.getRun(day, rail);
         if (!stored) continue;
         exceptions.push(...stored.exceptions);
         gross += stored.run.gross_drift_cents;
+        movements += stored.run.theirs.count;
       }
     }
-    return { exceptions, gross };
+    return { exceptions, gross, movements };
   }
 
   /**
@@ -206,13 +208,12 @@ export class ReconciliationWorld {
       if (member.record === 'loan') {
         const userId = `user-${randomUUID()}`;
         const request = { user_id: userId, loan_id: `loan-${randomUUID().slice(0, 8)}`, payment_id: `pay_${randomUUID().replaceAll('-', '')}`, amount_cents: member.cents, payment_method: member.rail as LoanPayment['loc_payment_method'], account_last_four: '6789' };
-        let loan: LoanPayment | undefined;
         if (member.retry) {
           this.outcome(userId, 'decline:insufficient_funds');
-          loan = (await makeLoanPayment(app.depsFor('api'), request)).payment;
-          if (loan.loc_status !== 'RETRY') throw new Error(`loan payment not declined: ${loan.loc_status}`);
+          const declined = (await makeLoanPayment(app.depsFor('api'), request)).payment;
+          if (declined.loc_status !== 'RETRY') throw new Error(`loan payment not declined: ${declined.loc_status}`);
         }
-        members.push({ member, userId, ...(loan ? { loan } : { loan: { loc_user_id: userId, loc_loan_id: request.loan_id, loc_payment_id: request.payment_id } as LoanPayment }), outcomes: [] });
+        members.push({ member, userId, loan: { loc_loan_id: request.loan_id, loc_payment_id: request.payment_id }, outcomes: [] });
       } else {
         // A period cancelled by a closed account is one not yet due; every other one is due.
         const cancelled = member.outcome === 'unowed_refund' && member.writtenOff === 'cancelled';

@@ -17,7 +17,7 @@ import { dayPlanArb, expectedKey, RecordingEvents, ReconciliationWorld, type Day
  * `npm test` runs a fixed seed and budget; `RECON_PROPERTY_RUNS=200 RECON_PROPERTY_SEED=<n>` a longer run.
  */
 
-const RUNS = Number(process.env.RECON_PROPERTY_RUNS ?? 6);
+const RUNS = Number(process.env.RECON_PROPERTY_RUNS ?? 8);
 const SEED = Number(process.env.RECON_PROPERTY_SEED ?? 3301);
 
 let app: TestApp;
@@ -29,7 +29,7 @@ beforeAll(async () => {
 });
 
 /** Runs a plan and checks that the stored runs of its days report exactly what it injected. */
-async function reportsExactlyTheFaults(plan: DayPlan): Promise<void> {
+async function reportsExactlyTheFaults(plan: DayPlan): Promise<{ movements: number; faults: number }> {
   const { expected, days, events } = await world.runDay(plan);
   const found = await world.reported(days);
   expect(found.exceptions.map(expectedKey).sort()).toEqual(expected.map(expectedKey).sort());
@@ -40,6 +40,7 @@ async function reportsExactlyTheFaults(plan: DayPlan): Promise<void> {
   await world.reconcile(days, again);
   expect((await world.reported(days)).exceptions.map(expectedKey).sort()).toEqual(expected.map(expectedKey).sort());
   expect(again.exceptions).toEqual([]);
+  return { movements: found.movements, faults: expected.length };
 }
 
 const member = (m: Partial<Member> & Pick<Member, 'record' | 'rail' | 'outcome'>): Member => ({ cents: 2500, retry: false, writtenOff: 'waived', fault: null, ...m });
@@ -47,16 +48,20 @@ const plan = (members: readonly Member[], overrides: Partial<DayPlan> = {}): Day
 
 describe('reconciliation of days against the simulator with faults', () => {
   it('reports exactly the injected faults, with gross drift their absolute sum; a re-run is the same', async () => {
-    let cases = 0;
+    const figures = { cases: 0, members: 0, movements: 0, faults: 0 };
     const started = Date.now();
     await fc.assert(
       fc.asyncProperty(dayPlanArb, async (p) => {
-        cases += 1;
-        await reportsExactlyTheFaults(p);
+        const { movements, faults } = await reportsExactlyTheFaults(p);
+        figures.cases += 1;
+        figures.members += p.members.length;
+        figures.movements += movements;
+        figures.faults += faults;
       }),
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
-    console.info(`reconciliation property: ${cases} cases in ${Date.now() - started} ms`);
+    const per = (n: number) => (n / figures.cases).toFixed(1);
+    console.info(`reconciliation property: ${figures.cases} cases in ${Date.now() - started} ms; per case ${per(figures.members)} members, ${per(figures.movements)} processor movements, ${per(figures.faults)} faults`);
   }, 600_000);
 
   it('a clean day of every kind of movement reports nothing, with both sides equal', async () => {
@@ -76,7 +81,7 @@ describe('reconciliation of days against the simulator with faults', () => {
         member({ record: 'loan', rail: 'ach', outcome: 'return_retried' }),
       ]),
     );
-    expect(await world.reported(days)).toEqual({ exceptions: [], gross: 0 });
+    expect(await world.reported(days)).toMatchObject({ exceptions: [], gross: 0 });
     for (const day of days) {
       for (const rail of ['card', 'pinless', 'ach'] as const) {
         const { run } = (await world.store.getRun(day, rail))!;
