@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import * as fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { COUNTERS, PROFILE, commandArbitraries, initialPlansArbitrary } from './commands.js';
-import { BillingWorld, DB_PROFILE, sharedApp } from './harness.js';
+import { BillingWorld } from './harness.js';
+import { DB_PROFILE, sharedApp } from './shared-app.js';
 import { RAIL_STATS } from './rails.js';
 
 /**

@@ -5,7 +5,8 @@ import { RETRY_RUN_STATES } from '../../src/domain/retry-runs.js';
 import type { FaultPoint, FaultSpec } from '../support/faults.js';
 import { DAY, MINUTE } from '../support/time.js';
 import { MEMBERSHIP_EVENT_TYPES, PAYMENT_METHODS } from '../support/unions.js';
-import { DB_PROFILE, type BillingWorld } from './harness.js';
+import type { BillingWorld } from './harness.js';
+import { DB_PROFILE } from './shared-app.js';
 import { currentChain, isBanned, iso, ms, type Method, type ModelState, type Plan, type Term } from './reference-model.js';
 
 /**
