@@ -1,7 +1,10 @@
 /** The planner's arithmetic on billing day (DESIGN 13): how much a run plans per processor, and when each message is due. */
 
-/** Stop this far before the next run: the poll wait plus the p99 attempt. */
-export const PLAN_MARGIN_SECONDS = 5;
+/**
+ * Stop this far before the next run: the poller's pickup of a message come due (about a second)
+ * plus the p99 attempt. A message still queued at the next run comes off that run's quota anyway.
+ */
+export const PLAN_MARGIN_SECONDS = 2;
 /** SQS DelaySeconds ceiling. */
 export const MAX_DELAY_SECONDS = 900;
 

@@ -15,13 +15,13 @@ import { HOUR } from '../support/time.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
 const at = (offsetMs: number) => formatInstant(new Date(Date.parse(NOW) + offsetMs));
-/** 2 scheduled requests a second per processor over a 15 s interval less the 5 s margin: a quota of 20. */
+/** 2 scheduled requests a second per processor over a 12 s interval less the 2 s margin: a quota of 20. */
 const BUDGET = { perSecond: { stripe: 2, payments: 2 }, personShare: 0 };
 
 describe('the paced planner (DESIGN 13) on DynamoDB Local', () => {
   let app: TestApp;
   beforeEach(async () => {
-    app = await createTestApp({ label: 'paced', now: NOW, statusShardCount: 4, settings: { processorBudget: BUDGET, collectionsIntervalSeconds: 15 } });
+    app = await createTestApp({ label: 'paced', now: NOW, statusShardCount: 4, settings: { processorBudget: BUDGET, collectionsIntervalSeconds: 12 } });
   });
 
   const run = async (queues: Partial<Record<ProcessorId, RecordingQueue>> = {}) =>
