@@ -98,6 +98,16 @@ function gauges(): Record<string, Record<string, number>> {
   return last;
 }
 
+/** The gauges once `runs` runs' lines have reached this process (the child's stdout may trail its HTTP answer). */
+async function gaugesAfter(runs: number): Promise<Record<string, Record<string, number>>> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const read = gauges();
+    if ((read.lines!.billing_reconciliation_open_exceptions ?? 0) >= 3 * runs || Date.now() > deadline) return read;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 async function eventsOf(detailType: string): Promise<any[]> {
   const answer = await runtime.call('GET', `/local/events?detail_type=${detailType}`);
   expect(answer.status, JSON.stringify(answer.body)).toBe(200);
@@ -147,7 +157,7 @@ describe('reconciliation of a local day through npm start', () => {
     expect(clean.ach.ours).toEqual({ count: 8, total_cents: 3 * 1999 + LOAN_CENTS });
     // One line per gauge and rail for each run.
     const perRun = (runs: number) => ({ billing_reconciliation_gross_drift_cents: 3 * runs, billing_reconciliation_open_exceptions: 3 * runs, billing_reconciliation_overdue_exceptions: 3 * runs });
-    expect(gauges()).toEqual({
+    expect(await gaugesAfter(1)).toEqual({
       lines: perRun(1),
       billing_reconciliation_gross_drift_cents: { card: 0, ach: 0, pinless: 0 },
       billing_reconciliation_open_exceptions: { card: 0, ach: 0, pinless: 0 },
@@ -177,7 +187,7 @@ describe('reconciliation of a local day through npm start', () => {
       expect(run.theirs.total_cents - run.ours.total_cents, rail).toBe(run.net_drift_cents);
       for (const e of run.exceptions) expect(e, rail).toMatchObject({ date: day, known: false });
     }
-    const openAfterFirst = gauges();
+    const openAfterFirst = await gaugesAfter(2);
     expect(openAfterFirst.lines).toEqual(perRun(2));
     expect(openAfterFirst.billing_reconciliation_gross_drift_cents).toEqual({ card: 1999 + 1234, ach: 2 * 1999, pinless: 1999 + 37 });
     expect(openAfterFirst.billing_reconciliation_open_exceptions).toEqual({ card: 2, ach: 2, pinless: 2 });
@@ -203,7 +213,7 @@ describe('reconciliation of a local day through npm start', () => {
     expect(second.card.exceptions.find((e: any) => e.exception_id === dropped.exception_id).resolution).toMatchObject({ resolution: 'written_off', actor: 'local-operator' });
     expect(RAILS.flatMap((rail) => second[rail].exceptions).filter((e: any) => e.resolution !== undefined)).toHaveLength(1);
     // The gross drift is the run's; the open exceptions leave out the one resolved.
-    expect(gauges()).toEqual({ ...openAfterFirst, lines: perRun(3), billing_reconciliation_open_exceptions: { card: 1, ach: 2, pinless: 2 } });
+    expect(await gaugesAfter(3)).toEqual({ ...openAfterFirst, lines: perRun(3), billing_reconciliation_open_exceptions: { card: 1, ach: 2, pinless: 2 } });
     expect((await eventsOf('billing.reconciliation.exception')).map((e) => e.detail.exception_id).sort()).toEqual(ids);
     expect(await eventsOf('billing.reconciliation.completed')).toHaveLength(9);
   }, 120_000);
