@@ -1,11 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BillingFailureFields } from '../domain/ladder.js';
-import type { AchRateTally } from '../domain/ach-return-rates.js';
 import type { BillingTransaction } from '../domain/ports/billing-ledger.js';
 import type { BillingStore } from '../domain/ports/billing-store.js';
 import type { LoanPaymentAudit, PaymentsStore } from '../domain/ports/loan-payments.js';
 import type { BillingRecord, HistoryRow } from '../domain/records.js';
 import type { LoanPayment, LoanPaymentStatus } from '../domain/loan-payments.js';
+
+/** What a payment's update carries beyond the payment and its audit row (ACH tally, movements, presentment): passed on as given. */
+type PaymentEffects = Parameters<PaymentsStore['update']> extends [unknown, unknown, unknown, ...infer Rest] ? Rest : never;
 
 /** What one collections run did, counted from the writes its attempts committed. */
 export interface OutcomeCounts {
@@ -133,8 +135,8 @@ export class OutcomeTally {
     return new Proxy(store, {
       get(target, property, receiver) {
         if (property === 'update') {
-          return async (payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally) => {
-            await target.update(payment, expectedVersion, audit, achRates);
+          return async (payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, ...effects: PaymentEffects) => {
+            await target.update(payment, expectedVersion, audit, ...effects);
             const counts = tally.getStore();
             const key = BY_LOAN_STATUS[payment.loc_status];
             if (counts && key) counts[key] += 1;
