@@ -26,9 +26,13 @@ export function quotaOf(input: QuotaInputs): number {
   return Math.max(0, Math.floor(input.rate * window * input.factor) - Math.max(0, Math.floor(input.inQueue)));
 }
 
-/** Halved when the workers reported throttles since the last run, else raised by a step, back to 1. */
-export function nextQuotaFactor(factor: number, throttledSinceLastRun: number): number {
-  const next = throttledSinceLastRun > 0 ? factor / 2 : factor + FACTOR_STEP;
+/**
+ * Lowered in proportion to what the workers reported throttled of a run's worth (at most halved),
+ * else raised by a step, back to 1: a stray throttle at a second's edge costs a stray share, not half a run.
+ */
+export function nextQuotaFactor(factor: number, throttledSinceLastRun: number, plannedPerRun: number): number {
+  const share = throttledSinceLastRun / Math.max(1, plannedPerRun);
+  const next = throttledSinceLastRun > 0 ? factor * Math.max(0.5, 1 - share) : factor + FACTOR_STEP;
   return Math.min(1, Math.max(MIN_QUOTA_FACTOR, Math.round(next * 1000) / 1000));
 }
 
