@@ -104,7 +104,6 @@ async function loanRetry(deps: AppDeps, message: LoanPaymentRetryMessage, owner:
         payments: deps.payments,
         processor: deps.processor,
         accounts: deps.accounts,
-        instruments: deps.instruments,
         locks: deps.locks,
         clock: deps.clock,
         ids: deps.ids,
