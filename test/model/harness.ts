@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { simulatedCustomerId, type SimulatedCharge } from '../../src/adapters/processor/simulator.js';
 import { countRails, railViolations, type RailFacts } from './rails.js';
 import { publishedViolations } from './published.js';
+import { MemberReads, writeWatchOf, type WriteWatch } from './write-watch.js';
 import { dunningState } from '../../src/domain/dunning.js';
 import { failureState } from '../../src/domain/ladder.js';
 import { userLockKey } from '../../src/domain/lock.js';
@@ -200,16 +202,46 @@ let shared: { app: TestApp; recorder: SubmissionRecorder; uses: number } | undef
 const SEQUENCES_PER_APP = 15;
 const MODEL_STATUS_SHARDS = 1;
 
+/** DynamoDB requests by phase (act, check, settle) and command (MODEL_PROFILE=1 prints them). */
+export const DB_PROFILE: { phase: string; counts: Record<string, Record<string, number>>; ms: Record<string, number> } = { phase: 'act', counts: {}, ms: {} };
+
 export async function sharedApp(): Promise<{ app: TestApp; recorder: SubmissionRecorder }> {
   if (!shared || shared.uses >= SEQUENCES_PER_APP) {
-    // One status shard: the scan cost of a collections run stays a few queries (sharding has its own tests).
+    // The finished app's tables go: DynamoDB Local keeps every table in memory, and a long run makes hundreds.
+    if (shared) await dropTables(shared.app);
+    // One status shard and one loan payment shard: the scan cost of a collections run stays a few queries (sharding has its own tests).
     // One clock for the directory and the system: no skew to allow for at the account gate.
-    const app = await createTestApp({ label: 'model', statusShardCount: MODEL_STATUS_SHARDS, settings: { accountClockSkewMs: 0 } });
+    const app = await createTestApp({ label: 'model', statusShardCount: MODEL_STATUS_SHARDS, paymentShardCount: 1, settings: { accountClockSkewMs: 0 } });
+    if (process.env.MODEL_PROFILE) profileRequests(app);
     const lookup = async (key: { user_id: string; billing_date: string }) => (await app.deps.billing.get(key)) as Json | undefined;
     shared = { app, recorder: new SubmissionRecorder(app.simulator, () => app.clock.now().getTime(), lookup), uses: 0 };
   }
   shared.uses += 1;
   return shared;
+}
+
+async function dropTables(app: TestApp): Promise<void> {
+  for (const table of Object.values(app.db.tables)) await app.db.client.send(new DeleteTableCommand({ TableName: table })).catch(() => undefined);
+}
+
+/** Counts and times every DynamoDB request by phase and command, table and index (MODEL_PROFILE=1). */
+function profileRequests(app: TestApp): void {
+  app.db.client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { TableName?: string; IndexName?: string; Select?: string };
+      const table = input.TableName ? ` ${input.TableName.replace(/^model-[0-9a-f]+-/, '')}${input.IndexName ? `/${input.IndexName}` : ''}${input.Select === 'COUNT' ? ' COUNT' : ''}` : '';
+      const command = `${String((context as { commandName?: unknown }).commandName ?? '?')}${table}`;
+      const byPhase = (DB_PROFILE.counts[DB_PROFILE.phase] ??= {});
+      byPhase[command] = (byPhase[command] ?? 0) + 1;
+      const t0 = performance.now();
+      try {
+        return await next(args);
+      } finally {
+        DB_PROFILE.ms[command] = (DB_PROFILE.ms[command] ?? 0) + performance.now() - t0;
+      }
+    },
+    { step: 'initialize', name: 'modelProfile' },
+  );
 }
 
 interface PendingDelivery {
@@ -248,9 +280,14 @@ export class BillingWorld {
   private readonly settings: { default: 'approve'; users: Record<string, string>; accounts: Record<string, { status: 'active' | 'banned'; status_since?: string; available_balance_cents?: number; current_balance_cents?: number }> };
   private keyCounter = 0;
   lastPayKey: string | undefined;
-  /** Users whose records a step may have changed: only they are read again by `check`. */
-  private readonly dirty = new Set<string>();
-  private readonly cache = new Map<string, { records: (ObservedRecord & Json)[]; visible: Map<number, string> }>();
+  /** Writes naming a member: only a member some write named since the last read is read again (records, history, listing). */
+  private readonly writes: WriteWatch;
+  private readonly recordReads: MemberReads<(ObservedRecord & Json)[]>;
+  private readonly historyReads: MemberReads<Json[]>;
+  private readonly visibleReads: MemberReads<Map<number, string>>;
+  /** The member's write generation at its last check, and the table's at the last gauge check. */
+  private readonly checkedAt = new Map<string, number>();
+  private gaugesCheckedAt: number | undefined;
   /** Keys the system may have handed to the processor, and since when (C2's F11 rule). */
   readonly handOffs: HandOffLog;
   /** Known, assigned bugs whose paths the commands avoid for now (KNOWN_BUGS in the test). */
@@ -282,14 +319,17 @@ export class BillingWorld {
     app.simulator.configure(this.settings as never);
     app.clock.set(start);
     this.handOffs = new HandOffLog(() => this.now());
+    this.writes = writeWatchOf(app);
+    this.recordReads = new MemberReads(this.writes, (user) => this.readRecords(user));
+    this.historyReads = new MemberReads(this.writes, (user) => this.readHistoryRows(user));
+    this.visibleReads = new MemberReads(this.writes, (user) => this.readVisible(user));
   }
 
-  touch(user: string | number): void {
-    this.dirty.add(typeof user === 'number' ? this.users[user]! : user);
-  }
-
+  /** The next check reads every member and the gauges again, whatever the writes were. */
   touchAll(): void {
-    for (const u of this.users) this.dirty.add(u);
+    for (const reads of [this.recordReads, this.historyReads, this.visibleReads]) reads.forget();
+    this.checkedAt.clear();
+    this.gaugesCheckedAt = undefined;
   }
 
   now(): number {
@@ -347,7 +387,12 @@ export class BillingWorld {
 
   /* ---------------- reading the system ---------------- */
 
-  async records(user: string): Promise<(ObservedRecord & Json)[]> {
+  /** The member's records as a consistent read now returns them. */
+  records(user: string): Promise<(ObservedRecord & Json)[]> {
+    return this.recordReads.read(user);
+  }
+
+  private async readRecords(user: string): Promise<(ObservedRecord & Json)[]> {
     const out: Json[] = [];
     let start: Json | undefined;
     do {
@@ -366,7 +411,11 @@ export class BillingWorld {
     return out.map((item) => ({ ...item, amount_cents: Math.round(Number(item.amount) * 100) })) as (ObservedRecord & Json)[];
   }
 
-  async historyRows(user: string): Promise<Json[]> {
+  historyRows(user: string): Promise<Json[]> {
+    return this.historyReads.read(user);
+  }
+
+  private async readHistoryRows(user: string): Promise<Json[]> {
     const out: Json[] = [];
     let start: Json | undefined;
     do {
@@ -405,7 +454,11 @@ export class BillingWorld {
   }
 
   /** What the API lists for the user (every page): billing_date (ms) → status as shown. */
-  async visible(user: string): Promise<Map<number, string>> {
+  visible(user: string): Promise<Map<number, string>> {
+    return this.visibleReads.read(user);
+  }
+
+  private async readVisible(user: string): Promise<Map<number, string>> {
     const shown = new Map<number, string>();
     let next: string | null = null;
     for (let pages = 0; pages < 20; pages++) {
@@ -503,7 +556,6 @@ export class BillingWorld {
     const queue = this.membershipQueues.get(userId)!;
     const m = this.model.members[this.users.indexOf(userId)]!;
     while (queue.length > 0) {
-      this.touch(userId);
       const sent = queue[0]!;
       const before = await this.records(userId);
       const now = this.now();
@@ -558,7 +610,6 @@ export class BillingWorld {
   /** A signed balance webhook through its function, then its queue message to the webhook-balance-worker. */
   async balanceWebhook(user: number, cents: number): Promise<void> {
     const userId = this.users[user]!;
-    this.touch(userId);
     const body = JSON.stringify({ event_id: `bal-${randomUUID()}`, user_id: userId, institution_id: 'ins_1', available_balance_cents: cents, current_balance_cents: cents, occurred_at: iso(this.now()) });
     const queue = this.app.balanceEventsQueue;
     queue.clear();
@@ -583,9 +634,6 @@ export class BillingWorld {
   /** Delivers a Stripe event (signed now); a refusal (409, 5xx) is delivered again later, re-signed. */
   async sendStripe(body: Json, onAnswer: (res: { status: number; body: any }) => Promise<void> | void, remember = true): Promise<void> {
     if (remember) this.sentStripe.push(body);
-    const owner = body.data?.object?.metadata?.user_id;
-    if (typeof owner === 'string' && this.users.includes(owner)) this.touch(owner);
-    else this.touchAll();
     const deliver = async (): Promise<boolean> => {
       const proc = this.process('stripe-webhook');
       const res = responseOf(await createStripeWebhookHandler(proc.deps)(stripeDelivery(body, { signedAtMs: Date.now() })));
@@ -602,7 +650,6 @@ export class BillingWorld {
   }
 
   async sendAch(body: Json, onAnswer: (res: { status: number; body: any }) => Promise<void> | void): Promise<void> {
-    this.touch(body.reference.user_id);
     const deliver = async (): Promise<boolean> => {
       const proc = this.process('ach-handler');
       const res = responseOf(await createAchHandler(proc.deps)(achDelivery(body, { signedAtMs: Date.now() })));
@@ -786,7 +833,6 @@ export class BillingWorld {
   async drain(): Promise<void> {
     for (const user of this.users) await this.drainMemberships(user);
     const retry = this.pending.splice(0);
-    if (retry.length > 0) this.touchAll();
     for (const p of retry) if (!(await p.attempt())) this.pending.push(p);
     this.collectBankOutcomes();
   }
@@ -801,7 +847,6 @@ export class BillingWorld {
     const mine = new Set(this.users);
     const messages = queue.sent.filter((m) => mine.has(JSON.parse(m.body).user_id));
     queue.clear();
-    for (const m of messages) this.touch(JSON.parse(m.body).user_id);
     let failed = 0;
     for (let i = 0; i < messages.length; i += 10) {
       const proc = this.process('batch-worker');
@@ -844,7 +889,6 @@ export class BillingWorld {
    */
   async newInstrument(user: number, kind: 'ach_account' | 'ach_authorization' | 'pinless' | 'card'): Promise<void> {
     const userId = this.users[user]!;
-    this.touch(userId);
     this.keyCounter += 1;
     const n = this.keyCounter;
     const account = this.settings.accounts[userId] ?? { status: 'active' as const };
@@ -930,7 +974,6 @@ export class BillingWorld {
     const key = last?.key ?? `run-${this.users[0]}-${this.keyCounter}`;
     const body = last?.body ?? { state, user_ids: [...this.users], reason: 'model bulk retry', ...(options.dryRun ? { dry_run: true } : {}) };
     this.lastRun = { key, body };
-    for (const id of body.user_ids) this.touch(id);
     const queue = this.app.retryRunsQueue;
     queue.clear();
     const res = await this.api('POST', '/v1/billing/retry-runs', {}, body, undefined, true, { 'Idempotency-Key': key });
@@ -952,7 +995,6 @@ export class BillingWorld {
   async deliverRetryRunItems(duplicate: boolean): Promise<void> {
     const items = this.retryRunItems.splice(0);
     if (items.length === 0) return;
-    for (const m of items) this.touch(JSON.parse(m.body).user_id);
     const deliveries = duplicate ? items.flatMap((m) => [m, m]) : items;
     const failed = new Map<string, { id: string; body: string }>();
     for (let i = 0; i < deliveries.length; i += 10) {
@@ -980,7 +1022,6 @@ export class BillingWorld {
 
   /** Waive: the model learns of it from the record (a committed waive counts even when the answer was an error). */
   async waive(user: number, record: Json): Promise<void> {
-    this.touch(user);
     const kind = recordSlot(this.member(user), record as ObservedRecord)?.slot.kind;
     if (this.known.has('waive_cancel_successor') && kind === 'cancel') return;
     if (this.known.has('waive_ends_pause') && kind === 'pause') return;
@@ -996,7 +1037,6 @@ export class BillingWorld {
   }
 
   async changeDueDate(user: number, record: Json, to: number): Promise<void> {
-    this.touch(user);
     const now = this.now();
     const found = recordSlot(this.member(user), record as ObservedRecord);
     if (this.known.has('due_date_change_erases_cancel') && found?.slot.kind === 'cancel') return;
@@ -1016,8 +1056,8 @@ export class BillingWorld {
   /* ---------------- the checks ---------------- */
 
   /** Every item write has its history row: the row at the item's last_run_date exists and equals the item. */
-  private async historyProblems(user: string, records: readonly Json[]): Promise<string[]> {
-    const rows = new Map((await this.historyRows(user)).map((r) => [r.last_run_date as string, r]));
+  private historyProblems(user: string, records: readonly Json[], history: readonly Json[]): string[] {
+    const rows = new Map(history.map((r) => [r.last_run_date as string, r]));
     const problems: string[] = [];
     for (const item of records) {
       const row = rows.get(item.last_run_date);
@@ -1059,29 +1099,40 @@ export class BillingWorld {
     const problems = [...this.problems];
     this.problems.length = 0;
     const now = this.now();
-    for (let i = 0; i < this.users.length; i++) {
-      const user = this.users[i]!;
-      let cached = this.cache.get(user);
-      const fresh = !cached || this.dirty.has(user);
-      if (fresh) {
-        cached = { records: await this.records(user), visible: await this.visible(user) };
-        this.cache.set(user, cached);
-      }
-      const { records, visible } = cached!;
+    // A member no write named since their last check has the records, rows and listing it judged (history as then);
+    // the counters and the indexes they are checked against change only by writes to the table. Read at once, judged in order.
+    const table = this.writes.tableGeneration();
+    const [observed, gauges] = await Promise.all([
+      Promise.all(
+        this.users.map(async (user) => {
+          const generation = this.writes.generation(user);
+          const fresh = this.checkedAt.get(user) !== generation;
+          const [records, visible, rows] = await Promise.all([this.records(user), this.visible(user), fresh ? this.historyRows(user) : undefined]);
+          return { user, generation, records, visible, rows };
+        }),
+      ),
+      this.gaugesCheckedAt !== table ? this.gaugeProblems() : undefined,
+    ]);
+    for (const [i, { user, generation, records, visible, rows }] of observed.entries()) {
       const charges = this.charges(user);
       const firstPresentedAt = this.handOffs.firstHandedOver(user);
       for (const p of this.recorder.presentments) if (p.user_id === user) firstPresentedAt.set(p.idempotency_key, Math.min(firstPresentedAt.get(p.idempotency_key) ?? p.at, p.at));
       problems.push(...violations(this.member(i), { records, charges, visible, firstPresentedAt }, now));
       problems.push(...dunningViolations(this.recorder.presentments.filter((p) => p.user_id === user)));
-      if (fresh) problems.push(...(await this.historyProblems(user, records)));
+      if (rows) {
+        problems.push(...this.historyProblems(user, records, rows));
+        if (this.writes.generation(user) === generation) this.checkedAt.set(user, generation);
+      }
       for (const r of records) {
         const answered = r.transaction_id === undefined ? undefined : this.achAnswered.get(r.transaction_id);
         if (r.billing_status === 'ACHSENT' && answered) problems.push(`${user}: ${r.billing_date} is ACHSENT with ${r.transaction_id}, whose bank outcome was already ${answered}: the outcome was dropped`);
       }
     }
-    this.dirty.clear();
     problems.push(...this.railProblems());
-    problems.push(...(await this.gaugeProblems()));
+    if (gauges) {
+      problems.push(...gauges);
+      if (this.writes.tableGeneration() === table) this.gaugesCheckedAt = table;
+    }
     if (problems.length > 0) throw new ModelViolation(label, problems, this);
   }
 
