@@ -1,7 +1,10 @@
 /** The planner's arithmetic on billing day (DESIGN 13): how much a run plans per processor, and when each message is due. */
 
-/** Stop this far before the next run: the poll wait plus the p99 attempt. */
-export const PLAN_MARGIN_SECONDS = 5;
+/**
+ * Stop this far before the next run: the poller's pickup of a message come due (about a second)
+ * plus the p99 attempt. A message still queued at the next run comes off that run's quota anyway.
+ */
+export const PLAN_MARGIN_SECONDS = 2;
 /** SQS DelaySeconds ceiling. */
 export const MAX_DELAY_SECONDS = 900;
 
@@ -26,9 +29,13 @@ export function quotaOf(input: QuotaInputs): number {
   return Math.max(0, Math.floor(input.rate * window * input.factor) - Math.max(0, Math.floor(input.inQueue)));
 }
 
-/** Halved when the workers reported throttles since the last run, else raised by a step, back to 1. */
-export function nextQuotaFactor(factor: number, throttledSinceLastRun: number): number {
-  const next = throttledSinceLastRun > 0 ? factor / 2 : factor + FACTOR_STEP;
+/**
+ * Lowered in proportion to what the workers reported throttled of a run's worth (at most halved),
+ * else raised by a step, back to 1: a stray throttle at a second's edge costs a stray share, not half a run.
+ */
+export function nextQuotaFactor(factor: number, throttledSinceLastRun: number, plannedPerRun: number): number {
+  const share = throttledSinceLastRun / Math.max(1, plannedPerRun);
+  const next = throttledSinceLastRun > 0 ? factor * Math.max(0.5, 1 - share) : factor + FACTOR_STEP;
   return Math.min(1, Math.max(MIN_QUOTA_FACTOR, Math.round(next * 1000) / 1000));
 }
 

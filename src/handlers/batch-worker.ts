@@ -35,7 +35,7 @@ export function createBatchWorkerHandler(deps: AppDeps) {
       const outcome = await runCollectionAttempt({ ...attemptDeps, billing: actedBy(attemptDeps.billing, scheduledActor(process)) }, { key: { user_id, billing_date }, process, owner });
       const stop = stopOf(outcome);
       if (stop) stops.stop(stop);
-      const retry = !stop && shouldRetryOutcome(outcome);
+      const retry = !stop && shouldRetryOutcome(outcome) && !lockedWhilePaced(deps, outcome.kind);
       logger.info({ user_id, subscription_id, process, ...outcomeFields(outcome), retry }, 'collection attempt');
       return retry;
     });
@@ -44,6 +44,15 @@ export function createBatchWorkerHandler(deps: AppDeps) {
     await reportStops(deps, stops);
     return response;
   };
+}
+
+/**
+ * Paced (DESIGN 13), a message whose user was locked is done: the next run plans the period again,
+ * while a redelivery would sit hidden for the visibility timeout and the planner would pass over
+ * its period at the head of the due-index as still queued.
+ */
+function lockedWhilePaced(deps: AppDeps, kind: string): boolean {
+  return kind === 'skipped_locked' && deps.processorLimiter !== undefined;
 }
 
 /** The batch's tokens by processor (loan retries' too): one lease per processor per batch. */
@@ -95,7 +104,6 @@ async function loanRetry(deps: AppDeps, message: LoanPaymentRetryMessage, owner:
         payments: deps.payments,
         processor: deps.processor,
         accounts: deps.accounts,
-        instruments: deps.instruments,
         locks: deps.locks,
         clock: deps.clock,
         ids: deps.ids,
@@ -103,7 +111,7 @@ async function loanRetry(deps: AppDeps, message: LoanPaymentRetryMessage, owner:
       },
       { ...ids, owner },
     );
-    const retry = outcome.kind === 'skipped_locked' || outcome.kind === 'raced';
+    const retry = (outcome.kind === 'skipped_locked' && !lockedWhilePaced(deps, outcome.kind)) || outcome.kind === 'raced';
     const fields: Record<string, unknown> = { ...ids, outcome: outcome.kind, retry };
     if (outcome.kind === 'not_due') fields.reason = outcome.reason;
     if ('payment' in outcome && outcome.payment) {

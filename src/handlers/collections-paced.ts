@@ -79,8 +79,9 @@ export async function runPacedCollections(deps: AppDeps, options: PacedRunOption
 async function planUnderLease(deps: AppDeps, options: PacedRunOptions, startMs: number): Promise<{ summary: PacedSummary; failing: FailingCounts }> {
   // Each processor's queue holds only its own messages (DESIGN 13): what is still there comes off its quota.
   const inQueue = await Promise.all(PROCESSOR_IDS.map(async (p) => (await deps.collectionQueues[p].depth?.()) ?? 0));
-  const feedback = await Promise.all(PROCESSOR_IDS.map((p) => options.store.updateQuotaFactor(p, nextQuotaFactor)));
   const rates = PROCESSOR_IDS.map((p) => scheduledRate(options.budget, p));
+  const perRun = (i: number) => quotaOf({ rate: rates[i]!, intervalSeconds: options.intervalSeconds, marginSeconds: PLAN_MARGIN_SECONDS, factor: 1, inQueue: 0 });
+  const feedback = await Promise.all(PROCESSOR_IDS.map((p, i) => options.store.updateQuotaFactor(p, (factor, throttled) => nextQuotaFactor(factor, throttled, perRun(i)))));
   const full = PROCESSOR_IDS.map((_, i) => quotaOf({ rate: rates[i]!, intervalSeconds: options.intervalSeconds, marginSeconds: PLAN_MARGIN_SECONDS, factor: feedback[i]!.factor, inQueue: inQueue[i]! }));
   const shouldContinue = () => options.remainingMs() > options.safetyMs;
   const elapsedMs = () => deps.wallClock.now().getTime() - startMs;

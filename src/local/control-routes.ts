@@ -4,6 +4,7 @@ import { processorSettingsSchema, simulatedRefundSchema, type PaymentSimulator }
 import { FaultTargetsExhaustedError, processorFaultSchema, type SimulatedProcessorReport } from '../adapters/processor/simulator-report.js';
 import { idSchema } from '../domain/ids.js';
 import { DETAIL_TYPES } from '../domain/published-events.js';
+import { RECONCILIATION_EVENT_TYPES } from '../domain/reconciliation/schemas.js';
 import { membershipEventSchema } from '../domain/use-cases/membership/apply-membership-event.js';
 import { formatInstant, InvalidInstantError, instantSchema, parseDurationMs, toDate } from '../domain/time.js';
 import { internalErrorBody } from '../handlers/shared/http.js';
@@ -124,10 +125,10 @@ const ROUTES: Record<string, readonly string[]> = {
 const tokenBodySchema = z.strictObject({ user_id: idSchema });
 const dateSchema = z.strictObject({ date: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/, 'YYYY-MM-DD')) });
 
-/** `?user_id=` and `?detail_type=` of GET /local/events: each optional, each at most once. */
+/** `?user_id=` and `?detail_type=` of GET /local/events (a period event's or a reconciliation event's type): each optional, each at most once. */
 const eventsQuerySchema = z.strictObject({
   user_id: z.optional(z.string().check(z.minLength(1))),
-  detail_type: z.optional(z.enum(DETAIL_TYPES)),
+  detail_type: z.optional(z.enum([...DETAIL_TYPES, ...Object.values(RECONCILIATION_EVENT_TYPES)])),
 });
 
 /** `?user_id=` of GET /local/processor/presentments: optional, at most once. */

@@ -1,11 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { BillingFailureFields } from '../domain/ladder.js';
-import type { AchRateTally } from '../domain/ach-return-rates.js';
 import type { BillingTransaction } from '../domain/ports/billing-ledger.js';
 import type { BillingStore } from '../domain/ports/billing-store.js';
-import type { LoanPaymentAudit, PaymentsStore } from '../domain/ports/loan-payments.js';
+import type { PaymentsStore } from '../domain/ports/loan-payments.js';
 import type { BillingRecord, HistoryRow } from '../domain/records.js';
-import type { LoanPayment, LoanPaymentStatus } from '../domain/loan-payments.js';
+import type { LoanPaymentStatus } from '../domain/loan-payments.js';
 
 /** What one collections run did, counted from the writes its attempts committed. */
 export interface OutcomeCounts {
@@ -133,8 +132,10 @@ export class OutcomeTally {
     return new Proxy(store, {
       get(target, property, receiver) {
         if (property === 'update') {
-          return async (payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally) => {
-            await target.update(payment, expectedVersion, audit, achRates);
+          // Every argument passes through: the movement rows ride in the payment's transaction (DESIGN 14).
+          return async (...args: Parameters<PaymentsStore['update']>) => {
+            const [payment] = args;
+            await target.update(...args);
             const counts = tally.getStore();
             const key = BY_LOAN_STATUS[payment.loc_status];
             if (counts && key) counts[key] += 1;

@@ -99,7 +99,7 @@ const ATTEMPT = {
   // The user lock; the processor budget's per-second counters (UpdateItem ADD, DESIGN 13); the processors'
   // circuits (GetItem; an outage opens one with a PutItem, DESIGN 15).
   locks: { read: ['get'], write: ['put', 'update'], delete: true },
-  // The user's instruments item, read with the period (TransactGetItems) and updated in its transaction.
+  // The user's instruments item, read with the period or loan payment (TransactGetItems) and updated in its transaction.
   instruments: { read: ['get'], write: ['update'] },
   // The debit a presentment moved, appended in the attempt's transaction (DESIGN 14).
   moneyMovements: { write: ['put'] },

@@ -56,6 +56,7 @@ export function dynamoStores(options: {
     payments: new DynamoPaymentsStore({
       client,
       tableName: tables.payments,
+      instrumentsTableName: tables.instruments,
       ...(tables.moneyMovements ? { movementsTableName: tables.moneyMovements } : {}),
       ...(options.paymentShardCount !== undefined ? { paymentShardCount: options.paymentShardCount } : {}),
     }),

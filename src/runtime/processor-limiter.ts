@@ -82,13 +82,18 @@ export class ProcessorLimiter implements ProcessorTokens {
       const answered = this.nowMs();
       this.leaseMs = Math.min(MAX_LEASE_MS, (this.leaseMs + (answered - asked)) / 2);
       if (granted > 0) {
-        if (second * 1000 > answered) await this.sleep(second * 1000 - answered, signal);
+        await this.sleepUntil(second * 1000, signal);
         if (answered < second * 1000 + USE_WITHIN_MS) return { second, count: granted };
         continue;
       }
       // This second is spent: the caller waits for the next one.
-      await this.sleep(Math.max(0, (second + 1) * 1000 - this.nowMs()), signal);
+      await this.sleepUntil((second + 1) * 1000, signal);
     }
+  }
+
+  /** A timer may wake a millisecond early by the wall clock: a token used then would count in the second before. */
+  private async sleepUntil(wallMs: number, signal?: AbortSignal): Promise<void> {
+    for (let now = this.nowMs(); now < wallMs; now = this.nowMs()) await this.sleep(wallMs - now, signal);
   }
 }
 

@@ -10,11 +10,14 @@ describe('billing-day arithmetic (DESIGN 13)', () => {
     expect(quotaOf({ rate: 18, intervalSeconds: 60, marginSeconds: 5, factor: 1, inQueue: 5_000 })).toBe(0);
   });
 
-  it('the factor halves after throttles and climbs back by a tenth, within [min, 1]', () => {
-    expect(nextQuotaFactor(1, 4)).toBe(0.5);
-    expect(nextQuotaFactor(0.5, 0)).toBe(0.6);
-    expect(nextQuotaFactor(1, 0)).toBe(1);
-    expect(nextQuotaFactor(MIN_QUOTA_FACTOR, 9)).toBe(MIN_QUOTA_FACTOR);
+  it('the factor falls by the throttled share of a run (at most halved) and climbs back by a tenth, within [min, 1]', () => {
+    expect(nextQuotaFactor(1, 4, 8)).toBe(0.5);
+    expect(nextQuotaFactor(1, 400, 1_000)).toBe(0.6);
+    // Six messages left by one throttle in a run of 990: the next run plans 0.6 % less, not half.
+    expect(nextQuotaFactor(1, 6, 990)).toBe(0.994);
+    expect(nextQuotaFactor(0.5, 0, 990)).toBe(0.6);
+    expect(nextQuotaFactor(1, 0, 990)).toBe(1);
+    expect(nextQuotaFactor(MIN_QUOTA_FACTOR, 9, 10)).toBe(MIN_QUOTA_FACTOR);
   });
 
   it('message i is due at the run start + i / rate: its delay counts from the start, whole seconds, 0 to 900', () => {
@@ -27,7 +30,8 @@ describe('billing-day arithmetic (DESIGN 13)', () => {
 
   it('the interval is bounded to [timeout + margin, 900 s]', () => {
     expect(intervalProblem(900, 300)).toBeUndefined();
-    expect(intervalProblem(305, 300)).toBeUndefined();
+    expect(intervalProblem(302, 300)).toBeUndefined();
+    expect(intervalProblem(301, 300)).toMatch(/timeout plus/);
     expect(intervalProblem(300, 300)).toMatch(/timeout plus/);
     expect(intervalProblem(3600, 300)).toMatch(/at most 900/);
   });

@@ -11,7 +11,7 @@ import { createBatchWorkerHandler } from '../../src/handlers/batch-worker.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { lambdaContext, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { makeRecord } from '../support/billing-fixtures.js';
-import { historyCount, seedRecords } from '../support/seed.js';
+import { historyCount, holdUserLock, seedRecords } from '../support/seed.js';
 import { HOUR } from '../support/time.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
@@ -95,6 +95,32 @@ describe('batch-worker: a throttled answer is not a failure (DESIGN 13)', () => 
     const after = await Promise.all(loans.map((l) => app.deps.payments.get(l.loc_user_id, l.loc_loan_id, l.loc_payment_id)));
     expect(after).toEqual(before);
     expect(await store.throttledTotal('payments')).toBe(3);
+  });
+
+  it('paced, a period whose user is locked is done and left exactly as it was (still due): the next run plans it, no redelivery hides it', async () => {
+    const fresh = await createTestApp({ label: 'bw-locked', now: NOW, settings: { processorBudget: { perSecond: { stripe: 1000, payments: 1000 }, personShare: 0.1 } } });
+    const [locked, free] = [makeRecord({ billing_date: at(-HOUR), payment_method: 'pinless' }), makeRecord({ billing_date: at(-HOUR), payment_method: 'card' })];
+    await seedRecords(fresh, locked!, free!);
+    await holdUserLock(fresh, locked!.user_id);
+
+    const response = await createBatchWorkerHandler(fresh.depsFor('batch-worker'))(sqsEvent([sqsRecord(messageFor(locked!)), sqsRecord(messageFor(free!))]), lambdaContext());
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(await fresh.deps.billing.get(locked!)).toEqual(locked);
+    expect((await fresh.deps.billing.get(free!))?.billing_status).toBe('COMPLETED');
+  });
+
+  it('unpaced, a period whose user is locked is delivered again, as before budgets', async () => {
+    const fresh = await createTestApp({ label: 'bw-locked-unpaced', now: NOW });
+    const locked = makeRecord({ billing_date: at(-HOUR), payment_method: 'pinless' });
+    await seedRecords(fresh, locked);
+    await holdUserLock(fresh, locked.user_id);
+    const message = sqsRecord(messageFor(locked));
+
+    const response = await createBatchWorkerHandler(fresh.depsFor('batch-worker'))(sqsEvent([message]), lambdaContext());
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: message.messageId }] });
+    expect(await fresh.deps.billing.get(locked)).toEqual(locked);
   });
 
   it('leases the batch tokens of each processor in one request', async () => {

@@ -15,13 +15,13 @@ import { HOUR } from '../support/time.js';
 
 const NOW = '2026-12-01T12:00:00.000Z';
 const at = (offsetMs: number) => formatInstant(new Date(Date.parse(NOW) + offsetMs));
-/** 2 scheduled requests a second per processor over a 15 s interval less the 5 s margin: a quota of 20. */
+/** 2 scheduled requests a second per processor over a 12 s interval less the 2 s margin: a quota of 20. */
 const BUDGET = { perSecond: { stripe: 2, payments: 2 }, personShare: 0 };
 
 describe('the paced planner (DESIGN 13) on DynamoDB Local', () => {
   let app: TestApp;
   beforeEach(async () => {
-    app = await createTestApp({ label: 'paced', now: NOW, statusShardCount: 4, settings: { processorBudget: BUDGET, collectionsIntervalSeconds: 15 } });
+    app = await createTestApp({ label: 'paced', now: NOW, statusShardCount: 4, settings: { processorBudget: BUDGET, collectionsIntervalSeconds: 12 } });
   });
 
   const run = async (queues: Partial<Record<ProcessorId, RecordingQueue>> = {}) =>
@@ -114,15 +114,20 @@ describe('the paced planner (DESIGN 13) on DynamoDB Local', () => {
     expect(sent).toEqual(head.slice(8, 20));
   });
 
-  it('lowers the next quota by the throttles the workers reported, and raises it back step by step', async () => {
+  it('lowers the next quota by the share of a run the workers reported throttled, and raises it back step by step', async () => {
     await billingDay(30);
     const store = new DynamoProcessorBudgetStore(app.db.client, app.db.tables.locks);
+    // 3 of a run of 20: the next quota is 15 % lower.
     await store.reportThrottled('stripe', 3);
     const first = await run();
-    expect(first.by_processor.stripe).toMatchObject({ throttled: 3, factor: 0.5, quota: 10 });
+    expect(first.by_processor.stripe).toMatchObject({ throttled: 3, factor: 0.85, quota: 17 });
     expect(first.by_processor.payments).toMatchObject({ throttled: 0, factor: 1, quota: 20 });
     const second = await run();
-    expect(second.by_processor.stripe).toMatchObject({ throttled: 0, factor: 0.6, quota: 12 });
+    expect(second.by_processor.stripe).toMatchObject({ throttled: 0, factor: 0.95, quota: 19 });
+    // Most of a run throttled: halved, no further.
+    await store.reportThrottled('stripe', 18);
+    const third = await run();
+    expect(third.by_processor.stripe).toMatchObject({ throttled: 18, factor: 0.475, quota: 9 });
   });
 
   it('reads from the head every run: what is still due is planned again', async () => {

@@ -47,4 +47,25 @@ describe('local control routes', () => {
     expect(JSON.parse((await get('/local/processor/presentments'))!.body).items).toHaveLength(3);
     expect((await get('/local/processor/presentments?user_id=a&user_id=b'))!.status).toBe(400);
   });
+
+  it('GET /local/events filters by a reconciliation event type as well as a period event type (regression: billing.reconciliation.* was refused with 400)', async () => {
+    const events = [
+      { 'detail-type': 'billing.period.collected', detail: { user_id: 'u1' } },
+      { 'detail-type': 'billing.reconciliation.completed', detail: { rail: 'ach' } },
+      { 'detail-type': 'billing.reconciliation.exception', detail: { user_id: 'u1', code: 'missing_at_processor' } },
+    ];
+    const control = {
+      clock: new SimulatedClock(new Date('2027-03-01T00:00:00Z')),
+      logger: pino({ level: 'silent' }),
+      health: () => ({ ready: true, parts: {} }),
+      listEvents: (filter: { userId?: string; detailType?: string }) => events.filter((e) => (filter.detailType === undefined || e['detail-type'] === filter.detailType) && (filter.userId === undefined || e.detail.user_id === filter.userId)),
+    } as unknown as LocalControl;
+    const get = async (query: string) => controlRoutes(control)({ method: 'GET', url: `/local/events${query}`, headers: {}, body: '' }, '/local/events');
+    for (const type of ['billing.reconciliation.completed', 'billing.reconciliation.exception', 'billing.period.collected']) {
+      const answer = await get(`?detail_type=${type}`);
+      expect(answer!.status, answer!.body).toBe(200);
+      expect((JSON.parse(answer!.body) as { items: { 'detail-type': string }[] }).items.map((e) => e['detail-type'])).toEqual([type]);
+    }
+    expect((await get('?detail_type=billing.reconciliation.unknown'))!.status).toBe(400);
+  });
 });

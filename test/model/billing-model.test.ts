@@ -1,8 +1,10 @@
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { COUNTERS, PROFILE, commandArbitraries, initialPlansArbitrary } from './commands.js';
-import { BillingWorld, sharedApp } from './harness.js';
+import { BillingWorld } from './harness.js';
+import { DB_PROFILE, sharedApp } from './shared-app.js';
 import { RAIL_STATS } from './rails.js';
 
 /**
@@ -25,7 +27,13 @@ import { RAIL_STATS } from './rails.js';
  *
  * Long runs: MODEL_TOTAL_STEPS=n runs batches of MODEL_RUNS sequences with fresh seeds until n steps
  * ran (or MODEL_DEADLINE, an ISO instant, passed), does not stop at a failure, and appends every
- * counterexample (seed, path, commands, violations) and the totals to MODEL_REPORT.
+ * counterexample (seed, path, commands, violations) and the totals to MODEL_REPORT. On every core:
+ * `MODEL_TOTAL_STEPS=100000 MODEL_DEADLINE=<ISO instant> npm run model:long` (scripts/model-long.ts)
+ * runs MODEL_WORKERS (default 2) such processes on one DynamoDB Local, each on its own tables, sharing
+ * the seeds and the budget, into one report whose total sums their steps.
+ *
+ * What a step costs: MODEL_PROFILE=1 also prints the DynamoDB requests per step by phase (act, check,
+ * settle) and table. The check reads a member again only after a write named them (write-watch.ts).
  */
 
 const RUNS = Number(process.env.MODEL_RUNS ?? 20);
@@ -37,6 +45,25 @@ const DEFAULT_SEED = 20261201;
 const PATH = process.env.MODEL_PATH;
 const TOTAL_STEPS = Number(process.env.MODEL_TOTAL_STEPS ?? 0);
 const REPORT = process.env.MODEL_REPORT ?? '/tmp/model-long-run.md';
+/**
+ * One of the long run's worker processes (`npm run model:long` sets MODEL_WORKER=i/n and MODEL_PROGRESS, a
+ * directory where each worker keeps its counts): the workers stop when their steps together reach the total.
+ */
+const WORKER = (() => {
+  const [index, count] = (process.env.MODEL_WORKER ?? '0/1').split('/').map(Number);
+  return { index: index ?? 0, count: count ?? 1, progress: process.env.MODEL_PROGRESS };
+})();
+
+/** Steps run so far by the whole run: this process's, and the other workers' as they last saved them. */
+function runSteps(): number {
+  if (!WORKER.progress) return COUNTERS.steps;
+  let steps = COUNTERS.steps;
+  for (const file of readdirSync(WORKER.progress)) {
+    if (file === `worker-${WORKER.index}.json` || !file.endsWith('.json')) continue;
+    steps += (JSON.parse(readFileSync(join(WORKER.progress, file), 'utf8')) as { steps: number }).steps;
+  }
+  return steps;
+}
 
 /**
  * Paths that hit a known bug that is assigned and being fixed (issue 9, model-findings.md): the
@@ -51,6 +78,7 @@ const KNOWN: ReadonlySet<string> = process.env.MODEL_KNOWN !== undefined ? new S
 const CEILINGS = process.env.MODEL_CEILINGS !== '0';
 
 let settleMs = 0;
+let setupMs = 0;
 
 function property() {
   return fc.asyncProperty(
@@ -58,13 +86,17 @@ function property() {
     initialPlansArbitrary(USERS),
     fc.commands(commandArbitraries({ users: USERS, exclude: new Set() }), { maxCommands: STEPS, size: 'max' }),
     async (startDay, joins, commands) => {
+      DB_PROFILE.phase = 'setup';
+      const u0 = performance.now();
       const { app, recorder } = await sharedApp();
+      setupMs += performance.now() - u0;
       const start = new Date(Date.UTC(2026, 11, 1, 9) + startDay * 86_400_000).toISOString();
       const world = new BillingWorld(app, recorder, USERS, start);
       world.known = KNOWN;
       world.ceilings = CEILINGS;
       await fc.asyncModelRun(() => ({ model: world.model, real: world }), [...joins, ...commands]);
       const s0 = performance.now();
+      DB_PROFILE.phase = 'settle';
       await world.settle();
       settleMs += performance.now() - s0;
     },
@@ -74,6 +106,13 @@ function property() {
 function printProfile(): void {
   if (!process.env.MODEL_PROFILE) return;
   console.table(RAIL_STATS);
+  // DynamoDB requests per step by phase, and their mean latency.
+  const steps = COUNTERS.steps || 1;
+  const phases = Object.keys(DB_PROFILE.counts);
+  const commands = [...new Set(phases.flatMap((p) => Object.keys(DB_PROFILE.counts[p]!)))].sort();
+  const perStep = (p: string, c: string) => +((DB_PROFILE.counts[p]![c] ?? 0) / steps).toFixed(2);
+  const calls = (c: string) => phases.reduce((n, p) => n + (DB_PROFILE.counts[p]![c] ?? 0), 0);
+  console.table(Object.fromEntries(commands.map((c) => [c.replace('Command', ''), { ...Object.fromEntries(phases.map((p) => [p, perStep(p, c)])), ms_each: +((DB_PROFILE.ms[c] ?? 0) / calls(c)).toFixed(1) }])));
   console.table(Object.fromEntries(Object.entries(PROFILE).map(([k, v]) => [k, { n: v.n, act_ms: Math.round(v.act / v.n), check_ms: Math.round(v.check / v.n) }])));
 }
 
@@ -92,7 +131,7 @@ describe('billing reference model', () => {
         verbose: 1,
       });
       printProfile();
-      console.log(`model: ${RUNS} sequences, ${COUNTERS.steps - before} steps in ${((Date.now() - started) / 1000).toFixed(1)} s (settling ${(settleMs / 1000).toFixed(1)} s)`);
+      console.log(`model: ${RUNS} sequences, ${COUNTERS.steps - before} steps in ${((Date.now() - started) / 1000).toFixed(1)} s (settling ${(settleMs / 1000).toFixed(1)} s, setting up ${(setupMs / 1000).toFixed(1)} s)`);
     },
     Number(process.env.MODEL_TIMEOUT_MS ?? 20 * 60_000),
   );
@@ -106,20 +145,30 @@ describe('billing reference model', () => {
       let failures = 0;
       let sequences = 0;
       const base = SEED ?? Math.floor(Math.random() * 2 ** 30);
-      appendFileSync(REPORT, `\n# long run started ${new Date().toISOString()} (base seed ${base}, ${RUNS} sequences per batch, up to ${STEPS} steps, ${USERS} members)\n`);
-      while (COUNTERS.steps < TOTAL_STEPS && Date.now() < deadline) {
-        const seed = base + batch;
+      const who = WORKER.count > 1 ? `worker ${WORKER.index}: ` : '';
+      if (!WORKER.progress) appendFileSync(REPORT, `\n# long run started ${new Date().toISOString()} (base seed ${base}, ${RUNS} sequences per batch, up to ${STEPS} steps, ${USERS} members)\n`);
+      const saveProgress = () => {
+        if (!WORKER.progress) return;
+        // Written aside and renamed: another worker never reads half a file.
+        const file = join(WORKER.progress, `worker-${WORKER.index}.json`);
+        writeFileSync(`${file}.tmp`, JSON.stringify({ steps: COUNTERS.steps, sequences, failures }));
+        renameSync(`${file}.tmp`, file);
+      };
+      while (runSteps() < TOTAL_STEPS && Date.now() < deadline) {
+        // The workers share the seeds base, base + 1, ... between them, as one process would run them.
+        const seed = base + batch * WORKER.count + WORKER.index;
         batch += 1;
         const out = await fc.check(property(), { numRuns: RUNS, seed, endOnFailure: true });
         sequences += out.numRuns;
         if (out.failed) {
           failures += 1;
           const error = String((out.errorInstance as Error | undefined)?.message ?? "").split("\n").slice(0, 8).join("\n    ");
-          appendFileSync(REPORT, `\n## failure ${failures}: seed ${seed}, path "${out.counterexamplePath}"\n- commands: ${fc.stringify(out.counterexample)}\n- ${error}\n`);
+          appendFileSync(REPORT, `\n## ${who}failure ${failures}: seed ${seed}, path "${out.counterexamplePath}"\n- commands: ${fc.stringify(out.counterexample)}\n- ${error}\n`);
         }
-        appendFileSync(REPORT, `- batch ${batch} (seed ${seed}): ${COUNTERS.steps} steps, ${sequences} sequences, ${failures} failing batches, ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+        saveProgress();
+        appendFileSync(REPORT, `- ${who}batch ${batch} (seed ${seed}): ${COUNTERS.steps} steps, ${sequences} sequences, ${failures} failing batches, ${((Date.now() - started) / 1000).toFixed(0)} s${WORKER.progress ? ` (run: ${runSteps()} steps)` : ''}\n`);
       }
-      appendFileSync(REPORT, `\n**total: ${COUNTERS.steps} steps in ${sequences} sequences, ${failures} failing batches, ${((Date.now() - started) / 60000).toFixed(1)} min**\n`);
+      if (!WORKER.progress) appendFileSync(REPORT, `\n**total: ${COUNTERS.steps} steps in ${sequences} sequences, ${failures} failing batches, ${((Date.now() - started) / 60000).toFixed(1)} min**\n`);
       printProfile();
     },
     24 * 3_600_000,

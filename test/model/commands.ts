@@ -6,6 +6,7 @@ import type { FaultPoint, FaultSpec } from '../support/faults.js';
 import { DAY, MINUTE } from '../support/time.js';
 import { MEMBERSHIP_EVENT_TYPES, PAYMENT_METHODS } from '../support/unions.js';
 import type { BillingWorld } from './harness.js';
+import { DB_PROFILE } from './shared-app.js';
 import { currentChain, isBanned, iso, ms, type Method, type ModelState, type Plan, type Term } from './reference-model.js';
 
 /**
@@ -29,10 +30,12 @@ abstract class Step implements Cmd {
   }
   async run(_model: ModelState, world: BillingWorld): Promise<void> {
     const t0 = performance.now();
+    DB_PROFILE.phase = 'act';
     await world.drain();
     world.trace.push(`${iso(world.now())} ${this.toString()}`);
     await this.act(world);
     const t1 = performance.now();
+    DB_PROFILE.phase = 'check';
     await world.check(this.toString());
     COUNTERS.steps += 1;
     const name = this.constructor.name;
@@ -203,7 +206,6 @@ class ManualPay extends Step {
   async act(world: BillingWorld) {
     const record = await pickRecord(world, this.user, this.pick, openPeriods);
     if (!record) return;
-    world.touch(this.user);
     const key = world.nextPayKey(this.repeatKey);
     const res = await world.api('POST', '/v1/subscriptions/{subscriptionId}/pay', { subscriptionId: record.subscription_id }, undefined, undefined, true, { 'Idempotency-Key': key });
     world.trace.push(`  pay ${record.billing_date} (${record.billing_status}) key ${key} → ${res.status} ${res.body?.outcome ?? res.body?.error?.code ?? ''}`);
@@ -223,7 +225,6 @@ class RetryBilling extends Step {
   async act(world: BillingWorld) {
     const record = await pickRecord(world, this.user, this.pick, openPeriods);
     if (!record) return;
-    world.touch(this.user);
     const res = await world.api('POST', '/v1/subscriptions/{subscriptionId}/retry-billing', { subscriptionId: record.subscription_id }, { reason: 'model test' });
     world.trace.push(`  retry-billing ${record.billing_date} (${record.billing_status}) → ${res.status} ${res.body?.outcome ?? res.body?.error?.code ?? ''}`);
   }

@@ -3,11 +3,12 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { simulatedCustomerId, type SimulatedCharge } from '../../src/adapters/processor/simulator.js';
 import { countRails, railViolations, type RailFacts } from './rails.js';
 import { publishedViolations } from './published.js';
+import { MemberReads, writeWatchOf, type WriteWatch } from './write-watch.js';
+import { gaugeProblems, historyProblems, ModelViolation, unbookedCharges } from './checks.js';
+import { declinedIntentId, HandOffLog, type SubmissionRecorder } from './observers.js';
 import { dunningState } from '../../src/domain/dunning.js';
 import { failureState } from '../../src/domain/ladder.js';
-import { userLockKey } from '../../src/domain/lock.js';
-import type { LockLease, LockStore } from '../../src/domain/ports/locks.js';
-import type { PaymentProcessor, PaymentRequest, PaymentResult } from '../../src/domain/ports/processor.js';
+import type { PaymentProcessor } from '../../src/domain/ports/processor.js';
 import { createAchHandler } from '../../src/handlers/ach-handler.js';
 import { createApiHandler } from '../../src/handlers/api.js';
 import { createBalanceWebhookHandler } from '../../src/handlers/balance-webhook.js';
@@ -20,8 +21,7 @@ import { createBalanceWorkerHandler } from '../../src/handlers/webhook-balance-w
 import { signPayload } from '../../src/handlers/shared/signature.js';
 import type { FunctionName } from '../../src/manifest/index.js';
 import type { AppDeps } from '../../src/runtime/deps.js';
-import { countGaugesFromIndexes } from '../../src/adapters/dynamodb/gauge-reconcile.js';
-import { createTestApp, type TestApp } from '../support/app.js';
+import type { TestApp } from '../support/app.js';
 import { kinesisEvent, kinesisRecord, lambdaContext, scheduledEvent, sqsEvent, sqsRecord } from '../support/aws-events.js';
 import { FaultInjector, faultyPorts, type FaultSpec } from '../support/faults.js';
 import { httpEvent, responseOf } from '../support/http-events.js';
@@ -40,10 +40,8 @@ import {
   OPEN_STATUSES,
   violations,
   type MemberModel,
-  type Initiator,
   type MembershipInput,
   type ModelState,
-  type ObservedPresentment,
   type ObservedCharge,
   type ObservedRecord,
   type Plan,
@@ -58,159 +56,6 @@ import {
  */
 
 type Json = Record<string, any>;
-
-/**
- * Records every submission and its answer (declines included), so Stripe can report failed PaymentIntents,
- * and every presentment with who started it and the dunning cycle its period showed then (the model's D1).
- */
-export class SubmissionRecorder implements PaymentProcessor {
-  readonly declined: { request: PaymentRequest; at: number }[] = [];
-  readonly presentments: ObservedPresentment[] = [];
-  /** Who starts the submissions now: the harness sets it around the API's manual pay and retry-billing. */
-  initiator: Initiator = 'merchant';
-  constructor(
-    private readonly inner: PaymentProcessor,
-    private readonly now: () => number,
-    private readonly lookup?: (key: { user_id: string; billing_date: string }) => Promise<Json | undefined>,
-  ) {}
-  async submit(request: PaymentRequest, signal?: AbortSignal): Promise<PaymentResult> {
-    if (request.reference.kind === 'subscription' && this.lookup) {
-      // The record as the attempt read it (under its lock): the cycle it is in, if any.
-      const record = await this.lookup({ user_id: request.reference.user_id, billing_date: request.reference.billing_date });
-      const cycle = record?.billing_status === 'FAILED' && record.decline_class === 'retry_later' && typeof record.dunning_first_declined_at === 'string';
-      this.presentments.push({
-        user_id: request.user_id,
-        subscription_id: request.reference.subscription_id,
-        idempotency_key: request.idempotency_key,
-        at: this.now(),
-        initiator: this.initiator,
-        ...(cycle ? { cycle_start: ms(record.dunning_first_declined_at) } : {}),
-      });
-    }
-    const answered = await this.inner.submit(request, signal);
-    // Stripe names the PaymentIntent of every card decline (the simulator names none): the same id its payment_failed carries.
-    const result = answered.outcome === 'declined' && request.rail === 'card' && answered.confirmation_id === undefined ? { ...answered, confirmation_id: declinedIntentId(request) } : answered;
-    if (result.outcome === 'declined') this.declined.push({ request, at: this.now() });
-    return result;
-  }
-}
-
-/** The PaymentIntent of a declined card submission, one per idempotency key (as Stripe keeps one per key). */
-function declinedIntentId(request: PaymentRequest): string {
-  return `pi_declined_${request.idempotency_key.replace(/[^A-Za-z0-9]/g, '')}`;
-}
-
-/**
- * When the system may have handed a key to the processor (its outcome unknown to the system), as the system's own
- * evidence sees it (DESIGN 5 presented key, decisions F11): an attempt called the processor port (whether or not the
- * request arrived: a lost connection looks the same), or a holder whose lease named the period died and the next
- * holder took its lease over. The model's C2 lets a key first handed over before a ban be resent after it.
- */
-interface LeaseWrite {
-  readonly at: number;
-  readonly owner: string;
-  readonly purpose?: string;
-  /** The version this write replaced (a renewal), absent for an acquisition. */
-  readonly previous?: string;
-}
-
-export class HandOffLog {
-  /** Port calls: the attempt handed the request over (a fault at `processor.before` still counts). */
-  readonly handed: { user_id: string; billing_date: string; idempotency_key: string; at: number }[] = [];
-  /** Dead leases taken over: the lock key, what the dead holder named (billing_date or its due key) and since when. */
-  readonly deadLeases: { key: string; purpose: string; since: number }[] = [];
-  /** Every lease written: its version → when, what it named, who held it, and the version it replaced. */
-  private readonly written = new Map<string, LeaseWrite>();
-  constructor(private readonly now: () => number) {}
-
-  processor(inner: PaymentProcessor): PaymentProcessor {
-    return {
-      submit: (request, signal) => {
-        const ref = request.reference;
-        if (ref.kind === 'subscription') this.handed.push({ user_id: request.user_id, billing_date: ref.billing_date, idempotency_key: request.idempotency_key, at: this.now() });
-        return inner.submit(request, signal);
-      },
-    };
-  }
-
-  locks(inner: LockStore): LockStore {
-    const note = (lease: LockLease, previous?: string) => {
-      // First write wins: a hand-back puts the dead lease back under its own version.
-      if (!this.written.has(lease.record_version_number)) {
-        this.written.set(lease.record_version_number, { at: this.now(), owner: lease.owner_name, ...(lease.purpose !== undefined ? { purpose: lease.purpose } : {}), ...(previous !== undefined ? { previous } : {}) });
-      }
-    };
-    return {
-      tryAcquire: async (lease, nowMs, onTakeover) => {
-        const acquired = await inner.tryAcquire(lease, nowMs, (previous) => {
-          if (previous.purpose !== undefined) this.deadLeases.push({ key: previous.key, purpose: previous.purpose, since: this.namedSince(previous) });
-          onTakeover?.(previous);
-        });
-        if (acquired) note(lease);
-        return acquired;
-      },
-      renew: async (key, previousVersion, next) => {
-        const renewed = await inner.renew(key, previousVersion, next);
-        if (renewed) note(next, previousVersion);
-        return renewed;
-      },
-      release: (key, version) => inner.release(key, version),
-    };
-  }
-
-  /** When the holder of `lease` first named what it names (its heartbeats renew the lease under new versions). */
-  private namedSince(lease: LockLease): number {
-    let write: LeaseWrite | undefined = this.written.get(lease.record_version_number);
-    if (!write) return this.now();
-    for (;;) {
-      const before: LeaseWrite | undefined = write.previous !== undefined ? this.written.get(write.previous) : undefined;
-      if (!before || before.owner !== write.owner || before.purpose !== lease.purpose) return write.at;
-      write = before;
-    }
-  }
-
-  /**
-   * The first instant each of the user's keys may have reached the processor: its port call, or the lease of a dead
-   * holder that named the key's period. A lease naming a due key (`{billing_date}#{attempts}`) names key attempts + 1;
-   * one naming only the billing_date names the key current when it died, the first one handed over after it.
-   */
-  firstHandedOver(user: string): Map<string, number> {
-    const out = new Map<string, number>();
-    const earliest = (key: string, at: number) => out.set(key, Math.min(out.get(key) ?? at, at));
-    const handed = this.handed.filter((h) => h.user_id === user);
-    for (const h of handed) earliest(h.idempotency_key, h.at);
-    const lockKey = userLockKey(user);
-    for (const d of this.deadLeases) {
-      if (d.key !== lockKey) continue;
-      const hash = d.purpose.lastIndexOf('#');
-      if (hash >= 0) {
-        const [date, attempts] = [d.purpose.slice(0, hash), Number(d.purpose.slice(hash + 1))];
-        for (const h of handed) if (h.billing_date === date && h.idempotency_key.endsWith(`:${attempts + 1}`)) earliest(h.idempotency_key, d.since);
-      } else {
-        const next = handed.find((h) => h.billing_date === d.purpose && h.at >= d.since);
-        if (next) earliest(next.idempotency_key, d.since);
-      }
-    }
-    return out;
-  }
-}
-
-/** One app (its tables) serves many sequences, each with fresh users; recreated now and then so scans stay small. */
-let shared: { app: TestApp; recorder: SubmissionRecorder; uses: number } | undefined;
-const SEQUENCES_PER_APP = 15;
-const MODEL_STATUS_SHARDS = 1;
-
-export async function sharedApp(): Promise<{ app: TestApp; recorder: SubmissionRecorder }> {
-  if (!shared || shared.uses >= SEQUENCES_PER_APP) {
-    // One status shard: the scan cost of a collections run stays a few queries (sharding has its own tests).
-    // One clock for the directory and the system: no skew to allow for at the account gate.
-    const app = await createTestApp({ label: 'model', statusShardCount: MODEL_STATUS_SHARDS, settings: { accountClockSkewMs: 0 } });
-    const lookup = async (key: { user_id: string; billing_date: string }) => (await app.deps.billing.get(key)) as Json | undefined;
-    shared = { app, recorder: new SubmissionRecorder(app.simulator, () => app.clock.now().getTime(), lookup), uses: 0 };
-  }
-  shared.uses += 1;
-  return shared;
-}
 
 interface PendingDelivery {
   readonly label: string;
@@ -248,9 +93,14 @@ export class BillingWorld {
   private readonly settings: { default: 'approve'; users: Record<string, string>; accounts: Record<string, { status: 'active' | 'banned'; status_since?: string; available_balance_cents?: number; current_balance_cents?: number }> };
   private keyCounter = 0;
   lastPayKey: string | undefined;
-  /** Users whose records a step may have changed: only they are read again by `check`. */
-  private readonly dirty = new Set<string>();
-  private readonly cache = new Map<string, { records: (ObservedRecord & Json)[]; visible: Map<number, string> }>();
+  /** Writes naming a member: only a member some write named since the last read is read again (records, history, listing). */
+  private readonly writes: WriteWatch;
+  private readonly recordReads: MemberReads<(ObservedRecord & Json)[]>;
+  private readonly historyReads: MemberReads<Json[]>;
+  private readonly visibleReads: MemberReads<Map<number, string>>;
+  /** The member's write generation at its last check, and the table's at the last gauge check. */
+  private readonly checkedAt = new Map<string, number>();
+  private gaugesCheckedAt: number | undefined;
   /** Keys the system may have handed to the processor, and since when (C2's F11 rule). */
   readonly handOffs: HandOffLog;
   /** Known, assigned bugs whose paths the commands avoid for now (KNOWN_BUGS in the test). */
@@ -282,14 +132,17 @@ export class BillingWorld {
     app.simulator.configure(this.settings as never);
     app.clock.set(start);
     this.handOffs = new HandOffLog(() => this.now());
+    this.writes = writeWatchOf(app);
+    this.recordReads = new MemberReads(this.writes, (user) => this.readRecords(user));
+    this.historyReads = new MemberReads(this.writes, (user) => this.readHistoryRows(user));
+    this.visibleReads = new MemberReads(this.writes, (user) => this.readVisible(user));
   }
 
-  touch(user: string | number): void {
-    this.dirty.add(typeof user === 'number' ? this.users[user]! : user);
-  }
-
+  /** The next check reads every member and the gauges again, whatever the writes were. */
   touchAll(): void {
-    for (const u of this.users) this.dirty.add(u);
+    for (const reads of [this.recordReads, this.historyReads, this.visibleReads]) reads.forget();
+    this.checkedAt.clear();
+    this.gaugesCheckedAt = undefined;
   }
 
   now(): number {
@@ -347,7 +200,12 @@ export class BillingWorld {
 
   /* ---------------- reading the system ---------------- */
 
-  async records(user: string): Promise<(ObservedRecord & Json)[]> {
+  /** The member's records as a consistent read now returns them. */
+  records(user: string): Promise<(ObservedRecord & Json)[]> {
+    return this.recordReads.read(user);
+  }
+
+  private async readRecords(user: string): Promise<(ObservedRecord & Json)[]> {
     const out: Json[] = [];
     let start: Json | undefined;
     do {
@@ -366,7 +224,11 @@ export class BillingWorld {
     return out.map((item) => ({ ...item, amount_cents: Math.round(Number(item.amount) * 100) })) as (ObservedRecord & Json)[];
   }
 
-  async historyRows(user: string): Promise<Json[]> {
+  historyRows(user: string): Promise<Json[]> {
+    return this.historyReads.read(user);
+  }
+
+  private async readHistoryRows(user: string): Promise<Json[]> {
     const out: Json[] = [];
     let start: Json | undefined;
     do {
@@ -405,7 +267,11 @@ export class BillingWorld {
   }
 
   /** What the API lists for the user (every page): billing_date (ms) → status as shown. */
-  async visible(user: string): Promise<Map<number, string>> {
+  visible(user: string): Promise<Map<number, string>> {
+    return this.visibleReads.read(user);
+  }
+
+  private async readVisible(user: string): Promise<Map<number, string>> {
     const shown = new Map<number, string>();
     let next: string | null = null;
     for (let pages = 0; pages < 20; pages++) {
@@ -503,7 +369,6 @@ export class BillingWorld {
     const queue = this.membershipQueues.get(userId)!;
     const m = this.model.members[this.users.indexOf(userId)]!;
     while (queue.length > 0) {
-      this.touch(userId);
       const sent = queue[0]!;
       const before = await this.records(userId);
       const now = this.now();
@@ -558,7 +423,6 @@ export class BillingWorld {
   /** A signed balance webhook through its function, then its queue message to the webhook-balance-worker. */
   async balanceWebhook(user: number, cents: number): Promise<void> {
     const userId = this.users[user]!;
-    this.touch(userId);
     const body = JSON.stringify({ event_id: `bal-${randomUUID()}`, user_id: userId, institution_id: 'ins_1', available_balance_cents: cents, current_balance_cents: cents, occurred_at: iso(this.now()) });
     const queue = this.app.balanceEventsQueue;
     queue.clear();
@@ -583,9 +447,6 @@ export class BillingWorld {
   /** Delivers a Stripe event (signed now); a refusal (409, 5xx) is delivered again later, re-signed. */
   async sendStripe(body: Json, onAnswer: (res: { status: number; body: any }) => Promise<void> | void, remember = true): Promise<void> {
     if (remember) this.sentStripe.push(body);
-    const owner = body.data?.object?.metadata?.user_id;
-    if (typeof owner === 'string' && this.users.includes(owner)) this.touch(owner);
-    else this.touchAll();
     const deliver = async (): Promise<boolean> => {
       const proc = this.process('stripe-webhook');
       const res = responseOf(await createStripeWebhookHandler(proc.deps)(stripeDelivery(body, { signedAtMs: Date.now() })));
@@ -602,7 +463,6 @@ export class BillingWorld {
   }
 
   async sendAch(body: Json, onAnswer: (res: { status: number; body: any }) => Promise<void> | void): Promise<void> {
-    this.touch(body.reference.user_id);
     const deliver = async (): Promise<boolean> => {
       const proc = this.process('ach-handler');
       const res = responseOf(await createAchHandler(proc.deps)(achDelivery(body, { signedAtMs: Date.now() })));
@@ -786,7 +646,6 @@ export class BillingWorld {
   async drain(): Promise<void> {
     for (const user of this.users) await this.drainMemberships(user);
     const retry = this.pending.splice(0);
-    if (retry.length > 0) this.touchAll();
     for (const p of retry) if (!(await p.attempt())) this.pending.push(p);
     this.collectBankOutcomes();
   }
@@ -801,7 +660,6 @@ export class BillingWorld {
     const mine = new Set(this.users);
     const messages = queue.sent.filter((m) => mine.has(JSON.parse(m.body).user_id));
     queue.clear();
-    for (const m of messages) this.touch(JSON.parse(m.body).user_id);
     let failed = 0;
     for (let i = 0; i < messages.length; i += 10) {
       const proc = this.process('batch-worker');
@@ -844,7 +702,6 @@ export class BillingWorld {
    */
   async newInstrument(user: number, kind: 'ach_account' | 'ach_authorization' | 'pinless' | 'card'): Promise<void> {
     const userId = this.users[user]!;
-    this.touch(userId);
     this.keyCounter += 1;
     const n = this.keyCounter;
     const account = this.settings.accounts[userId] ?? { status: 'active' as const };
@@ -930,7 +787,6 @@ export class BillingWorld {
     const key = last?.key ?? `run-${this.users[0]}-${this.keyCounter}`;
     const body = last?.body ?? { state, user_ids: [...this.users], reason: 'model bulk retry', ...(options.dryRun ? { dry_run: true } : {}) };
     this.lastRun = { key, body };
-    for (const id of body.user_ids) this.touch(id);
     const queue = this.app.retryRunsQueue;
     queue.clear();
     const res = await this.api('POST', '/v1/billing/retry-runs', {}, body, undefined, true, { 'Idempotency-Key': key });
@@ -952,7 +808,6 @@ export class BillingWorld {
   async deliverRetryRunItems(duplicate: boolean): Promise<void> {
     const items = this.retryRunItems.splice(0);
     if (items.length === 0) return;
-    for (const m of items) this.touch(JSON.parse(m.body).user_id);
     const deliveries = duplicate ? items.flatMap((m) => [m, m]) : items;
     const failed = new Map<string, { id: string; body: string }>();
     for (let i = 0; i < deliveries.length; i += 10) {
@@ -980,7 +835,6 @@ export class BillingWorld {
 
   /** Waive: the model learns of it from the record (a committed waive counts even when the answer was an error). */
   async waive(user: number, record: Json): Promise<void> {
-    this.touch(user);
     const kind = recordSlot(this.member(user), record as ObservedRecord)?.slot.kind;
     if (this.known.has('waive_cancel_successor') && kind === 'cancel') return;
     if (this.known.has('waive_ends_pause') && kind === 'pause') return;
@@ -996,7 +850,6 @@ export class BillingWorld {
   }
 
   async changeDueDate(user: number, record: Json, to: number): Promise<void> {
-    this.touch(user);
     const now = this.now();
     const found = recordSlot(this.member(user), record as ObservedRecord);
     if (this.known.has('due_date_change_erases_cancel') && found?.slot.kind === 'cancel') return;
@@ -1015,73 +868,45 @@ export class BillingWorld {
 
   /* ---------------- the checks ---------------- */
 
-  /** Every item write has its history row: the row at the item's last_run_date exists and equals the item. */
-  private async historyProblems(user: string, records: readonly Json[]): Promise<string[]> {
-    const rows = new Map((await this.historyRows(user)).map((r) => [r.last_run_date as string, r]));
-    const problems: string[] = [];
-    for (const item of records) {
-      const row = rows.get(item.last_run_date);
-      if (!row) {
-        problems.push(`${user}: ${item.billing_date} (${item.billing_status} v${item.version}) has no history row at its last_run_date ${item.last_run_date}`);
-        continue;
-      }
-      const strip = (o: Json, drop: (k: string) => boolean) => Object.fromEntries(Object.entries(o).filter(([k]) => !drop(k)).sort(([a], [b]) => (a < b ? -1 : 1)));
-      // KNOWN_BUGS failure_row_process: a saved failure's audit row names the attempt's process, the item keeps the old one.
-      const tolerated = (k: string) => k === 'process' && this.known.has('failure_row_process') && row.billing_failed_at !== undefined && row.last_run_date === item.last_run_date;
-      // Index keys live on the item only; decline_code/decline_class are on both (DESIGN 5b).
-      const indexKeys = new Set(['failing_shard', 'exception_shard', 'exception_at', 'dunning_shard', 'dunning_due_at', 'due_shard', 'due_at', 'held_shard', 'held_at']);
-      const itemSide = strip(item, (k) => indexKeys.has(k) || k === 'amount_cents' || tolerated(k));
-      const rowSide = strip(row, (k) => k.startsWith('data_') || k === 'actor' || k === 'reason' || k === 'run_id' || k === 'billing_event' || k.startsWith('hold_') || k === 'held_instrument_id' || tolerated(k));
-      if (JSON.stringify(itemSide) !== JSON.stringify(rowSide)) {
-        problems.push(`${user}: history row ${item.last_run_date} differs from the item ${item.billing_date}: item ${JSON.stringify(itemSide)} row ${JSON.stringify(rowSide)}`);
-      }
-    }
-    return problems;
-  }
-
-  /**
-   * The collections-job's gauges, kept by the writes (gauge counters), equal what COUNT queries over
-   * the failing-index and dunning-index find: over the whole table (every sequence of this app), so
-   * a write anywhere that changed a record's class without its counter shows here.
-   */
-  async gaugeProblems(): Promise<string[]> {
-    const [failing, dunning, counted] = await Promise.all([
-      this.app.deps.billing.countFailing(),
-      this.app.deps.billing.countDunning(),
-      countGaugesFromIndexes(this.app.db.client, this.app.db.tables.billingActivity, MODEL_STATUS_SHARDS),
-    ]);
-    const kept = { failing_retrying: failing.retrying, failing_parked: failing.parked, dunning_retrying: dunning.retrying, dunning_exhausted: dunning.exhausted };
-    return JSON.stringify(kept) === JSON.stringify(counted) ? [] : [`gauges: the counters say ${JSON.stringify(kept)}, the indexes hold ${JSON.stringify(counted)}`];
-  }
-
   /** All invariants after a step; throws with the trace when one fails. */
   async check(label: string): Promise<void> {
     const problems = [...this.problems];
     this.problems.length = 0;
     const now = this.now();
-    for (let i = 0; i < this.users.length; i++) {
-      const user = this.users[i]!;
-      let cached = this.cache.get(user);
-      const fresh = !cached || this.dirty.has(user);
-      if (fresh) {
-        cached = { records: await this.records(user), visible: await this.visible(user) };
-        this.cache.set(user, cached);
-      }
-      const { records, visible } = cached!;
+    // A member no write named since their last check has the records, rows and listing it judged (history as then);
+    // the counters and the indexes they are checked against change only by writes to the table. Read at once, judged in order.
+    const table = this.writes.tableGeneration();
+    const [observed, gauges] = await Promise.all([
+      Promise.all(
+        this.users.map(async (user) => {
+          const generation = this.writes.generation(user);
+          const fresh = this.checkedAt.get(user) !== generation;
+          const [records, visible, rows] = await Promise.all([this.records(user), this.visible(user), fresh ? this.historyRows(user) : undefined]);
+          return { user, generation, records, visible, rows };
+        }),
+      ),
+      this.gaugesCheckedAt !== table ? gaugeProblems(this.app) : undefined,
+    ]);
+    for (const [i, { user, generation, records, visible, rows }] of observed.entries()) {
       const charges = this.charges(user);
       const firstPresentedAt = this.handOffs.firstHandedOver(user);
       for (const p of this.recorder.presentments) if (p.user_id === user) firstPresentedAt.set(p.idempotency_key, Math.min(firstPresentedAt.get(p.idempotency_key) ?? p.at, p.at));
       problems.push(...violations(this.member(i), { records, charges, visible, firstPresentedAt }, now));
       problems.push(...dunningViolations(this.recorder.presentments.filter((p) => p.user_id === user)));
-      if (fresh) problems.push(...(await this.historyProblems(user, records)));
+      if (rows) {
+        problems.push(...historyProblems(user, records, rows, this.known));
+        if (this.writes.generation(user) === generation) this.checkedAt.set(user, generation);
+      }
       for (const r of records) {
         const answered = r.transaction_id === undefined ? undefined : this.achAnswered.get(r.transaction_id);
         if (r.billing_status === 'ACHSENT' && answered) problems.push(`${user}: ${r.billing_date} is ACHSENT with ${r.transaction_id}, whose bank outcome was already ${answered}: the outcome was dropped`);
       }
     }
-    this.dirty.clear();
     problems.push(...this.railProblems());
-    problems.push(...(await this.gaugeProblems()));
+    if (gauges) {
+      problems.push(...gauges);
+      if (this.writes.tableGeneration() === table) this.gaugesCheckedAt = table;
+    }
     if (problems.length > 0) throw new ModelViolation(label, problems, this);
   }
 
@@ -1116,18 +941,7 @@ export class BillingWorld {
     this.touchAll();
     await this.check('settle');
     const problems: string[] = [];
-    for (const user of this.users) {
-      const rows = await this.historyRows(user);
-      // On the books: a transaction some write of the item recorded, or an unowed_payment exception naming it (listed for refund).
-      const unowed = (r: Json) => [
-        r.ach_exception?.code === 'unowed_payment' ? r.ach_exception.confirmation_id : undefined,
-        r.card_exception?.code === 'unowed_payment' ? r.card_exception.payment_intent_id : undefined,
-      ];
-      const recorded = new Set(rows.flatMap((r) => [r.transaction_id, ...unowed(r)]).filter(Boolean));
-      for (const c of this.charges(user)) {
-        if (!recorded.has(c.confirmation_id)) problems.push(`${user}: the processor's charge ${c.idempotency_key} (${c.confirmation_id}, ${c.amount_cents}) for ${c.billing_date} is on no record: money taken and not on the books`);
-      }
-    }
+    for (const user of this.users) problems.push(...unbookedCharges(user, await this.historyRows(user), this.charges(user)));
     if (problems.length > 0) throw new ModelViolation('settle: charges on the books', problems, this);
     this.railProblems(true);
     const events: string[] = [];
@@ -1141,21 +955,5 @@ export class BillingWorld {
 
   private bankOutboxAll(): BankOutcome[] {
     return [...this.bankOutbox];
-  }
-}
-
-export class ModelViolation extends Error {
-  constructor(label: string, problems: readonly string[], world: BillingWorld) {
-    super(
-      [
-        `after ${label}: ${problems.length} violation(s)`,
-        ...problems.map((p) => `  - ${p}`),
-        'model log:',
-        ...world.model.log.slice(-30).map((l) => `  ${l}`),
-        'last deliveries:',
-        ...world.trace.slice(-40),
-      ].join('\n'),
-    );
-    this.name = 'ModelViolation';
   }
 }

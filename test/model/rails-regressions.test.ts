@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DAY, HOUR } from '../support/time.js';
 import { checkoutEvent } from './commands.js';
-import { BillingWorld, sharedApp } from './harness.js';
+import { BillingWorld } from './harness.js';
+import { sharedApp } from './shared-app.js';
 import type { Plan } from './reference-model.js';
 
 /**

@@ -2,7 +2,8 @@ import type { MembershipEventType } from '../../src/domain/membership-events.js'
 import { describe, expect, it } from 'vitest';
 import { DAY, LOCK_LEASE_MS, MINUTE } from '../support/time.js';
 import { checkoutEvent } from './commands.js';
-import { BillingWorld, sharedApp } from './harness.js';
+import { BillingWorld } from './harness.js';
+import { sharedApp } from './shared-app.js';
 import { ms, type Method, type Plan, type Term } from './reference-model.js';
 
 /**

@@ -15,6 +15,13 @@ class SteppedWallClock {
   };
 }
 
+/** Node's timers may fire a millisecond before Date.now() reaches their time: each sleep of 2 ms or more ends 1 ms short. */
+class EarlyWakingClock extends SteppedWallClock {
+  override readonly sleep = async (ms: number): Promise<void> => {
+    this.ms += ms >= 2 ? ms - 1 : ms;
+  };
+}
+
 /** The store, recording each lease request (the DynamoDB requests the limiter makes). */
 class CountingStore implements ProcessorBudgetStore {
   leases: { second: number; count: number; granted: number }[] = [];
@@ -60,6 +67,21 @@ describe('ProcessorLimiter on DynamoDB Local', () => {
     expect(seconds.filter((s) => s === first)).toHaveLength(18);
     expect(seconds.filter((s) => s === first + 1)).toHaveLength(2);
     expect(store.leases.filter((lease) => lease.granted > 0)).toHaveLength(20);
+  });
+
+  it('a token leased for the next second is not used before that second begins, when the timer wakes a millisecond early', async () => {
+    start += 100_000;
+    const second = Math.floor(start / 1000) + 1;
+    // Asked late in a second: the lease is for the next one, and the limiter sleeps until it begins.
+    const clock = new EarlyWakingClock(second * 1000 + USE_WITHIN_MS + 50);
+    const { store, limiter: l } = limiter('scheduled', clock);
+    for (let i = 0; i < 3; i++) {
+      await l.withBlock({ stripe: 1 }, async (block) => block.take('stripe'));
+      // Used in the second it was leased for: one used in the second before would be over that second's budget.
+      expect(Math.floor(clock.ms / 1000)).toBe(store.leases.at(-1)!.second);
+      clock.ms = Math.floor(clock.ms / 1000) * 1000 + USE_WITHIN_MS + 50;
+    }
+    expect(store.leases.map((lease) => lease.second)).toEqual([second + 1, second + 2, second + 3]);
   });
 
   it('a person caller may use the share the schedule leaves', async () => {

@@ -100,6 +100,8 @@ export interface TestAppOptions {
   readonly label?: string;
   readonly now?: string;
   readonly statusShardCount?: number;
+  /** Shards of the loan payments' status index (GSI2); default 8. */
+  readonly paymentShardCount?: number;
   readonly settings?: Partial<Settings>;
   /** Replace the simulator as processor or account directory (e.g. to inject faults). */
   readonly processor?: PaymentProcessor;
@@ -128,6 +130,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     client: db.client,
     tables: db.tables,
     ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}),
+    ...(options.paymentShardCount !== undefined ? { paymentShardCount: options.paymentShardCount } : {}),
   });
   const wallClock = options.wallClock ?? systemClock;
   const deps: AppDeps = {
@@ -148,7 +151,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     settings: { stage: 'test', balanceThresholdCents: 5000, maxPaymentCents: DEFAULT_MAX_PAYMENT_CENTS, ...options.settings },
   };
   const shared = sharedDeps(deps);
-  const dynamo = { client: db.client, tables: db.tables, ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}) };
+  const dynamo = {
+    client: db.client,
+    tables: db.tables,
+    ...(options.statusShardCount !== undefined ? { statusShardCount: options.statusShardCount } : {}),
+    ...(options.paymentShardCount !== undefined ? { paymentShardCount: options.paymentShardCount } : {}),
+  };
   const depsFor = (name: FunctionName, replace: Partial<SharedDeps> = {}): AppDeps => functionDeps(name, { ...shared, ...replace }, dynamo);
   return { deps, depsFor, db, clock, wallClock, simulator, collectionsQueue, collectionQueues, balanceEventsQueue, retryRunsQueue, reconciliationQueue, metrics };
 }

@@ -26,3 +26,15 @@ export async function retryingConflicts<T>(send: () => Promise<T>): Promise<T> {
     }
   }
 }
+
+/** Reads again (a few times, after short waits) while a transactional read is cancelled by a transaction writing one of its items. */
+export async function retryingReadConflicts<T>(read: () => Promise<T>): Promise<T> {
+  for (let retry = 0; ; retry++) {
+    try {
+      return await read();
+    } catch (error) {
+      if (retry >= 3 || !cancellationCodes(error)?.includes('TransactionConflict')) throw error;
+      await sleep(10 * 2 ** retry);
+    }
+  }
+}

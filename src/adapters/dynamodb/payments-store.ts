@@ -1,84 +1,28 @@
-import { GetItemCommand, QueryCommand, TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { parseCold, safeParseCold } from '../../domain/lazy-schema.js';
-import type { DueLoanPaymentRetry, LoanPaymentAudit, PaymentsStore } from '../../domain/ports/loan-payments.js';
+import { GetItemCommand, QueryCommand, TransactGetItemsCommand, TransactWriteItemsCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { parseCold } from '../../domain/lazy-schema.js';
+import { isEmptyInstrumentWrite, type InstrumentWrite } from '../../domain/instruments/instrument.js';
+import type { DueLoanPaymentRetry, LoanAttemptRead, LoanPaymentAudit, PaymentsStore } from '../../domain/ports/loan-payments.js';
 import type { Page, PageRequest } from '../../domain/ports/page.js';
 import { loanPaymentHistoryRowSchema, loanPaymentSchema, type LoanPayment, type LoanPaymentHistoryRow, type LoanPaymentStatus } from '../../domain/loan-payments.js';
 import type { AchRateCounts, AchRateTally } from '../../domain/ach-return-rates.js';
 import { counterUpdate, readCounters, type CounterKeyNames } from './ach-rate-counters.js';
-import { retryingConflicts } from './conflict-retry.js';
-import { marshallItem, unmarshallItem, type Item } from './attribute-codec.js';
-import { CorruptItemError, InvalidTransactionError, toDomainError } from './errors.js';
+import { retryingConflicts, retryingReadConflicts } from './conflict-retry.js';
+import { marshallItem } from './attribute-codec.js';
+import { InvalidTransactionError, toDomainError } from './errors.js';
+import { instrumentsFromItem, instrumentsKey, instrumentsTransactItem } from './instruments/item.js';
+import { historyPrefix, historySortKey, paymentFromItem, paymentHistoryFromItem, paymentKeys } from './payment-item.js';
 import { DEFAULT_PAGE_LIMIT, decodeStartKey, encodeStartKey, listAcrossShards, pageLimit, streamAcrossShards } from './pagination.js';
-import { assertShardCount, shardOf } from './sharding.js';
+import { assertShardCount } from './sharding.js';
 import type { MoneyMovement } from '../../domain/money-movements.js';
 import { movementPut } from './money-movements.js';
 import { PAYMENTS_INDEXES } from './table-definitions.js';
+
+export { paymentKeys, retrySortKey, historySortKey, type PaymentKeys } from './payment-item.js';
 
 export const DEFAULT_PAYMENT_SHARD_COUNT = 8;
 
 /** The ACH return-rate counters of loan payments live here under PK/SK (ach-rate-counters.ts). */
 const COUNTER_KEYS: CounterKeyNames = { partition: 'PK', sort: 'SK' };
-
-/** Key attributes of a payment item (GSI2 sharded, DESIGN 2.7). */
-export interface PaymentKeys {
-  PK: string;
-  SK: string;
-  GSI1PK: string;
-  GSI1SK: string;
-  GSI2PK: string;
-  GSI2SK: string;
-  GSI3PK?: string;
-  GSI3SK?: string;
-  GSI4PK: string;
-  GSI4SK: string;
-}
-
-const KEY_ATTRIBUTES = ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'GSI3PK', 'GSI3SK', 'GSI4PK', 'GSI4SK'] as const;
-
-/** The GSI2 sort key of a RETRY payment orders by its next attempt (a legacy item without one is due at its last update). */
-export function retrySortKey(payment: Pick<LoanPayment, 'loc_payment_id' | 'loc_next_attempt_at' | 'loc_last_updated'>): string {
-  return `STATUS#RETRY#AT#${payment.loc_next_attempt_at ?? payment.loc_last_updated}#PAYMENT#${payment.loc_payment_id}`;
-}
-
-/**
- * Audit rows live beside their payment (same PK), one per version: the version orders them and
- * makes the key unique, so an audit row is never overwritten. They carry no GSI keys, so no index
- * (and no list of payments) ever sees them.
- */
-export function historySortKey(payment: Pick<LoanPayment, 'loc_loan_id' | 'loc_payment_id' | 'version'>): string {
-  return `${historyPrefix(payment.loc_loan_id, payment.loc_payment_id)}${String(payment.version).padStart(10, '0')}`;
-}
-
-function historyPrefix(loanId: string, paymentId: string): string {
-  return `LOAN#${loanId}#PAYMENT#${paymentId}#HISTORY#`;
-}
-
-function assertKeyPart(value: string, what: string): void {
-  // '#' separates key segments; an id containing it could match another loan's prefix.
-  if (value.includes('#')) throw new InvalidTransactionError(`${what} must not contain '#': ${value}`);
-}
-
-export function paymentKeys(payment: LoanPayment, shardCount: number): PaymentKeys {
-  const { loc_user_id: user, loc_loan_id: loan, loc_payment_id: id, loc_status: status } = payment;
-  assertKeyPart(user, 'loc_user_id');
-  assertKeyPart(loan, 'loc_loan_id');
-  assertKeyPart(id, 'loc_payment_id');
-  const keys: PaymentKeys = {
-    PK: `USER#${user}`,
-    SK: `LOAN#${loan}#PAYMENT#${id}`,
-    GSI1PK: `USER#${user}`,
-    GSI1SK: `LOAN#${loan}#STATUS#${status}#PAYMENT#${id}`,
-    GSI2PK: `PAYMENT#${shardOf(id, shardCount)}`,
-    GSI2SK: status === 'RETRY' ? retrySortKey(payment) : `STATUS#${status}#PAYMENT#${id}`,
-    GSI4PK: `USER#${user}#LOAN#${loan}`,
-    GSI4SK: `CREATED#${payment.loc_created_date}#PAYMENT#${id}`,
-  };
-  if (payment.loc_confirmation_id) {
-    keys.GSI3PK = `USER#${user}`;
-    keys.GSI3SK = `CONFIRMATION#${payment.loc_confirmation_id}`;
-  }
-  return keys;
-}
 
 export interface DynamoPaymentsStoreOptions {
   readonly client: DynamoDBClient;
@@ -87,6 +31,8 @@ export interface DynamoPaymentsStoreOptions {
   readonly paymentShardCount?: number;
   /** money-movements: for an update that carries movement rows (DESIGN 14). */
   readonly movementsTableName?: string;
+  /** instruments: read with the payment by an attempt and written in its transaction (DESIGN 3.2). */
+  readonly instrumentsTableName?: string;
 }
 
 /**
@@ -99,11 +45,13 @@ export class DynamoPaymentsStore implements PaymentsStore {
   private readonly table: string;
   private readonly shardCount: number;
   private readonly movementsTable: string | undefined;
+  private readonly instrumentsTable: string | undefined;
 
   constructor(options: DynamoPaymentsStoreOptions) {
     this.client = options.client;
     this.table = options.tableName;
     this.movementsTable = options.movementsTableName;
+    this.instrumentsTable = options.instrumentsTableName;
     this.shardCount = assertShardCount(options.paymentShardCount ?? DEFAULT_PAYMENT_SHARD_COUNT, 'paymentShardCount');
   }
 
@@ -117,7 +65,24 @@ export class DynamoPaymentsStore implements PaymentsStore {
         }),
       ),
     );
-    return out.Item ? this.decode(out.Item) : undefined;
+    return out.Item ? paymentFromItem(out.Item, this.table) : undefined;
+  }
+
+  async getForAttempt(userId: string, loanId: string, paymentId: string): Promise<LoanAttemptRead> {
+    const instrumentsTable = this.instrumentsTable;
+    if (!instrumentsTable) throw new InvalidTransactionError('payments.getForAttempt needs the instruments table');
+    const command = new TransactGetItemsCommand({
+      TransactItems: [
+        { Get: { TableName: this.table, Key: { PK: { S: `USER#${userId}` }, SK: { S: `LOAN#${loanId}#PAYMENT#${paymentId}` } } } },
+        { Get: { TableName: instrumentsTable, Key: instrumentsKey(userId) } },
+      ],
+    });
+    const out = await retryingReadConflicts(() => this.send('payments.getForAttempt', () => this.client.send(command)));
+    const [payment, instruments] = out.Responses ?? [];
+    return {
+      payment: payment?.Item ? paymentFromItem(payment.Item, this.table) : undefined,
+      instruments: instrumentsFromItem(instruments?.Item, userId, instrumentsTable),
+    };
   }
 
   /** Newest first by `loc_created_date` (GSI4; ties by payment id, descending). Eventually consistent, like every index. */
@@ -135,7 +100,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
         }),
       ),
     );
-    return { items: (out.Items ?? []).map((item) => this.decode(item)), next: encodeStartKey(out.LastEvaluatedKey) };
+    return { items: (out.Items ?? []).map((item) => paymentFromItem(item, this.table)), next: encodeStartKey(out.LastEvaluatedKey) };
   }
 
   /** Newest first (the version orders the rows), strongly consistent. */
@@ -153,7 +118,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
         }),
       ),
     );
-    return { items: (out.Items ?? []).map((item) => this.decodeHistory(item)), next: encodeStartKey(out.LastEvaluatedKey) };
+    return { items: (out.Items ?? []).map((item) => paymentHistoryFromItem(item, this.table)), next: encodeStartKey(out.LastEvaluatedKey) };
   }
 
   /**
@@ -228,7 +193,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
         }),
       ),
     );
-    return { items: (out.Items ?? []).map((item) => this.decode(item)), next: encodeStartKey(out.LastEvaluatedKey) };
+    return { items: (out.Items ?? []).map((item) => paymentFromItem(item, this.table)), next: encodeStartKey(out.LastEvaluatedKey) };
   }
 
   /** Every GSI2 shard in parallel, merged in GSI2SK order (payment id; RETRY: next attempt, then id). Eventually consistent. */
@@ -261,7 +226,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
         SK: item.SK?.S ?? '',
       }),
     });
-    return { items: items.map((item) => this.decode(item)), next };
+    return { items: items.map((item) => paymentFromItem(item, this.table)), next };
   }
 
   /** GSI3 finds the key; the payment comes from a consistent get. */
@@ -288,11 +253,19 @@ export class DynamoPaymentsStore implements PaymentsStore {
     await this.write('payments.create', payment, audit, 'attribute_not_exists(PK)', undefined, 'exists');
   }
 
-  async update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally, movements: readonly MoneyMovement[] = []): Promise<void> {
+  async update(
+    payment: LoanPayment,
+    expectedVersion: number,
+    audit: LoanPaymentAudit,
+    achRates?: AchRateTally,
+    movements: readonly MoneyMovement[] = [],
+    instruments?: InstrumentWrite,
+  ): Promise<void> {
     if (payment.version !== expectedVersion + 1) {
       throw new InvalidTransactionError(`payments.update: version must be ${expectedVersion + 1}`);
     }
-    await this.write('payments.update', payment, audit, 'version = :expected', { ':expected': { N: String(expectedVersion) } }, 'concurrent', achRates, movements);
+    const presented = instruments && !isEmptyInstrumentWrite(instruments) ? instruments : undefined;
+    await this.write('payments.update', payment, audit, 'version = :expected', { ':expected': { N: String(expectedVersion) } }, 'concurrent', achRates, movements, presented);
   }
 
   async achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts> {
@@ -309,8 +282,10 @@ export class DynamoPaymentsStore implements PaymentsStore {
     meaning: 'exists' | 'concurrent',
     achRates?: AchRateTally,
     movements: readonly MoneyMovement[] = [],
+    instruments?: InstrumentWrite,
   ): Promise<void> {
     if (movements.length > 0 && !this.movementsTable) throw new InvalidTransactionError(`${operation}: a movement needs the money-movements table`);
+    if (instruments && !this.instrumentsTable) throw new InvalidTransactionError(`${operation}: an instruments write needs the instruments table`);
     const parsed = parseCold(loanPaymentSchema, payment);
     const item = marshallItem({ ...parsed, ...paymentKeys(parsed, this.shardCount) });
     const row: LoanPaymentHistoryRow = parseCold(loanPaymentHistoryRowSchema, {
@@ -323,7 +298,7 @@ export class DynamoPaymentsStore implements PaymentsStore {
     const historyItem = marshallItem({ ...row, PK: `USER#${parsed.loc_user_id}`, SK: historySortKey(parsed) });
     const label = `${this.table} payment (user=${parsed.loc_user_id}, loan=${parsed.loc_loan_id}, payment=${parsed.loc_payment_id})`;
     try {
-      // Sent again when only a conflict on the ACH counter shard (or another item) cancelled it: nothing was written.
+      // Sent again when only a conflict on the ACH counter shard or the instruments item cancelled it: nothing was written.
       await retryingConflicts(() => this.client.send(
         new TransactWriteItemsCommand({
           TransactItems: [
@@ -338,6 +313,8 @@ export class DynamoPaymentsStore implements PaymentsStore {
             { Put: { TableName: this.table, Item: historyItem, ConditionExpression: 'attribute_not_exists(PK)' } },
             ...(achRates ? [counterUpdate(this.table, COUNTER_KEYS, achRates)] : []),
             ...movements.map((m) => movementPut(this.movementsTable!, m)),
+            // No condition on the instruments item: a return applied meanwhile never fails the payment's write.
+            ...(instruments ? [instrumentsTransactItem(this.instrumentsTable!, instruments)] : []),
           ],
         }),
       ));
@@ -350,32 +327,10 @@ export class DynamoPaymentsStore implements PaymentsStore {
           { onConditionFailed: 'concurrent', label: `${label} audit row v${parsed.version}` },
           ...(achRates ? [{ onConditionFailed: 'concurrent' as const, label: `${this.table} ACH return-rate counter (${achRates.day})` }] : []),
           ...movements.map((m) => ({ onConditionFailed: 'concurrent' as const, label: `money movement ${m.movement_id}` })),
+          ...(instruments ? [{ onConditionFailed: 'concurrent' as const, label: `${this.instrumentsTable} item (user_id=${instruments.user_id})` }] : []),
         ],
       });
     }
-  }
-
-  private decodeHistory(item: Item): LoanPaymentHistoryRow {
-    const raw = unmarshallItem(item);
-    delete raw.PK;
-    delete raw.SK;
-    const parsed = safeParseCold(loanPaymentHistoryRowSchema, raw);
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');
-      throw new CorruptItemError(`${this.table} item (PK=${item.PK?.S ?? '?'}, SK=${item.SK?.S ?? '?'}) is corrupt: ${issues}`);
-    }
-    return parsed.data;
-  }
-
-  private decode(item: Item): LoanPayment {
-    const raw = unmarshallItem(item);
-    for (const name of KEY_ATTRIBUTES) delete raw[name];
-    const parsed = safeParseCold(loanPaymentSchema, raw);
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(item)'}: ${i.message}`).join('; ');
-      throw new CorruptItemError(`${this.table} item (PK=${item.PK?.S ?? '?'}, SK=${item.SK?.S ?? '?'}) is corrupt: ${issues}`);
-    }
-    return parsed.data;
   }
 
   private async send<T>(operation: string, call: () => Promise<T>): Promise<T> {

@@ -1,7 +1,6 @@
 import { loanAchHold } from '../ach-outcomes.js';
 import type { LoanPayment } from '../loan-payments.js';
 import type { AccountDirectory } from '../ports/account-directory.js';
-import type { InstrumentStore } from '../ports/instruments.js';
 import { formatInstant } from '../time.js';
 import { presentmentEntry } from './attempt.js';
 import { CEILING_CODE, cardCeilingReached, type Initiated } from './ceilings.js';
@@ -9,11 +8,13 @@ import { currentInstrument, entryLimitReached, instrumentHold, refusalOf, type I
 import type { DeclineClass } from '../records.js';
 import { entryIdOf, type Instrument, type InstrumentsItem, type InstrumentWrite } from './instrument.js';
 
-/** The loan paths' instrument (DESIGN 3.2): the account directory's answer and the user's instruments item, as a period's attempt reads them. */
+/**
+ * The loan paths' instrument (DESIGN 3.2): the account directory's answer and the user's instruments
+ * item, read with the payment in one request (PaymentsStore.getForAttempt) as a period's attempt reads it.
+ */
 
 export interface LoanInstrumentDeps {
   readonly accounts: AccountDirectory;
-  readonly instruments: Pick<InstrumentStore, 'get' | 'write'>;
 }
 
 export interface LoanInstrumentDecision {
@@ -26,12 +27,13 @@ export interface LoanInstrumentDecision {
 export async function decideLoanInstrument(
   deps: LoanInstrumentDeps,
   payment: LoanPayment | Pick<LoanPayment, 'loc_user_id' | 'loc_payment_id' | 'loc_payment_method' | 'loc_account_last_four'>,
+  item: InstrumentsItem,
   recentNewestFirst: readonly LoanPayment[],
   now: Date,
   initiated: Initiated,
   signal?: AbortSignal,
 ): Promise<LoanInstrumentDecision> {
-  const [account, item] = await Promise.all([deps.accounts.getAccount(payment.loc_user_id, signal), deps.instruments.get(payment.loc_user_id)]);
+  const account = await deps.accounts.getAccount(payment.loc_user_id, signal);
   const instrument = currentInstrument(account, payment.loc_payment_method);
   const onInstrument = instrumentHold(item, instrument);
   if (onInstrument) return { instrument, item, refusal: onInstrument };
@@ -46,7 +48,7 @@ export async function decideLoanInstrument(
   return ceiling ? { instrument, item, refusal: { code: CEILING_CODE, ...ceiling } } : { instrument, item };
 }
 
-/** What a loan payment's presentment adds to the instruments item (declined or not), written beside the payment's own write. */
+/** What a loan payment's presentment adds to the instruments item (declined or not), written in the payment's own transaction. */
 export function loanPresentmentWrite(
   read: LoanPayment,
   instrument: Instrument | undefined,

@@ -1,4 +1,5 @@
 import type { DecidedBy } from '../instruments/holds.js';
+import type { InstrumentsItem, InstrumentWrite } from '../instruments/instrument.js';
 import type { AchRateCounts, AchRateTally } from '../ach-return-rates.js';
 import type { MoneyMovement } from '../money-movements.js';
 import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../loan-payments.js';
@@ -21,8 +22,16 @@ export interface DueLoanPaymentRetry {
   readonly next_attempt_at: string;
 }
 
+/** What a loan attempt reads in one consistent request: the payment and the user's instruments (DESIGN 3.2). */
+export interface LoanAttemptRead {
+  readonly payment: LoanPayment | undefined;
+  readonly instruments: InstrumentsItem;
+}
+
 export interface PaymentsStore {
   get(userId: string, loanId: string, paymentId: string): Promise<LoanPayment | undefined>;
+  /** The payment and the user's instruments item in one consistent TransactGetItems (retried on a conflict). */
+  getForAttempt(userId: string, loanId: string, paymentId: string): Promise<LoanAttemptRead>;
   /** Newest first (`loc_created_date`, then payment id). */
   listByLoan(userId: string, loanId: string, page?: PageRequest): Promise<Page<LoanPayment>>;
   listByLoanAndStatus(userId: string, loanId: string, status: LoanPaymentStatus, page?: PageRequest): Promise<Page<LoanPayment>>;
@@ -35,8 +44,18 @@ export interface PaymentsStore {
   listHistory(userId: string, loanId: string, paymentId: string, page?: PageRequest): Promise<Page<LoanPaymentHistoryRow>>;
   /** Put with attribute_not_exists and its audit row, in one transaction; AlreadyExistsError when the payment id is taken. */
   create(payment: LoanPayment, audit: LoanPaymentAudit): Promise<void>;
-  /** Full put conditioned on `expectedVersion`, with its audit row, any ACH tally and the money it moved (DESIGN 14), in one transaction. */
-  update(payment: LoanPayment, expectedVersion: number, audit: LoanPaymentAudit, achRates?: AchRateTally, movements?: readonly MoneyMovement[]): Promise<void>;
+  /**
+   * Full put conditioned on `expectedVersion`, with its audit row, any ACH tally, the money it moved
+   * (DESIGN 14) and the presentment on the user's instruments item (DESIGN 3.2), in one transaction.
+   */
+  update(
+    payment: LoanPayment,
+    expectedVersion: number,
+    audit: LoanPaymentAudit,
+    achRates?: AchRateTally,
+    movements?: readonly MoneyMovement[],
+    instruments?: InstrumentWrite,
+  ): Promise<void>;
   /** The loan payments' ACH return-rate counters summed over the UTC days `fromDay`..`toDay` (both included). */
   achRateCounts(fromDay: string, toDay: string): Promise<AchRateCounts>;
 }

@@ -5,7 +5,7 @@ import { refusalMessage } from '../instruments/gate.js';
 import { decideLoanInstrument, loanPresentmentWrite, type LoanInstrumentDecision, type LoanInstrumentDeps } from '../instruments/loans.js';
 import { afterLoanDecline, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
 import type { Clock } from '../ports/clock.js';
-import type { LoanPaymentAudit, PaymentsStore } from '../ports/loan-payments.js';
+import type { LoanAttemptRead, LoanPaymentAudit, PaymentsStore } from '../ports/loan-payments.js';
 import type { Page, PageRequest } from '../ports/page.js';
 import type { PaymentProcessor, PaymentResult } from '../ports/processor.js';
 import type { LoanPayment, LoanPaymentHistoryRow, LoanPaymentStatus } from '../loan-payments.js';
@@ -58,12 +58,14 @@ export const LOAN_PAYMENT_REASONS = {
  * repeat finds the payment it made; an ACH debit of a held account is refused (409) before any write.
  */
 export async function makeLoanPayment(deps: LoanPaymentDeps, request: LoanPaymentRequest): Promise<LoanPaymentResult> {
-  const existing = await deps.payments.get(request.user_id, request.loan_id, request.payment_id);
-  if (existing) return repeat(deps, existing, request);
+  // The user's instruments item comes with the payment (its Idempotency-Key) in one read.
+  const read = await deps.payments.getForAttempt(request.user_id, request.loan_id, request.payment_id);
+  if (read.payment) return repeat(deps, { ...read, payment: read.payment }, request);
 
   const instrument = await refuseHeld(
     deps,
     { loc_user_id: request.user_id, loc_loan_id: request.loan_id, loc_payment_id: request.payment_id, loc_payment_method: request.payment_method, loc_account_last_four: request.account_last_four },
+    read.instruments,
     request.signal,
   );
   const audit = auditOf(request);
@@ -92,9 +94,9 @@ export async function makeLoanPayment(deps: LoanPaymentDeps, request: LoanPaymen
     } catch (error) {
       // A concurrent request with the same key won the create: answer as its repeat.
       if (!(error instanceof AlreadyExistsError)) throw error;
-      const raced = await deps.payments.get(request.user_id, request.loan_id, request.payment_id);
-      if (!raced) throw error;
-      return repeat(deps, raced, request);
+      const raced = await deps.payments.getForAttempt(request.user_id, request.loan_id, request.payment_id);
+      if (!raced.payment) throw error;
+      return repeat(deps, { ...raced, payment: raced.payment }, request);
     }
     return { payment: await submit(deps, pending, audit, instrument, request.signal), created: true };
   }, (result) => result.created && MOVED_LOAN_STATUSES.has(result.payment.loc_status));
@@ -104,14 +106,14 @@ export async function makeLoanPayment(deps: LoanPaymentDeps, request: LoanPaymen
 const MOVED_LOAN_STATUSES: ReadonlySet<LoanPayment['loc_status']> = new Set(['ACHSENT', 'COMPLETED']);
 
 /** A repeat of the same request: the payment as it is, resuming a submission a crash cut short. */
-async function repeat(deps: LoanPaymentDeps, existing: LoanPayment, request: LoanPaymentRequest): Promise<LoanPaymentResult> {
+async function repeat(deps: LoanPaymentDeps, { payment: existing, instruments }: ExistingPayment, request: LoanPaymentRequest): Promise<LoanPaymentResult> {
   if (!sameRequest(existing, request)) {
     throw new IdempotencyKeyReusedError(`Idempotency-Key already used for payment ${existing.loc_payment_id} with different details`);
   }
   if (existing.loc_status === 'PENDING' && existing.loc_process === 'MANUAL') {
     // The interrupted attempt may never have reached the bank, so the hold is judged again; the key
     // is the interrupted attempt's, so this never charges twice.
-    const instrument = await refuseHeld(deps, existing, request.signal);
+    const instrument = await refuseHeld(deps, existing, instruments, request.signal);
     return { payment: await submit(deps, existing, auditOf(request), instrument, request.signal), created: false };
   }
   return { payment: existing, created: false };
@@ -121,10 +123,11 @@ async function repeat(deps: LoanPaymentDeps, existing: LoanPayment, request: Loa
 async function refuseHeld(
   deps: LoanPaymentDeps,
   payment: Pick<LoanPayment, 'loc_user_id' | 'loc_loan_id' | 'loc_payment_id' | 'loc_payment_method' | 'loc_account_last_four'>,
+  instruments: LoanAttemptRead['instruments'],
   signal?: AbortSignal,
 ): Promise<LoanInstrumentDecision> {
   const recent = payment.loc_payment_method === 'ach' ? (await deps.payments.listByLoan(payment.loc_user_id, payment.loc_loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null })).items : [];
-  const decision = await decideLoanInstrument(deps, payment, recent, deps.clock.now(), 'customer', signal);
+  const decision = await decideLoanInstrument(deps, payment, instruments, recent, deps.clock.now(), 'customer', signal);
   const { refusal } = decision;
   if (refusal) throw new PaymentHoldError(refusal.code, refusalMessage(refusal.code), refusal);
   return decision;
@@ -143,14 +146,16 @@ function sameRequest(existing: LoanPayment, request: LoanPaymentRequest): boolea
   );
 }
 
-/** Submits with key `{payment_id}:{attempts + 1}` and writes the outcome, conditional on the version read. */
+/** The payment found under the Idempotency-Key, with the user's instruments item read beside it. */
+type ExistingPayment = LoanAttemptRead & { readonly payment: LoanPayment };
+
+/** Submits with key `{payment_id}:{attempts + 1}` and writes the outcome and its presentment in one transaction, conditional on the version read. */
 async function submit(deps: LoanPaymentDeps, read: LoanPayment, audit: LoanPaymentAudit, { instrument, item }: LoanInstrumentDecision, signal?: AbortSignal): Promise<LoanPayment> {
   const result = await deps.processor.submit(loanAttemptRequest(read, instrument), signal);
   const now = deps.clock.now();
   const after = { ...afterSubmission(read, result, now), ...(instrument ? { loc_instrument_id: instrument.instrument_id } : {}) };
-  await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined, loanDebitMovements(read, after, now));
   const presented = loanPresentmentWrite(read, instrument, now, 'customer', { decline_class: result.outcome === 'declined' ? after.loc_decline_class : undefined, item });
-  if (presented) await deps.instruments.write(presented);
+  await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined, loanDebitMovements(read, after, now), presented);
   return after;
 }
 

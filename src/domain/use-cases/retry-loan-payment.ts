@@ -5,6 +5,7 @@ import { loanAttemptKey, loanAttemptRequest, loanDebitMovements } from '../loan-
 import { acceptedButUnreadable, afterLoanProcessorError, LOAN_HOLD_LOOKBACK } from '../loan-retries.js';
 import { withUserLock, type HeldLock, type LockDeps } from '../lock.js';
 import type { LoanPaymentAudit, PaymentsStore } from '../ports/loan-payments.js';
+import type { InstrumentWrite } from '../instruments/instrument.js';
 import type { PaymentProcessor } from '../ports/processor.js';
 import type { LoanPayment } from '../loan-payments.js';
 import { formatInstant } from '../time.js';
@@ -53,7 +54,7 @@ export async function retryLoanPayment(deps: RetryLoanPaymentDeps, request: Retr
 
 async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRequest, lock: HeldLock): Promise<RetryLoanPaymentOutcome> {
   // A corrupt item throws CorruptItemError here: the caller reports it, nothing is written.
-  const read = await deps.payments.get(request.user_id, request.loan_id, request.payment_id);
+  const { payment: read, instruments: item } = await deps.payments.getForAttempt(request.user_id, request.loan_id, request.payment_id);
   if (!read) return { kind: 'not_due', reason: 'not_found' };
   if (read.loc_status !== 'RETRY') return { kind: 'not_due', reason: 'status', payment: read };
   const now = deps.clock.now();
@@ -63,7 +64,7 @@ async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRe
 
   const signal = request.signal ? AbortSignal.any([request.signal, lock.signal]) : lock.signal;
   const recent = read.loc_payment_method === 'ach' ? (await deps.payments.listByLoan(read.loc_user_id, read.loc_loan_id, { limit: LOAN_HOLD_LOOKBACK, cursor: null })).items : [];
-  const { instrument, refusal, item } = await decideLoanInstrument(deps, read, recent, now, 'merchant', signal);
+  const { instrument, refusal } = await decideLoanInstrument(deps, read, item, recent, now, 'merchant', signal);
   if (refusal?.free_at !== undefined) {
     // A network ceiling frees up with time: the retry waits for it, nothing presented.
     if (read.loc_next_attempt_at === refusal.free_at) return { kind: 'not_due', reason: 'not_yet_due', payment: read };
@@ -99,24 +100,25 @@ async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRe
     return write(deps, read, moved, kind, { actor: RETRY_ACTOR, reason: `processor error on attempt key ${key}` });
   }
   const presented = loanPresentmentWrite(read, instrument, deps.clock.now(), 'merchant', { decline_class: after.loc_status === 'RETRY' || after.loc_status === 'FAILED' ? after.loc_decline_class : undefined, item });
-  if (presented) await deps.instruments.write(presented);
   const kind =
     after.loc_status === 'COMPLETED' ? 'collected' : after.loc_status === 'ACHSENT' ? 'submitted' : after.loc_status === 'RETRY' ? 'retry_scheduled' : 'failed';
-  return write(deps, read, after, kind, { actor: RETRY_ACTOR, reason: `automatic retry, attempt key ${key}` });
+  return write(deps, read, after, kind, { actor: RETRY_ACTOR, reason: `automatic retry, attempt key ${key}` }, presented);
 }
 
+/** The payment's write, with the presentment's on the instruments item in the same transaction when one was made. */
 async function write(
   deps: RetryLoanPaymentDeps,
   read: LoanPayment,
   after: LoanPayment,
   kind: 'collected' | 'submitted' | 'retry_scheduled' | 'failed' | 'held' | 'ceiling' | 'error_rescheduled',
   audit: LoanPaymentAudit,
+  presented?: InstrumentWrite,
 ): Promise<RetryLoanPaymentOutcome> {
   try {
     const now = deps.clock.now();
-    await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined, loanDebitMovements(read, after, now));
+    await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined, loanDebitMovements(read, after, now), presented);
   } catch (error) {
-    // Another writer moved the payment; a submission of ours is recorded by the next attempt's same key.
+    // Another writer moved the payment; a submission of ours (and its presentment) is recorded by the next attempt's same key.
     if (error instanceof ConcurrentModificationError) return { kind: 'raced' };
     throw error;
   }
