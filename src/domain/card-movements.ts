@@ -1,4 +1,4 @@
-import type { CardDecision, ChargeRefunded, DisputeCreated, PaymentIntentSuccess } from './card-outcomes.js';
+import type { CardDecision, ChargeRefunded, DisputeClosed, DisputeCreated, PaymentIntentSuccess } from './card-outcomes.js';
 import { isDisputeInquiry } from './card-outcomes.js';
 import { cardMovement, subscriptionRecordKey, type MoneyMovement } from './money-movements.js';
 import type { BillingRecord } from './records.js';
@@ -35,7 +35,8 @@ export function paymentSucceededMovement(stamp: StripeEventStamp, input: Payment
  */
 export function chargeRefundedMovement(stamp: StripeEventStamp, input: ChargeRefunded & { readonly refunded_cents: number }): CardMovementOf {
   return (record, decision) => {
-    if (decision.kind === 'ignore' && (decision.reason === 'already_applied' || decision.reason === 'subscription_mismatch' || decision.reason === 'transaction_mismatch')) return undefined;
+    // A refund of another PaymentIntent of the period (an unowed payment on a written-off period) moved money too.
+    if (decision.kind === 'ignore' && (decision.reason === 'already_applied' || decision.reason === 'subscription_mismatch')) return undefined;
     return {
       ...cardMovement({ ...stamp, kind: 'refund', payment_intent_id: input.payment_intent_id, amount_cents: input.refunded_cents, user_id: record.user_id, record_key: subscriptionRecordKey(record) }),
       movement_id: `stripe-refund:${input.payment_intent_id}:${input.refunded_cents}`,
@@ -48,10 +49,25 @@ export function chargeRefundedMovement(stamp: StripeEventStamp, input: ChargeRef
 export function disputeCreatedMovement(stamp: StripeEventStamp, input: DisputeCreated): CardMovementOf {
   return (record, decision) => {
     if (isDisputeInquiry(input.status)) return undefined;
-    if (decision.kind === 'ignore' && decision.reason !== 'status') return undefined;
+    if (decision.kind === 'ignore' && decision.reason !== 'status' && decision.reason !== 'transaction_mismatch') return undefined;
     return {
       ...cardMovement({ ...stamp, kind: 'chargeback', payment_intent_id: input.payment_intent_id, amount_cents: input.amount_cents ?? record.amount_cents, user_id: record.user_id, record_key: subscriptionRecordKey(record) }),
       movement_id: `stripe-dispute:${input.dispute_id}`,
+    };
+  };
+}
+
+/**
+ * A dispute won gives the money back: the row of the first event that lifts it (closed `won` or
+ * funds reinstated), or of one the period could not take; a later one for the same dispute writes none.
+ */
+export function disputeClosedMovement(stamp: StripeEventStamp, input: DisputeClosed): CardMovementOf {
+  return (record, decision) => {
+    if (!input.won) return undefined;
+    if (decision.kind === 'ignore' && decision.reason !== 'status' && decision.reason !== 'transaction_mismatch') return undefined;
+    return {
+      ...cardMovement({ ...stamp, kind: 'dispute_reinstated', payment_intent_id: input.payment_intent_id, amount_cents: input.amount_cents ?? record.amount_cents, user_id: record.user_id, record_key: subscriptionRecordKey(record) }),
+      movement_id: `stripe-dispute-won:${input.dispute_id}`,
     };
   };
 }

@@ -3,7 +3,7 @@ import { actedBy, eventActor } from '../domain/actors.js';
 import { classifyDecline, type DeclineDetails } from '../domain/declines.js';
 import { applyCardOutcome, applyCheckoutCompleted } from '../domain/use-cases/apply-card-outcome.js';
 import { refreshStripeCard } from '../domain/use-cases/refresh-stripe-card.js';
-import { chargeRefundedMovement, disputeCreatedMovement, paymentSucceededMovement, type StripeEventStamp } from '../domain/card-movements.js';
+import { chargeRefundedMovement, disputeClosedMovement, disputeCreatedMovement, paymentSucceededMovement, type StripeEventStamp } from '../domain/card-movements.js';
 import { decideChargeRefunded, decideDisputeClosed, decideDisputeCreated, decidePaymentFailed, decidePaymentSucceeded, PERIOD_CURRENCY, type CardPaymentReference, type CardResult } from '../domain/card-outcomes.js';
 import { exceedsPaymentMaximum } from '../domain/payment-maximum.js';
 import { processStripeEventOnce, recordStripeEventOnce } from '../domain/stripe-events.js';
@@ -223,19 +223,20 @@ async function applyDisputeCreated(object: unknown, { deps, log, owner, stamp }:
 }
 
 /** A dispute won (closed `won`, or its funds reinstated) lifts the period's dispute hold; a lost one changes nothing. */
-async function applyDisputeClosed(object: unknown, { deps, log, owner }: EventContext, type: string): Promise<Applied> {
+async function applyDisputeClosed(object: unknown, { deps, log, owner, stamp }: EventContext, type: string): Promise<Applied> {
   const parsed = safeParseCold(disputeSchema, object);
   if (!parsed.success) return invalid(log, parsed.error.issues);
   const dispute = parsed.data;
   const reference = await referenceOf(deps, dispute.metadata, dispute.payment_intent);
   if (!reference || !dispute.payment_intent) return unlocated(log, dispute.payment_intent);
-  const result = await applyCardOutcome(deps, decideDisputeClosed, {
+  const closed = {
     payment_intent_id: dispute.payment_intent,
     reference,
     amount_cents: dispute.amount,
     dispute_id: dispute.id,
     won: type === 'charge.dispute.funds_reinstated' || dispute.status === 'won',
-  }, owner);
+  };
+  const result = await applyCardOutcome(deps, decideDisputeClosed, closed, owner, disputeClosedMovement(stamp, closed));
   return reported(log, result);
 }
 

@@ -316,9 +316,10 @@ export const FUNCTIONS = {
     sendsTo: ['reconciliation'],
     tables: {
       moneyMovements: { read: ['query'] },
-      // The run put, each exception upserted (UpdateItem keeps a resolution) and its pointer put; the
-      // checkpoint (GetItem, UpdateItem), the staged chunks and the debit index (PutItem, Query); a new
-      // exception's open entry put, and the open entries of each rail read for the gauges (Query); an
+      // The run put; a new exception put with its pointer and open entry in one transaction, one seen
+      // before updated (a resolution kept) with its pointer put again; the
+      // checkpoint (GetItem, UpdateItem), the staged chunks and the debit index (PutItem, Query); the
+      // open entries of each rail read for the gauges (Query); an
       // exception a later day's amendment explains leaves the open list (DeleteItem).
       reconciliation: { read: ['get', 'query'], write: ['put', 'update'], delete: true },
       // The processor budget's per-second counters (UpdateItem ADD, DESIGN 13): its report calls take tokens.

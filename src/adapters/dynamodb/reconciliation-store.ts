@@ -181,37 +181,33 @@ export class DynamoReconciliationStore implements ReconciliationStore {
     return items;
   }
 
-  /** SET what the matcher found; `first_seen_at` and a resolution are kept. True when it was not stored before. */
+  /**
+   * A new exception is written with its pointer and its open entry in one transaction, so a crash
+   * never leaves one listed that a resolution cannot find. One seen before is SET to what the matcher
+   * found, `first_seen_at` and a resolution kept, its pointer put again. True when it was new.
+   */
   private async upsertException(run: ReconciliationRun, exception: ReconciliationException, at: string): Promise<boolean> {
+    const key = { pk: runKey(run.date, run.rail), sk: exceptionSort(exception.exception_id) };
+    const pointer = { Put: { TableName: this.table, Item: marshallItem({ pk: exceptionSort(exception.exception_id), sk: 'AT', date: run.date, rail: run.rail }) } };
     const fields: Record<string, unknown> = { ...exception, date: run.date, last_seen_at: at };
-    const names: Record<string, string> = { '#first': 'first_seen_at' };
-    const values: Record<string, AttributeValue> = { ':at': { S: at } };
-    const sets = ['#first = if_not_exists(#first, :at)'];
-    Object.entries(fields).forEach(([name, value], i) => {
+    const open = exception.known ? [] : [{ Put: { TableName: this.table, Item: marshallItem({ exception_id: exception.exception_id, date: run.date, first_seen_at: at, pk: openKey(run.rail), sk: exceptionSort(exception.exception_id) }) } }];
+    const created = { Put: { TableName: this.table, Item: marshallItem({ ...fields, first_seen_at: at, ...key }), ConditionExpression: 'attribute_not_exists(pk)' } };
+    try {
+      await this.client.send(new TransactWriteItemsCommand({ TransactItems: [created, pointer, ...open] }));
+      return true;
+    } catch (error) {
+      if (!isCancelledByCondition(error)) throw toDomainError(error, { operation: 'reconciliation.createException' });
+    }
+    const names: Record<string, string> = {};
+    const values: Record<string, AttributeValue> = {};
+    const sets = Object.entries(fields).map(([name, value], i) => {
       names[`#f${i}`] = name;
       values[`:f${i}`] = toAttributeValue(value, name);
-      sets.push(`#f${i} = :f${i}`);
+      return `#f${i} = :f${i}`;
     });
-    const out = await this.send('reconciliation.upsertException', () =>
-      this.client.send(
-        new UpdateItemCommand({
-          TableName: this.table,
-          Key: { pk: { S: runKey(run.date, run.rail) }, sk: { S: exceptionSort(exception.exception_id) } },
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'UPDATED_OLD',
-        }),
-      ),
-    );
-    const isNew = out.Attributes?.first_seen_at === undefined;
-    if (isNew) {
-      await this.send('reconciliation.pointer', () =>
-        this.client.send(new PutItemCommand({ TableName: this.table, Item: marshallItem({ pk: exceptionSort(exception.exception_id), sk: 'AT', date: run.date, rail: run.rail }) })),
-      );
-      if (!exception.known) await this.putOpen(run.rail, { exception_id: exception.exception_id, date: run.date, first_seen_at: at });
-    }
-    return isNew;
+    const update = { Update: { TableName: this.table, Key: marshallItem(key), UpdateExpression: `SET ${sets.join(', ')}`, ExpressionAttributeNames: names, ExpressionAttributeValues: values } };
+    await this.send('reconciliation.upsertException', () => this.client.send(new TransactWriteItemsCommand({ TransactItems: [update, pointer] })));
+    return false;
   }
 
   async getRun(date: string, rail: PaymentMethod): Promise<{ run: ReconciliationRun; exceptions: StoredException[] } | undefined> {
@@ -287,10 +283,6 @@ export class DynamoReconciliationStore implements ReconciliationStore {
     return open;
   }
 
-  private async putOpen(rail: PaymentMethod, entry: OpenException): Promise<void> {
-    await this.send('reconciliation.open', () => this.client.send(new PutItemCommand({ TableName: this.table, Item: marshallItem({ ...entry, pk: openKey(rail), sk: exceptionSort(entry.exception_id) }) })));
-  }
-
   private async send<T>(operation: string, call: () => Promise<T>): Promise<T> {
     try {
       return await call();
@@ -298,6 +290,12 @@ export class DynamoReconciliationStore implements ReconciliationStore {
       throw toDomainError(error, { operation });
     }
   }
+}
+
+/** The transaction was cancelled because its first item's condition failed (the exception exists). */
+function isCancelledByCondition(error: unknown): boolean {
+  const cancelled = error as { name?: string; CancellationReasons?: { Code?: string }[] };
+  return cancelled.name === 'TransactionCanceledException' && cancelled.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
 }
 
 function stripKeys({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>): Record<string, unknown> {

@@ -58,7 +58,7 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
     if (decision.kind === 'ignore') {
       // The hold binds the instrument whatever the period's own write does (an older entry, a written-off period).
       if (hold) await ports.instruments.write(hold);
-      if (movesMoneyUnrecorded(decision.reason)) await ports.movements.record(movement);
+      if (movesMoneyUnrecorded(decision.reason, event)) await ports.movements.record(movement);
       return { kind: 'ignored', reason: decision.reason, status: record.billing_status };
     }
     await ports.billing.commit({
@@ -85,7 +85,7 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
   if (hold) await ports.instruments.write(hold);
   const movement = achMovement(event, payment.loc_payment_method, loanRecordKey(payment));
   if (decision.kind === 'ignore') {
-    if (movesMoneyUnrecorded(decision.reason)) await ports.movements.record(movement);
+    if (movesMoneyUnrecorded(decision.reason, event)) await ports.movements.record(movement);
     return { kind: 'ignored', reason: decision.reason, status: payment.loc_status };
   }
   // An outcome that records a lost submission as well (decideLoanPaymentOutcome) presents that debit too.
@@ -105,9 +105,11 @@ async function applyOnce(ports: AchOutcomePorts, event: AchEvent): Promise<AchRe
 
 /**
  * An outcome the record does not take (a refund or return of a waived, cancelled or older entry, a
- * loan refund) still moved money: its row is written on its own. A replay or an unknown record writes none.
+ * loan refund, a further partial refund of a refunded period) still moved money: its row is written
+ * on its own. A replay or an unknown record writes none (a replayed refund writes its own row again).
  */
-function movesMoneyUnrecorded(reason: AchIgnoreReason): boolean {
+function movesMoneyUnrecorded(reason: AchIgnoreReason, event: AchEvent): boolean {
+  if (event.type === 'refunded' && reason === 'already_applied') return true;
   return reason === 'status' || reason === 'confirmation_mismatch' || reason === 'unsupported';
 }
 

@@ -156,6 +156,15 @@ describe('ACH outcomes', () => {
     expect(await outcomes(record.user_id)).toEqual([expect.objectContaining({ kind: 'refund', original_transaction_id: confirmation })]);
   });
 
+  it('a second partial refund of a period the first refund marked REFUNDED still writes its row', async () => {
+    const { record, confirmation } = await submitted();
+    await sendAch(achEventBody(record, 'settled', confirmation, formatInstant(app.clock.now())));
+    await sendAch(achEventBody(record, 'refunded', confirmation, formatInstant(app.clock.now()), { amount_cents: 700 }));
+    const second = await sendAch(achEventBody(record, 'refunded', confirmation, formatInstant(app.clock.now()), { amount_cents: 300 }));
+    expect(second.body).toMatchObject({ status: 'ignored', reason: 'already_applied' });
+    expect((await outcomes(record.user_id)).filter((m) => m.kind === 'refund').map((m) => m.amount_cents).sort()).toEqual([300, 700]);
+  });
+
   it('an outcome for a record we do not have writes nothing', async () => {
     const ghost = billingRecord(app, { payment_method: 'ach' });
     await sendAch(achEventBody(ghost, 'settled', 'sim_nobody', formatInstant(app.clock.now())));
@@ -199,6 +208,37 @@ describe('card outcomes', () => {
     expect(await rowsOf(record.user_id, 'card')).toEqual([]);
     await sendStripe('charge.dispute.created', { id: `dp_${randomUUID().slice(0, 8)}`, object: 'dispute', amount: 1999, charge: 'ch_1', payment_intent: record.transaction_id, status: 'needs_response', metadata: meta });
     expect(await rowsOf(record.user_id, 'card')).toEqual([expect.objectContaining({ kind: 'chargeback', amount_cents: 1999, original_transaction_id: record.transaction_id })]);
+  });
+
+  it('a won dispute writes one reinstatement row, whether closed won, funds reinstated, or both arrive', async () => {
+    const record = await completed();
+    const meta = { user_id: record.user_id, billing_date: record.billing_date, subscription_id: record.subscription_id };
+    const dispute = { id: `dp_${randomUUID().slice(0, 8)}`, object: 'dispute', amount: 1999, charge: 'ch_1', payment_intent: record.transaction_id, metadata: meta };
+    await sendStripe('charge.dispute.created', { ...dispute, status: 'needs_response' });
+    expect(await sendStripe('charge.dispute.closed', { ...dispute, status: 'won' })).toMatchObject({ outcome: 'applied' });
+    await sendStripe('charge.dispute.funds_reinstated', { ...dispute, status: 'won' });
+    expect((await rowsOf(record.user_id, 'card')).map((m) => [m.kind, m.amount_cents, m.original_transaction_id]).sort()).toEqual([
+      ['chargeback', 1999, record.transaction_id],
+      ['dispute_reinstated', 1999, record.transaction_id],
+    ]);
+    const lost = await completed();
+    const lostDispute = { ...dispute, id: `dp_${randomUUID().slice(0, 8)}`, payment_intent: lost.transaction_id, metadata: { user_id: lost.user_id, billing_date: lost.billing_date, subscription_id: lost.subscription_id } };
+    await sendStripe('charge.dispute.created', { ...lostDispute, status: 'needs_response' });
+    await sendStripe('charge.dispute.closed', { ...lostDispute, status: 'lost' });
+    expect((await rowsOf(lost.user_id, 'card')).map((m) => m.kind)).toEqual(['chargeback']);
+  });
+
+  it('a refund of an unowed payment on a written-off period writes its row, though the period keeps its status', async () => {
+    const [waived] = await seedRecords(app, cardPeriod(formatInstant(new Date(app.clock.now().getTime() - DAY)), { billing_status: 'WAIVED' }));
+    const pi = `pi_${randomUUID().slice(0, 8)}`;
+    const meta = { user_id: waived.user_id, billing_date: waived.billing_date, subscription_id: waived.subscription_id };
+    expect(await sendStripe('payment_intent.succeeded', { id: pi, object: 'payment_intent', amount: 1999, amount_received: 1999, currency: 'usd', metadata: meta })).toMatchObject({ reason: 'exception:unowed_payment' });
+    expect(await sendStripe('charge.refunded', { id: 'ch_1', object: 'charge', payment_intent: pi, amount: 1999, amount_refunded: 1999, refunded: true, metadata: meta })).toMatchObject({ outcome: 'ignored', reason: 'transaction_mismatch' });
+    expect((await app.deps.billing.get(waived))!.billing_status).toBe('WAIVED');
+    expect((await rowsOf(waived.user_id, 'card')).map((m) => [m.kind, m.amount_cents, m.known_exception]).sort()).toEqual([
+      ['debit', 1999, 'unowed_payment'],
+      ['refund', 1999, undefined],
+    ]);
   });
 
   it('a success the attempt never recorded writes its debit with the completion; a success for another amount carries the known exception', async () => {
