@@ -123,7 +123,10 @@ function billingDayRecords(now: Date, count: number): BillingRecord[] {
   return Array.from({ length: count }, (_, i) => dueRecord(now, i % 2 === 0 ? 'card' : 'pinless', { billing_date: first.billing_date, billing_anchor_day: first.billing_anchor_day }));
 }
 
-/** Lambda's SQS pollers: up to `cap` invocations at once, each with the messages visible when it polled. */
+/**
+ * Lambda's SQS pollers: up to `cap` invocations at once, each with the messages visible when it
+ * polled, gathered for up to the trigger's batching window until the batch is full.
+ */
 class EventSource {
   invocations = 0;
   messages = 0;
@@ -136,6 +139,7 @@ class EventSource {
     private readonly worker: ReturnType<typeof createBatchWorkerHandler>,
     cap: number,
     batchSize: number,
+    private readonly windowMs: number,
   ) {
     this.loops = Array.from({ length: cap }, () => this.poll(batchSize));
   }
@@ -146,6 +150,10 @@ class EventSource {
       if (batch.length === 0) {
         await sleep(100);
         continue;
+      }
+      for (const until = Date.now() + this.windowMs; batch.length < batchSize && Date.now() < until; ) {
+        await sleep(Math.min(50, until - Date.now()));
+        batch.push(...this.queue.receive(batchSize - batch.length));
       }
       const started = performance.now();
       const response = await this.worker(sqsEvent(batch.map((m) => ({ id: m.messageId, body: m.body }))));
@@ -253,7 +261,9 @@ export async function billingDayRun(endpoint: string, o: BillingDayOptions, sink
   const startedMs = Date.now();
   const schedule = new Schedule(app, o.intervalSeconds, startedMs);
   const worker = createBatchWorkerHandler(app.depsFor('batch-worker'));
-  const sources = PROCESSOR_IDS.map((p) => new EventSource(queues[p], worker, cap, trigger.kind === 'sqs' ? trigger.batchSize : 10));
+  const sqsTrigger = trigger.kind === 'sqs' ? trigger : undefined;
+  const windowMs = (sqsTrigger?.maxBatchingWindowSeconds ?? 0) * 1000;
+  const sources = PROCESSOR_IDS.map((p) => new EventSource(queues[p], worker, cap, sqsTrigger?.batchSize ?? 10, windowMs));
   const sourceSum = (of: (s: EventSource) => number) => sources.reduce((a, s) => a + of(s), 0);
   const lastCharge: Record<ProcessorId, number> = { stripe: startedMs, payments: startedMs };
   const presented: Record<ProcessorId, number> = { stripe: 0, payments: 0 };

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { eventSourceCap, IN_BATCH_PARALLELISM, PLAN_MARGIN_SECONDS, PROCESSOR_P99_LATENCY_MS } from '../src/domain/billing-day.js';
+import { COLLECTION_BATCHING_WINDOW_SECONDS, eventSourceCap, IN_BATCH_PARALLELISM, PLAN_MARGIN_SECONDS, PROCESSOR_P99_LATENCY_MS } from '../src/domain/billing-day.js';
 import { DEFAULT_BUDGET_PER_SECOND, DEFAULT_PERSON_SHARE } from '../src/domain/processor-budget.js';
 import type { BillingDayRun } from './billing-day.js';
 import { RESULTS_FILE, type BenchResults } from './report.js';
@@ -164,6 +164,15 @@ The event source's cap assumes an attempt takes about the processor's p99 with 8
 sharing 2 cores; the limiter's waits included), so there the cap, not the budget, bound the pace;
 in Lambda, where a DynamoDB request takes milliseconds, check the batch-worker's duration per
 message against that figure after the first billing day, and raise the cap if it is above it.
+
+The 8 in flight also need full batches, and paced messages come due one at a time (message i at
+the run's start + i ÷ E): a poller that invokes with what one poll returns presents what came due
+since its last poll, full batches only while the workers lag (the run above: ${u.lambda.messagesPerInvocation} messages per
+invocation at ${u.lambda.workerMsPerMessage} ms per message) and a few when they keep up, when the cap is too low for the budget.
+So both collections queues' event sources gather for up to ${COLLECTION_BATCHING_WINDOW_SECONDS} s (\`maxBatchingWindow\`, the
+manifest's \`maxBatchingWindowSeconds\`): at E = ${E}/s ten messages come due in ${f(10 / E, 2)} s, so a batch
+fills while a backlog lasts, and a message waits at most the window before it is presented. The
+queues' visibility timeout is six function timeouts plus the window, as Lambda asks.
 
 ## When the processor raises its limit
 

@@ -21,11 +21,13 @@ export const HANDLER_TIMEOUTS = Object.fromEntries(
   FUNCTION_NAMES.map((name) => [name, Duration.seconds(FUNCTIONS[name].timeoutSeconds)]),
 ) as Record<HandlerName, Duration>;
 
-/** Lambda's guidance for SQS event sources: visibility timeout at least six times the function timeout. */
+/** Lambda's guidance for SQS event sources: visibility timeout at least six times the function timeout, plus its batching window. */
 export const SQS_VISIBILITY_FACTOR = 6;
 
 export function visibilityTimeoutFor(consumer: HandlerName): Duration {
-  return Duration.seconds(HANDLER_TIMEOUTS[consumer].toSeconds() * SQS_VISIBILITY_FACTOR);
+  const { trigger } = FUNCTIONS[consumer] as FunctionManifest;
+  const window = trigger.kind === 'sqs' ? (trigger.maxBatchingWindowSeconds ?? 0) : 0;
+  return Duration.seconds(HANDLER_TIMEOUTS[consumer].toSeconds() * SQS_VISIBILITY_FACTOR + window);
 }
 
 /** The function that consumes a queue (its manifest trigger), for the queue's visibility timeout. */

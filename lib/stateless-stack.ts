@@ -62,6 +62,11 @@ function collectionsCap(budget: ProcessorBudgetSettings | undefined, processor: 
   return eventSourceCap(budget?.perSecond[processor] ?? DEFAULT_BUDGET_PER_SECOND, PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM);
 }
 
+/** The event source's batching window, when its trigger names one. */
+function batchingWindowOf(trigger: Extract<FunctionManifest['trigger'], { kind: 'sqs' }>): { maxBatchingWindow?: Duration } {
+  return trigger.maxBatchingWindowSeconds ? { maxBatchingWindow: Duration.seconds(trigger.maxBatchingWindowSeconds) } : {};
+}
+
 /** The processor whose collections queue `queue` is, if it is one. */
 function processorOfQueue(queue: QueueId): ProcessorId | undefined {
   return PROCESSOR_IDS.find((p) => COLLECTION_QUEUES[p] === queue);
@@ -187,7 +192,12 @@ export class BillingStatelessStack extends Stack {
           const cap = processor ? collectionsCap(props.processorBudget, processor) : undefined;
           caps += cap ?? 0;
           fn.addEventSource(
-            new eventSources.SqsEventSource(stateful[queueId].queue, { batchSize: trigger.batchSize, reportBatchItemFailures: true, ...(cap ? { maxConcurrency: cap } : {}) }),
+            new eventSources.SqsEventSource(stateful[queueId].queue, {
+              batchSize: trigger.batchSize,
+              reportBatchItemFailures: true,
+              ...(cap ? { maxConcurrency: cap } : {}),
+              ...batchingWindowOf(trigger),
+            }),
           );
         }
         if (caps > 0) reserveForCaps(name, fn, caps);

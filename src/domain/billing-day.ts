@@ -65,6 +65,12 @@ export function backlogEtaMinutes(backlog: number, rate: number): number {
 /** Presentments one batch-worker invocation has in flight (its users at once: USER_CONCURRENCY). */
 export const IN_BATCH_PARALLELISM = 8;
 
+/**
+ * How long a collections queue's event source gathers for a full batch. Paced messages come due one
+ * at a time, so without it batches are small and the cap below, sized for this parallelism, is short.
+ */
+export const COLLECTION_BATCHING_WINDOW_SECONDS = 1;
+
 /** The processor's slow answer the event source's cap is sized for (the bench's simulator: p50 120 ms, p99 380 ms). */
 export const PROCESSOR_P99_LATENCY_MS = 380;
 

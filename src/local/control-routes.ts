@@ -12,6 +12,7 @@ import type { Logger } from '../runtime/logger.js';
 import type { BusEvent } from './event-bus.js';
 import { ClockBackwardsError, type SimulatedClock } from './clock.js';
 import type { GatewayRequest, GatewayResponse } from './gateway.js';
+import type { LocalQueueStats } from './queue-stats.js';
 import type { ServicesRequest } from '../adapters/processor/simulator-services.js';
 
 /** What the control surface drives; the runtime implements it. */
@@ -34,6 +35,8 @@ export interface LocalControl {
   runReconciliation(date: string): Promise<unknown>;
   /** The simulator as the payments and accounts services answer over HTTP, token endpoint and bearer check included (under PAYMENTS_SERVICE_PREFIX). */
   paymentsService(request: ServicesRequest): Promise<{ status: number; body: unknown }>;
+  /** Each work queue: messages sent to it since start, what it holds now, and its DLQ's depth. */
+  queueStats(): Promise<Record<string, LocalQueueStats>>;
 }
 
 /** Where the simulated payments and accounts services answer on the local gateway. */
@@ -120,6 +123,7 @@ const ROUTES: Record<string, readonly string[]> = {
   '/local/processor/report': ['GET'],
   '/local/processor/faults': ['POST'],
   '/local/reconciliation/run': ['POST'],
+  '/local/queues': ['GET'],
 };
 
 const tokenBodySchema = z.strictObject({ user_id: idSchema });
@@ -259,6 +263,7 @@ async function route(control: LocalControl, request: GatewayRequest, path: strin
     }
     case '/local/reconciliation/run':
       return json(200, await control.runReconciliation(parseBody(request, dateSchema).date));
+    case '/local/queues': return json(200, { queues: await control.queueStats() });
     default:
       return error(404, 'not_found', `no local route ${path}`);
   }

@@ -2,7 +2,9 @@ import { join } from 'node:path';
 import { PutRecordCommand } from '@aws-sdk/client-kinesis';
 import type { TableId } from '../adapters/dynamodb/table-definitions.js';
 import { createHandler, type TriggerHandlers } from '../functions/handler-factories.js';
-import { allFunctions, queuesOf, type FunctionName, type QueueId, type StreamId, type Trigger } from '../manifest/index.js';
+import { eventSourceCap, IN_BATCH_PARALLELISM, PROCESSOR_P99_LATENCY_MS } from '../domain/billing-day.js';
+import { PROCESSOR_IDS } from '../domain/processor-budget.js';
+import { allFunctions, COLLECTION_QUEUES, queuesOf, type FunctionName, type QueueId, type StreamId, type Trigger } from '../manifest/index.js';
 import type { Logger } from '../runtime/logger.js';
 import type { ScheduledHandler } from './collections-run.js';
 import { DynamoStreamEventSource, localDynamoStreamsClient } from './dynamodb-stream-event-source.js';
@@ -70,12 +72,12 @@ export async function startEventSources(input: EventSourcesInput): Promise<Local
     const handler = createHandler(name, input.functions.depsOf(name));
     if (trigger.kind === 'http') input.http[name] = handler as TriggerHandlers['http'];
     else if (trigger.kind === 'schedule') scheduled.push({ name, handler: handler as TriggerHandlers['schedule'] });
-    else if (trigger.kind === 'sqs') sqs.push(...queuesOf(trigger).map((queue) => sqsSource(input, name, queue, trigger.batchSize, handler as TriggerHandlers['sqs'])));
+    else if (trigger.kind === 'sqs') sqs.push(...queuesOf(trigger).map((queue) => sqsSource(input, name, queue, trigger, handler as TriggerHandlers['sqs'])));
     else if (trigger.kind === 'kinesis') kinesis.push({ stream: trigger.stream, source: kinesisSource(input, name, trigger, handler as TriggerHandlers['kinesis']) });
     else tableStreams.push(tableStreamSource(input, streamsClient, name, trigger, handler as TriggerHandlers['dynamodb-stream']));
     // A queue consumed beside the trigger (the reconciliation-job's continuations).
     const extra = manifest.alsoConsumes;
-    if (extra) sqs.push(...queuesOf(extra).map((queue) => sqsSource(input, name, queue, extra.batchSize, handler as unknown as TriggerHandlers['sqs'])));
+    if (extra) sqs.push(...queuesOf(extra).map((queue) => sqsSource(input, name, queue, extra, handler as unknown as TriggerHandlers['sqs'])));
   }
 
   // Started (and stopped, in reverse) by kind: the queue pollers, then the streams.
@@ -104,9 +106,18 @@ export async function startEventSources(input: EventSourcesInput): Promise<Local
 }
 
 /** One queue's poller: a function whose trigger names several queues has one per queue, as Lambda has one event source mapping each. */
-function sqsSource(input: EventSourcesInput, name: FunctionName, queue: QueueId, batchSize: number, handler: TriggerHandlers['sqs']): SqsEventSource {
+function sqsSource(input: EventSourcesInput, name: FunctionName, queue: QueueId, trigger: Extract<Trigger, { kind: 'sqs' }>, handler: TriggerHandlers['sqs']): SqsEventSource {
   const { client, queues } = input.emulators.sqs;
-  return new SqsEventSource({ client, queue: queues[queue], functionName: name, handler, logger: input.logger, batchSize, ...input.sqsHooks[queue] });
+  const window = trigger.maxBatchingWindowSeconds ? { maxBatchingWindowMs: trigger.maxBatchingWindowSeconds * 1000 } : {};
+  const concurrency = collectionsConcurrency(input.options.processorBudget, queue);
+  return new SqsEventSource({ client, queue: queues[queue], functionName: name, handler, logger: input.logger, batchSize: trigger.batchSize, concurrency, ...window, ...input.sqsHooks[queue] });
+}
+
+/** With budgets set, a collections queue gets the stack's cap of pollers (DESIGN 13); otherwise one, as before. */
+function collectionsConcurrency(budget: LocalSystemOptions['processorBudget'], queue: QueueId): number {
+  const processor = PROCESSOR_IDS.find((p) => COLLECTION_QUEUES[p] === queue);
+  if (!budget || !processor) return 1;
+  return eventSourceCap(budget.perSecond[processor], PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM);
 }
 
 function kinesisSource(input: EventSourcesInput, name: FunctionName, trigger: Extract<Trigger, { kind: 'kinesis' }>, handler: TriggerHandlers['kinesis']): KinesisEventSource {

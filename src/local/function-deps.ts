@@ -18,6 +18,7 @@ import { LOCAL_PREFIX } from './emulators.js';
 import type { LocalSystemOptions } from './options.js';
 import type { OutcomeTally } from './outcome-tally.js';
 import { demoteInfo } from './quiet-logger.js';
+import { QueueSends } from './queue-stats.js';
 import { authenticatedSimulatorServices } from './services-client.js';
 import type { Emulators } from './start-emulators.js';
 
@@ -30,6 +31,8 @@ export interface LocalFunctionDeps {
   depsOf<F extends FunctionName>(name: F): FactoryDepsOf<F>;
   /** The simulator's report of what it moved, with its injected faults (DESIGN 9, 14). */
   readonly processorReport: SimulatedProcessorReport;
+  /** What the functions sent to each queue (`GET /local/queues`). */
+  readonly queueSends: QueueSends;
 }
 
 /**
@@ -56,8 +59,9 @@ export function localFunctionDeps(input: {
   const services = authenticatedSimulatorServices(simulator, servicesAuth, options.servicesClient);
   const { sqs, tables, eventBus } = emulators;
   const stores = dynamoStores({ client: emulators.dynamoClient, tables, statusShardCount: options.statusShardCount, paymentShardCount: options.paymentShardCount });
+  const queueSends = new QueueSends();
   const queue = (id: QueueId): QueuePort => {
-    const sender = new SqsQueue(sqs.client, sqs.queues[id].url);
+    const sender = queueSends.wrap(id, new SqsQueue(sqs.client, sqs.queues[id].url));
     return observe.queues.includes(id) ? observe.wrap(sender) : sender;
   };
   const metricsLogger = logger.child({ part: 'metrics' });
@@ -114,9 +118,9 @@ export function localFunctionDeps(input: {
     deps,
     stores,
     processorReport,
+    queueSends,
     // A function that puts events on a bus gets the publisher's deps (its manifest grants no table).
-    depsOf: <F extends FunctionName>(name: F) =>
-      (name === 'events-publisher' ? publisherDeps : granted(name)) as FactoryDepsOf<F>,
+    depsOf: <F extends FunctionName>(name: F) => (name === 'events-publisher' ? publisherDeps : granted(name)) as FactoryDepsOf<F>,
   };
 }
 

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import * as z from '../domain/zod.js';
 import { instantSchema } from '../domain/time.js';
+import { intervalProblem, PLAN_MARGIN_SECONDS } from '../domain/billing-day.js';
 import type { ProcessorBudgetSettings } from '../domain/processor-budget.js';
 import { budgetSettingsFrom } from '../runtime/processor-budget.js';
 import { parseClientCredentials, type ClientCredentials } from '../adapters/payments-service/client-credentials.js';
@@ -172,7 +173,7 @@ export function resolveOptions(
     const checked = instantSchema.safeParse(now);
     if (!checked.success) throw new LocalUsageError(`--now must be an RFC3339 timestamp, got ${JSON.stringify(now)}`);
   }
-  return {
+  const options: LocalSystemOptions = {
     port: flags.port ?? e.PORT,
     host: e.HOST,
     dataDir: resolve(flags.dataDir ?? e.LOCAL_DATA_DIR),
@@ -202,6 +203,25 @@ export function resolveOptions(
     processorBudget: localBudget(env),
     ...stripUndefined(overrides),
   };
+  const problem = options.processorBudget ? pacedIntervalProblem(options.collectionsIntervalMs) : undefined;
+  if (problem) throw new LocalUsageError(`invalid configuration: COLLECTIONS_INTERVAL_MS: ${problem}`);
+  return options;
+}
+
+/** The shortest paced interval locally: the planner's margin plus as long again for presenting. */
+export const MIN_PACED_INTERVAL_SECONDS = 2 * PLAN_MARGIN_SECONDS;
+
+/**
+ * With budgets set, the schedule's interval is the paced planner's window (DESIGN 13), bounded as
+ * the stack bounds it at synth: at most the longest SQS delay, and long enough to present in after
+ * the margin. The local scheduler runs one run at a time, so the timeout bound is kept by construction.
+ */
+export function pacedIntervalProblem(intervalMs: number): string | undefined {
+  if (intervalMs === 0) return undefined;
+  if (intervalMs % 1000 !== 0) return `with budgets set, the paced planner's interval is whole seconds (got ${intervalMs} ms)`;
+  const seconds = intervalMs / 1000;
+  if (seconds < MIN_PACED_INTERVAL_SECONDS) return `with budgets set, at least ${MIN_PACED_INTERVAL_SECONDS * 1000} (the planner's ${PLAN_MARGIN_SECONDS} s margin, then as long for presenting; got ${intervalMs})`;
+  return intervalProblem(seconds, 0);
 }
 
 function localBudget(env: NodeJS.ProcessEnv): ProcessorBudgetSettings | undefined {

@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Logger } from '../runtime/logger.js';
 import type { LocalQueue } from './emulators.js';
 import { lambdaContext, sqsRecord, type FunctionName } from './lambda-shapes.js';
+
+/** How often the batching window polls for more messages. */
+const GATHER_POLL_MS = 50;
 
 export type SqsHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse | void>;
 
@@ -21,6 +24,10 @@ export interface SqsEventSourceOptions {
   readonly logger: Logger;
   readonly batchSize?: number;
   readonly waitTimeSeconds?: number;
+  /** Lambda's batching window: after the first message, gather this long for a full batch (0: invoke with what one poll returns). */
+  readonly maxBatchingWindowMs?: number;
+  /** Invocations at once (the event source's `maximumConcurrency`): that many pollers. Default 1. */
+  readonly concurrency?: number;
   /** Runs around each invocation (the runtime uses it to attribute writes to a collections run). */
   readonly around?: <T>(fn: () => Promise<T>) => Promise<T>;
   readonly onDelivered?: (deliveries: readonly SqsDelivery[]) => void;
@@ -35,7 +42,7 @@ export interface SqsEventSourceOptions {
  */
 export class SqsEventSource {
   private running = false;
-  private loop: Promise<void> | undefined;
+  private loops: Promise<void>[] = [];
   private abort = new AbortController();
   private ready = false;
 
@@ -49,13 +56,13 @@ export class SqsEventSource {
     if (this.running) return;
     this.running = true;
     this.abort = new AbortController();
-    this.loop = this.run();
+    this.loops = Array.from({ length: Math.max(1, this.options.concurrency ?? 1) }, () => this.run());
   }
 
   async stop(): Promise<void> {
     this.running = false;
     this.abort.abort();
-    await this.loop;
+    await Promise.all(this.loops);
   }
 
   private async run(): Promise<void> {
@@ -76,7 +83,7 @@ export class SqsEventSource {
         this.ready = true;
         backoffMs = 100;
         const messages = out.Messages ?? [];
-        if (messages.length > 0) await this.deliver(messages.map((m) => sqsRecord(m, queue.arn)));
+        if (messages.length > 0) await this.deliver((await this.gather(messages)).map((m) => sqsRecord(m, queue.arn)));
       } catch (error) {
         if (!this.running) break;
         logger.warn({ err: error, queue: queue.name }, 'sqs poll failed; retrying');
@@ -84,6 +91,34 @@ export class SqsEventSource {
         backoffMs = Math.min(backoffMs * 2, 5_000);
       }
     }
+  }
+
+  /**
+   * The batching window: short polls until the batch is full or the window since the first message
+   * has passed. Locally it is skipped when nothing is delayed on the queue (no paced message can
+   * come due), so an on-demand run is not slowed. Not aborted on stop: what was received is
+   * delivered rather than left invisible.
+   */
+  private async gather(first: Message[]): Promise<Message[]> {
+    const { client, queue } = this.options;
+    const size = this.options.batchSize ?? 10;
+    const windowMs = this.options.maxBatchingWindowMs ?? 0;
+    const batch = [...first];
+    if (batch.length >= size || windowMs <= 0 || !(await this.holdsDelayed())) return batch;
+    const until = Date.now() + windowMs;
+    while (batch.length < size && Date.now() < until && this.running) {
+      const out = await client.send(new ReceiveMessageCommand({ QueueUrl: queue.url, MaxNumberOfMessages: size - batch.length, WaitTimeSeconds: 0, MessageSystemAttributeNames: ['All'] }));
+      if (out.Messages && out.Messages.length > 0) batch.push(...out.Messages);
+      else await new Promise((r) => setTimeout(r, Math.min(GATHER_POLL_MS, Math.max(0, until - Date.now()))));
+    }
+    // A visibility timeout shorter than the window hands a message out twice: once in the batch, with its latest receipt.
+    return [...new Map(batch.map((m) => [m.MessageId, m])).values()];
+  }
+
+  private async holdsDelayed(): Promise<boolean> {
+    const { client, queue } = this.options;
+    const out = await client.send(new GetQueueAttributesCommand({ QueueUrl: queue.url, AttributeNames: ['ApproximateNumberOfMessagesDelayed'] }));
+    return Number(out.Attributes?.ApproximateNumberOfMessagesDelayed ?? 0) > 0;
   }
 
   /** One invocation; exported for the runtime's own use and tests. */

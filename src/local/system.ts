@@ -119,7 +119,8 @@ export async function startLocalSystem(overrides: Partial<LocalSystemOptions> = 
     cleanups.push(startAchPumpTimer(pump, run, logger));
 
     const paymentsService: LocalControl['paymentsService'] = (request) => simulatedServicesAnswer(simulator, servicesAuth, request);
-    control = { ...localControl({ clock, simulator, logger, progress, run, pump, emulators, sources, apiToken: options.secrets.apiToken }), ...reconciliationControl(functions.processorReport, reconciliation?.handler), paymentsService };
+    const queueStats: LocalControl['queueStats'] = () => functions.queueSends.stats(emulators.sqs);
+    control = { ...localControl({ clock, simulator, logger, progress, run, pump, emulators, sources, apiToken: options.secrets.apiToken }), ...reconciliationControl(functions.processorReport, reconciliation?.handler), paymentsService, queueStats };
 
     const startupMs = Date.now() - progress.started;
     logger.info({ url, ms: startupMs, timings: progress.timings, now: formatInstant(clock.now()), data_dir: options.dataDir }, 'local runtime ready');
@@ -157,7 +158,7 @@ function localControl(parts: {
   readonly emulators: Emulators;
   readonly sources: LocalEventSources;
   readonly apiToken: string;
-}): Omit<LocalControl, 'processorReport' | 'runReconciliation' | 'paymentsService'> {
+}): Omit<LocalControl, 'processorReport' | 'runReconciliation' | 'paymentsService' | 'queueStats'> {
   const { clock, simulator, logger, progress, run, pump, emulators, sources } = parts;
   return {
     clock,

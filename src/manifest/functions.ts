@@ -1,5 +1,6 @@
 import { ACH_RATE_PARTITION } from '../adapters/dynamodb/ach-rate-counters.js';
 import { GAUGE_PARTITION } from '../adapters/dynamodb/gauge-counters.js';
+import { COLLECTION_BATCHING_WINDOW_SECONDS } from '../domain/billing-day.js';
 import { BILLING_ACTIVITY_INDEXES, PAYMENTS_INDEXES, type TableId } from '../adapters/dynamodb/table-definitions.js';
 import { BUDGET_SETTINGS, COLLECTION_QUEUE_IDS, PROCESSORS, SERVICES, type BusId, type QueueId, type SecretId, type ServiceEntry, type ServiceId, type SettingEnv, type StreamId } from './resources.js';
 
@@ -38,8 +39,11 @@ export interface TableGrant {
 export type Trigger =
   | { readonly kind: 'http' }
   | { readonly kind: 'schedule' }
-  /** SQS event sources with partial batch responses (ReportBatchItemFailures): one per queue named (queuesOf). */
-  | { readonly kind: 'sqs'; readonly queue: QueueId | readonly QueueId[]; readonly batchSize: number }
+  /**
+   * SQS event sources with partial batch responses (ReportBatchItemFailures): one per queue named (queuesOf).
+   * `maxBatchingWindowSeconds`: how long the poller gathers for a full batch (Lambda's MaximumBatchingWindowInSeconds).
+   */
+  | { readonly kind: 'sqs'; readonly queue: QueueId | readonly QueueId[]; readonly batchSize: number; readonly maxBatchingWindowSeconds?: number }
   /** A Kinesis event source with partial batch responses, bisecting, and an SQS on-failure destination. */
   | {
       readonly kind: 'kinesis';
@@ -147,7 +151,8 @@ export const FUNCTIONS = {
     entry: 'src/functions/batch-worker.ts',
     description: 'Runs one collection attempt per message of the collections queues (one per processor)',
     timeoutSeconds: 120,
-    trigger: { kind: 'sqs', queue: COLLECTION_QUEUE_IDS, batchSize: 10 },
+    // Paced messages come due one by one: the window gathers them into batches whose users run in parallel (DESIGN 13).
+    trigger: { kind: 'sqs', queue: COLLECTION_QUEUE_IDS, batchSize: 10, maxBatchingWindowSeconds: COLLECTION_BATCHING_WINDOW_SECONDS },
     tables: {
       ...ATTEMPT,
       // Loan payment retries with their audit rows (and the ACH counter, an UpdateItem ADD), and the

@@ -3,7 +3,7 @@ import type { CfnResource } from 'aws-cdk-lib';
 import { BACKLOG_ETA_METRIC, DUE_BACKLOG_METRIC } from '../../src/adapters/metrics/emf.js';
 import { FUNCTIONS, type FunctionName } from '../../src/manifest/index.js';
 import { callsProcessorOf } from '../../src/runtime/processors.js';
-import { eventSourceCap, IN_BATCH_PARALLELISM, PROCESSOR_P99_LATENCY_MS } from '../../src/domain/billing-day.js';
+import { COLLECTION_BATCHING_WINDOW_SECONDS, eventSourceCap, IN_BATCH_PARALLELISM, PROCESSOR_P99_LATENCY_MS } from '../../src/domain/billing-day.js';
 import { USER_CONCURRENCY } from '../../src/handlers/shared/batch.js';
 import { resourcesOfType, synthBilling } from './support.js';
 
@@ -52,6 +52,22 @@ describe('billing day in the stacks (DESIGN 13)', () => {
     expect(eventSourceCap(40, PROCESSOR_P99_LATENCY_MS, IN_BATCH_PARALLELISM)).toBe(3);
     expect(eventSourceCap(2, 380, 8)).toBe(2);
     expect(IN_BATCH_PARALLELISM).toBe(USER_CONCURRENCY);
+  });
+
+  it('gives both collections queues\' event sources a batching window of a second, and each queue a visibility timeout six function timeouts plus it', () => {
+    const mappings = Object.values(resourcesOfType(prod.statelessTemplate, 'AWS::Lambda::EventSourceMapping')).map((m) => m.Properties as Record<string, unknown>);
+    const queues = resourcesOfType(prod.statefulTemplate, 'AWS::SQS::Queue');
+    for (const queue of ['collectionsStripe', 'collectionsPayments'] as const) {
+      const id = prod.stateful.getLogicalId(prod.stateful[queue].queue.node.defaultChild as CfnResource);
+      const [mapping] = mappings.filter((m) => JSON.stringify(m.EventSourceArn).includes(id));
+      expect(mapping, queue).toMatchObject({ MaximumBatchingWindowInSeconds: COLLECTION_BATCHING_WINDOW_SECONDS, BatchSize: 10 });
+      expect(queues[id]?.Properties?.VisibilityTimeout, queue).toBe(6 * FUNCTIONS['batch-worker'].timeoutSeconds + COLLECTION_BATCHING_WINDOW_SECONDS);
+    }
+    expect(COLLECTION_BATCHING_WINDOW_SECONDS).toBe(1);
+    // The other queues keep Lambda's default: no window.
+    const others = mappings.filter((m) => JSON.stringify(m.EventSourceArn).includes('Queue') && !/CollectionsStripe|CollectionsPayments/i.test(JSON.stringify(m.EventSourceArn)));
+    expect(others.length).toBeGreaterThan(0);
+    for (const m of others) expect(m.MaximumBatchingWindowInSeconds, JSON.stringify(m.EventSourceArn)).toBeUndefined();
   });
 
   it('alarms when the backlog ETA passes 48 hours, and shows the backlog gauges on the dashboard', () => {

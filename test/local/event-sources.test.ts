@@ -85,6 +85,72 @@ describe('local SQS event source mapping', () => {
     }
     expect(calls).toBe(2);
   });
+
+  it('gathers messages that come due within its batching window into one invocation, as Lambda\'s MaximumBatchingWindowInSeconds does', async () => {
+    const batches: string[][] = [];
+    // A visibility timeout longer than the window, as the stack sizes it.
+    const paced = await startLocalSqs({ prefix: `w${Date.now()}`, visibilityTimeoutS: 30, maxReceiveCount: 2 });
+    const queue = paced.queues.collectionsPayments;
+    const source = new SqsEventSource({
+      client: paced.client,
+      queue,
+      functionName: 'batch-worker',
+      logger,
+      waitTimeSeconds: 1,
+      maxBatchingWindowMs: 3_000,
+      handler: async (event: SQSEvent) => {
+        batches.push(event.Records.map((r) => r.body));
+        return { batchItemFailures: [] };
+      },
+    });
+    source.start();
+    try {
+      await until(() => source.isReady);
+      // Paced: one due now, two a second later (SQS DelaySeconds).
+      await paced.client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'now' }));
+      await paced.client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'later-1', DelaySeconds: 1 }));
+      await paced.client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: 'later-2', DelaySeconds: 1 }));
+      await until(() => batches.flat().length === 3);
+    } finally {
+      await source.stop();
+      await paced.stop();
+    }
+    expect(batches.map((b) => [...b].sort())).toEqual([['later-1', 'later-2', 'now']]);
+  });
+
+  it('runs as many invocations at once as its concurrency (the event source\'s maximumConcurrency)', async () => {
+    const queue = sqs.queues.retryRuns;
+    let inFlight = 0;
+    let most = 0;
+    let handled = 0;
+    const source = new SqsEventSource({
+      client: sqs.client,
+      queue,
+      functionName: 'retry-run-worker',
+      logger,
+      waitTimeSeconds: 1,
+      batchSize: 1,
+      concurrency: 3,
+      handler: async () => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        // Held until a third invocation is in flight (or long enough that one poller could not be mistaken for three).
+        const deadline = Date.now() + 5_000;
+        while (most < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        inFlight -= 1;
+        handled += 1;
+        return { batchItemFailures: [] };
+      },
+    });
+    source.start();
+    try {
+      for (const body of ['a', 'b', 'c']) await sqs.client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: body }));
+      await until(() => handled === 3);
+    } finally {
+      await source.stop();
+    }
+    expect(most).toBe(3);
+  });
 });
 
 describe('local Kinesis event source mapping', () => {

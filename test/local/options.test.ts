@@ -33,6 +33,18 @@ describe('local runtime options', () => {
     }
   });
 
+  it('with budgets set, bounds the paced interval as the stack bounds it at synth: whole seconds, 10-900 s', () => {
+    const budgets = { STRIPE_BUDGET_PER_SECOND: '5', PAYMENTS_BUDGET_PER_SECOND: '5' };
+    expect(resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: '20000' }).collectionsIntervalMs).toBe(20_000);
+    expect(resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: '0' }).collectionsIntervalMs).toBe(0);
+    expect(resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: '900000' }).collectionsIntervalMs).toBe(900_000);
+    expect(() => resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: '5000' })).toThrow(/COLLECTIONS_INTERVAL_MS: with budgets set, at least 10000/);
+    expect(() => resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: '20500' })).toThrow(/whole seconds/);
+    expect(() => resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: '901000' })).toThrow(/at most 900 s/);
+    // Without budgets the unpaced planner has no window: any interval, as before.
+    expect(resolveOptions({ COLLECTIONS_INTERVAL_MS: '500' }).collectionsIntervalMs).toBe(500);
+  });
+
   it('parses the flags', () => {
     expect(parseCliFlags(['--port', '0', '--fresh', '--no-seed', '--now=2027-01-01T00:00:00Z'])).toEqual({ port: 0, fresh: true, seed: false, now: '2027-01-01T00:00:00Z' });
     expect(parseCliFlags(['--no-schedule'])).toEqual({ schedule: false });
