@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { LocalUsageError, parseCliFlags, resolveOptions } from '../../src/local/options.js';
+import { PLAN_MARGIN_SECONDS } from '../../src/domain/billing-day.js';
+import { LocalUsageError, MIN_PACED_INTERVAL_SECONDS, parseCliFlags, resolveOptions } from '../../src/local/options.js';
 import { DEFAULT_BALANCE_THRESHOLD_CENTS } from '../../src/runtime/config.js';
 
 describe('local runtime options', () => {
@@ -33,12 +34,15 @@ describe('local runtime options', () => {
     }
   });
 
-  it('with budgets set, bounds the paced interval as the stack bounds it at synth: whole seconds, 10-900 s', () => {
+  it('with budgets set, bounds the paced interval as the stack bounds it at synth: whole seconds, twice the margin to 900 s', () => {
     const budgets = { STRIPE_BUDGET_PER_SECOND: '5', PAYMENTS_BUDGET_PER_SECOND: '5' };
+    const shortest = MIN_PACED_INTERVAL_SECONDS * 1000;
+    expect(MIN_PACED_INTERVAL_SECONDS).toBe(2 * PLAN_MARGIN_SECONDS);
+    expect(resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: String(shortest) }).collectionsIntervalMs).toBe(shortest);
     expect(resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: '20000' }).collectionsIntervalMs).toBe(20_000);
     expect(resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: '0' }).collectionsIntervalMs).toBe(0);
     expect(resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: '900000' }).collectionsIntervalMs).toBe(900_000);
-    expect(() => resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: '5000' })).toThrow(/COLLECTIONS_INTERVAL_MS: with budgets set, at least 10000/);
+    expect(() => resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: String(shortest - 1000) })).toThrow(new RegExp(`COLLECTIONS_INTERVAL_MS: with budgets set, at least ${shortest}`));
     expect(() => resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: '20500' })).toThrow(/whole seconds/);
     expect(() => resolveOptions({ ...budgets, COLLECTIONS_INTERVAL_MS: '901000' })).toThrow(/at most 900 s/);
     // Without budgets the unpaced planner has no window: any interval, as before.
