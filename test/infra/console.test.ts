@@ -74,7 +74,7 @@ describe('operator console (CloudFront + private S3)', () => {
     expect(JSON.stringify(deployment.Properties.DistributionId)).toContain(distributionId);
     expect(deployment.Properties.DistributionPaths).toEqual(['/*']);
     // The console is plain files: what is in the folder is what is deployed.
-    expect(readdirSync(CONSOLE_SOURCE_DIR).sort()).toEqual(['api.js', 'app.js', 'index.html', 'style.css']);
+    expect(readdirSync(CONSOLE_SOURCE_DIR).sort()).toEqual(['api.js', 'app.js', 'dom.js', 'index.html', 'lists.js', 'reconciliation.js', 'retry-runs.js', 'style.css', 'subscription.js']);
     expect(Object.keys(json.Outputs)).toEqual(expect.arrayContaining([expect.stringMatching(/^ConsoleUrl/), expect.stringMatching(/^ApiUrl/)]));
   });
 });
