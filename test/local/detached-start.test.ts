@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -10,12 +11,16 @@ import { describe, expect, it } from 'vitest';
  */
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const PROBE = `import('${resolve(ROOT, 'src/local/terminal.ts')}').then((m) => { m.watchAncestors(() => process.exit(3), 100); setTimeout(() => process.exit(0), 20000); })`;
-const NODE = `"${process.execPath}" --import tsx -e "${PROBE}"`;
+/** The probe says it is watching by creating `ready`: a loaded machine may take seconds to load tsx. */
+function probe(ready: string): string {
+  const code = `import('${resolve(ROOT, 'src/local/terminal.ts')}').then((m) => { m.watchAncestors(() => process.exit(3), 100); require('node:fs').writeFileSync('${ready}', ''); setTimeout(() => process.exit(0), 20000); })`;
+  return `"${process.execPath}" --import tsx -e "${code}"`;
+}
 
-/** Runs `sh -c '<prefix> node probe & echo $!; sleep 1'` and answers the probe's pid once the shell has exited. */
+/** Runs `sh -c '<prefix> node probe &; echo $!'`, exits the shell once the probe watches, and answers the probe's pid. */
 function startUnderShell(prefix: string): Promise<number> {
-  const args = ['-c', `${prefix} ${NODE} >/dev/null 2>&1 & echo $!; sleep 1`];
+  const ready = join(mkdtempSync(join(tmpdir(), 'detached-start-')), 'ready');
+  const args = ['-c', `${prefix} ${probe(ready)} >/dev/null 2>&1 & echo $!; i=0; while [ ! -e '${ready}' ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`];
   const shell = spawn('sh', args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   shell.stdout!.on('data', (c: Buffer) => (out += c.toString()));
