@@ -37,11 +37,21 @@ appendFileSync(
 const children = Array.from({ length: workers }, (_, index) =>
   spawn(join('node_modules', '.bin', 'vitest'), ['run', 'test/model/billing-model.test.ts'], {
     stdio: 'inherit',
+    // Each worker leads its own process group, so a stop reaches vitest's test processes too.
+    detached: true,
     env: { ...process.env, TEST_DYNAMO_ENDPOINT: server.endpoint, MODEL_WORKER: `${index}/${workers}`, MODEL_PROGRESS: progress, MODEL_SEED: String(base), MODEL_TOTAL_STEPS: String(total), MODEL_REPORT: report },
   }),
 );
+// The whole group: a test process left running after its vitest exits would meet a stopped
+// DynamoDB Local and report connection errors as counterexamples.
 const stop = () => {
-  for (const child of children) child.kill('SIGTERM');
+  for (const child of children) {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  }
 };
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);
