@@ -249,7 +249,7 @@ class BulkRetry extends Step {
   }
 }
 
-class Hopeless extends Step {
+export class Hopeless extends Step {
   constructor(
     readonly user: number,
     readonly state: 'parked' | 'exhausted',
@@ -392,7 +392,7 @@ class StripeDuplicate extends Step {
   }
 }
 
-class SetOutcome extends Step {
+export class SetOutcome extends Step {
   constructor(
     readonly user: number,
     readonly outcome: string,
@@ -470,7 +470,7 @@ class Crash extends Step {
 }
 
 /** A loan payment on the member's ACH account or pinless card (the same payer as the subscription), or a client's repeat of one. */
-class LoanPay extends Step {
+export class LoanPay extends Step {
   constructor(
     readonly user: number,
     readonly method: 'ach' | 'pinless',

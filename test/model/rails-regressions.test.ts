@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DAY, HOUR } from '../support/time.js';
-import { checkoutEvent } from './commands.js';
+import { checkoutEvent, Hopeless, LoanPay, NewMember, SetOutcome } from './commands.js';
 import { BillingWorld } from './harness.js';
 import { sharedApp } from './shared-app.js';
 import type { Plan } from './reference-model.js';
@@ -40,4 +40,26 @@ describe('rails counterexamples, as regressions', () => {
     expect(presented).toHaveLength(1);
     await w.check('the next period after a dispute');
   }, 60_000);
+
+  it('a loan payment declined stolen_card holds the pinless card for the subscription too (long run seed 92696311, path 15)', async () => {
+    const w = await world(3);
+    const steps = [
+      new NewMember(0, 'ach', 'MONTHLY', undefined, 9, 1999),
+      new NewMember(1, 'ach', 'MONTHLY', undefined, 0, 1999),
+      new NewMember(2, 'pinless', 'MONTHLY', undefined, 9, 1999),
+      new Hopeless(0, 'parked'),
+      new SetOutcome(2, 'decline:stolen_card'),
+      new LoanPay(2, 'pinless', 500, undefined),
+      new Hopeless(2, 'parked'),
+    ];
+    // Each step ends with the model's check, which judges the rails from the simulator's log.
+    for (const step of steps) await step.run(w.model, w);
+    expect(w.railProblems()).toEqual([]);
+    const user = w.users[2]!;
+    const log = w.app.simulator.presentments().filter((p) => p.user_id === user);
+    const declined = log.findIndex((p) => p.reference.kind !== 'subscription');
+    expect(declined).toBeGreaterThanOrEqual(0);
+    expect(log.slice(declined + 1).filter((p) => p.reference.kind === 'subscription' && !p.resend)).toEqual([]);
+    await w.settle();
+  }, 120_000);
 });

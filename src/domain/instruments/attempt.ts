@@ -5,7 +5,7 @@ import { formatInstant } from '../time.js';
 import { CEILING_CODE, cardCeilingReached, presentmentsToKeep, type Initiated } from './ceilings.js';
 import { HOLD_RULES, type HoldCode } from './holds.js';
 import { currentInstrument, entryLimitReached, instrumentHold, recordHoldBinds, refusalOf, type InstrumentRefusal } from './gate.js';
-import { entryIdOf, stripeCardInstrument, type Instrument, type InstrumentRail, type InstrumentsItem, type InstrumentWrite, type Presentment } from './instrument.js';
+import { entryIdOf, stripeCardInstrument, type Hold, type Instrument, type InstrumentRail, type InstrumentsItem, type InstrumentWrite, type Presentment } from './instrument.js';
 
 export { cardInstrumentWrite, chargedInstrument } from './card-holds.js';
 
@@ -115,17 +115,19 @@ export function presentmentEntry(item: InstrumentsItem | undefined, instrumentId
 /** A card declined as never to be approved holds the card (a Stripe card the attempt resolved is held in card-holds.ts). */
 export function declineHoldWrite(read: BillingRecord, after: BillingRecord, instrument: Instrument | undefined, now: Date): InstrumentWrite | undefined {
   if (!instrument || instrument.rail === 'ach' || after.billing_status !== 'FAILED' || after.decline_class !== 'do_not_retry') return undefined;
+  return { user_id: read.user_id, holds: [cardNeverHoldOn(instrument.instrument_id, after.decline_code, `subscription:${read.subscription_id}`, formatInstant(now))] };
+}
+
+/** The card's hold after a `do_not_retry` decline, whatever it paid for: a period or a loan payment. */
+export function cardNeverHoldOn(instrumentId: string, declineCode: string | undefined, reference: string, since: string): Hold {
   const rule = HOLD_RULES.card_never;
   return {
-    user_id: read.user_id,
-    holds: [{
-      code: rule.code,
-      class: rule.class,
-      rule: rule.decided_by,
-      instrument_id: instrument.instrument_id,
-      since: formatInstant(now),
-      set_by: { kind: 'decline', ...(after.decline_code !== undefined ? { decline_code: after.decline_code } : {}), reference: `subscription:${read.subscription_id}` },
-    }],
+    code: rule.code,
+    class: rule.class,
+    rule: rule.decided_by,
+    instrument_id: instrumentId,
+    since,
+    set_by: { kind: 'decline', ...(declineCode !== undefined ? { decline_code: declineCode } : {}), reference },
   };
 }
 

@@ -2,7 +2,7 @@ import { loanAchHold } from '../ach-outcomes.js';
 import type { LoanPayment } from '../loan-payments.js';
 import type { AccountDirectory } from '../ports/account-directory.js';
 import { formatInstant } from '../time.js';
-import { presentmentEntry } from './attempt.js';
+import { cardNeverHoldOn, presentmentEntry } from './attempt.js';
 import { CEILING_CODE, cardCeilingReached, type Initiated } from './ceilings.js';
 import { currentInstrument, entryLimitReached, instrumentHold, refusalOf, type InstrumentRefusal } from './gate.js';
 import type { DeclineClass } from '../records.js';
@@ -54,7 +54,7 @@ export function loanPresentmentWrite(
   instrument: Instrument | undefined,
   now: Date,
   initiated: Initiated,
-  outcome: { readonly decline_class?: DeclineClass | undefined; readonly item?: InstrumentsItem | undefined } = {},
+  outcome: { readonly decline_class?: DeclineClass | undefined; readonly decline_code?: string | undefined; readonly item?: InstrumentsItem | undefined } = {},
 ): InstrumentWrite | undefined {
   if (!instrument) return undefined;
   const at = formatInstant(now);
@@ -66,6 +66,8 @@ export function loanPresentmentWrite(
     seen: [{ ...instrument, first_seen_at: at }],
     presentments: [presentmentEntry(outcome.item, instrument.instrument_id, { at, initiated, reference: entryId, ...(outcome.decline_class !== undefined ? { decline_class: outcome.decline_class } : {}) }, now)],
     ...(instrument.rail === 'ach' ? (representing ? { representments: [entry] } : { entries: [entry] }) : {}),
+    // A card declined as never to be approved is held for the periods too, as a period's decline holds it.
+    ...(instrument.rail !== 'ach' && outcome.decline_class === 'do_not_retry' ? { holds: [cardNeverHoldOn(instrument.instrument_id, outcome.decline_code, `loan:${read.loc_payment_id}`, at)] } : {}),
   };
 }
 

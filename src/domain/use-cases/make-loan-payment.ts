@@ -154,7 +154,7 @@ async function submit(deps: LoanPaymentDeps, read: LoanPayment, audit: LoanPayme
   const result = await deps.processor.submit(loanAttemptRequest(read, instrument), signal);
   const now = deps.clock.now();
   const after = { ...afterSubmission(read, result, now), ...(instrument ? { loc_instrument_id: instrument.instrument_id } : {}) };
-  const presented = loanPresentmentWrite(read, instrument, now, 'customer', { decline_class: result.outcome === 'declined' ? after.loc_decline_class : undefined, item });
+  const presented = loanPresentmentWrite(read, instrument, now, 'customer', { ...(result.outcome === 'declined' ? { decline_class: after.loc_decline_class, decline_code: after.loc_decline_code } : {}), item });
   await deps.payments.update(after, read.version, audit, originatesLoanAchDebit(read, after) ? achDebitTally(now) : undefined, loanDebitMovements(read, after, now), presented);
   return after;
 }

@@ -99,7 +99,7 @@ async function underLock(deps: RetryLoanPaymentDeps, request: RetryLoanPaymentRe
     const kind = moved.loc_status === 'FAILED' ? 'failed' : 'error_rescheduled';
     return write(deps, read, moved, kind, { actor: RETRY_ACTOR, reason: `processor error on attempt key ${key}` });
   }
-  const presented = loanPresentmentWrite(read, instrument, deps.clock.now(), 'merchant', { decline_class: after.loc_status === 'RETRY' || after.loc_status === 'FAILED' ? after.loc_decline_class : undefined, item });
+  const presented = loanPresentmentWrite(read, instrument, deps.clock.now(), 'merchant', { ...(after.loc_status === 'RETRY' || after.loc_status === 'FAILED' ? { decline_class: after.loc_decline_class, decline_code: after.loc_decline_code } : {}), item });
   const kind =
     after.loc_status === 'COMPLETED' ? 'collected' : after.loc_status === 'ACHSENT' ? 'submitted' : after.loc_status === 'RETRY' ? 'retry_scheduled' : 'failed';
   return write(deps, read, after, kind, { actor: RETRY_ACTOR, reason: `automatic retry, attempt key ${key}` }, presented);
