@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { TestApp } from '../support/app.js';
+import { tablesOf, WRITE_COMMANDS, type WriteInput } from '../support/write-counter.js';
 
 /**
  * Which members' records a write may have changed, seen on the DynamoDB client every store and
@@ -9,22 +10,8 @@ import type { TestApp } from '../support/app.js';
  * the checks read a member again only then, and the gauges only after a write to the table.
  */
 
-const WRITE_COMMANDS = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand']);
 /** The model's member ids (`m-<run>-u<i>`, BillingWorld). */
 const MEMBER_ID = /m-[0-9a-f]{8}-u\d+/g;
-
-type Input = {
-  TableName?: string;
-  TransactItems?: { Put?: { TableName?: string }; Update?: { TableName?: string }; Delete?: { TableName?: string }; ConditionCheck?: { TableName?: string } }[];
-  RequestItems?: Record<string, unknown>;
-};
-
-function tablesOf(input: Input): string[] {
-  if (input.TableName) return [input.TableName];
-  if (input.TransactItems) return input.TransactItems.flatMap((t) => [t.Put?.TableName, t.Update?.TableName, t.Delete?.TableName, t.ConditionCheck?.TableName].filter((n): n is string => !!n));
-  if (input.RequestItems) return Object.keys(input.RequestItems);
-  return [];
-}
 
 export class WriteWatch {
   /** Per member: bumped when a write naming them is sent and again when it is answered. */
@@ -36,7 +23,7 @@ export class WriteWatch {
       (next, context) => async (args) => {
         const command = String((context as { commandName?: unknown }).commandName ?? '');
         if (!WRITE_COMMANDS.has(command)) return next(args);
-        const tables = tablesOf(args.input as Input);
+        const tables = tablesOf(args.input as WriteInput, { conditionChecks: true });
         const billing = tables.includes(billingTable);
         if (!billing && !tables.includes(historyTable)) return next(args);
         const users = new Set(JSON.stringify(args.input).match(MEMBER_ID) ?? []);

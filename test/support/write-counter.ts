@@ -13,17 +13,18 @@ export interface WriteCounter {
   reset(): void;
 }
 
-const WRITE_COMMANDS = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand']);
+export const WRITE_COMMANDS = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand']);
 
-type Input = {
+export type WriteInput = {
   TableName?: string;
   TransactItems?: { Put?: { TableName?: string }; Update?: { TableName?: string }; Delete?: { TableName?: string }; ConditionCheck?: { TableName?: string } }[];
   RequestItems?: Record<string, unknown>;
 };
 
-function tablesOf(input: Input): string[] {
+/** The tables a write request names; a transaction's condition checks only when asked. */
+export function tablesOf(input: WriteInput, { conditionChecks = false } = {}): string[] {
   if (input.TableName) return [input.TableName];
-  if (input.TransactItems) return input.TransactItems.flatMap((t) => [t.Put?.TableName, t.Update?.TableName, t.Delete?.TableName].filter((n): n is string => !!n));
+  if (input.TransactItems) return input.TransactItems.flatMap((t) => [t.Put?.TableName, t.Update?.TableName, t.Delete?.TableName, conditionChecks ? t.ConditionCheck?.TableName : undefined].filter((n): n is string => !!n));
   if (input.RequestItems) return Object.keys(input.RequestItems);
   return [];
 }
@@ -35,7 +36,7 @@ export function countWrites(client: DynamoDBClient, locksTable: string): WriteCo
     (next, context) => async (args) => {
       const command = String((context as { commandName?: unknown }).commandName ?? '');
       if (WRITE_COMMANDS.has(command)) {
-        const tables = tablesOf(args.input as Input);
+        const tables = tablesOf(args.input as WriteInput);
         if (tables.some((t) => t !== locksTable)) data += 1;
         else locks += 1;
       }
