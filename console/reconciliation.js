@@ -33,7 +33,9 @@ export function reconciliationView(params) {
     try {
       const q = params.get('date') ? `?date=${encodeURIComponent(params.get('date'))}` : '';
       const { body } = await api('GET', `/v1/reconciliation/runs${q}`);
-      root.querySelector(`#${dateId}`).value = body.date;
+      // A day the operator typed while the default loaded is theirs to keep.
+      const input = root.querySelector(`#${dateId}`);
+      if (input.value === '') input.value = body.date;
       for (const run of body.items) {
         table.tBodies[0].append(
           h(

@@ -59,8 +59,20 @@ describe('console: reconciliation and hold release in headless Chromium', () => 
 
   it("lists a day's runs by rail with totals and drift, shows the exception with code, amount and member, and resolves it with a reason after a confirmation", async () => {
     const page = await newPage();
+    // The default day's answer is held until the operator has typed a day, so it lands in between.
+    let answerDefault!: () => void;
+    const typed = new Promise<void>((resolve) => (answerDefault = resolve));
+    await page.route(/\/v1\/reconciliation\/runs$/, async (route) => {
+      await typed;
+      await route.continue();
+    });
+    const defaultAnswered = page.waitForResponse(/\/v1\/reconciliation\/runs$/);
     await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Reconciliation' }).click();
     await page.getByLabel('Day (UTC)').fill(day);
+    answerDefault();
+    await defaultAnswered;
+    await expect.poll(() => page.getByRole('table', { name: 'Reconciliation runs' }).innerText()).toContain('No run for');
+    expect(await page.getByLabel('Day (UTC)').inputValue()).toBe(day);
     await page.getByRole('button', { name: 'Show' }).click();
     const runs = page.getByRole('table', { name: 'Reconciliation runs' });
     const pinless = runs.getByRole('row').filter({ has: page.getByRole('link', { name: 'pinless' }) });
