@@ -6,12 +6,16 @@ import { toDate } from './time.js';
 
 /** Dead-holder takeover: when the processor may hold a charge no record shows, and what a later holder does about it. */
 
-/** A dead holder's lease on this period: resend its key before the balance gate, which cannot hide a charge taken. */
+/**
+ * A dead holder's lease on this period: resend its key before the balance gate and the holds, which
+ * cannot hide a charge taken. Every path names the period before it presents, so a lease naming none
+ * (a membership change, a refused manual pay, a loan retry) presented no period.
+ */
 export function repairsUnrecordedAttempt(
   takenOver: { readonly purpose?: string; readonly lease_expires_at?: number } | undefined,
   record: Pick<BillingRecord, 'billing_date' | 'billing_status' | 'payment_attempts' | 'billing_presented_for'>,
 ): boolean {
-  return (takenOver !== undefined && (takenOver.purpose === undefined || leaseNames(takenOver, record))) || isPresentedUnrecorded(record);
+  return (takenOver?.purpose !== undefined && leaseNames(takenOver, record)) || isPresentedUnrecorded(record);
 }
 
 /**

@@ -117,7 +117,7 @@ const SIMPLE_TYPES = MEMBERSHIP_EVENT_TYPES.filter((type): type is SimpleType =>
 /** How often each type is sent, relative to the other commands; a type not listed is sent at weight 1. */
 const MEMBERSHIP_WEIGHTS: Partial<Record<SimpleType, number>> = { PAUSE: 3, UNPAUSE: 2, CANCEL: 2 };
 
-class Membership extends Step {
+export class Membership extends Step {
   constructor(
     readonly user: number,
     readonly type: SimpleType,
@@ -195,7 +195,7 @@ async function pickRecord(world: BillingWorld, user: number, pick: number, which
   return list.length === 0 ? undefined : list[pick % list.length];
 }
 
-class ManualPay extends Step {
+export class ManualPay extends Step {
   constructor(
     readonly user: number,
     readonly pick: number,
@@ -437,7 +437,7 @@ class BalanceWebhook extends Step {
   }
 }
 
-class Clock extends Step {
+export class Clock extends Step {
   constructor(readonly ms: number) {
     super();
   }
@@ -449,7 +449,7 @@ class Clock extends Step {
   }
 }
 
-class Crash extends Step {
+export class Crash extends Step {
   constructor(
     readonly point: FaultPoint,
     readonly mode: 'crash' | 'throw' | 'transient',

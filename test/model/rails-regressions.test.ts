@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DAY, HOUR } from '../support/time.js';
-import { checkoutEvent, Hopeless, LoanPay, NewMember, SetOutcome } from './commands.js';
+import { DAY, HOUR, MINUTE } from '../support/time.js';
+import { checkoutEvent, Clock, Crash, Hopeless, LoanPay, ManualPay, Membership, NewMember, SetOutcome } from './commands.js';
 import { BillingWorld } from './harness.js';
 import { sharedApp } from './shared-app.js';
 import type { Plan } from './reference-model.js';
@@ -60,6 +60,24 @@ describe('rails counterexamples, as regressions', () => {
     const declined = log.findIndex((p) => p.reference.kind !== 'subscription');
     expect(declined).toBeGreaterThanOrEqual(0);
     expect(log.slice(declined + 1).filter((p) => p.reference.kind === 'subscription' && !p.resend)).toEqual([]);
+    await w.settle();
+  }, 120_000);
+
+  it('a manual pay after a pause that crashed before its lock release is refused by the stolen_card hold (long run seed 1037514179, path 7)', async () => {
+    const w = await world(3);
+    const steps = [
+      new NewMember(0, 'ach', 'MONTHLY', undefined, 0, 1999),
+      new NewMember(1, 'ach', 'MONTHLY', undefined, 0, 1999),
+      new NewMember(2, 'card', 'MONTHLY', undefined, 0, 1999),
+      new Hopeless(2, 'exhausted'),
+      new Crash('lock.release.before', 'crash'),
+      new Membership(2, 'PAUSE', 1),
+      new Clock(60 * MINUTE),
+      new ManualPay(2, 0, false),
+    ];
+    for (const step of steps) await step.run(w.model, w);
+    expect(w.railProblems()).toEqual([]);
+    expect(w.trace.at(-1)).toMatch(/→ 409 payment_method_required$/);
     await w.settle();
   }, 120_000);
 });

@@ -46,6 +46,8 @@ export interface AttemptRequest {
   readonly heldLock?: HeldLock;
   /** With heldLock: the caller is done with it after this attempt, so the attempt's transaction releases it. */
   readonly releaseHeldLock?: boolean;
+  /** With heldLock: the lease names the key just before the processor sees it, past the holds (takeover.ts). */
+  readonly namePeriod?: boolean;
   /** With heldLock: the record as last read or written under it, not read again; its version still fences the write. */
   readonly read?: BillingRecord;
   /** With read: the user's instruments item read with it (DESIGN 3.2); without it the attempt reads both again. */
@@ -139,6 +141,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     // If this holder dies too, the next must judge the account at the dead holder's instant, not this lock's.
     if (account.status !== 'active' && deadLease !== undefined) await lock.carryHeldSince(deadLease.held_since ?? 0);
     throwIfAborted(request.signal, lock.signal);
+    if (request.heldLock && request.namePeriod) await lock.declarePurpose(dueKey(read));
     presented = true;
     const result = await deps.processor.submit(paymentRequestOf(read, instrument, instruments), combinedSignal(request.signal, lock.signal));
     const after = afterSubmission(deps, read, result, now, process);
@@ -357,13 +360,8 @@ async function handleFailure(
 /** Processor errors that are its own answer that it took nothing (a refused request). */
 const NO_CHARGE_PROCESSOR_CODES: ReadonlySet<string> = new Set(['processor_rejected', 'unsupported_rail', 'processor_auth', 'ambiguous_customer']);
 
-function answeredWithoutCharge(error: unknown): boolean {
-  return error instanceof ProcessorError && NO_CHARGE_PROCESSOR_CODES.has(error.code);
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+const answeredWithoutCharge = (error: unknown): boolean => error instanceof ProcessorError && NO_CHARGE_PROCESSOR_CODES.has(error.code);
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** Lands only if the record still owes the same work at the same count. */
 export async function saveFailure(

@@ -25,13 +25,12 @@ export async function findSubscription(deps: Pick<UseCaseDeps, 'billing'>, subsc
 /**
  * Takes the lock of the subscription's user (LockedError: 409, nothing changed) and runs `work` on a
  * consistent read. The index may lag, but a subscription never changes user, so its user_id names
- * the right lock. `attempts`: the work attempts this period, so the lease names it.
+ * the right lock. An attempt under it names the period on the lease itself (`namePeriod`).
  */
 export async function withLockedSubscription<T>(
   deps: UseCaseDeps,
   request: ActorRequest,
   work: (read: BillingRecord, lock: HeldLock, instruments: InstrumentsItem) => Promise<T>,
-  options: { readonly attempts?: boolean } = {},
 ): Promise<T> {
   const keys = await deps.billing.locateSubscription(request.subscriptionId);
   const userId = keys[0]?.user_id;
@@ -46,9 +45,6 @@ export async function withLockedSubscription<T>(
       return work(current.record, lock, current.instruments);
     },
     (error) => deps.onError?.(error, { subscription_id: request.subscriptionId, user_id: userId, class: 'transient', recorded: false }),
-    // A use case that attempts the period names it on the lease: if it dies between the processor and
-    // its write, the next holder knows this period's key may be held (DESIGN 3, takeover.ts).
-    options.attempts ? keys[0]?.billing_date : undefined,
   );
 }
 

@@ -34,6 +34,7 @@ export async function manualPay(
         instruments,
         heldLock: lock,
         releaseHeldLock: true,
+        namePeriod: true,
         process: 'MANUAL',
         owner: request.owner,
         actor: request.actor,
@@ -59,7 +60,7 @@ export async function manualPay(
         return { replayed: true, outcome, subscription: current };
       }
       return { replayed: false, outcome, subscription: current };
-    }, { attempts: true });
+    });
   } catch (error) {
     if (!(error instanceof LockedError)) throw error;
     // Another invocation holds the lock: a repeat already answered is still answered; anything else is 409.

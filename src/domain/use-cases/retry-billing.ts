@@ -45,7 +45,7 @@ export async function retryBilling(deps: UseCaseDeps, request: ActorRequest): Pr
     // A due period's debit is reserved under the daily cap (DESIGN 15) before anything is written: a 409 leaves the record as it was.
     const cap = isCollectibleAndDue(read, now) ? deps.personDebits : undefined;
     return withinDailyDebitLimit(cap, deps.clock, { userId: read.user_id, cents: read.amount_cents }, () => clearAndAttempt(deps, request, read, lock, instruments), (result) => movedMoney({ kind: result.attempt }));
-  }, { attempts: true });
+  });
 }
 
 /** Clears the saved failure, then runs the attempt under the lock the caller holds. */
@@ -80,6 +80,7 @@ async function clearAndAttempt(deps: UseCaseDeps, request: ActorRequest, read: B
       owner: request.owner,
       heldLock: lock,
       releaseHeldLock: true,
+      namePeriod: true,
       actor: request.actor,
       reason: request.reason,
       runId: request.runId,

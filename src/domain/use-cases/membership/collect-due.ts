@@ -1,5 +1,4 @@
 import { isCollectibleAndDue } from '../../collectible.js';
-import { dueKey } from '../../ladder.js';
 import type { BillingRecord, Process } from '../../records.js';
 import { runCollectionAttempt, type AttemptOutcome } from '../collect.js';
 import type { LockedContext } from './change.js';
@@ -28,14 +27,13 @@ export async function collectDue(
       .sort((a, b) => (a.billing_date < b.billing_date ? -1 : 1))[0];
     if (!due) break;
     tried.add(due.subscription_id);
-    // Named before the processor can see the key, so the next holder knows if this one dies.
-    await ctx.lock.declarePurpose(dueKey(due));
     attempts.push(
       await runCollectionAttempt(ctx.deps, {
         key: due,
         process: processFor(due),
         owner: ctx.request.owner,
         heldLock: ctx.lock,
+        namePeriod: true,
         ...(ctx.request.signal ? { signal: ctx.request.signal } : {}),
       }),
     );
