@@ -176,7 +176,7 @@ class StaleMembership extends Step {
   }
 }
 
-class CollectionsRun extends Step {
+export class CollectionsRun extends Step {
   async act(world: BillingWorld) {
     const out = await world.collectionsRun();
     world.trace.push(`  enqueued ${out.enqueued}, batch failures ${out.failed}`);
@@ -422,7 +422,7 @@ class Balance extends Step {
   }
 }
 
-class BalanceWebhook extends Step {
+export class BalanceWebhook extends Step {
   constructor(
     readonly user: number,
     readonly cents: number,

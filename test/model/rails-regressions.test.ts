@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DAY, HOUR, MINUTE } from '../support/time.js';
-import { checkoutEvent, Clock, Crash, Hopeless, LoanPay, ManualPay, Membership, NewMember, SetOutcome } from './commands.js';
+import { BalanceWebhook, checkoutEvent, Clock, CollectionsRun, Crash, Hopeless, LoanPay, ManualPay, Membership, NewMember, SetOutcome } from './commands.js';
 import { BillingWorld } from './harness.js';
 import { sharedApp } from './shared-app.js';
 import type { Plan } from './reference-model.js';
@@ -78,6 +78,27 @@ describe('rails counterexamples, as regressions', () => {
     for (const step of steps) await step.run(w.model, w);
     expect(w.railProblems()).toEqual([]);
     expect(w.trace.at(-1)).toMatch(/→ 409 payment_method_required$/);
+    await w.settle();
+  }, 120_000);
+
+  it('a manual pay after a balance webhook that a hold refused and that crashed before its lock release is refused too', async () => {
+    const w = await world(3);
+    const steps = [
+      new NewMember(0, 'ach', 'MONTHLY', undefined, 0, 1999),
+      new NewMember(1, 'ach', 'MONTHLY', undefined, 0, 1999),
+      new NewMember(2, 'pinless', 'MONTHLY', undefined, 0, 1999),
+      new SetOutcome(2, 'decline:stolen_card'),
+      new Clock(4 * HOUR),
+      new CollectionsRun(),
+      new SetOutcome(2, 'approve'),
+      new Crash('lock.release.before', 'crash'),
+      new BalanceWebhook(2, 100_000),
+      new Clock(60 * MINUTE),
+      new ManualPay(2, 0, false),
+    ];
+    for (const step of steps) await step.run(w.model, w);
+    expect(w.railProblems()).toEqual([]);
+    expect(w.trace.join('\n')).toMatch(/→ 409 payment_method_required$/);
     await w.settle();
   }, 120_000);
 });
