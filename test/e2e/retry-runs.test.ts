@@ -3,12 +3,12 @@ import { LOCAL_TOKEN, startLocalRuntime, type LocalRuntime } from '../support/lo
 import { chargesPerUser, httpCaller, parkFleet, runItems, waitForRun, type Call } from '../support/retry-run-fleet.js';
 
 /**
- * A bulk retry run through `npm start` (black-box, HTTP only): 200 subscriptions parked by a
+ * A bulk retry run through `npm start` (black-box, HTTP only): 120 subscriptions parked by a
  * processor outage through the real failure ladder, then a dry run, the real run and its replay,
  * with a collections run racing the real run. Charges are counted on the simulator.
  */
 
-const FLEET = 200;
+const FLEET = 120;
 let runtime: LocalRuntime;
 let call: Call;
 let api: Call;
