@@ -14,7 +14,7 @@ import { lockUser, releaseQuietly, type HeldLock } from '../lock.js';
 import type { AccountSnapshot } from '../ports/account-directory.js';
 import type { BillingLedger, BillingTransaction } from '../ports/billing-ledger.js';
 import { cardInstrumentWrite, chargedInstrument, decideInstrument, declineHoldWrite, heldNoteOf, liftsRecordHolds, presentmentWrite } from '../instruments/attempt.js';
-import { refusedPeriod } from '../instruments/refused-period.js';
+import { carriesRefusal, refusedPeriod } from '../instruments/refused-period.js';
 import type { InstrumentRefusal } from '../instruments/gate.js';
 import { combineInstrumentWrites, type Instrument, type InstrumentsItem, type InstrumentWrite } from '../instruments/instrument.js';
 import type { PaymentRequest, PaymentResult } from '../ports/processor.js';
@@ -128,7 +128,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
 
     const { instrument, refusal } = decideInstrument(read, instruments, account, now, process);
     // A dead holder's presentment under this key is resent whatever was held since: it may already hold money.
-    if (refusal && !repairsUnrecordedAttempt(lock.takenOver, read)) return await refuseHeld(commit, read, refusal, now, request);
+    if (refusal && (!repairsUnrecordedAttempt(lock.takenOver, read) || carriesRefusal(read, refusal))) return await refuseHeld(commit, read, refusal, now, request);
 
     const decision = balanceDecision(read, account, process, request.balance);
     // A dead holder's attempt of this period may have reached the processor: resend its key first.

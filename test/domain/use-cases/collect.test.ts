@@ -52,6 +52,16 @@ describe('the collection attempt, on the in-memory ledger', () => {
     expect(m.processor.charges()).toHaveLength(0);
   });
 
+  it('a held period whose refusal the record already carries stays refused when its attempt takes over a dead lease naming it', async () => {
+    const held = { code: 'card_disputed', decided_by: 'card.dispute', since: formatInstant(new Date(Date.parse(NOW) - 2 * FIRST_WAIT)) } as const;
+    const [record] = await seedRecords(m, dueRecord(new Date(NOW), 'pinless', { card_disputed: true, held_on: held }));
+    // An earlier holder of this period, refused by the same hold, died before its release.
+    m.locks.put({ key: userLockKey(record.user_id), owner_name: 'dead', record_version_number: 'v-dead', lease_duration_ms: 60_000, lease_expires_at: Date.parse(NOW) - 1, purpose: record.billing_date, held_since: Date.parse(NOW) - 60_001 });
+    const outcome = await attempt(record);
+    expect(outcome).toMatchObject({ kind: 'held', refusal: { code: 'card_disputed' } });
+    expect(m.processor.charges()).toHaveLength(0);
+  });
+
   it('saves a counted failure when the processor is down: the ladder’s first wait and the presented key', async () => {
     const [record] = await seedRecords(m, dueRecord(new Date(NOW)));
     m.processor.configure({ default: 'error' });
