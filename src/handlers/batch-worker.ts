@@ -32,7 +32,7 @@ export function createBatchWorkerHandler(deps: AppDeps) {
         logger.warn({ user_id, subscription_id, process, payment_method: message.payment_method, outcome: 'dropped_outage', retry: false }, 'collection attempt');
         return false;
       }
-      const outcome = await runCollectionAttempt({ ...attemptDeps, billing: actedBy(attemptDeps.billing, scheduledActor(process)) }, { key: { user_id, billing_date }, process, owner });
+      const outcome = await runCollectionAttempt({ ...attemptDeps, billing: actedBy(attemptDeps.billing, scheduledActor(process)) }, { key: { user_id, billing_date }, process, owner, namedAtLock: true });
       const stop = stopOf(outcome);
       if (stop) stops.stop(stop);
       const retry = !stop && shouldRetryOutcome(outcome) && !lockedWhilePaced(deps, outcome.kind);

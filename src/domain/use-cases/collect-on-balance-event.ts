@@ -38,8 +38,7 @@ export async function collectOnBalanceEvent(deps: UseCaseDeps, request: CollectO
   const done: BalanceCollection[] = [];
   let balance = observationOf(request.event, request.thresholdCents);
   for (const record of due) {
-    // It may meet a held period and write nothing, so its lease names the period only past the holds.
-    const outcome = await runCollectionAttempt(deps, { key: record, process: 'BALANCE_WEBHOOK', owner: request.owner, balance, namePeriod: true });
+    const outcome = await runCollectionAttempt(deps, { key: record, process: 'BALANCE_WEBHOOK', owner: request.owner, balance });
     const collection = { record, outcome };
     done.push(collection);
     if (request.stopAfter(collection) || !CONTINUE_AFTER.has(outcome.kind)) break;

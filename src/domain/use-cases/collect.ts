@@ -46,8 +46,11 @@ export interface AttemptRequest {
   readonly heldLock?: HeldLock;
   /** With heldLock: the caller is done with it after this attempt, so the attempt's transaction releases it. */
   readonly releaseHeldLock?: boolean;
-  /** The lease names the key just before the processor sees it, past the holds, not when the lock is taken (takeover.ts). */
-  readonly namePeriod?: boolean;
+  /**
+   * Without heldLock: the lock is taken naming the period, saving the lease write that otherwise names its key
+   * just before the processor sees it (takeover.ts). Only for a path whose hold refusal is written with the release.
+   */
+  readonly namedAtLock?: boolean;
   /** With heldLock: the record as last read or written under it, not read again; its version still fences the write. */
   readonly read?: BillingRecord;
   /** With read: the user's instruments item read with it (DESIGN 3.2); without it the attempt reads both again. */
@@ -79,7 +82,7 @@ export async function runCollectionAttempt(deps: AttemptDeps, request: AttemptRe
   if (request.heldLock) return attemptUnderLock(deps, request, request.heldLock, request.releaseHeldLock === true);
   let lock: HeldLock;
   try {
-    lock = await lockUser(deps, request.key.user_id, request.owner, request.namePeriod ? undefined : request.key.billing_date);
+    lock = await lockUser(deps, request.key.user_id, request.owner, request.namedAtLock ? request.key.billing_date : undefined);
   } catch (error) {
     if (error instanceof LockedError) return { kind: 'skipped_locked' };
     throw error;
@@ -141,7 +144,7 @@ async function attemptUnderLock(deps: AttemptDeps, request: AttemptRequest, lock
     // If this holder dies too, the next must judge the account at the dead holder's instant, not this lock's.
     if (account.status !== 'active' && deadLease !== undefined) await lock.carryHeldSince(deadLease.held_since ?? 0);
     throwIfAborted(request.signal, lock.signal);
-    if (request.namePeriod) await lock.declarePurpose(dueKey(read));
+    if (request.heldLock || !request.namedAtLock) await lock.declarePurpose(dueKey(read));
     presented = true;
     const result = await deps.processor.submit(paymentRequestOf(read, instrument, instruments), combinedSignal(request.signal, lock.signal));
     const after = afterSubmission(deps, read, result, now, process);

@@ -25,7 +25,7 @@ export async function findSubscription(deps: Pick<UseCaseDeps, 'billing'>, subsc
 /**
  * Takes the lock of the subscription's user (LockedError: 409, nothing changed) and runs `work` on a
  * consistent read. The index may lag, but a subscription never changes user, so its user_id names
- * the right lock. An attempt under it names the period on the lease itself (`namePeriod`).
+ * the right lock. An attempt under it names its period on the lease just before it presents.
  */
 export async function withLockedSubscription<T>(
   deps: UseCaseDeps,

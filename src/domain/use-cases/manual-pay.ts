@@ -34,7 +34,6 @@ export async function manualPay(
         instruments,
         heldLock: lock,
         releaseHeldLock: true,
-        namePeriod: true,
         process: 'MANUAL',
         owner: request.owner,
         actor: request.actor,

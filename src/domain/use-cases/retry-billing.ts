@@ -80,7 +80,6 @@ async function clearAndAttempt(deps: UseCaseDeps, request: ActorRequest, read: B
       owner: request.owner,
       heldLock: lock,
       releaseHeldLock: true,
-      namePeriod: true,
       actor: request.actor,
       reason: request.reason,
       runId: request.runId,

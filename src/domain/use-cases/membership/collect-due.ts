@@ -33,7 +33,6 @@ export async function collectDue(
         process: processFor(due),
         owner: ctx.request.owner,
         heldLock: ctx.lock,
-        namePeriod: true,
         ...(ctx.request.signal ? { signal: ctx.request.signal } : {}),
       }),
     );

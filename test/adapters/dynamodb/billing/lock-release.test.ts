@@ -82,7 +82,7 @@ describe('requests per billed subscription on the scheduled path', () => {
     const record = dueRecord(app.clock.now(), 'pinless');
     await seedRecords(app, record);
     sent.length = 0;
-    const outcome = await runCollectionAttempt({ ...app.deps, lockHeartbeatMs: 60_000 }, { key: record, process: 'SCHEDULED', owner: 'worker' });
+    const outcome = await runCollectionAttempt({ ...app.deps, lockHeartbeatMs: 60_000 }, { key: record, process: 'SCHEDULED', owner: 'worker', namedAtLock: true });
     expect(outcome.kind).toBe('collected');
     expect(sent).toEqual(['PutItemCommand', 'TransactGetItemsCommand', 'TransactWriteItemsCommand']);
   });
