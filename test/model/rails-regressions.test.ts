@@ -17,6 +17,12 @@ async function world(users = 1): Promise<BillingWorld> {
   return new BillingWorld(app, recorder, users, START);
 }
 
+/** Runs the steps, each ending with the model's check, which judges the rails from the simulator's log. */
+async function play(w: BillingWorld, steps: readonly { run(model: BillingWorld['model'], world: BillingWorld): Promise<void> }[]): Promise<void> {
+  for (const step of steps) await step.run(w.model, w);
+  expect(w.railProblems()).toEqual([]);
+}
+
 function cardPlan(w: BillingWorld): Plan {
   const now = new Date(w.now());
   return { method: 'card', term: 'MONTHLY', amountCents: 1999, firstDate: Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1, 15) };
@@ -43,7 +49,7 @@ describe('rails counterexamples, as regressions', () => {
 
   it('a loan payment declined stolen_card holds the pinless card for the subscription too (long run seed 92696311, path 15)', async () => {
     const w = await world(3);
-    const steps = [
+    await play(w, [
       new NewMember(0, 'ach', 'MONTHLY', undefined, 9, 1999),
       new NewMember(1, 'ach', 'MONTHLY', undefined, 0, 1999),
       new NewMember(2, 'pinless', 'MONTHLY', undefined, 9, 1999),
@@ -51,10 +57,7 @@ describe('rails counterexamples, as regressions', () => {
       new SetOutcome(2, 'decline:stolen_card'),
       new LoanPay(2, 'pinless', 500, undefined),
       new Hopeless(2, 'parked'),
-    ];
-    // Each step ends with the model's check, which judges the rails from the simulator's log.
-    for (const step of steps) await step.run(w.model, w);
-    expect(w.railProblems()).toEqual([]);
+    ]);
     const user = w.users[2]!;
     const log = w.app.simulator.presentments().filter((p) => p.user_id === user);
     const declined = log.findIndex((p) => p.reference.kind !== 'subscription');
@@ -65,7 +68,7 @@ describe('rails counterexamples, as regressions', () => {
 
   it('a manual pay after a pause that crashed before its lock release is refused by the stolen_card hold (long run seed 1037514179, path 7)', async () => {
     const w = await world(3);
-    const steps = [
+    await play(w, [
       new NewMember(0, 'ach', 'MONTHLY', undefined, 0, 1999),
       new NewMember(1, 'ach', 'MONTHLY', undefined, 0, 1999),
       new NewMember(2, 'card', 'MONTHLY', undefined, 0, 1999),
@@ -74,16 +77,14 @@ describe('rails counterexamples, as regressions', () => {
       new Membership(2, 'PAUSE', 1),
       new Clock(60 * MINUTE),
       new ManualPay(2, 0, false),
-    ];
-    for (const step of steps) await step.run(w.model, w);
-    expect(w.railProblems()).toEqual([]);
+    ]);
     expect(w.trace.at(-1)).toMatch(/→ 409 payment_method_required$/);
     await w.settle();
   }, 120_000);
 
   it('a manual pay after a balance webhook that a hold refused and that crashed before its lock release is refused too', async () => {
     const w = await world(3);
-    const steps = [
+    await play(w, [
       new NewMember(0, 'ach', 'MONTHLY', undefined, 0, 1999),
       new NewMember(1, 'ach', 'MONTHLY', undefined, 0, 1999),
       new NewMember(2, 'pinless', 'MONTHLY', undefined, 0, 1999),
@@ -95,9 +96,7 @@ describe('rails counterexamples, as regressions', () => {
       new BalanceWebhook(2, 100_000),
       new Clock(60 * MINUTE),
       new ManualPay(2, 0, false),
-    ];
-    for (const step of steps) await step.run(w.model, w);
-    expect(w.railProblems()).toEqual([]);
+    ]);
     expect(w.trace.join('\n')).toMatch(/→ 409 payment_method_required$/);
     await w.settle();
   }, 120_000);
